@@ -1,0 +1,126 @@
+"""Built-in games and ``load(spec)`` for users' own.
+
+A spec is a built-in name (``tictactoe``, ``connect4``, ``pair``, ``nim``), a JSON file of an
+explicit tree (``path/to/tree.json``), or a user's class as ``path/to/file.py:ClassName``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..errors import MctsvizError
+from ..types import GAME_ATTRIBUTES, GAME_METHODS, Game
+
+#: name -> (module, class, one-line description); imported lazily.
+BUILTIN_GAMES: dict[str, tuple[str, str, str]] = {
+    "connect4": ("connect4", "ConnectFour", "Connect Four on a 6x7 board (drop a disc in a column)."),
+    "nim": ("nim", "Nim", "Nim: take 1-3 objects from one heap; whoever takes the last wins."),
+    "pair": ("pair", "PairGame", "The Simple Pair Game: 4 cells, first to hold two adjacent cells wins."),
+    "tictactoe": ("tictactoe", "TicTacToe", "Tic-Tac-Toe on a 3x3 board."),
+}
+
+
+def game_names() -> list[str]:
+    """The names of the built-in games, sorted."""
+    return sorted(BUILTIN_GAMES)
+
+
+def describe_games() -> list[tuple[str, str]]:
+    """(name, description) for every built-in game, plus the explicit-tree loader."""
+    rows = [(name, BUILTIN_GAMES[name][2]) for name in game_names()]
+    rows.append(("FILE.json", "A one-player explicit tree read from JSON (see docs/games.md)."))
+    rows.append(("FILE.py:Class", "A user's game class following the protocol in mctsviz.types."))
+    return rows
+
+
+def load(spec: str | Game, **params: Any) -> Game:
+    """Return a game by built-in name, explicit-tree JSON path, or ``file.py:ClassName``.
+
+    Raises:
+        MctsvizError: the spec names nothing that loads, or the class breaks the protocol.
+    """
+    if not isinstance(spec, str):
+        check_game(spec)
+        return spec
+    if spec in BUILTIN_GAMES:
+        module_name, class_name, _ = BUILTIN_GAMES[spec]
+        module = importlib.import_module(f"{__name__}.{module_name}")
+        try:
+            return getattr(module, class_name)(**params)
+        except TypeError as exc:
+            raise MctsvizError(f"game {spec!r}: bad parameters {params}: {exc}") from None
+    if spec.endswith(".json"):
+        from .explicit import ExplicitTree
+
+        return ExplicitTree.from_file(spec)
+    if ":" in spec:
+        game = load_object(spec, what="game")
+        if isinstance(game, type):
+            try:
+                game = game(**params)
+            except Exception as exc:  # a user's constructor may fail any way
+                raise MctsvizError(f"game {spec!r}: constructing it failed: {exc}") from None
+        check_game(game, spec)
+        return game
+    raise MctsvizError(
+        f"unknown game {spec!r}; built-in games: {', '.join(game_names())} "
+        "(or FILE.json, or FILE.py:ClassName)"
+    )
+
+
+def check_game(game: Any, spec: str | None = None) -> None:
+    """Raise MctsvizError naming what ``game`` lacks of the game protocol."""
+    missing = [m for m in GAME_METHODS if not callable(getattr(game, m, None))]
+    missing += [a for a in GAME_ATTRIBUTES if not hasattr(game, a)]
+    if missing:
+        name = spec or type(game).__name__
+        raise MctsvizError(f"{name} does not follow the game protocol: missing {', '.join(missing)}")
+    if not isinstance(game.num_players, int) or game.num_players < 1:
+        raise MctsvizError(f"{spec or game.name}: num_players must be a positive integer")
+
+
+def load_object(spec: str, *, what: str) -> Any:
+    """Import ``path/to/file.py:Name`` (or ``package.module:Name``) and return ``Name``."""
+    path, sep, attr = spec.rpartition(":")
+    if not sep or not path or not attr:
+        raise MctsvizError(f"{what} {spec!r}: expected FILE.py:NAME")
+    try:
+        if path.endswith(".py"):
+            file = Path(path)
+            if not file.is_file():
+                raise MctsvizError(f"{what} {spec!r}: no such file {path}")
+            module_name = f"_mctsviz_user_{abs(hash(str(file.resolve())))}"
+            spec_obj = importlib.util.spec_from_file_location(module_name, file)
+            if spec_obj is None or spec_obj.loader is None:
+                raise MctsvizError(f"{what} {spec!r}: cannot import {path}")
+            module = importlib.util.module_from_spec(spec_obj)
+            spec_obj.loader.exec_module(module)
+        else:
+            module = importlib.import_module(path)
+    except MctsvizError:
+        raise
+    except Exception as exc:  # user code may raise anything while importing
+        raise MctsvizError(f"{what} {spec!r}: importing {path} failed: {type(exc).__name__}: {exc}") from None
+    try:
+        return getattr(module, attr)
+    except AttributeError:
+        raise MctsvizError(f"{what} {spec!r}: {path} has no {attr!r}") from None
+
+
+def parse_state(game: Game, key: str) -> Any:
+    """The state whose ``state_key`` is ``key``, checked to round-trip."""
+    parser: Callable[[str], Any] | None = getattr(game, "parse_state", None)
+    if parser is None:
+        raise MctsvizError(f"game {game.name!r} cannot read a state from text (no parse_state)")
+    try:
+        state = parser(key)
+    except MctsvizError:
+        raise
+    except Exception as exc:
+        raise MctsvizError(f"illegal state {key!r} for {game.name}: {exc}") from None
+    return state
+
