@@ -1,0 +1,69 @@
+"""The ``mctsviz`` command: argparse subcommands, each a few lines over library calls.
+
+Each subcommand lives in a module of this package with a ``register(subparsers)`` function
+that adds its parser and sets ``handler``; heavy libraries are imported inside handlers so
+that ``mctsviz --help`` stays fast. A handler returns the exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from ..errors import MctsvizError
+
+#: Subcommand modules in the order their commands appear in ``--help``.
+COMMAND_MODULES = ("play", "search", "trace", "render", "site")
+
+EXIT_OK, EXIT_DIFFERENT, EXIT_USAGE = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors as one line, exit code 2, like every other bad input."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
+    parser = _Parser(prog="mctsviz", description="See Monte Carlo Tree Search: search, trace, replay, render.")
+    parser.add_argument("--version", action="version", version=f"mctsviz {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"{__name__}.{name}":
+                continue  # a command group not built yet
+            raise
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code (0 ok, 1 a negative answer, 2 bad input)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return int(handler(args) or 0)
+    except MctsvizError as exc:
+        print(f"mctsviz: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("mctsviz: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+def run() -> None:
+    """Console-script entry point."""
+    sys.exit(main())
