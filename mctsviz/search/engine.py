@@ -1,0 +1,678 @@
+"""The instrumented MCTS: select -> expand -> simulate -> backpropagate, emitting events.
+
+One engine covers the variants of the lecture material as named options (see :func:`search`).
+It formats nothing: it emits plain events (``mctsviz.trace.events``) to an optional recorder
+and returns a :class:`SearchResult`. With no recorder it builds no events at all.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import __version__
+from ..errors import MctsvizError
+from ..trace.events import (
+    FORMAT_NAME,
+    RECORD_LEVELS,
+    SCHEMA_VERSION,
+    Backprop,
+    Decision,
+    Expand,
+    Header,
+    NewChild,
+    RootChild,
+    Score,
+    Select,
+    Simulate,
+    Step,
+    Update,
+)
+from ..types import Action, Evaluator, Game, Recorder, State
+from . import policies
+from .policies import FINAL_RULES, LOG_VARIANTS, POLICIES, Q_VARIANTS, TIE_BREAKS
+
+EXPANSIONS = ("one", "one-random", "all", "second-visit")
+ROLLOUTS = ("random", "heuristic")
+REWARDS = ("pm1", "01")
+SQRT2 = math.sqrt(2.0)
+
+
+class Memory:
+    """Node statistics kept across searches, keyed by state (seed 000's learner).
+
+    A search given a memory starts every node it creates with the visits and total value the
+    memory holds for that state, and writes its final statistics back when it ends, so a
+    player keeping one memory learns across moves and games.
+    """
+
+    __slots__ = ("stats",)
+
+    def __init__(self) -> None:
+        self.stats: dict[str, tuple[int, float]] = {}
+
+    def __len__(self) -> int:
+        return len(self.stats)
+
+    def get(self, key: str) -> tuple[int, float]:
+        return self.stats.get(key, (0, 0.0))
+
+
+class Tree:
+    """The search tree as parallel lists indexed by node id (root 0, ids in creation order).
+
+    With transpositions an edge may point to a node created under another parent, making the
+    tree a DAG; ``parent`` keeps the first parent.
+    """
+
+    def __init__(self, game: Game) -> None:
+        self.game = game
+        self.state: list[State] = []
+        self.keys: list[str | None] = []
+        self.parent: list[int] = []
+        self.action: list[Action] = []
+        self.label: list[str] = []
+        self.mover: list[int] = []
+        self.player: list[int] = []
+        self.terminal: list[bool] = []
+        self.visits: list[int] = []
+        self.value: list[float] = []
+        self.prior: list[float] = []
+        self.children: list[list[int]] = []
+        self.edges: list[list[Action]] = []
+        self.untried: list[list[Action]] = []
+        self.by_key: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.state)
+
+    def key(self, node: int) -> str:
+        """The state key of ``node`` (computed on first use)."""
+        key = self.keys[node]
+        if key is None:
+            key = self.keys[node] = self.game.state_key(self.state[node])
+        return key
+
+    def add(self, state: State, parent: int, action: Action, mover: int, prior: float, key: str | None, stats: tuple[int, float]) -> int:
+        """Append a node and return its id."""
+        game = self.game
+        node = len(self.state)
+        self.state.append(state)
+        self.keys.append(key)
+        self.parent.append(parent)
+        self.action.append(action)
+        self.label.append("" if parent < 0 else game.action_label(action))
+        self.mover.append(mover)
+        terminal = bool(game.is_terminal(state))
+        self.terminal.append(terminal)
+        self.player.append(-1 if terminal else game.current_player(state))
+        self.visits.append(stats[0])
+        self.value.append(stats[1])
+        self.prior.append(prior)
+        self.children.append([])
+        self.edges.append([])
+        self.untried.append([] if terminal else list(game.legal_actions(state)))
+        if key is not None:
+            self.by_key.setdefault(key, node)
+        return node
+
+    def mean(self, node: int) -> float | None:
+        n = self.visits[node]
+        return self.value[node] / n if n else None
+
+
+@dataclass(frozen=True)
+class ChildStats:
+    """A root child's final statistics."""
+
+    node: int
+    action: Action
+    label: str
+    visits: int
+    value: float
+    mean: float | None
+    prior: float
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What a search found: the chosen move, both rules' choices, and the root's children."""
+
+    move: Action | None
+    move_label: str | None
+    rule: str
+    by_visits: str | None
+    by_mean: str | None
+    children: tuple[ChildStats, ...]
+    iterations: int
+    seconds: float
+    options: dict[str, Any]
+    tree: Tree = field(repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``--json`` shape: move, iterations, seconds and the root's children."""
+        return {
+            "move": self.move_label,
+            "rule": self.rule,
+            "by_visits": self.by_visits,
+            "by_mean": self.by_mean,
+            "iterations": self.iterations,
+            "seconds": self.seconds,
+            "children": [
+                {"action": ch.label, "visits": ch.visits, "value": ch.value, "mean": ch.mean, "prior": ch.prior}
+                for ch in self.children
+            ],
+        }
+
+
+def _choose_in(name: str, value: Any, allowed: Sequence[str]) -> str:
+    if value not in allowed:
+        raise MctsvizError(f"bad {name} {value!r}; choose one of: {', '.join(allowed)}")
+    return value
+
+
+def _number(name: str, value: Any, *, minimum: float = 0.0, integer: bool = False, allow_equal: bool = True) -> Any:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if ok and integer:
+        ok = float(value).is_integer()
+    if ok:
+        ok = value >= minimum if allow_equal else value > minimum
+    if not ok:
+        kind = "an integer" if integer else "a number"
+        bound = ">=" if allow_equal else ">"
+        raise MctsvizError(f"bad {name} {value!r}: expected {kind} {bound} {minimum:g}")
+    return int(value) if integer else float(value)
+
+
+def _normalise_script(script: Any) -> Any:
+    """Scripts as plain data: a list by iteration, or a dict by state key, of returns tuples."""
+
+    def returns(v: Any) -> tuple[float, ...]:
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return (float(v),)
+        if isinstance(v, (list, tuple)) and v and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
+            return tuple(float(x) for x in v)
+        raise MctsvizError(f"bad scripted outcome {v!r}: expected a number or a list of numbers")
+
+    if script is None:
+        return None
+    if isinstance(script, Mapping):
+        return {str(k): [returns(v) for v in vals] for k, vals in script.items()}
+    if isinstance(script, (list, tuple)):
+        return [returns(v) for v in script]
+    raise MctsvizError("bad script: expected a list of outcomes (by iteration) or a dict by state key")
+
+
+def resolve_evaluator(evaluator: Evaluator | str | None) -> tuple[Evaluator | None, str | None]:
+    """The evaluator callable and the name written into traces (``FILE.py:FUNC`` specs load)."""
+    if evaluator is None:
+        return None, None
+    if isinstance(evaluator, str):
+        from ..games import load_object
+
+        func = load_object(evaluator, what="evaluator")
+        if not callable(func):
+            raise MctsvizError(f"evaluator {evaluator!r} is not callable")
+        return func, evaluator
+    if not callable(evaluator):
+        raise MctsvizError(f"evaluator {evaluator!r} is not callable")
+    name = getattr(evaluator, "__qualname__", None) or type(evaluator).__name__
+    return evaluator, f"{getattr(evaluator, '__module__', '?')}:{name}"
+
+
+def search(
+    game: Game,
+    state: State | None = None,
+    *,
+    iterations: int | None = 1000,
+    seconds: float | None = None,
+    seed: int = 0,
+    policy: str = "ucb1",
+    c: float = SQRT2,
+    log: str = "ln-n",
+    c_puct: float = 1.0,
+    q: str = "w/n",
+    fpu: float = 0.0,
+    tie_break: str = "first",
+    expand: str = "one",
+    rollout: str = "random",
+    evaluator: Evaluator | str | None = None,
+    script: Sequence[Any] | Mapping[str, Sequence[Any]] | None = None,
+    reward: str = "pm1",
+    final: str = "visits",
+    transpositions: bool = False,
+    memory: Memory | None = None,
+    recorder: Recorder | None = None,
+    record: str = "full",
+    progress: Callable[[int], None] | None = None,
+) -> SearchResult:
+    """Run one Monte Carlo Tree Search from ``state`` (the initial state by default).
+
+    Args:
+        game: the rules (see ``mctsviz.types.Game``).
+        state: where to search from.
+        iterations: the budget in iterations (None: no limit, ``seconds`` must be given).
+        seconds: the budget in seconds (the search stops at whichever budget ends first).
+        seed: seeds the one ``random.Random`` every random choice draws from.
+        policy: ``"ucb1"`` or ``"puct"`` (see ``mctsviz.search.policies``).
+        c: UCB1's exploration constant C.
+        log: ``"ln-n"`` for ln N or ``"ln-n1"`` for ln(N + 1) in UCB1's exploration term.
+        c_puct: PUCT's exploration constant.
+        q: PUCT's Q, ``"w/n"`` or ``"w/(1+n)"``.
+        fpu: PUCT's first-play value: Q of an unvisited child when ``q="w/n"``.
+        tie_break: ``"first"`` (the first best child in creation order) or ``"random"``.
+        expand: ``"one"`` (one child per visit, in legal-action order), ``"one-random"`` (one
+            child per visit, at random), ``"all"`` (all children at once, then the best-scored
+            one is simulated) or ``"second-visit"`` (a leaf's first visit evaluates the leaf
+            itself; its second expands all children; the root is expanded before iteration 1).
+        rollout: ``"random"`` or ``"heuristic"`` (win if possible, else block, else random).
+        evaluator: ``f(state) -> (priors, values)`` used instead of a rollout, or a
+            ``FILE.py:FUNC`` spec; its priors become the children's priors at expansion.
+        script: outcomes that replace simulations: a list (the outcome of iteration 1, 2, ...)
+            or a dict from state key to the outcomes of successive simulations from that state;
+            each outcome is a number (one-player) or one number per player. When exhausted, the
+            rollout or evaluator takes over. Defaults to the game's own ``script``, if any.
+        reward: ``"pm1"`` credits the game's returns as they are; ``"01"`` maps r to (r + 1) / 2
+            (win 1, draw 0.5, loss 0). A node is credited for the player who moved into it.
+        final: the rule for the chosen move, ``"visits"`` or ``"mean"`` (both are reported).
+        transpositions: link an edge to an existing node with the same state key (a DAG).
+        memory: node statistics carried across searches (see :class:`Memory`).
+        recorder: a callable receiving every event; None records nothing and costs nothing.
+        record: ``"full"`` or ``"compact"`` (no per-child score vectors, no rollout moves, no
+            before/after values: replay recomputes them).
+        progress: called with the number of iterations done, every 256 iterations.
+
+    Returns:
+        The chosen move, the root's children and the tree.
+
+    Raises:
+        MctsvizError: a bad option, or a terminal start state.
+    """
+    from ..games import check_game
+
+    check_game(game)
+    _choose_in("policy", policy, POLICIES)
+    _choose_in("log", log, LOG_VARIANTS)
+    _choose_in("q", q, Q_VARIANTS)
+    _choose_in("tie_break", tie_break, TIE_BREAKS)
+    _choose_in("expand", expand, EXPANSIONS)
+    _choose_in("rollout", rollout, ROLLOUTS)
+    _choose_in("reward", reward, REWARDS)
+    _choose_in("final", final, FINAL_RULES)
+    _choose_in("record", record, RECORD_LEVELS)
+    c = _number("c", c)
+    c_puct = _number("c_puct", c_puct)
+    fpu = _number("fpu", fpu, minimum=-math.inf)
+    if iterations is not None:
+        iterations = _number("iterations", iterations, minimum=1, integer=True)
+    if seconds is not None:
+        seconds = _number("seconds", seconds, allow_equal=False)
+    if iterations is None and seconds is None:
+        raise MctsvizError("give a budget: iterations or seconds")
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise MctsvizError(f"bad seed {seed!r}: expected an integer")
+    eval_fn, eval_name = resolve_evaluator(evaluator)
+    if script is None:
+        script = getattr(game, "script", None) or None
+    script = _normalise_script(script)
+
+    root_state = game.initial_state() if state is None else state
+    if game.is_terminal(root_state):
+        raise MctsvizError("the start state is terminal: there is no move to search")
+
+    options: dict[str, Any] = {
+        "iterations": iterations,
+        "seconds": seconds,
+        "policy": policy,
+        "c": c,
+        "log": log,
+        "c_puct": c_puct,
+        "q": q,
+        "fpu": fpu,
+        "tie_break": tie_break,
+        "expand": expand,
+        "rollout": rollout,
+        "evaluator": eval_name,
+        "script": script,
+        "reward": reward,
+        "final": final,
+        "transpositions": bool(transpositions),
+        "memory": memory is not None,
+    }
+    engine = _Engine(game, options, random.Random(seed), eval_fn, memory, recorder, record)
+    engine.start(root_state, seed)
+    started = time.perf_counter()
+    deadline = None if seconds is None else started + seconds
+    done = engine.run(iterations, deadline, progress)
+    elapsed = time.perf_counter() - started
+    return engine.finish(done, elapsed)
+
+
+class _Engine:
+    """One search's mutable working state; ``search`` is its only user."""
+
+    def __init__(self, game: Game, options: dict[str, Any], rng: random.Random, evaluator: Evaluator | None, memory: Memory | None, recorder: Recorder | None, record: str) -> None:
+        self.game = game
+        self.options = options
+        self.rng = rng
+        self.evaluator = evaluator
+        self.memory = memory
+        self.recorder = recorder
+        self.full = recorder is not None and record == "full"
+        self.record = record
+        self.tree = Tree(game)
+        self.need_keys = recorder is not None or options["transpositions"] or memory is not None
+        self.node_priors: dict[int, Mapping[Any, float]] = {}
+        self.script_counts: dict[str, int] = {}
+        self.two_or_more = game.num_players > 1
+        self.playout = self._playout_function(options["rollout"])
+
+    def _playout_function(self, rollout: str) -> Callable[[State, random.Random], tuple[Sequence[Action], Sequence[float]]]:
+        game = self.game
+        name = "heuristic_playout" if rollout == "heuristic" else "playout"
+        fast = getattr(game, name, None)
+        if callable(fast):
+            return fast
+        from ..games import playouts  # generic versions over the protocol, for users' games
+
+        generic = getattr(playouts, "heuristic_playout" if rollout == "heuristic" else "random_playout")
+        return lambda state, rng: generic(game, state, rng)
+
+    # -- setup and teardown ---------------------------------------------------------------
+
+    def start(self, root_state: State, seed: int) -> None:
+        game, tree = self.game, self.tree
+        root_player = game.current_player(root_state)
+        root_mover = (root_player - 1) % game.num_players if self.two_or_more else 0
+        key = game.state_key(root_state) if self.need_keys else None
+        stats = self.memory.get(key) if self.memory is not None else (0, 0.0)
+        tree.add(root_state, -1, None, root_mover, 1.0, key, stats)
+        if self.recorder is not None:
+            params = getattr(game, "params", None) or {}
+            self.recorder(
+                Header(
+                    format=FORMAT_NAME,
+                    schema_version=SCHEMA_VERSION,
+                    library_version=__version__,
+                    game=game.name,
+                    game_params=dict(params),
+                    num_players=game.num_players,
+                    root=tree.key(0),
+                    root_player=root_player,
+                    root_mover=root_mover,
+                    root_visits=stats[0],
+                    root_value=stats[1],
+                    options=self.options,
+                    seed=seed,
+                    record=self.record,
+                )
+            )
+        if self.options["expand"] == "second-visit":
+            children = self._expand_all(0)
+            if self.recorder is not None:
+                self.recorder(Expand(0, 0, children, 0, "root"))
+
+    def finish(self, iterations: int, seconds: float) -> SearchResult:
+        tree, options = self.tree, self.options
+        kids = tree.children[0]
+        visits = [tree.visits[k] for k in kids]
+        means = [tree.mean(k) for k in kids]
+        by_visits = policies.final_choice(visits, means, rule="visits")
+        by_mean = policies.final_choice(visits, means, rule="mean")
+        chosen = by_visits if options["final"] == "visits" else by_mean
+        children = tuple(
+            ChildStats(k, tree.action[k], tree.label[k], tree.visits[k], tree.value[k], tree.mean(k), tree.prior[k]) for k in kids
+        )
+
+        def label(i: int | None) -> str | None:
+            return None if i is None else tree.label[kids[i]]
+
+        if self.recorder is not None:
+            self.recorder(
+                Decision(
+                    iterations=iterations,
+                    rule=options["final"],
+                    move=label(chosen),
+                    by_visits=label(by_visits),
+                    by_mean=label(by_mean),
+                    children=tuple(RootChild(ch.node, ch.label, ch.visits, ch.value, ch.mean, ch.prior) for ch in children),
+                )
+            )
+        if self.memory is not None:
+            stats = self.memory.stats
+            for node in range(len(tree)):
+                stats[tree.key(node)] = (tree.visits[node], tree.value[node])
+        return SearchResult(
+            move=None if chosen is None else tree.action[kids[chosen]],
+            move_label=label(chosen),
+            rule=options["final"],
+            by_visits=label(by_visits),
+            by_mean=label(by_mean),
+            children=children,
+            iterations=iterations,
+            seconds=seconds,
+            options=options,
+            tree=tree,
+        )
+
+    # -- the loop -------------------------------------------------------------------------
+
+    def run(self, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
+        tree = self.tree
+        terminal, untried, children = tree.terminal, tree.untried, tree.children
+        expand_mode = self.options["expand"]
+        one_at_a_time = expand_mode in ("one", "one-random")
+        recorder = self.recorder
+        full = self.full
+        choose = self._choose
+        clock = time.perf_counter
+        done = 0
+        while iterations is None or done < iterations:
+            if deadline is not None and clock() >= deadline:
+                break
+            iteration = done + 1
+            node = 0
+            path = [0]
+            steps: list[Step] | None = [] if full else None
+            while not terminal[node] and not (one_at_a_time and untried[node]):
+                kids = children[node]
+                if not kids:
+                    break
+                node = choose(node, kids, steps)
+                path.append(node)
+            if recorder is not None:
+                recorder(Select(iteration, tuple(path), None if steps is None else tuple(steps)))
+            leaf = node
+            sim, new_children, rule, scores = self._expand(leaf, one_at_a_time, expand_mode)
+            if recorder is not None:
+                recorder(Expand(iteration, leaf, new_children, sim, rule, scores))
+            if sim != leaf:
+                path.append(sim)
+            returns = self._simulate(iteration, sim)
+            self._backpropagate(iteration, path, returns)
+            done = iteration
+            if progress is not None and not done & 255:
+                progress(done)
+        if progress is not None:
+            progress(done)
+        return done
+
+    def _choose(self, node: int, kids: list[int], steps: list[Step] | None) -> int:
+        """Pick a child of ``node`` by the selection policy (recording the scores at full)."""
+        tree, options = self.tree, self.options
+        visits, value = tree.visits, tree.value
+        child_visits = [visits[k] for k in kids]
+        child_values = [value[k] for k in kids]
+        parent_visits = visits[node]
+        if options["policy"] == "ucb1":
+            best = policies.ucb1_argmax(child_values, child_visits, parent_visits, c=options["c"], log=options["log"])
+        else:
+            priors = tree.prior
+            best = policies.puct_argmax(
+                child_values, child_visits, [priors[k] for k in kids], parent_visits,
+                c_puct=options["c_puct"], q=options["q"], fpu=options["fpu"],
+            )
+        index = best[0] if len(best) == 1 or options["tie_break"] == "first" else best[self.rng.randrange(len(best))]
+        chosen = kids[index]
+        if steps is not None:
+            steps.append(Step(node, chosen, parent_visits, self._scores(node, kids)))
+        return chosen
+
+    def _scores(self, node: int, kids: list[int]) -> tuple[Score, ...]:
+        tree, options = self.tree, self.options
+        parent_visits = tree.visits[node]
+        out = []
+        for k in kids:
+            exploit, explore, score = policies.score_terms(options, tree.value[k], tree.visits[k], parent_visits, tree.prior[k])
+            if score == math.inf:
+                exploit = explore = score = None
+            out.append(Score(k, tree.label[k], tree.visits[k], tree.value[k], tree.prior[k], exploit, explore, score))
+        return tuple(out)
+
+    def _expand(self, leaf: int, one_at_a_time: bool, expand_mode: str) -> tuple[int, tuple[NewChild, ...], str, tuple[Score, ...] | None]:
+        tree = self.tree
+        if tree.terminal[leaf]:
+            return leaf, (), "leaf", None
+        if one_at_a_time:
+            untried = tree.untried[leaf]
+            index = self.rng.randrange(len(untried)) if expand_mode == "one-random" else 0
+            action = untried.pop(index)
+            prior = self._prior(leaf, action, len(tree.edges[leaf]) + len(untried) + 1)
+            child = self._add_child(leaf, action, prior)
+            new = (self._new_child_record(child, leaf, action),) if self.recorder is not None else ()
+            return child, new, "new", None
+        if expand_mode == "second-visit" and tree.visits[leaf] == 0:
+            return leaf, (), "leaf", None
+        new = self._expand_all(leaf)
+        steps: list[Step] | None = [] if self.full else None
+        sim = self._choose(leaf, tree.children[leaf], steps)
+        return sim, new, "score", (steps[0].scores if steps else None)
+
+    def _expand_all(self, leaf: int) -> tuple[NewChild, ...]:
+        tree = self.tree
+        actions = tree.untried[leaf]
+        tree.untried[leaf] = []
+        count = len(actions)
+        added = [self._add_child(leaf, a, self._prior(leaf, a, count)) for a in actions]
+        if self.recorder is None:
+            return ()
+        return tuple(self._new_child_record(child, leaf, a) for child, a in zip(added, actions))
+
+    def _prior(self, node: int, action: Action, count: int) -> float:
+        priors = self.node_priors.get(node)
+        if priors is None and self.evaluator is not None:
+            priors, _ = self.evaluator(self.tree.state[node])
+            if priors is not None:
+                self.node_priors[node] = priors
+        if priors is None:
+            return 1.0 / count
+        return float(priors.get(action, 0.0))
+
+    def _add_child(self, parent: int, action: Action, prior: float) -> int:
+        tree, game = self.tree, self.game
+        state = game.next_state(tree.state[parent], action)
+        key = game.state_key(state) if self.need_keys else None
+        mover = tree.player[parent]
+        if self.options["transpositions"]:
+            existing = tree.by_key.get(key)
+            if existing is not None and not self._is_ancestor(existing, parent):
+                tree.children[parent].append(existing)
+                tree.edges[parent].append(action)
+                return existing
+        stats = self.memory.get(key) if self.memory is not None else (0, 0.0)
+        child = tree.add(state, parent, action, mover, prior, key, stats)
+        tree.children[parent].append(child)
+        tree.edges[parent].append(action)
+        return child
+
+    def _is_ancestor(self, candidate: int, node: int) -> bool:
+        parent = self.tree.parent
+        while node >= 0:
+            if node == candidate:
+                return True
+            node = parent[node]
+        return False
+
+    def _new_child_record(self, child: int, parent: int, action: Action) -> NewChild:
+        tree = self.tree
+        existing = tree.parent[child] != parent
+        return NewChild(
+            child, self.game.action_label(action), tree.key(child), tree.prior[child], tree.mover[child], tree.terminal[child],
+            tree.visits[child], tree.value[child], existing,
+        )
+
+    def _simulate(self, iteration: int, node: int) -> Sequence[float]:
+        tree, game = self.tree, self.game
+        state = tree.state[node]
+        actions: Sequence[Action] | None = None
+        priors = None
+        if tree.terminal[node]:
+            returns, method = game.returns(state), "terminal"
+        else:
+            returns = self._scripted(iteration, node)
+            if returns is not None:
+                method = "script"
+            elif self.evaluator is not None:
+                priors, returns = self.evaluator(state)
+                if priors is not None:
+                    self.node_priors[node] = priors
+                method = "evaluator"
+            else:
+                actions, returns = self.playout(state, self.rng)
+                method = self.options["rollout"]
+        returns = tuple(map(float, returns))
+        if len(returns) != game.num_players:
+            raise MctsvizError(f"{method} returned {len(returns)} values for {game.num_players} players")
+        if self.recorder is not None:
+            labels = None
+            if self.full and actions is not None:
+                labels = tuple(game.action_label(a) for a in actions)
+            elif self.full:
+                labels = ()
+            prior_labels = None
+            if priors is not None:
+                prior_labels = {game.action_label(a): float(p) for a, p in priors.items()}
+            self.recorder(Simulate(iteration, node, method, returns, labels, prior_labels))
+        return returns
+
+    def _scripted(self, iteration: int, node: int) -> Sequence[float] | None:
+        script = self.options["script"]
+        if script is None:
+            return None
+        if isinstance(script, list):
+            return script[iteration - 1] if iteration <= len(script) else None
+        key = self.tree.key(node)
+        outcomes = script.get(key)
+        if not outcomes:
+            return None
+        used = self.script_counts.get(key, 0)
+        if used >= len(outcomes):
+            return None
+        self.script_counts[key] = used + 1
+        return outcomes[used]
+
+    def _backpropagate(self, iteration: int, path: list[int], returns: Sequence[float]) -> None:
+        tree = self.tree
+        visits, value, mover = tree.visits, tree.value, tree.mover
+        zero_one = self.options["reward"] == "01"
+        full = self.full
+        updates: list[Update] = []
+        for node in reversed(path):
+            reward = returns[mover[node]]
+            if zero_one:
+                reward = (reward + 1.0) / 2.0
+            if full:
+                before_n, before_w = visits[node], value[node]
+            visits[node] += 1
+            value[node] += reward
+            if self.recorder is not None:
+                if full:
+                    updates.append(Update(node, reward, before_n, before_w, visits[node], value[node]))
+                else:
+                    updates.append(Update(node, reward))
+        if self.recorder is not None:
+            self.recorder(Backprop(iteration, tuple(updates)))

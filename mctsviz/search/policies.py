@@ -1,0 +1,140 @@
+"""Selection scores (UCB1, PUCT) and final-move rules: each formula lives here, once.
+
+The engine, replay's recomputation, ``verify``, the plots and the walkthrough pages all call
+these functions, so the number a page explains is the number the search used.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+INF = math.inf
+
+POLICIES = ("ucb1", "puct")
+LOG_VARIANTS = ("ln-n", "ln-n1")
+Q_VARIANTS = ("w/n", "w/(1+n)")
+FINAL_RULES = ("visits", "mean")
+TIE_BREAKS = ("first", "random")
+
+
+def ucb1(value: float, visits: int, parent_visits: int, *, c: float, log: str = "ln-n") -> tuple[float, float, float]:
+    """UCB1 of a child as (exploit, explore, score).
+
+    UCB1 = W/n + C * sqrt(ln N / n) (Auer et al. 2002; Kocsis & Szepesvári 2006), where W and n
+    are the child's total reward and visits and N is the parent's visits; ``log="ln-n1"`` uses
+    ln(N + 1) instead, as some lecture notes do. An unvisited child scores +infinity
+    (returned as ``(inf, inf, inf)``).
+    """
+    if visits == 0:
+        return INF, INF, INF
+    exploit = value / visits
+    explore = c * math.sqrt(math.log(_log_argument(parent_visits, log)) / visits)
+    return exploit, explore, exploit + explore
+
+
+def _log_argument(parent_visits: int, log: str) -> int:
+    # ln 0 is undefined; a parent with no visits yet gets no exploration bonus (ln 1 = 0).
+    n = parent_visits + 1 if log == "ln-n1" else parent_visits
+    return n if n > 0 else 1
+
+
+def ucb1_argmax(values: Sequence[float], visits: Sequence[int], parent_visits: int, *, c: float, log: str = "ln-n") -> list[int]:
+    """Indices of the children with the highest UCB1 score (all tied ones, in order).
+
+    The same formula as :func:`ucb1`, written as one loop for the engine's inner loop.
+    """
+    best: list[int] = []
+    best_score = -INF
+    # Same operations in the same order as ucb1(), so both give bit-identical scores.
+    ln_n = math.log(_log_argument(parent_visits, log))
+    sqrt = math.sqrt
+    for i, n in enumerate(visits):
+        if n == 0:
+            if best_score != INF:
+                best, best_score = [i], INF
+            else:
+                best.append(i)
+            continue
+        score = values[i] / n + c * sqrt(ln_n / n)
+        if score > best_score:
+            best, best_score = [i], score
+        elif score == best_score:
+            best.append(i)
+    return best
+
+
+def puct(
+    value: float,
+    visits: int,
+    parent_visits: int,
+    prior: float,
+    *,
+    c_puct: float,
+    q: str = "w/n",
+    fpu: float = 0.0,
+) -> tuple[float, float, float]:
+    """PUCT of a child as (exploit, explore, score).
+
+    PUCT = Q + U with U = c_puct * P * sqrt(N) / (1 + n) (Silver et al. 2017, AlphaGo Zero;
+    Rosin 2011), where P is the child's prior, n its visits and N the parent's visits.
+    Q = W/n (``q="w/n"``, an unvisited child scoring the first-play value ``fpu``) or
+    Q = W/(1 + n) (``q="w/(1+n)"``, as in some AlphaZero notebooks).
+    """
+    if q == "w/(1+n)":
+        exploit = value / (1 + visits)
+    else:
+        exploit = value / visits if visits else fpu
+    explore = c_puct * prior * math.sqrt(parent_visits) / (1 + visits)
+    return exploit, explore, exploit + explore
+
+
+def puct_argmax(
+    values: Sequence[float],
+    visits: Sequence[int],
+    priors: Sequence[float],
+    parent_visits: int,
+    *,
+    c_puct: float,
+    q: str = "w/n",
+    fpu: float = 0.0,
+) -> list[int]:
+    """Indices of the children with the highest PUCT score (all tied ones, in order)."""
+    best: list[int] = []
+    best_score = -INF
+    for i, n in enumerate(visits):
+        score = puct(values[i], n, parent_visits, priors[i], c_puct=c_puct, q=q, fpu=fpu)[2]
+        if score > best_score:
+            best, best_score = [i], score
+        elif score == best_score:
+            best.append(i)
+    return best
+
+
+def score_terms(
+    options: dict,
+    value: float,
+    visits: int,
+    parent_visits: int,
+    prior: float,
+) -> tuple[float, float, float]:
+    """(exploit, explore, score) of one child under a search's recorded ``options``."""
+    if options["policy"] == "puct":
+        return puct(value, visits, parent_visits, prior, c_puct=options["c_puct"], q=options["q"], fpu=options["fpu"])
+    return ucb1(value, visits, parent_visits, c=options["c"], log=options["log"])
+
+
+def final_choice(visits: Sequence[int], means: Sequence[float | None], *, rule: str) -> int | None:
+    """Index of the final move: most visits, or highest mean (first one on ties).
+
+    Ties on visits fall to the higher mean, then to child order; unvisited children never win
+    by mean. Returns None when there are no children.
+    """
+    if not visits:
+        return None
+    if rule == "mean":
+        candidates = [i for i, m in enumerate(means) if m is not None]
+        if not candidates:
+            return 0
+        return max(candidates, key=lambda i: (means[i], visits[i], -i))
+    return max(range(len(visits)), key=lambda i: (visits[i], -INF if means[i] is None else means[i], -i))

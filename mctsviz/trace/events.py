@@ -1,0 +1,199 @@
+"""The events an instrumented search emits: immutable records of plain values.
+
+One iteration emits exactly four events, in this order: ``Select``, ``Expand``, ``Simulate``,
+``Backprop``. A trace starts with a ``Header`` and ends with a ``Decision``. A search in
+``second-visit`` mode also emits an ``Expand`` at iteration 0 (the root is expanded before the
+first iteration). Events hold ids, labels and numbers, never live objects, so that a trace
+written today replays in ten years.
+
+Conventions:
+    * Node ids follow creation order; the root is 0. Iterations are numbered from 1.
+    * ``value`` is a node's total reward W, credited to the player who moved into the node.
+    * A score of ``None`` means +infinity (an unvisited child under UCB1); its exploit and
+      explore terms are ``None`` too.
+    * Fields that only the ``full`` recording level fills are ``None`` at ``compact``; replay
+      recomputes them from the header's options.
+
+The records are ``msgspec.Struct`` classes (frozen, tagged by ``kind``), which encode to and
+decode from JSON quickly; see ``mctsviz.trace.schema`` for the file format.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+import msgspec
+
+SCHEMA_VERSION = 1
+FORMAT_NAME = "mctsviz-trace"
+RECORD_LEVELS = ("full", "compact")
+
+
+class _Record(msgspec.Struct, frozen=True, omit_defaults=False, forbid_unknown_fields=True):
+    """Base of nested records (not events)."""
+
+
+class Score(_Record, frozen=True):
+    """One child's statistics and selection score, as computed at the moment of a choice.
+
+    Attributes:
+        node: the child's id.
+        action: the action's label.
+        visits: N of the child before this iteration's backpropagation.
+        value: W of the child (total reward to the player who moved into it).
+        prior: P of the child (uniform 1/k without an evaluator).
+        exploit: the exploitation term (UCB1: W/N; PUCT: Q); None for +infinity.
+        explore: the exploration term; None for +infinity.
+        score: exploit + explore; None for +infinity.
+    """
+
+    node: int
+    action: str
+    visits: int
+    value: float
+    prior: float
+    exploit: float | None
+    explore: float | None
+    score: float | None
+
+
+class Step(_Record, frozen=True):
+    """One step down the tree: at ``node`` (with ``parent_visits`` visits), ``chosen`` won."""
+
+    node: int
+    chosen: int
+    parent_visits: int
+    scores: tuple[Score, ...] | None = None
+
+
+class NewChild(_Record, frozen=True):
+    """A child added to the tree, with the statistics it starts with (non-zero only with memory).
+
+    ``existing`` is True when a transposition linked the edge to a node created earlier.
+    ``mover`` is the player who made ``action``; ``terminal`` tells whether the game ends there.
+    """
+
+    node: int
+    action: str
+    key: str
+    prior: float
+    mover: int
+    terminal: bool
+    visits: int = 0
+    value: float = 0.0
+    existing: bool = False
+
+
+class Update(_Record, frozen=True):
+    """One node's backpropagation update; the before/after fields are filled at ``full``."""
+
+    node: int
+    reward: float
+    visits_before: int | None = None
+    value_before: float | None = None
+    visits_after: int | None = None
+    value_after: float | None = None
+
+
+class RootChild(_Record, frozen=True):
+    """A root child's final statistics, in the decision."""
+
+    node: int
+    action: str
+    visits: int
+    value: float
+    mean: float | None
+    prior: float
+
+
+class Header(msgspec.Struct, frozen=True, tag="header", tag_field="kind", forbid_unknown_fields=True):
+    """The first line of a trace: what was searched, how, and at which recording level.
+
+    ``options`` holds every search option (policy, c, log, reward, expand, rollout, evaluator,
+    final, tie_break, c_puct, q, fpu, transpositions, memory, iterations, seconds, script), which
+    is everything needed to recompute a selection.
+    """
+
+    format: str
+    schema_version: int
+    library_version: str
+    game: str
+    game_params: dict[str, Any]
+    num_players: int
+    root: str
+    root_player: int
+    root_mover: int
+    root_visits: int
+    root_value: float
+    options: dict[str, Any]
+    seed: int
+    record: str
+
+
+class Select(msgspec.Struct, frozen=True, tag="select", tag_field="kind", forbid_unknown_fields=True):
+    """Selection: the path from the root (inclusive) to the node where selection stopped."""
+
+    iteration: int
+    path: tuple[int, ...]
+    steps: tuple[Step, ...] | None = None
+
+
+class Expand(msgspec.Struct, frozen=True, tag="expand", tag_field="kind", forbid_unknown_fields=True):
+    """Expansion at ``parent``: the children added (maybe none) and the node simulated from.
+
+    ``rule`` says how ``simulate_from`` was picked: "new" (the one child added), "score"
+    (best score among the children just added; ``scores`` holds them at ``full``), "leaf"
+    (no expansion: a terminal node or a first visit in ``second-visit`` mode) or "root" (the
+    root's expansion before iteration 1).
+    """
+
+    iteration: int
+    parent: int
+    children: tuple[NewChild, ...]
+    simulate_from: int
+    rule: str
+    scores: tuple[Score, ...] | None = None
+
+
+class Simulate(msgspec.Struct, frozen=True, tag="simulate", tag_field="kind", forbid_unknown_fields=True):
+    """Simulation from ``node``: how (``method``), the moves played, and the returns per player.
+
+    ``method`` is one of "random", "heuristic" (rollouts), "evaluator", "script" (a scripted
+    outcome) or "terminal" (the node ends the game). ``actions`` (rollout moves) is filled at
+    ``full``; ``priors`` holds an evaluator's priors by action label.
+    """
+
+    iteration: int
+    node: int
+    method: str
+    returns: tuple[float, ...]
+    actions: tuple[str, ...] | None = None
+    priors: dict[str, float] | None = None
+
+
+class Backprop(msgspec.Struct, frozen=True, tag="backprop", tag_field="kind", forbid_unknown_fields=True):
+    """Backpropagation: one update per node from the simulated node up to the root."""
+
+    iteration: int
+    updates: tuple[Update, ...]
+
+
+class Decision(msgspec.Struct, frozen=True, tag="decision", tag_field="kind", forbid_unknown_fields=True):
+    """The final choice: the move by ``rule`` and the moves both rules would choose."""
+
+    iterations: int
+    rule: str
+    move: str | None
+    by_visits: str | None
+    by_mean: str | None
+    children: tuple[RootChild, ...]
+
+
+Event = Union[Header, Select, Expand, Simulate, Backprop, Decision]
+EVENT_TYPES: tuple[type, ...] = (Header, Select, Expand, Simulate, Backprop, Decision)
+ITERATION_EVENTS = ("select", "expand", "simulate", "backprop")
+
+
+def event_kind(event: Any) -> str:
+    """The ``kind`` tag of an event (``"select"``, ...)."""
+    return type(event).__struct_config__.tag
