@@ -17,10 +17,10 @@ from ..types import GAME_ATTRIBUTES, GAME_METHODS, Game
 
 #: name -> (module, class, one-line description); imported lazily.
 BUILTIN_GAMES: dict[str, tuple[str, str, str]] = {
-    "connect4": ("connect4", "ConnectFour", "Connect Four on a 6x7 board (drop a disc in a column)."),
-    "nim": ("nim", "Nim", "Nim: take 1-3 objects from one heap; whoever takes the last wins."),
+    "connect4": ("connect4", "ConnectFour", "Connect Four on a 6x7 board: drop discs in columns, four in a row wins."),
+    "nim": ("nim", "Nim", "Nim (heaps 1,3,5): take any number of objects from one heap; whoever takes the last wins."),
     "pair": ("pair", "PairGame", "The Simple Pair Game: 4 cells, first to hold two adjacent cells wins."),
-    "tictactoe": ("tictactoe", "TicTacToe", "Tic-Tac-Toe on a 3x3 board."),
+    "tictactoe": ("tictactoe", "TicTacToe", "Tic-Tac-Toe: X moves first on a 3x3 board, cells numbered 0-8 row by row."),
 }
 
 
