@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .engine import EXPANSIONS, REWARDS, ROLLOUTS, ChildStats, Memory, SearchResult, Tree, search
+from .engine import EXPANSIONS, REWARDS, ROLLOUTS, SQRT2, ChildStats, Memory, SearchResult, Tree, search
 from .policies import FINAL_RULES, LOG_VARIANTS, POLICIES, Q_VARIANTS, TIE_BREAKS, puct, ucb1
 
 __all__ = [
@@ -13,6 +13,7 @@ __all__ = [
     "Q_VARIANTS",
     "REWARDS",
     "ROLLOUTS",
+    "SQRT2",
     "TIE_BREAKS",
     "ChildStats",
     "Memory",
