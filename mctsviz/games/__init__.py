@@ -117,10 +117,7 @@ def parse_state(game: Game, key: str) -> Any:
     if parser is None:
         raise MctsvizError(f"game {game.name!r} cannot read a state from text (no parse_state)")
     try:
-        state = parser(key)
-    except MctsvizError:
-        raise
-    except Exception as exc:
+        return parser(key)
+    except Exception as exc:  # a user's parser may raise anything for bad text
         raise MctsvizError(f"illegal state {key!r} for {game.name}: {exc}") from None
-    return state
 
