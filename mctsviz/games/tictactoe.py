@@ -119,9 +119,8 @@ class TicTacToe:
                 raise MctsvizError(f"tictactoe state {key!r}: both players have three in a row")
             if not last:
                 raise MctsvizError(f"tictactoe state {key!r}: {who} has three in a row but the other player moved after it")
-            # Some mark of the winner must be the winning (last) move: without it, no line.
-            if all(_WIN[mine & ~(1 << c)] for c in _CELLS[mine]):
-                raise MctsvizError(f"tictactoe state {key!r}: {who} kept playing after completing a line")
+        # No further check is needed: with at most five marks, a winner's lines share a cell,
+        # and taking that cell last reaches the position without an earlier win.
         return (x, o)
 
     def board(self, state: State) -> list[list[str]]:
