@@ -1,0 +1,588 @@
+"""The numbers behind every figure, as plain records: pure functions over snapshots and replays.
+
+Nothing here draws or imports a drawing library, so each figure's numbers are tested without
+matplotlib or Graphviz, and a page can print the same numbers a plot draws. Scores come from
+:meth:`mctsviz.replay.TreeSnapshot.score` and :mod:`mctsviz.search.policies` (one formula, one
+place); statistics come from replay's snapshots (one fold, one place).
+"""
+
+from __future__ import annotations
+
+import math
+import urllib.parse
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .. import __version__, games
+from ..errors import MctsvizError
+from ..replay import Replay, TreeSnapshot
+from ..search import policies
+from ..trace.events import Header
+from ..types import Game
+
+#: The quantities a move heatmap can show.
+QUANTITIES = ("visits", "mean", "prior", "score")
+#: What a tree view keeps: every node, the principal variation, or this iteration's path.
+SHOW_MODES = ("all", "pv", "path")
+
+
+# -- games behind traces ----------------------------------------------------------------------
+
+
+def load_trace_game(header: Header) -> Game:
+    """The game a trace was recorded on, loaded by its name and parameters.
+
+    Raises:
+        MctsvizError: the game cannot be loaded by name (a user's game or an explicit tree
+            that is not installed here), with the reason.
+    """
+    try:
+        return games.load(header.game, **dict(header.game_params))
+    except MctsvizError as exc:
+        raise MctsvizError(f"cannot load the trace's game {header.game!r}: {exc}") from None
+
+
+def actions_by_label(game: Game, key: str) -> dict[str, Any]:
+    """The legal actions of the state ``key`` by their labels (traces hold labels only).
+
+    Raises:
+        MctsvizError: the game cannot read ``key`` back into a state.
+    """
+    state = games.parse_state(game, key)
+    return {game.action_label(a): a for a in game.legal_actions(state)}
+
+
+# -- provenance -------------------------------------------------------------------------------
+
+# Options that are long data rather than settings: summarised, not spelled out.
+_DATA_OPTIONS = ("script",)
+
+
+def provenance(header: Header | None, **position: Any) -> dict[str, str]:
+    """Where a figure comes from: library version, game, parameters, seed, options, position.
+
+    ``position`` adds what the figure shows (``iteration=50, phase="select"``, ...); without a
+    header (figures of formulas or matches) only the generator and ``position`` are given.
+    Values are text; untrusted text (game names, evaluator specs) is kept as it is: the
+    writers escape it.
+    """
+    out = {"generator": f"mctsviz {__version__}"}
+    if header is not None:
+        out.update(game=str(header.game), seed=str(header.seed), record=str(header.record))
+        if header.game_params:
+            out["game_params"] = ", ".join(f"{k}={v}" for k, v in sorted(header.game_params.items()))
+        for name, value in sorted(header.options.items()):
+            if name in _DATA_OPTIONS:
+                if value:
+                    out[name] = f"{len(value)} outcomes" if isinstance(value, (list, tuple)) else f"{len(value)} states"
+                continue
+            out[name] = "none" if value is None else str(value)
+    for name, value in position.items():
+        out[name] = str(value)
+    return out
+
+
+def provenance_text(info: Mapping[str, str]) -> str:
+    """One line of ``key=value`` pairs, safe in a DOT comment, an XML comment or file metadata.
+
+    Characters outside a plain set (quotes, backslashes, angle brackets, ``&``, control
+    characters, ``-`` runs that would end an XML comment) are percent-encoded.
+    """
+    def clean(text: str) -> str:
+        return urllib.parse.quote(text, safe=" .,:;=+_/()[]{}*!@$%^~|?'")
+
+    return "; ".join(f"{clean(k)}={clean(v)}" for k, v in info.items())
+
+
+def caption(header: Header, **position: Any) -> str:
+    """A short human caption: ``tictactoe · UCB1 C=1.41 · seed 3 · iteration 50 (select)``."""
+    from .style import format_number
+
+    options = header.options
+    if options.get("policy") == "puct":
+        policy = f"PUCT c_puct={format_number(options.get('c_puct'))} Q={options.get('q')}"
+    else:
+        log = " ln(N+1)" if options.get("log") == "ln-n1" else ""
+        policy = f"UCB1 C={format_number(options.get('c'))}{log}"
+    parts = [str(header.game), policy, f"expand {options.get('expand')}", f"seed {header.seed}"]
+    iteration = position.pop("iteration", None)
+    phase = position.pop("phase", None)
+    if iteration is not None:
+        parts.append(f"iteration {iteration}" + (f" ({phase})" if phase else ""))
+    parts.extend(f"{k} {v}" for k, v in position.items())
+    return " · ".join(parts)
+
+
+# -- a node's children ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ChildRow:
+    """One child's statistics and its selection score seen from the parent.
+
+    ``exploit``, ``explore`` and ``score`` are :func:`mctsviz.search.policies.score_terms` of
+    the child at the snapshot's position; +infinity for an unvisited child under UCB1.
+    """
+
+    node: int
+    action: str
+    visits: int
+    value: float
+    mean: float | None
+    prior: float
+    exploit: float
+    explore: float
+    score: float
+
+
+def child_rows(snapshot: TreeSnapshot, node: int = 0) -> list[ChildRow]:
+    """The children of ``node`` at the snapshot's position, in creation order."""
+    rows = []
+    for child in snapshot.children(node):
+        exploit, explore, score = snapshot.score(node, child.id)
+        rows.append(
+            ChildRow(child.id, snapshot.edge_label(node, child.id), child.visits, child.value, child.mean, child.prior, exploit, explore, score)
+        )
+    return rows
+
+
+def best_children(rows: Sequence[ChildRow]) -> list[int]:
+    """Indices of the rows with the highest score (all ties), as selection would see them."""
+    if not rows:
+        return []
+    best = max(r.score for r in rows)
+    return [i for i, r in enumerate(rows) if r.score == best]
+
+
+def policy_label(options: Mapping[str, Any]) -> str:
+    """"PUCT" or "UCB1", as the trace's options say."""
+    return "PUCT" if options.get("policy") == "puct" else "UCB1"
+
+
+def term_labels(options: Mapping[str, Any]) -> tuple[str, str]:
+    """Names of the exploit and explore terms: ("Q", "U") for PUCT, ("W/n", "C·√(ln N/n)") for UCB1."""
+    if options.get("policy") == "puct":
+        return "Q", "U"
+    log = "ln(N+1)" if options.get("log") == "ln-n1" else "ln N"
+    return "W/n", f"C·√({log}/n)"
+
+
+# -- move heatmaps ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MoveGrid:
+    """A quantity per move laid out on the board (or in one row when the game has no board).
+
+    Attributes:
+        quantity: ``"visits"`` (visit share N(a)/ΣN), ``"mean"``, ``"prior"`` or ``"score"``.
+        title: what the numbers are, for the figure's title.
+        values: rows of cells; None where no child sits (an occupied cell, a move not expanded
+            yet); +infinity for an unvisited child's UCB1 score.
+        labels: rows of the action label of each cell's child (None where none).
+        marks: the board's marks at the node (rows of "X", "O", "" ...), or None.
+        iteration: the snapshot's iteration.
+        on_board: whether the cells are the game's board (False: one row in child order).
+    """
+
+    quantity: str
+    title: str
+    values: tuple[tuple[float | None, ...], ...]
+    labels: tuple[tuple[str | None, ...], ...]
+    marks: tuple[tuple[str, ...], ...] | None
+    iteration: int
+    on_board: bool
+
+
+def quantity_title(quantity: str, options: Mapping[str, Any]) -> str:
+    """The title a heatmap of ``quantity`` carries."""
+    if quantity == "visits":
+        return "visit share N(a) / ΣN"
+    if quantity == "mean":
+        return "mean value W/N"
+    if quantity == "prior":
+        return "prior P(a)"
+    if quantity == "score":
+        return f"{policy_label(options)} score"
+    raise MctsvizError(f"unknown quantity {quantity!r}; choose one of: {', '.join(QUANTITIES)}")
+
+
+def _quantity_values(rows: Sequence[ChildRow], quantity: str) -> list[float | None]:
+    if quantity == "visits":
+        total = sum(r.visits for r in rows)
+        return [r.visits / total if total else 0.0 for r in rows]
+    if quantity == "mean":
+        return [r.mean for r in rows]
+    if quantity == "prior":
+        return [r.prior for r in rows]
+    return [r.score for r in rows]
+
+
+def move_grid(snapshot: TreeSnapshot, quantity: str = "visits", *, node: int = 0, game: Game | None = None) -> MoveGrid:
+    """``quantity`` for each child of ``node``, placed on the board.
+
+    Placement uses the game's ``action_grid`` and ``action_cell`` (the action is found from its
+    label among the legal actions of the node's state, read back with ``parse_state``); without
+    them, or without a game, the children form one row in creation order.
+
+    Raises:
+        MctsvizError: an unknown quantity, or a node that does not exist.
+    """
+    title = quantity_title(quantity, snapshot.options)
+    rows = child_rows(snapshot, node)
+    values = _quantity_values(rows, quantity)
+    placed = _board_cells(game, snapshot.node(node).key, rows) if game is not None else None
+    if placed is None:
+        return MoveGrid(quantity, title, (tuple(values),), (tuple(r.action for r in rows),), None, snapshot.iteration, False)
+    (n_rows, n_cols), cells, marks = placed
+    grid: list[list[float | None]] = [[None] * n_cols for _ in range(n_rows)]
+    labels: list[list[str | None]] = [[None] * n_cols for _ in range(n_rows)]
+    for row, value, (r, c) in zip(rows, values, cells):
+        grid[r][c] = value
+        labels[r][c] = row.action
+    return MoveGrid(
+        quantity, title, tuple(map(tuple, grid)), tuple(map(tuple, labels)), marks, snapshot.iteration, True
+    )
+
+
+def _board_cells(game: Game, key: str, rows: Sequence[ChildRow]) -> tuple[tuple[int, int], list[tuple[int, int]], tuple[tuple[str, ...], ...] | None] | None:
+    grid = getattr(game, "action_grid", None)
+    cell_of = getattr(game, "action_cell", None)
+    if grid is None or cell_of is None or not hasattr(game, "parse_state"):
+        return None
+    try:
+        by_label = actions_by_label(game, key)
+        cells = [tuple(cell_of(by_label[r.action])) for r in rows]
+    except (MctsvizError, KeyError):
+        return None
+    n_rows, n_cols = grid
+    if any(not (0 <= r < n_rows and 0 <= c < n_cols) for r, c in cells):
+        return None
+    marks = None
+    board = getattr(game, "board", None)
+    if board is not None and tuple(grid) == _shape(board(games.parse_state(game, key))):
+        marks = tuple(tuple(str(m) for m in row) for row in board(games.parse_state(game, key)))
+    return (n_rows, n_cols), cells, marks
+
+
+def _shape(rows: Sequence[Sequence[Any]]) -> tuple[int, int]:
+    return (len(rows), len(rows[0]) if rows else 0)
+
+
+def move_grids(replay: Replay, iterations: Iterable[int], quantity: str = "visits", *, node: int = 0, game: Game | None = None) -> list[MoveGrid]:
+    """:func:`move_grid` at several iterations of one trace (seed 000's 50/200/500/... row)."""
+    return [move_grid(replay.snapshot(k), quantity, node=node, game=game) for k in iterations]
+
+
+# -- the UCB1 exploration term ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExploreGrid:
+    """The UCB1 exploration term C·sqrt(ln N / n) over parent visits N and child visits n.
+
+    ``values[i][j]`` is the term at n = ``child_visits[i]``, N = ``parent_visits[j]``; None
+    where n > N (a child never has more visits than its parent).
+    """
+
+    c: float
+    log: str
+    parent_visits: tuple[int, ...]
+    child_visits: tuple[int, ...]
+    values: tuple[tuple[float | None, ...], ...]
+
+
+def explore_grid(c: float, max_n: int, *, log: str = "ln-n") -> ExploreGrid:
+    """The exploration term of :func:`mctsviz.search.policies.ucb1` for N, n in 1..``max_n``.
+
+    Raises:
+        MctsvizError: ``max_n`` below 2, a negative or non-finite ``c``, or an unknown ``log``.
+    """
+    if isinstance(max_n, bool) or not isinstance(max_n, int) or max_n < 2:
+        raise MctsvizError(f"bad max N {max_n!r}: expected an integer of at least 2")
+    if isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c) or c < 0:
+        raise MctsvizError(f"bad C {c!r}: expected a number >= 0")
+    if log not in policies.LOG_VARIANTS:
+        raise MctsvizError(f"bad log {log!r}; choose one of: {', '.join(policies.LOG_VARIANTS)}")
+    ns = tuple(range(1, max_n + 1))
+    values = tuple(
+        tuple(policies.ucb1(0.0, n, big_n, c=c, log=log)[1] if n <= big_n else None for big_n in ns) for n in ns
+    )
+    return ExploreGrid(float(c), log, ns, ns, values)
+
+
+# -- score bars -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScoreBars:
+    """A node's children as stacked bars: exploit (Q or W/n) and explore (U) terms.
+
+    ``best`` holds the indices of the highest scores (all ties); ``parent_visits`` is N.
+    """
+
+    node: int
+    parent_visits: int
+    policy: str
+    rows: tuple[ChildRow, ...]
+    best: tuple[int, ...]
+
+
+def score_bars(snapshot: TreeSnapshot, node: int = 0) -> ScoreBars:
+    """The children of ``node`` with their score terms (seed 002's Q/U visualizer, static)."""
+    rows = tuple(child_rows(snapshot, node))
+    return ScoreBars(node, snapshot.visits(node), policy_label(snapshot.options), rows, tuple(best_children(rows)))
+
+
+# -- evolution of a node's children -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChildSeries:
+    """One child's statistics after each iteration (None before the child exists)."""
+
+    node: int
+    action: str
+    visits: tuple[int | None, ...]
+    means: tuple[float | None, ...]
+    scores: tuple[float | None, ...]
+
+
+@dataclass(frozen=True)
+class Evolution:
+    """A node's children against iteration, with the leading move after each iteration.
+
+    Index i of every series is the state after iteration ``iterations[i]`` (0: before the
+    first). The leader is the move the header's final rule (most visits or highest mean, see
+    :func:`mctsviz.search.policies.final_choice`) would choose at that moment; ``changes``
+    lists the iterations where it differs from the one before (its first appearance excluded).
+    """
+
+    node: int
+    rule: str
+    iterations: tuple[int, ...]
+    children: tuple[ChildSeries, ...]
+    leaders: tuple[str | None, ...]
+    changes: tuple[int, ...]
+
+
+def evolution(replay: Replay, node: int = 0) -> Evolution:
+    """Visits, mean and score of ``node``'s children after every iteration of ``replay``."""
+    rule = replay.header.options.get("final", "visits")
+    series: dict[int, tuple[str, list, list, list]] = {}
+    leaders: list[str | None] = []
+    total = replay.iterations + 1
+    for k in range(total):
+        snap = replay.snapshot(k)
+        if node >= len(snap):
+            leaders.append(None)
+            continue
+        rows = child_rows(snap, node)
+        for row in rows:
+            if row.node not in series:
+                series[row.node] = (row.action, [None] * total, [None] * total, [None] * total)
+            _, visits, means, scores = series[row.node]
+            visits[k], means[k], scores[k] = row.visits, row.mean, row.score
+        choice = policies.final_choice([r.visits for r in rows], [r.mean for r in rows], rule=rule)
+        leaders.append(None if choice is None else rows[choice].action)
+    changes = tuple(k for k in range(1, total) if leaders[k - 1] is not None and leaders[k] != leaders[k - 1])
+    children = tuple(
+        ChildSeries(child, action, tuple(v), tuple(m), tuple(s)) for child, (action, v, m, s) in series.items()
+    )
+    return Evolution(node, rule, tuple(range(total)), children, tuple(leaders), changes)
+
+
+# -- tree growth ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Growth:
+    """The tree's size and shape after each iteration (index i: after iteration i).
+
+    ``branching`` is the mean number of children of the nodes that have any (0 before the first
+    expansion); ``depth`` is the deepest node's depth (the root is 0).
+    """
+
+    iterations: tuple[int, ...]
+    nodes: tuple[int, ...]
+    depth: tuple[int, ...]
+    branching: tuple[float, ...]
+
+
+def growth(replay: Replay) -> Growth:
+    """Node count, depth and mean branching after every iteration, from the expansions."""
+    final = replay.final()
+    depth_of = [final.node(i).depth for i in range(len(final))]
+    nodes, depth, branching = [], [], []
+    count, deepest, edges = 1, 0, 0
+    parents: set[int] = set()
+
+    def add(expand: Any) -> None:
+        nonlocal count, deepest, edges
+        for child in expand.children:
+            edges += 1
+            parents.add(expand.parent)
+            if not child.existing:
+                count += 1
+                deepest = max(deepest, depth_of[child.node])
+
+    if replay.root_expansion is not None:
+        add(replay.root_expansion)
+    for k in range(replay.iterations + 1):
+        if k:
+            add(replay.events(k).expand)
+        nodes.append(count)
+        depth.append(deepest)
+        branching.append(edges / len(parents) if parents else 0.0)
+    return Growth(tuple(range(replay.iterations + 1)), tuple(nodes), tuple(depth), tuple(branching))
+
+
+# -- the value scale of a trace ---------------------------------------------------------------
+
+
+def reward_range(replay: Replay) -> tuple[float, float]:
+    """The range of the rewards credited in a trace: the scale that colours every frame alike.
+
+    The default scale of the header's reward option ([0, 1] for ``01``, [-1, 1] otherwise) is
+    widened to every credited reward and every starting mean (from a memory).
+    """
+    low, high = default_value_range(replay.header)
+    for it in replay:
+        for update in it.backprop.updates:
+            low, high = min(low, update.reward), max(high, update.reward)
+    final = replay.final()
+    for i in range(len(final)):
+        n = final.node(i)
+        if n.visits:
+            low, high = min(low, n.mean), max(high, n.mean)
+    return low, high
+
+
+def default_value_range(header: Header) -> tuple[float, float]:
+    """[0, 1] for ``reward="01"``, [-1, 1] otherwise."""
+    return (0.0, 1.0) if header.options.get("reward") == "01" else (-1.0, 1.0)
+
+
+# -- which nodes a tree figure shows ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fold:
+    """Children of ``parent`` left out of the figure, drawn as one "+n more" node."""
+
+    parent: int
+    nodes: tuple[int, ...]
+    visits: int
+
+
+@dataclass(frozen=True)
+class TreeView:
+    """The part of a snapshot a tree figure shows.
+
+    Attributes:
+        nodes: the shown nodes, parents before children, siblings in creation order.
+        edges: (parent, child) between shown nodes, in drawing order.
+        folds: per parent, the hidden children (by ``top``, ``min_visits``, ``max_nodes`` or the
+            ``pv``/``path`` modes).
+        below: shown nodes whose children are all hidden (by ``depth`` or because they are off
+            the principal variation or path) -> how many children they have.
+        pinned: nodes of the current iteration (its path and new nodes) kept whatever the filters.
+    """
+
+    nodes: tuple[int, ...]
+    edges: tuple[tuple[int, int], ...]
+    folds: tuple[Fold, ...]
+    below: dict[int, int]
+    pinned: frozenset[int]
+
+
+def tree_view(
+    snapshot: TreeSnapshot,
+    *,
+    depth: int | None = None,
+    top: int | None = None,
+    min_visits: int = 0,
+    max_nodes: int | None = None,
+    show: str = "all",
+) -> TreeView:
+    """Choose the nodes of a tree figure, keeping large trees readable.
+
+    Args:
+        depth: show nodes down to this depth (root 0); deeper children are counted in ``below``.
+        top: keep at most this many children per node, the most visited (ties: the older).
+        min_visits: hide children with fewer visits.
+        max_nodes: keep only the this-many most visited nodes of the whole tree (ties: older).
+        show: ``"all"``; ``"pv"``: only the principal variation (most-visited line), other
+            children folded; ``"path"``: this iteration's path and the children of its nodes.
+
+    The current iteration's path and new nodes are kept whatever ``top``, ``min_visits`` and
+    ``max_nodes`` say (they are what a phase figure is about); ``depth`` still applies.
+
+    Raises:
+        MctsvizError: a bad option.
+    """
+    for name, value, low in (("depth", depth, 0), ("top", top, 1), ("max_nodes", max_nodes, 1), ("min_visits", min_visits, 0)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
+            raise MctsvizError(f"bad {name.replace('_', '-')} {value!r}: expected an integer >= {low}")
+    if show not in SHOW_MODES:
+        raise MctsvizError(f"unknown show mode {show!r}; choose one of: {', '.join(SHOW_MODES)}")
+
+    pinned = set(snapshot.path) | set(snapshot.new_nodes)
+    pinned |= {n for p in list(pinned) for n in _ancestors(snapshot, p)}
+    visits = snapshot.visits
+    if show == "pv":
+        line = set(snapshot.principal_variation())
+        expandable = line  # only PV nodes show children
+        allowed: set[int] | None = line
+    elif show == "path":
+        expandable = pinned
+        allowed = None
+    else:
+        expandable = None
+        allowed = None
+    if max_nodes is not None and max_nodes < len(snapshot):
+        ranked = sorted(range(len(snapshot)), key=lambda i: (-visits(i), i))
+        keep = set(ranked[:max_nodes]) | pinned
+        allowed = keep if allowed is None else allowed & keep
+
+    order: list[int] = []
+    edges: list[tuple[int, int]] = []
+    folds: list[Fold] = []
+    below: dict[int, int] = {}
+    seen = {0}
+    stack = [(0, 0)]
+    while stack:
+        parent, level = stack.pop()
+        order.append(parent)
+        kids = snapshot.children_ids(parent)
+        if not kids:
+            continue
+        if (depth is not None and level >= depth) or (expandable is not None and parent not in expandable):
+            below[parent] = len(kids)
+            continue
+        shown = [k for k in kids if k in pinned or ((allowed is None or k in allowed) and visits(k) >= min_visits)]
+        if top is not None:
+            extra = [k for k in shown if k not in pinned]
+            best = set(sorted(extra, key=lambda k: (-visits(k), k))[:top])
+            shown = [k for k in shown if k in pinned or k in best]
+        hidden = tuple(k for k in kids if k not in shown)
+        if hidden:
+            folds.append(Fold(parent, hidden, sum(visits(k) for k in hidden)))
+        next_level = []
+        for k in shown:
+            edges.append((parent, k))
+            if k not in seen:  # a transposition's second parent: one edge, one node
+                seen.add(k)
+                next_level.append((k, level + 1))
+        stack.extend(reversed(next_level))
+    return TreeView(tuple(order), tuple(edges), tuple(folds), below, frozenset(pinned))
+
+
+def _ancestors(snapshot: TreeSnapshot, node: int) -> list[int]:
+    out = []
+    parent = snapshot.node(node).parent
+    while parent >= 0:
+        out.append(parent)
+        parent = snapshot.node(parent).parent
+    return out

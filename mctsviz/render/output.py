@@ -1,0 +1,122 @@
+"""Figures to bytes: SVG, PDF, PNG (and DOT for trees), the same bytes for the same input.
+
+Reproducibility: Graphviz output holds no date; matplotlib output is made inside an
+``rc_context`` with a fixed ``svg.hashsalt`` and no date in the metadata, so the ids in an SVG
+are the same on every run. The provenance the figure functions attach (game, options, seed,
+iteration) goes into the file's metadata (SVG ``<dc:description>``, PDF ``Subject``, PNG
+``Description``) and, for trees, into a comment.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..errors import MctsvizError
+from .extract import provenance_text
+
+#: Output formats by file suffix.
+FORMATS = {".svg": "svg", ".pdf": "pdf", ".png": "png", ".dot": "dot", ".gv": "dot"}
+#: Formats only a tree (a Graphviz graph) can be written in.
+GRAPH_ONLY = ("dot",)
+
+#: The attribute plot functions set on an Axes: the provenance of what it draws.
+PROVENANCE_ATTR = "mctsviz_provenance"
+
+GRAPHVIZ_MISSING = (
+    "Graphviz's `dot` program was not found on PATH; install Graphviz "
+    "(Debian/Ubuntu: apt install graphviz; macOS: brew install graphviz; conda: conda install graphviz; "
+    "others: https://graphviz.org/download/), or write DOT text (-o OUT.dot) instead"
+)
+
+_HASH_SALT = "mctsviz"
+
+
+def format_for_path(path: str | os.PathLike[str], *, graph: bool = False) -> str:
+    """The output format a path's suffix asks for.
+
+    Raises:
+        MctsvizError: an unknown suffix, or ``.dot`` for a plot (``graph=False``).
+    """
+    suffix = Path(path).suffix.lower()
+    fmt = FORMATS.get(suffix)
+    allowed = [s for s, f in FORMATS.items() if graph or f not in GRAPH_ONLY]
+    if fmt is None or (fmt in GRAPH_ONLY and not graph):
+        raise MctsvizError(f"cannot tell the format of {os.fspath(path)!r}: use one of the suffixes {', '.join(allowed)}")
+    return fmt
+
+
+def figure_bytes(figure: Any, fmt: str) -> bytes:
+    """The bytes of ``figure`` in ``fmt`` (``"svg"``, ``"pdf"``, ``"png"``, or ``"dot"`` for graphs).
+
+    ``figure`` is a ``graphviz.Digraph`` (from :func:`mctsviz.render.render_tree`), a
+    matplotlib ``Axes`` or ``Figure``, or a list of Axes of one figure.
+
+    Raises:
+        MctsvizError: an unknown format, or Graphviz's ``dot`` missing or failing.
+    """
+    if hasattr(figure, "source") and hasattr(figure, "pipe"):
+        return _graph_bytes(figure, fmt)
+    return _plot_bytes(figure, fmt)
+
+
+def _graph_bytes(graph: Any, fmt: str) -> bytes:
+    import graphviz
+
+    if fmt == "dot":
+        return graph.source.encode("utf-8")
+    if fmt not in ("svg", "pdf", "png"):
+        raise MctsvizError(f"unknown output format {fmt!r}; choose one of: svg, pdf, png, dot")
+    try:
+        return graph.pipe(format=fmt)
+    except graphviz.ExecutableNotFound:
+        raise MctsvizError(GRAPHVIZ_MISSING) from None
+    except graphviz.CalledProcessError as exc:
+        stderr = (exc.stderr or b"").decode("utf-8", "replace").strip().splitlines()
+        raise MctsvizError(f"Graphviz's dot failed: {stderr[0] if stderr else exc}") from None
+
+
+def _plot_bytes(figure: Any, fmt: str) -> bytes:
+    import matplotlib
+
+    if fmt not in ("svg", "pdf", "png"):
+        raise MctsvizError(f"a plot cannot be written as {fmt!r}; choose one of: svg, pdf, png")
+    fig = _figure_of(figure)
+    info = _figure_provenance(fig)
+    description = " | ".join(provenance_text(p) for p in info)
+    creator = f"mctsviz {__version__} (matplotlib {matplotlib.__version__})"
+    if fmt == "svg":
+        metadata = {"Date": None, "Creator": creator, "Description": description}
+    elif fmt == "pdf":
+        metadata = {"CreationDate": None, "ModDate": None, "Creator": creator, "Producer": creator, "Subject": description}
+    else:
+        metadata = {"Software": creator, "Description": description}
+    buf = io.BytesIO()
+    with matplotlib.rc_context({"svg.hashsalt": _HASH_SALT, "savefig.dpi": 150}):
+        fig.savefig(buf, format=fmt, metadata=metadata, bbox_inches="tight")
+    return buf.getvalue()
+
+
+def _figure_of(figure: Any) -> Any:
+    if isinstance(figure, (list, tuple)):
+        if not figure:
+            raise MctsvizError("nothing to write: an empty list of axes")
+        figure = figure[0]
+    fig = figure
+    while fig is not None and not hasattr(fig, "savefig"):
+        fig = getattr(fig, "figure", None)  # an Axes (or a subfigure) up to its figure
+    if fig is None:
+        raise MctsvizError(f"cannot write a {type(figure).__name__}: expected a graphviz graph, a matplotlib Axes or Figure")
+    return fig
+
+
+def _figure_provenance(fig: Any) -> list[dict[str, str]]:
+    out: list[dict[str, str]] = []
+    for ax in fig.axes:
+        info = getattr(ax, PROVENANCE_ATTR, None)
+        if info and info not in out:
+            out.append(info)
+    return out

@@ -1,0 +1,416 @@
+"""Matplotlib plots of searches and matches, each drawing on the ``ax`` it is given.
+
+Every function takes ``ax=None`` and returns the Axes it drew on. Without an ``ax`` it draws on
+pyplot's current Axes when the caller already uses pyplot, and otherwise on a new
+:func:`new_figure` (a plain ``matplotlib.figure.Figure``: no backend is chosen and no global
+state is touched). The numbers come from :mod:`mctsviz.render.extract`; nothing here computes
+a score or a statistic. Each Axes remembers where its numbers came from (game, options, seed,
+iteration) for :func:`mctsviz.render.figure_bytes`, which writes it into the file's metadata.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.colors import LinearSegmentedColormap, Normalize
+from matplotlib.figure import Figure
+
+from ..errors import MctsvizError
+from ..replay import Replay, TreeSnapshot
+from ..types import Game
+from . import extract, style
+from .output import PROVENANCE_ATTR
+
+_VALUE_CMAP = LinearSegmentedColormap.from_list("mctsviz-value", [style.VALUE_LOW, style.VALUE_MID, style.VALUE_HIGH])
+_MISSING = "#EEEEEE"
+EVOLUTION_QUANTITIES = ("visits", "mean", "score")
+GROWTH_QUANTITIES = ("nodes", "depth", "branching")
+
+
+def new_figure(width: float = 6.4, height: float = 4.8, *, rows: int = 1, cols: int = 1, **kwargs: Any) -> tuple[Figure, list[Axes]]:
+    """A standalone figure (constrained layout) and its Axes, in reading order."""
+    fig = Figure(figsize=(width, height), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False, **kwargs)
+    return fig, [ax for row in axes for ax in row]
+
+
+def _axes(ax: Axes | None) -> Axes:
+    if ax is not None:
+        return ax
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is not None:  # the caller works with pyplot: draw where they expect
+        return pyplot.gca()
+    return new_figure()[1][0]
+
+
+def _remember(ax: Axes, header: Any, **position: Any) -> None:
+    setattr(ax, PROVENANCE_ATTR, extract.provenance(header, **position))
+
+
+def _float_array(values: Sequence[Any]) -> np.ndarray:
+    """None and infinities as NaN (gaps in lines, masked cells)."""
+    return np.array([math.nan if v is None or math.isinf(v) else float(v) for v in values], dtype=float)
+
+
+# -- move heatmaps ----------------------------------------------------------------------------
+
+
+def plot_heatmap(
+    snapshot: TreeSnapshot,
+    quantity: str = "visits",
+    *,
+    node: int = 0,
+    game: Game | None = None,
+    ax: Axes | None = None,
+    colorbar: bool = True,
+    norm: Normalize | None = None,
+    title: str | None = None,
+) -> Axes:
+    """``quantity`` of ``node``'s children as a heatmap on the board (seed 000's figure).
+
+    Args:
+        snapshot: the tree at some iteration.
+        quantity: ``"visits"`` (visit share), ``"mean"``, ``"prior"`` or ``"score"``.
+        node: whose children (default the root).
+        game: places moves on the board (``action_grid``/``action_cell``); None draws one row
+            of children in creation order. ``extract.load_trace_game(snapshot.header)`` loads
+            the trace's game.
+        colorbar: add a colour bar.
+        norm: the colour scale (to share one between panels); default from the data.
+        title: the title (default: the quantity and the iteration).
+
+    Cells without a child (occupied or not yet expanded) are grey; the board's marks are
+    written in them. An unvisited child's UCB1 score is written "∞".
+    """
+    ax = _axes(ax)
+    grid = extract.move_grid(snapshot, quantity, node=node, game=game)
+    norm = norm or _norm(quantity, [grid], snapshot.header)
+    image = _draw_grid(ax, grid, norm)
+    ax.set_title(title if title is not None else f"{grid.title}\niteration {snapshot.iteration}", fontsize=style.FONT_SIZE)
+    if colorbar:
+        ax.figure.colorbar(image, ax=ax, shrink=0.8)
+    _remember(ax, snapshot.header, figure="heatmap", quantity=quantity, node=node, iteration=snapshot.iteration, phase=snapshot.phase)
+    return ax
+
+
+def plot_heatmaps(
+    replay: Replay,
+    iterations: Sequence[int] = (50, 200, 500, 1000, 5000),
+    quantity: str = "visits",
+    *,
+    node: int = 0,
+    game: Game | None = None,
+    axes: Sequence[Axes] | None = None,
+) -> list[Axes]:
+    """A row of move heatmaps at several iterations of one trace, on one colour scale.
+
+    Seed 000 ran a fresh search per budget; here every panel is the same search seen at
+    iteration 50, 200, ..., so the row shows one search maturing. Iterations beyond the trace's
+    end raise an error naming the range.
+
+    Returns:
+        The panels' Axes, one per iteration.
+    """
+    iterations = list(iterations)
+    if not iterations:
+        raise MctsvizError("give at least one iteration for the heatmaps")
+    if axes is None:
+        _, axes = new_figure(2.6 * len(iterations) + 0.8, 3.0, cols=len(iterations))
+    axes = list(axes)
+    if len(axes) != len(iterations):
+        raise MctsvizError(f"{len(iterations)} iterations need {len(iterations)} axes, not {len(axes)}")
+    grids = extract.move_grids(replay, iterations, quantity, node=node, game=game)
+    norm = _norm(quantity, grids, replay.header)
+    image = None
+    for ax, grid, k in zip(axes, grids, iterations):
+        image = _draw_grid(ax, grid, norm)
+        ax.set_title(f"{k} iterations", fontsize=style.FONT_SIZE)
+        _remember(ax, replay.header, figure="heatmaps", quantity=quantity, node=node, iteration=k)
+    fig = axes[0].figure
+    fig.colorbar(image, ax=axes, shrink=0.8, label=grids[0].title)
+    return axes
+
+
+def _norm(quantity: str, grids: Sequence[extract.MoveGrid], header: Any) -> Normalize:
+    if quantity == "mean":
+        low, high = extract.default_value_range(header)
+    else:
+        low, high = (0.0, 0.0) if quantity in ("visits", "prior") else (math.inf, -math.inf)
+    for grid in grids:
+        for row in grid.values:
+            for v in row:
+                if v is not None and math.isfinite(v):
+                    low, high = min(low, v), max(high, v)
+    if not math.isfinite(low):
+        low, high = 0.0, 1.0
+    if high <= low:
+        high = low + 1.0
+    return Normalize(vmin=low, vmax=high)
+
+
+def _draw_grid(ax: Axes, grid: extract.MoveGrid, norm: Normalize) -> Any:
+    cmap = (_VALUE_CMAP if grid.quantity == "mean" else _colormap(style.SEQUENTIAL_CMAP)).with_extremes(bad=_MISSING)
+    data = np.ma.masked_invalid(np.array([_float_array(row) for row in grid.values]))
+    image = ax.imshow(data, cmap=cmap, norm=norm, aspect="equal")
+    for r, row in enumerate(grid.values):
+        for c, value in enumerate(row):
+            if value is None:
+                mark = grid.marks[r][c] if grid.marks else ""
+                if mark:
+                    ax.text(c, r, style.plain_text(mark, 3), ha="center", va="center", fontsize=14, color=style.GREY)
+                continue
+            text = f"{value:.0%}" if grid.quantity == "visits" else style.format_number(value, 2)
+            color = "black" if math.isinf(value) else _text_color(cmap(norm(value)))
+            ax.text(c, r, text, ha="center", va="center", fontsize=9, color=color)
+    if grid.on_board:
+        ax.set_xticks([])
+        ax.set_yticks([])
+    else:
+        ax.set_xticks(range(len(grid.labels[0])), [style.plain_text(a, 12) for a in grid.labels[0]])
+        ax.set_yticks([])
+        ax.set_xlabel("move")
+    return image
+
+
+def _colormap(name: str) -> Any:
+    import matplotlib
+
+    return matplotlib.colormaps[name]
+
+
+def _text_color(rgba: Sequence[float]) -> str:
+    r, g, b = rgba[:3]
+    return "black" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.5 else "white"
+
+
+# -- the UCB1 exploration term ----------------------------------------------------------------
+
+
+def plot_ucb_contour(
+    c: float = math.sqrt(2), max_n: int = 100, *, log: str = "ln-n", levels: int = 12, log_axes: bool = True, ax: Axes | None = None
+) -> Axes:
+    """The UCB1 exploration term C·sqrt(ln N / n) as filled contours over N and n (seed 000).
+
+    The values are :func:`mctsviz.search.policies.ucb1`'s explore term (through
+    :func:`mctsviz.render.extract.explore_grid`); the region n > N, which no child reaches, is
+    left blank. ``log_axes`` (default) spreads the small visit counts, where the term changes
+    most, over the plot; False gives seed 000's linear axes.
+    """
+    ax = _axes(ax)
+    grid = extract.explore_grid(c, max_n, log=log)
+    big_n, small_n = np.meshgrid(grid.parent_visits, grid.child_visits)
+    values = np.ma.masked_invalid(np.array([_float_array(row) for row in grid.values]))
+    contours = ax.contourf(big_n, small_n, values, levels=levels, cmap=style.SEQUENTIAL_CMAP)
+    lines = ax.contour(big_n, small_n, values, levels=contours.levels, colors="white", linewidths=0.5)
+    ax.clabel(lines, fontsize=7, fmt=lambda v: style.format_number(v, 2))
+    if log_axes:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    log_text = "ln(N+1)" if log == "ln-n1" else "ln N"
+    ax.figure.colorbar(contours, ax=ax, label=f"C·√({log_text} / n)")
+    ax.set_xlabel("parent visits N")
+    ax.set_ylabel("child visits n")
+    ax.set_title(f"UCB1 exploration term, C = {style.format_number(c)}", fontsize=style.FONT_SIZE)
+    _remember(ax, None, figure="ucb-contour", c=c, max_n=max_n, log=log)
+    return ax
+
+
+# -- score bars -------------------------------------------------------------------------------
+
+
+def plot_puct_bars(snapshot: TreeSnapshot, node: int = 0, *, ax: Axes | None = None) -> Axes:
+    """A node's children as stacked bars: exploit (Q) below, explore (U) on top, score above.
+
+    Seed 002's Q/U visualizer as a static figure, for PUCT or UCB1 traces (the terms are
+    :meth:`TreeSnapshot.score`'s). The best score (all ties) gets a star; an unvisited child
+    under UCB1 scores +infinity and is written "∞" without bars.
+    """
+    ax = _axes(ax)
+    bars = extract.score_bars(snapshot, node)
+    if not bars.rows:
+        raise MctsvizError(f"node {node} has no children at iteration {snapshot.iteration} ({snapshot.phase})")
+    exploit_name, explore_name = extract.term_labels(snapshot.options)
+    x = np.arange(len(bars.rows))
+    exploit = _float_array([r.exploit for r in bars.rows])
+    explore = _float_array([r.explore for r in bars.rows])
+    finite = ~np.isnan(exploit)
+    # The explore bar stands on the exploit bar's end (its top is the score) and is narrower,
+    # so a negative exploit term stays visible under it.
+    ax.bar(x, np.where(finite, exploit, 0.0), color=style.BLUE, label=exploit_name, width=0.6, zorder=2)
+    ax.bar(x, np.where(finite, explore, 0.0), bottom=np.where(finite, exploit, 0.0), color=style.ORANGE, label=explore_name, width=0.36, zorder=3)
+    ax.axhline(0.0, color=style.GREY, linewidth=0.8)
+    tops = [r.score for r in bars.rows if math.isfinite(r.score)]
+    span = (max(tops + [0.0]) - min(tops + [0.0])) or 1.0
+    for i, row in enumerate(bars.rows):
+        y = row.score if math.isfinite(row.score) else 0.0
+        star = " ★" if i in bars.best else ""
+        ax.annotate(
+            style.format_number(row.score) + star, (i, max(y, 0.0) + 0.02 * span),
+            ha="center", va="bottom", fontsize=9, fontweight="bold" if star else "normal",
+        )
+    ax.set_xticks(x, [f"{style.plain_text(r.action, 12)}\nN={r.visits}\nP={style.format_number(r.prior, 2)}" for r in bars.rows], fontsize=8)
+    ax.set_ylabel(f"{bars.policy} = {exploit_name} + {explore_name}")
+    ax.set_title(f"{bars.policy} at node {node} (N = {bars.parent_visits}), iteration {snapshot.iteration}", fontsize=style.FONT_SIZE)
+    ax.margins(y=0.15)
+    ax.legend(loc="upper right", fontsize=8)
+    _remember(ax, snapshot.header, figure="puct-bars", node=node, iteration=snapshot.iteration, phase=snapshot.phase)
+    return ax
+
+
+# -- evolution and growth ---------------------------------------------------------------------
+
+
+def plot_evolution(replay: Replay, quantity: str = "visits", *, node: int = 0, ax: Axes | None = None, evolution: extract.Evolution | None = None) -> Axes:
+    """Visits, mean or score of each child of ``node`` against iteration.
+
+    Dotted vertical lines mark the iterations where the leading move (by the trace's final
+    rule) changed. ``evolution`` reuses numbers already extracted (to draw several panels).
+    """
+    if quantity not in EVOLUTION_QUANTITIES:
+        raise MctsvizError(f"unknown quantity {quantity!r}; choose one of: {', '.join(EVOLUTION_QUANTITIES)}")
+    ax = _axes(ax)
+    ev = evolution if evolution is not None else extract.evolution(replay, node)
+    x = np.array(ev.iterations)
+    for i, child in enumerate(ev.children):
+        values = {"visits": child.visits, "mean": child.means, "score": child.scores}[quantity]
+        # Past the palette's length, the colours come back dashed, then dotted.
+        linestyle = ("-", "--", ":")[(i // len(style.CYCLE)) % 3]
+        ax.plot(
+            x, _float_array(values), color=style.CYCLE[i % len(style.CYCLE)], linestyle=linestyle, linewidth=1.2,
+            label=style.plain_text(child.action, 16),
+        )
+    for k in ev.changes:
+        ax.axvline(k, color=style.GREY, linestyle=":", linewidth=0.8)
+    names = {"visits": "visits N", "mean": "mean W/N", "score": f"{extract.policy_label(replay.header.options)} score"}
+    ax.set_ylabel(names[quantity])
+    ax.set_xlabel("iteration")
+    ax.set_title(
+        f"children of node {node}: {names[quantity]} (dotted: the leading move by {ev.rule} changed)", fontsize=style.FONT_SIZE
+    )
+    ax.legend(title="move", fontsize=7, title_fontsize=8, ncols=2 if len(ev.children) > 5 else 1)
+    _remember(ax, replay.header, figure="evolution", quantity=quantity, node=node, iterations=replay.iterations)
+    return ax
+
+
+def plot_evolution_panels(replay: Replay, *, node: int = 0, axes: Sequence[Axes] | None = None) -> list[Axes]:
+    """Visits, mean and score of ``node``'s children in three panels sharing the iteration axis."""
+    if axes is None:
+        _, axes = new_figure(7.5, 8.0, rows=3, sharex=True)
+    axes = list(axes)
+    if len(axes) != 3:
+        raise MctsvizError(f"the evolution panels need 3 axes, not {len(axes)}")
+    ev = extract.evolution(replay, node)
+    for i, (ax, quantity) in enumerate(zip(axes, EVOLUTION_QUANTITIES)):
+        plot_evolution(replay, quantity, node=node, ax=ax, evolution=ev)
+        if i:  # one legend (the first panel's) is enough
+            ax.get_legend().remove()
+            ax.set_title(ax.get_title().split(" (")[0], fontsize=style.FONT_SIZE)
+        if i < 2:
+            ax.set_xlabel("")
+    return axes
+
+
+def plot_growth(replay: Replay, quantity: str = "nodes", *, ax: Axes | None = None, growth: extract.Growth | None = None) -> Axes:
+    """The tree's node count, depth or mean branching against iteration."""
+    if quantity not in GROWTH_QUANTITIES:
+        raise MctsvizError(f"unknown quantity {quantity!r}; choose one of: {', '.join(GROWTH_QUANTITIES)}")
+    ax = _axes(ax)
+    g = growth if growth is not None else extract.growth(replay)
+    values = {"nodes": g.nodes, "depth": g.depth, "branching": g.branching}[quantity]
+    color = {"nodes": style.BLUE, "depth": style.ORANGE, "branching": style.BLUISH_GREEN}[quantity]
+    drawstyle = "steps-post" if quantity == "depth" else "default"
+    ax.plot(np.array(g.iterations), np.array(values, dtype=float), color=color, drawstyle=drawstyle, linewidth=1.4)
+    names = {"nodes": "nodes", "depth": "depth (deepest node)", "branching": "mean children per expanded node"}
+    ax.set_ylabel(names[quantity])
+    ax.set_xlabel("iteration")
+    ax.set_title(f"tree growth: {names[quantity]}", fontsize=style.FONT_SIZE)
+    _remember(ax, replay.header, figure="growth", quantity=quantity, iterations=replay.iterations)
+    return ax
+
+
+def plot_growth_panels(replay: Replay, *, axes: Sequence[Axes] | None = None) -> list[Axes]:
+    """Nodes, depth and branching in three panels sharing the iteration axis."""
+    if axes is None:
+        _, axes = new_figure(6.4, 7.0, rows=3, sharex=True)
+    axes = list(axes)
+    if len(axes) != 3:
+        raise MctsvizError(f"the growth panels need 3 axes, not {len(axes)}")
+    g = extract.growth(replay)
+    for ax, quantity in zip(axes, GROWTH_QUANTITIES):
+        plot_growth(replay, quantity, ax=ax, growth=g)
+    return axes
+
+
+# -- matches and sweeps -----------------------------------------------------------------------
+
+
+def plot_match(results: Any, *, ax: Axes | None = None) -> Axes:
+    """Both players' running average score over the games of a match (seed 000's plot).
+
+    ``results`` is a ``mctsviz.match.MatchResult`` or the data of a results file written by
+    ``mctsviz match --out``. Scores count a win 1, a draw 0.5 and a loss 0, so the two lines
+    mirror each other around 0.5.
+    """
+    from ..match import MatchResult
+
+    if isinstance(results, Mapping):
+        results = MatchResult.from_dict(results)
+    if not results.records:
+        raise MctsvizError("the match results hold no games")
+    ax = _axes(ax)
+    games = np.arange(1, results.games + 1)
+    for p in (0, 1):
+        name = style.plain_text(results.players[p], 48)
+        ax.plot(games, np.array(results.running[p]), color=style.CYCLE[p], linewidth=1.4, label=f"{'ab'[p]}: {name}")
+    ax.axhline(0.5, color=style.GREY, linestyle="--", linewidth=0.8)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("game")
+    ax.set_ylabel("running average score (win 1, draw ½, loss 0)")
+    ax.set_title(
+        f"{style.plain_text(results.game, 24)}: a won {results.wins[0]}, b won {results.wins[1]}, {results.draws} draws in {results.games} games",
+        fontsize=style.FONT_SIZE,
+    )
+    ax.legend(fontsize=8)
+    _remember(ax, None, figure="match", game=results.game, players=" vs ".join(results.players), seed=results.seed, games=results.games)
+    return ax
+
+
+def plot_sweep(sweep: Any, *, ax: Axes | None = None) -> Axes:
+    """A player's score against a swept option (C, the iteration budget), with 95% intervals.
+
+    ``sweep`` is a :class:`mctsviz.sweep.SweepResult` or the data of a file written by
+    ``mctsviz sweep --out``. With C this is seed 000's U-shaped (here: ∩-shaped, as a score)
+    curve: too little and too much exploration both lose.
+    """
+    from ..sweep import SweepResult
+
+    if isinstance(sweep, Mapping):
+        sweep = SweepResult.from_dict(sweep)
+    ax = _axes(ax)
+    xs = np.array([p.value for p in sweep.points], dtype=float)
+    ys = np.array([p.score for p in sweep.points], dtype=float)
+    half = np.array([p.interval for p in sweep.points], dtype=float)
+    # Normal intervals can pass 0 or 1; a score cannot, so the bars stop there.
+    yerr = np.array([np.minimum(half, ys), np.minimum(half, 1.0 - ys)])
+    ax.errorbar(xs, ys, yerr=yerr, color=style.BLUE, marker="o", markersize=4, capsize=3, linewidth=1.4)
+    ax.axhline(0.5, color=style.GREY, linestyle="--", linewidth=0.8)
+    if sweep.parameter == "iterations" and len(xs) > 1 and xs.min() > 0 and xs.max() / xs.min() >= 20:
+        ax.set_xscale("log")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel(sweep.parameter)
+    ax.set_ylabel("average score vs opponent (win 1, draw ½)")
+    ax.set_title(
+        f"{style.plain_text(sweep.game, 24)}: {style.plain_text(sweep.player, 40)} against {style.plain_text(sweep.opponent, 40)}, "
+        f"{sweep.games} games per point",
+        fontsize=style.FONT_SIZE,
+    )
+    _remember(
+        ax, None, figure="sweep", game=sweep.game, parameter=sweep.parameter, player=sweep.player,
+        opponent=sweep.opponent, seed=sweep.seed, games=sweep.games,
+    )
+    return ax

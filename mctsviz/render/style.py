@@ -1,0 +1,159 @@
+"""One palette, one visual encoding and one number format for every figure.
+
+Colours are the Okabe–Ito palette (Okabe & Ito 2008), which stays distinguishable under the
+common colour-vision deficiencies. Every tree frame and plot uses the same encodings:
+
+* value (a node's mean W/N, from the side of the player who moved into it): a diverging scale
+  from vermillion (low) through near-white (the middle of the reward range) to blue (high);
+* visits: pen width grows with log10(1 + N), the same for a node in every frame (absolute, not
+  relative to the root), so consecutive iterations compare directly;
+* the current iteration: reddish purple for the selection path, the new node's double border,
+  the dashed rollout edge and the backed-up statistics.
+
+This module imports no drawing library: the colours are hex strings that Graphviz and
+matplotlib both read.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+#: Okabe–Ito colours by name.
+BLACK = "#000000"
+ORANGE = "#E69F00"
+SKY_BLUE = "#56B4E9"
+BLUISH_GREEN = "#009E73"
+YELLOW = "#F0E442"
+BLUE = "#0072B2"
+VERMILLION = "#D55E00"
+REDDISH_PURPLE = "#CC79A7"
+GREY = "#666666"
+LIGHT_GREY = "#BBBBBB"
+WHITE = "#FFFFFF"
+
+#: Colours for series in plots (players, root children), in order.
+CYCLE = (BLUE, ORANGE, BLUISH_GREEN, VERMILLION, SKY_BLUE, REDDISH_PURPLE, YELLOW, BLACK)
+
+#: The diverging value scale: low, middle, high.
+VALUE_LOW, VALUE_MID, VALUE_HIGH = VERMILLION, "#F7F7F7", BLUE
+#: How far a tree node's fill goes towards the scale's ends (1 would be the full colour);
+#: lighter fills keep black text readable.
+_FILL_STRENGTH = 0.6
+
+#: The current iteration's highlight.
+HIGHLIGHT = REDDISH_PURPLE
+#: Player marks on boards (player 0 blue, player 1 orange, as in seed 002's drawings).
+PLAYER_COLORS = (BLUE, VERMILLION, BLUISH_GREEN, REDDISH_PURPLE)
+
+#: Fonts: a generic list so Graphviz and matplotlib find one on every system.
+FONT = "Helvetica,Arial,sans-serif"
+FONT_SIZE = 10
+SMALL_FONT_SIZE = 8
+
+#: Sequential colormap for visit shares, priors and scores (perceptually uniform and
+#: readable with colour-vision deficiencies; Nuñez et al. 2018).
+SEQUENTIAL_CMAP = "cividis"
+
+INFINITY = "∞"
+MINUS = "−"
+
+
+def format_number(x: float | int | None, digits: int = 3) -> str:
+    """A computed number (a mean, a score) for a figure: ``digits`` significant digits, trailing
+    zeros kept so a column reads at one precision (0.6667 -> "0.667", 1.4 -> "1.40",
+    21.666 -> "21.7"); whole numbers exactly ("20", "0").
+
+    None is "–" (no value: an unvisited node's mean), +/-infinity "∞"/"−∞" (an unvisited
+    child's UCB1 score); negatives use the typographic minus. Magnitudes of 10**digits and
+    more are rounded to whole numbers, so no exponent appears.
+    """
+    if x is None:
+        return "–"
+    if isinstance(x, bool):
+        return str(x).lower()
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return INFINITY if x > 0 else MINUS + INFINITY
+    if float(x).is_integer() or abs(x) >= 10 ** digits:
+        text = str(round(x))
+    else:
+        text = f"{x:#.{digits}g}"
+        if "e" in text:  # tiny magnitudes: write the decimals out
+            decimals = digits - 1 - math.floor(math.log10(abs(x)))
+            text = f"{x:.{decimals}f}"
+        text = text.rstrip(".")
+    return _signed(text)
+
+
+def format_total(x: float | int | None) -> str:
+    """A recorded sum (a total reward W) as short as it is exact, up to four significant
+    digits: 20.0 -> "20", 13.5 -> "13.5", 2/3 -> "0.6667"."""
+    if x is None or isinstance(x, bool) or math.isnan(x) or math.isinf(x) or float(x).is_integer():
+        return format_number(x)
+    text = f"{x:.4g}"
+    if "e" in text:
+        return format_number(x, 4)
+    return _signed(text)
+
+
+def _signed(text: str) -> str:
+    if text.strip("-0.") == "":
+        return "0"
+    return text.replace("-", MINUS)
+
+
+def mix_colors(a: str, b: str, t: float) -> str:
+    """The colour ``t`` of the way from hex colour ``a`` to ``b``."""
+    ca = [int(a[i:i + 2], 16) for i in (1, 3, 5)]
+    cb = [int(b[i:i + 2], 16) for i in (1, 3, 5)]
+    return "#" + "".join(f"{round(x + (y - x) * t):02X}" for x, y in zip(ca, cb))
+
+
+def value_color(value: float | None, low: float, high: float, *, strength: float = _FILL_STRENGTH) -> str:
+    """The fill colour of a node whose mean is ``value`` on the scale ``low``..``high``.
+
+    The middle of the range maps to near-white, ``low`` to vermillion and ``high`` to blue
+    (``strength`` of the way there); values outside the range are clamped; None (unvisited)
+    is white.
+    """
+    if value is None or math.isnan(value):
+        return WHITE
+    if high <= low:
+        return mix_colors(WHITE, VALUE_MID, strength)
+    t = (value - low) / (high - low) * 2.0 - 1.0  # -1 .. 1
+    t = max(-1.0, min(1.0, t))
+    end = VALUE_HIGH if t >= 0 else VALUE_LOW
+    return mix_colors(VALUE_MID, end, abs(t) * strength)
+
+
+def visit_penwidth(visits: int) -> float:
+    """Pen width of a node's border and of the edge into it: 1 + 1.25·log10(1 + N), at most 7.
+
+    Absolute (not relative to the root), so a node with 10 visits looks the same in every frame.
+    """
+    return round(min(7.0, 1.0 + 1.25 * math.log10(1 + max(0, visits))), 2)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def plain_text(text: object, limit: int = 60) -> str:
+    """Untrusted text made safe to place anywhere after escaping: control characters written
+    as ``\\xNN``, newlines and tabs as spaces, cut to ``limit`` characters with "…"."""
+    s = str(text)
+    s = s.replace("\r\n", " ").replace("\n", " ").replace("\t", " ").replace("\r", " ")
+    s = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", s)
+    if limit and len(s) > limit:
+        s = s[: limit - 1] + "…"
+    return s
+
+
+def html_text(text: object, limit: int = 60) -> str:
+    """Untrusted text for a Graphviz HTML-like label or an SVG/HTML page: :func:`plain_text`,
+    then ``& < > " '`` as entities (so ``<script>`` stays text)."""
+    s = plain_text(text, limit)
+    return (
+        s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;").replace("'", "&#39;")
+    )

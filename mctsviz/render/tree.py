@@ -1,0 +1,230 @@
+"""Tree snapshots as Graphviz graphs: the tree at iteration k and phase p, as the lectures draw it.
+
+:func:`render_tree` returns a ``graphviz.Digraph``: notebooks show it inline, ``.source`` is the
+DOT text and ``.render()``/``.pipe()`` write SVG, PDF or PNG. Every label is an HTML-like label
+built from escaped text, so action labels, state keys and game names from a trace (which may
+hold ``<script>`` or quotes) stay text.
+
+One encoding for every frame (see :mod:`mctsviz.render.style`): fill by mean value, pen width
+by visits; the current iteration in reddish purple: the selection path, the new node's double
+border, the dashed rollout edge to its outcome, and the backed-up statistics (before → after).
+Nodes are named by id (``n12``) and children drawn in creation order, so a node keeps its place
+between consecutive iterations as far as Graphviz's layout allows.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import graphviz
+
+from ..errors import MctsvizError
+from ..replay import TreeSnapshot
+from ..types import Game
+from . import boards as board_drawing
+from . import style
+from .extract import caption as make_caption
+from .extract import default_value_range, policy_label, provenance, provenance_text, tree_view
+
+_PHASE_ORDER = {"start": 0, "select": 1, "expand": 2, "simulate": 3, "backprop": 4}
+
+
+def render_tree(
+    snapshot: TreeSnapshot,
+    *,
+    depth: int | None = None,
+    top: int | None = None,
+    min_visits: int = 0,
+    max_nodes: int | None = None,
+    show: str = "all",
+    boards: bool = False,
+    game: Game | None = None,
+    value_range: tuple[float, float] | None = None,
+    ids: bool = True,
+    keys: bool = False,
+    value_symbol: str = "W",
+    caption: bool = False,
+) -> graphviz.Digraph:
+    """The tree of ``snapshot`` as a Graphviz digraph.
+
+    Args:
+        snapshot: the tree at an iteration and phase (``Replay.snapshot(k, phase)``).
+        depth, top, min_visits, max_nodes, show: which nodes to keep (see
+            :func:`mctsviz.render.extract.tree_view`); hidden children become one "+n more"
+            node per parent, and a node whose children are all hidden says how many lie below.
+        boards: draw the board inside each node (grid games: the game is loaded by the trace's
+            name, or ``game`` is used); when impossible, a warning says why and the tree is
+            drawn without boards.
+        game: the game object for boards (default: loaded from the trace header).
+        value_range: the (low, high) of the fill colour scale; pass
+            ``extract.reward_range(replay)`` to colour every frame of a trace alike. Default: the
+            reward option's range ([0, 1] or [-1, 1]) widened to the snapshot's means.
+        ids: show each node's id ("#3").
+        keys: show each node's state key (explicit trees name their states: "S1").
+        value_symbol: the name of the total reward: "W" (default) or "t" (seed 000's slides).
+        caption: add a caption line (game, policy, seed, iteration, phase) under the tree. The
+            same information is always in the graph's ``comment`` (a DOT attribute, written
+            into SVG output as a comment).
+
+    Returns:
+        The digraph; writing it is the caller's step (``.render()``, ``.pipe()`` or
+        :func:`mctsviz.render.figure_bytes`).
+
+    Raises:
+        MctsvizError: a bad option.
+    """
+    view = tree_view(snapshot, depth=depth, top=top, min_visits=min_visits, max_nodes=max_nodes, show=show)
+    low, high = value_range if value_range is not None else _snapshot_range(snapshot, view.nodes)
+    phase = _PHASE_ORDER[snapshot.phase] if snapshot.events is not None else 0
+    path = snapshot.path
+    path_edges = set(zip(path, path[1:]))
+    simulated = snapshot.events.expand.simulate_from if phase >= 2 else None
+    if simulated is not None and path and simulated != path[-1]:
+        path_edges.add((path[-1], simulated))
+    on_path = set(path) | ({simulated} if simulated is not None else set())
+    new_nodes = set(snapshot.new_nodes)
+    updates = {u.node: u for u in snapshot.updates}
+    drawn_boards = _boards(snapshot, view.nodes, game) if boards else {}
+    score_name = policy_label(snapshot.options)
+
+    info = provenance(
+        snapshot.header, iteration=snapshot.iteration, phase=snapshot.phase,
+        view=f"show={show} depth={depth} top={top} min_visits={min_visits} max_nodes={max_nodes} boards={boards}",
+    )
+    graph = graphviz.Digraph(
+        "mcts",
+        graph_attr={
+            "comment": provenance_text(info),
+            "rankdir": "TB",
+            "ordering": "out",
+            "nodesep": "0.18",
+            "ranksep": "0.35",
+            "fontname": style.FONT,
+            "fontsize": str(style.SMALL_FONT_SIZE),
+            "bgcolor": "white",
+        },
+        node_attr={"shape": "box", "style": "rounded,filled", "fontname": style.FONT, "fontsize": str(style.FONT_SIZE), "margin": "0.06,0.03"},
+        edge_attr={"fontname": style.FONT, "fontsize": str(style.SMALL_FONT_SIZE), "arrowsize": "0.6", "color": style.GREY},
+    )
+    if caption:
+        text = make_caption(snapshot.header, iteration=snapshot.iteration, phase=snapshot.phase)
+        legend = f"fill: mean from {style.format_number(low)} (vermillion) to {style.format_number(high)} (blue); line width: visits"
+        graph.attr(label=f'<<FONT POINT-SIZE="{style.SMALL_FONT_SIZE}" COLOR="{style.GREY}">{style.html_text(text, 200)}<BR/>{legend}</FONT>>', labelloc="b")
+
+    for node in view.nodes:
+        stats = snapshot.node(node)
+        rows = []
+        if ids or keys:
+            title = " ".join(
+                part for part in (f"#{node}" if ids else "", style.html_text(stats.key, 24) if keys else "") if part
+            )
+            rows.append(f'<FONT POINT-SIZE="{style.SMALL_FONT_SIZE}" COLOR="{style.GREY}">{title}</FONT>')
+        if node in drawn_boards:
+            rows.append(board_drawing.board_table(*drawn_boards[node]))
+        rows.append(f"N {stats.visits} · {style.html_text(value_symbol, 4)} {style.format_total(stats.value)}")
+        rows.append(f"mean {style.format_number(stats.mean)}")
+        if stats.parent >= 0:
+            parent = _drawn_parent(node, stats.parent, view.edges)
+            rows.append(f"{score_name} {style.format_number(snapshot.score(parent, node)[2])}")
+        if node in updates:
+            rows.append(_backup_row(updates[node], stats.visits, stats.value, value_symbol))
+        if node in new_nodes:
+            rows.append(f'<FONT COLOR="{style.HIGHLIGHT}"><B>new</B></FONT>')
+        if stats.terminal:
+            rows.append(f'<FONT POINT-SIZE="{style.SMALL_FONT_SIZE}" COLOR="{style.GREY}">terminal</FONT>')
+        if node in view.below:
+            rows.append(f'<FONT POINT-SIZE="{style.SMALL_FONT_SIZE}" COLOR="{style.GREY}">+{view.below[node]} below</FONT>')
+        attrs = {
+            "label": _table(rows),
+            "fillcolor": style.value_color(stats.mean, low, high),
+            "penwidth": str(style.visit_penwidth(stats.visits)),
+            "color": style.HIGHLIGHT if node in on_path else style.BLACK,
+        }
+        if node in new_nodes:
+            attrs["peripheries"] = "2"
+        graph.node(f"n{node}", **attrs)
+
+    for parent, child in view.edges:
+        highlighted = (parent, child) in path_edges
+        action = style.html_text(snapshot.edge_label(parent, child), 40)
+        attrs = {
+            "label": f"<<B>{action}</B>>" if highlighted else f"<{action}>",
+            "penwidth": str(style.visit_penwidth(snapshot.visits(child)) + (1.5 if highlighted else 0)),
+        }
+        if highlighted:
+            attrs["color"] = attrs["fontcolor"] = style.HIGHLIGHT
+        graph.edge(f"n{parent}", f"n{child}", **attrs)
+
+    for fold in view.folds:
+        name = f"more{fold.parent}"
+        label = _table([f"+{len(fold.nodes)} more", f'<FONT POINT-SIZE="{style.SMALL_FONT_SIZE}">N {fold.visits}</FONT>'])
+        graph.node(name, label=label, style="rounded,dashed", color=style.GREY, fontcolor=style.GREY, fillcolor="white")
+        graph.edge(f"n{fold.parent}", name, style="dashed", arrowhead="none")
+
+    sim = snapshot.simulated
+    if sim is not None and sim.node in view.nodes:
+        graph.node("outcome", label=_outcome_label(sim), shape="note", style="filled", fillcolor="white", color=style.HIGHLIGHT, fontcolor=style.HIGHLIGHT)
+        graph.edge(f"n{sim.node}", "outcome", style="dashed", color=style.HIGHLIGHT, penwidth="1.5", arrowhead="none")
+    return graph
+
+
+def _drawn_parent(node: int, parent: int, edges: Any) -> int:
+    # With transpositions a node may hang under another parent than its first one; the score
+    # shown is the one seen from the parent it is drawn under (the first such edge).
+    for p, c in edges:
+        if c == node:
+            return p
+    return parent
+
+
+def _snapshot_range(snapshot: TreeSnapshot, nodes: Any) -> tuple[float, float]:
+    low, high = default_value_range(snapshot.header)
+    for node in nodes:
+        mean = snapshot.node(node).mean
+        if mean is not None:
+            low, high = min(low, mean), max(high, mean)
+    return low, high
+
+
+def _boards(snapshot: TreeSnapshot, nodes: Any, game: Game | None) -> dict:
+    game, reason = board_drawing.board_game(snapshot, game)
+    if game is None:
+        warnings.warn(reason, BoardsUnavailable, stacklevel=3)
+        return {}
+    try:
+        return board_drawing.node_boards(snapshot, nodes, game)
+    except MctsvizError as exc:
+        warnings.warn(f"{exc}; drawing the tree without boards", BoardsUnavailable, stacklevel=3)
+        return {}
+
+
+class BoardsUnavailable(UserWarning):
+    """Boards were asked for but cannot be drawn (the message says why)."""
+
+
+def _table(rows: list[str]) -> str:
+    cells = "".join(f"<TR><TD>{row}</TD></TR>" for row in rows)
+    return f'<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">{cells}</TABLE>>'
+
+
+def _backup_row(update: Any, visits: int, value: float, value_symbol: str) -> str:
+    """``N 3→4 · W 1→2`` for a node this iteration's backpropagation updated."""
+    n_before = update.visits_before if update.visits_before is not None else visits - 1
+    w_before = update.value_before if update.value_before is not None else value - update.reward
+    sym = style.html_text(value_symbol, 4)
+    text = f"N {n_before}→{visits} · {sym} {style.format_total(w_before)}→{style.format_total(value)}"
+    return f'<FONT COLOR="{style.HIGHLIGHT}">{text}</FONT>'
+
+
+def _outcome_label(sim: Any) -> str:
+    method = {"random": "random rollout", "heuristic": "heuristic rollout", "evaluator": "evaluator", "script": "scripted outcome", "terminal": "terminal state"}.get(sim.method, style.html_text(sim.method, 20))
+    rows = [method]
+    if sim.actions:
+        rows.append(f'<FONT POINT-SIZE="{style.SMALL_FONT_SIZE}">{len(sim.actions)} moves</FONT>')
+    returns = sim.returns
+    if len(returns) == 1:
+        rows.append(f"value {style.format_number(returns[0])}")
+    else:
+        rows.append("returns " + ", ".join(style.format_number(r) for r in returns))
+    return _table(rows)
