@@ -1,0 +1,102 @@
+"""What the pages need drawn, behind one small interface, and how it is drawn by default.
+
+Pages ask a :class:`FigureMaker` for SVG bytes: ``tree(snapshot)`` for a tree at one
+(iteration, phase), ``plot(kind, replay)`` for a whole-trace figure ("evolution", "heatmap").
+:class:`RenderFigures` answers with ``mctsviz.render``; a test or a user may pass any object
+with the same two methods.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from ..replay import Replay, TreeSnapshot
+
+PLOT_KINDS = ("evolution", "heatmap")
+
+
+class FigureMaker(Protocol):
+    """Draws the figures of one walkthrough as SVG bytes.
+
+    ``start`` is called once per trace, before the other two, in the caller's thread; ``tree``
+    may then be called from several threads at once (``plot`` only from the caller's).
+    """
+
+    def start(self, replay: Replay) -> None:
+        """Get ready for the trees and plots of ``replay`` (e.g. fix one colour scale)."""
+        ...
+
+    def tree(self, snapshot: TreeSnapshot) -> bytes:
+        """The tree as it stood at ``snapshot`` (its iteration and phase highlighted)."""
+        ...
+
+    def plot(self, kind: str, replay: Replay) -> bytes | None:
+        """A whole-trace figure of ``kind`` (see ``PLOT_KINDS``), or None if it does not apply."""
+        ...
+
+
+class RenderFigures:
+    """The default figures, drawn by ``mctsviz.render``.
+
+    Trees: every frame of a trace on one colour scale (``reward_range``), at most ``max_nodes``
+    nodes (the current iteration's path and new nodes always kept), boards inside the nodes
+    for built-in grid games with small boards. Plots: the evolution of the root's children,
+    and the root's visits on the board (grid games only).
+
+    Args:
+        max_nodes: the most nodes a tree figure shows (None: all).
+        boards: draw boards in tree nodes when the game can ("auto"), always try (True) or never.
+    """
+
+    def __init__(self, *, max_nodes: int | None = 40, boards: bool | str = "auto") -> None:
+        self.max_nodes = max_nodes
+        self.boards = boards
+        self._value_range: tuple[float, float] | None = None
+        self._game: Any = None
+        self._one_player = False
+
+    def start(self, replay: Replay) -> None:
+        from ..render.extract import reward_range
+        from .pages import board_game
+
+        self._value_range = reward_range(replay)
+        self._game = board_game(replay.header)
+        self._one_player = replay.header.num_players == 1
+
+    def _draw_boards(self) -> bool:
+        if self._game is None or self.boards is False:
+            return False
+        if self.boards == "auto":
+            grid = getattr(self._game, "action_grid", None)
+            return grid is not None and grid[0] * grid[1] <= 9
+        return True
+
+    def tree(self, snapshot: TreeSnapshot) -> bytes:
+        from ..render import figure_bytes, render_tree
+
+        graph = render_tree(
+            snapshot,
+            max_nodes=self.max_nodes,
+            boards=self._draw_boards(),
+            game=self._game,
+            value_range=self._value_range,
+            keys=self._one_player,
+        )
+        return figure_bytes(graph, "svg")
+
+    def plot(self, kind: str, replay: Replay) -> bytes | None:
+        from ..render import figure_bytes, new_figure, plot_evolution_panels, plot_heatmap
+
+        # Axes are always passed: without one, a plot draws on pyplot's current Axes when
+        # pyplot is loaded, and figures would pile up on each other.
+        if kind == "evolution":
+            _, axes = new_figure(7.5, 8.0, rows=3, sharex=True)
+            plot_evolution_panels(replay, axes=axes)
+        elif kind == "heatmap":
+            if self._game is None or getattr(self._game, "action_grid", None) is None:
+                return None
+            _, axes = new_figure(4.2, 3.6)
+            plot_heatmap(replay.final(), "visits", game=self._game, ax=axes[0])
+        else:
+            return None
+        return figure_bytes(axes, "svg")

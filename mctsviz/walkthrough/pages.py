@@ -1,0 +1,615 @@
+"""Walkthrough pages from traces: pure functions from a replay to ``{relative path: text or bytes}``.
+
+For one trace named ``NAME`` the pages are::
+
+    NAME/index.md               overview: game, options, seed, decision, figures, iterations
+    NAME/iteration-K.md         one chosen iteration: selection, expansion, simulation, backprop
+    NAME/slider.md              scrub through the chosen iterations (slider and arrow keys)
+    NAME/figures/*.svg          the tree at every phase of the chosen iterations, and plots
+    NAME/.walkthrough.json      what the folder holds (for the list of walkthroughs)
+    assets/mctsviz-walkthrough.{js,css}   the slider's script and style (local files)
+
+Pages are rendered with Jinja2 from ``mctsviz/walkthrough/templates``; a user's folder goes
+first in the loader path, so a file of the same name there replaces ours. Every label from a
+trace is escaped on its way onto a page (see :mod:`mctsviz.walkthrough.escape`). The same
+trace and options give byte-identical pages.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import MctsvizError
+from ..replay import Replay, TreeSnapshot, replay as load_replay
+from ..trace.events import Score, Update
+from .escape import html_text, markdown_text, plain_line
+from .figures import FigureMaker
+from .formulas import formula_legend, policy_name, score_formula
+from .numbers import format_exact, format_number, format_score
+
+TEMPLATES_DIR = Path(__file__).parent / "templates"
+ASSETS_DIR = Path(__file__).parent / "assets"
+ASSET_FILES = ("mctsviz-walkthrough.js", "mctsviz-walkthrough.css")
+MANIFEST = ".walkthrough.json"
+TREE_PHASES = ("select", "expand", "simulate", "backprop")
+#: The overview lists every iteration up to this many; longer traces list the chosen ones.
+MAX_TABLE_ROWS = 1000
+
+Pages = dict[str, "str | bytes"]
+Progress = Callable[[int], None]
+
+
+# -- choosing iterations ----------------------------------------------------------------------
+
+
+def parse_iterations(spec: str | Sequence[int] | None, total: int) -> list[int]:
+    """The iterations a spec chooses, sorted: ``"1-20,50,100"``, ``"all"``, ``"last"`` or a list.
+
+    None chooses :func:`default_iterations`. Raises MctsvizError for a malformed spec or an
+    iteration outside 1..``total``.
+    """
+    if total < 1:
+        raise MctsvizError("the trace has no complete iteration to show")
+    if spec is None:
+        return default_iterations(total)
+    chosen: set[int] = set()
+    if isinstance(spec, str):
+        for part in (p.strip() for p in spec.split(",")):
+            if part == "all":
+                chosen.update(range(1, total + 1))
+                continue
+            if part == "last":
+                chosen.add(total)
+                continue
+            match = re.fullmatch(r"(\d+)(?:\s*-\s*(\d+|last))?", part)
+            if not match:
+                raise MctsvizError(f"bad iterations {spec!r}: expected numbers and ranges like 1-20,50,100 (or all, last)")
+            low = int(match.group(1))
+            high = low if match.group(2) is None else (total if match.group(2) == "last" else int(match.group(2)))
+            if low > high:
+                raise MctsvizError(f"bad iterations {spec!r}: the range {part} runs backwards")
+            _check_range(low, high, total)
+            chosen.update(range(low, high + 1))
+    else:
+        for k in spec:
+            if isinstance(k, bool) or not isinstance(k, int):
+                raise MctsvizError(f"bad iteration {k!r}: expected a whole number")
+            _check_range(k, k, total)
+            chosen.add(k)
+    if not chosen:
+        raise MctsvizError("no iteration chosen")
+    return sorted(chosen)
+
+
+def _check_range(low: int, high: int, total: int) -> None:
+    if low < 1 or high > total:
+        raise MctsvizError(f"iteration {low if low < 1 else high} is out of range: the trace has iterations 1-{total}")
+
+
+def default_iterations(total: int) -> list[int]:
+    """Every iteration of a short trace (up to 30); else 1-10, then 20, 50, 100, 200, 500, ... and the last."""
+    if total <= 30:
+        return list(range(1, total + 1))
+    chosen = set(range(1, 11))
+    scale = 10
+    while scale <= total:
+        for step in (2, 5, 10):
+            if scale * step <= total:
+                chosen.add(scale * step)
+        scale *= 10
+    chosen.add(total)
+    return sorted(chosen)
+
+
+def slug(text: str) -> str:
+    """A folder name from free text: lowercase letters, digits, "-" and "_" only."""
+    out = re.sub(r"[^a-z0-9_-]+", "-", text.lower()).strip("-_")
+    return out or "trace"
+
+
+def trace_name(path: str | os.PathLike[str]) -> str:
+    """The walkthrough name of a trace file: its name without the trace suffixes, as a slug."""
+    name = Path(path).name
+    for suffix in (".gz", ".zst", ".jsonl", ".json", ".trace"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    return slug(name)
+
+
+# -- naming nodes and players -------------------------------------------------------------
+
+
+def player_name(player: int) -> str:
+    """Player 0 is "P1", as in the lecture material."""
+    return f"P{player + 1}"
+
+
+@dataclass(frozen=True)
+class NodeNames:
+    """How a page calls each node, with what never changes about it (key, mover, terminal).
+
+    A one-player tree's nodes go by their state names ("S1", as in seed 000); a game's by
+    mover and move ("P1→0", as in seed 004); the root of a game is "root".
+    """
+
+    titles: tuple[str, ...]
+    keys: tuple[str, ...]
+    movers: tuple[int, ...]
+    terminal: tuple[bool, ...]
+
+    @classmethod
+    def of(cls, replay: Replay) -> NodeNames:
+        header = replay.header
+        nodes = replay.final().nodes()
+        titles = []
+        for node in nodes:
+            if header.num_players == 1:
+                titles.append(plain_line(node.key))
+            elif node.id == 0:
+                titles.append("root")
+            else:
+                titles.append(f"{player_name(node.mover)}→{plain_line(node.action)}")
+        return cls(
+            tuple(titles), tuple(n.key for n in nodes), tuple(n.mover for n in nodes), tuple(n.terminal for n in nodes),
+        )
+
+    def __call__(self, node: int) -> str:
+        return self.titles[node]
+
+    def path(self, nodes: Iterable[int]) -> str:
+        return " › ".join(self.titles[n] for n in nodes)
+
+
+def outcome_text(returns: Sequence[float]) -> str:
+    """A simulation's returns in words: "P1 wins", "draw", or the numbers."""
+    if len(returns) == 2 and tuple(returns) in ((1.0, -1.0), (-1.0, 1.0), (0.0, 0.0)):
+        if returns[0] == returns[1]:
+            return "draw"
+        return f"{player_name(0 if returns[0] > returns[1] else 1)} wins"
+    if len(returns) == 1:
+        return f"value {format_exact(returns[0])}"
+    return ", ".join(f"{player_name(i)} {format_exact(r)}" for i, r in enumerate(returns))
+
+
+# -- boards of a rollout --------------------------------------------------------------------
+
+
+def board_game(header: Any) -> Any | None:
+    """The built-in game a trace was searched on, if it can draw boards (never a user's code)."""
+    from ..games import BUILTIN_GAMES, load
+
+    if header.game not in BUILTIN_GAMES:
+        return None
+    try:
+        game = load(header.game, **dict(header.game_params or {}))
+    except MctsvizError:
+        return None
+    if not all(callable(getattr(game, m, None)) for m in ("board", "parse_state")):
+        return None
+    return game
+
+
+def rollout_boards(game: Any, start_key: str, labels: Sequence[str]) -> tuple[list[dict[str, Any]], bool]:
+    """The boards of a rollout, move by move: ([{"mover", "move", "rows"}...], complete).
+
+    The first board is the start (mover and move None). ``complete`` is False when a label
+    does not match a legal move (a trace from another version of the game): the boards stop.
+    """
+    try:
+        state = game.parse_state(start_key)
+    except Exception:  # a key this game cannot read: no boards rather than a failed page
+        return [], False
+    boards = [{"mover": None, "move": None, "rows": game.board(state)}]
+    for label in labels:
+        if game.is_terminal(state):
+            return boards, False
+        moves = {game.action_label(a): a for a in game.legal_actions(state)}
+        if label not in moves:
+            return boards, False
+        mover = game.current_player(state)
+        state = game.next_state(state, moves[label])
+        boards.append({"mover": player_name(mover), "move": label, "rows": game.board(state)})
+    return boards, True
+
+
+# -- what one iteration did ----------------------------------------------------------------
+
+
+def _score_rows(scores: Sequence[Score], parent_visits: int, chosen: int | None, options: Mapping[str, Any], names: NodeNames) -> list[dict[str, Any]]:
+    rows = []
+    for s in scores:
+        rows.append({
+            "node": s.node,
+            "name": names(s.node),
+            "action": s.action,
+            "visits": format_exact(s.visits),
+            "value": format_exact(s.value),
+            "prior": format_number(s.prior),
+            "exploit": format_score(s.exploit),
+            "explore": format_score(s.explore),
+            "score": format_score(s.score),
+            "formula": score_formula(s, parent_visits, options, names(s.node)),
+            "chosen": s.node == chosen,
+        })
+    return rows
+
+
+def _update_rows(updates: Sequence[Update], before: TreeSnapshot, names: NodeNames) -> list[dict[str, Any]]:
+    visits = {}
+    values = {}
+    rows = []
+    for u in updates:
+        n0 = u.visits_before if u.visits_before is not None else visits.get(u.node, before.visits(u.node))
+        w0 = u.value_before if u.value_before is not None else values.get(u.node, before.value(u.node))
+        n1 = u.visits_after if u.visits_after is not None else n0 + 1
+        w1 = u.value_after if u.value_after is not None else w0 + u.reward
+        visits[u.node], values[u.node] = n1, w1
+        rows.append({
+            "node": u.node,
+            "name": names(u.node),
+            "mover": player_name(names.movers[u.node]) if u.node else "–",
+            "reward": format_exact(u.reward),
+            "visits_before": format_exact(n0),
+            "visits_after": format_exact(n1),
+            "value_before": format_exact(w0),
+            "value_after": format_exact(w1),
+            "mean_after": format_number(w1 / n1 if n1 else None),
+        })
+    return rows
+
+
+def iteration_context(replay: Replay, k: int, names: NodeNames, game: Any | None) -> dict[str, Any]:
+    """Everything an iteration page shows, as plain values (strings unescaped)."""
+    header = replay.header
+    options = header.options
+    events = replay.events(k)
+    selected = replay.snapshot(k, "select")
+    steps = []
+    for step in selected.steps:
+        steps.append({
+            "node": step.node,
+            "name": names(step.node),
+            "parent_visits": step.parent_visits,
+            "chosen": step.chosen,
+            "chosen_name": names(step.chosen),
+            "rows": _score_rows(step.scores or (), step.parent_visits, step.chosen, options, names),
+        })
+    expand = events.expand
+    expansion_rows = []
+    scores = replay.expansion_scores(k)
+    if scores is not None:
+        parent_visits = selected.visits(expand.parent)
+        expansion_rows = _score_rows(scores, parent_visits, expand.simulate_from, options, names)
+    children = [
+        {"node": ch.node, "name": names(ch.node), "action": ch.action, "key": ch.key, "terminal": ch.terminal,
+         "prior": format_number(ch.prior), "existing": ch.existing}
+        for ch in expand.children
+    ]
+    simulate = events.simulate
+    boards: list[dict[str, Any]] = []
+    boards_complete = True
+    sim_key = names.keys[simulate.node]
+    if game is not None and simulate.method in ("random", "heuristic") and simulate.actions is not None:
+        boards, boards_complete = rollout_boards(game, sim_key, simulate.actions)
+    before = replay.snapshot(k, "simulate")
+    updates = _update_rows(events.backprop.updates, before, names)
+    return {
+        "iteration": k,
+        "path": list(events.select.path),
+        "path_names": names.path(events.select.path),
+        "leaf": events.select.path[-1],
+        "leaf_name": names(events.select.path[-1]),
+        "steps": steps,
+        "expand": {
+            "parent": expand.parent,
+            "parent_name": names(expand.parent),
+            "rule": expand.rule,
+            "children": children,
+            "simulate_from": expand.simulate_from,
+            "simulate_from_name": names(expand.simulate_from),
+            "rows": expansion_rows,
+            "terminal": names.terminal[expand.parent],
+        },
+        "simulate": {
+            "node": simulate.node,
+            "name": names(simulate.node),
+            "key": sim_key,
+            "method": simulate.method,
+            "returns": [format_exact(r) for r in simulate.returns],
+            "players": [player_name(i) for i in range(len(simulate.returns))],
+            "outcome": outcome_text(simulate.returns),
+            "moves": list(simulate.actions) if simulate.actions is not None else None,
+            "priors": sorted(simulate.priors.items()) if simulate.priors else None,
+            "boards": boards,
+            "boards_complete": boards_complete,
+        },
+        "updates": updates,
+        "reward": options.get("reward"),
+        "policy": policy_name(options),
+        "legend": formula_legend(options),
+    }
+
+
+def _iteration_summary(replay: Replay, k: int, names: NodeNames) -> dict[str, Any]:
+    events = replay.events(k)
+    return {
+        "iteration": k,
+        "path_names": names.path(events.select.path),
+        "new_names": ", ".join(names(ch.node) for ch in events.expand.children) or "–",
+        "simulated_name": names(events.simulate.node),
+        "method": events.simulate.method,
+        "outcome": outcome_text(events.simulate.returns),
+    }
+
+
+def _options_rows(options: Mapping[str, Any]) -> list[tuple[str, str]]:
+    rows = []
+    for key in sorted(options):
+        value = options[key]
+        if key == "script" and value is not None:
+            count = len(value)
+            text = f"{count} scripted outcome{'s' if count != 1 else ''}" if isinstance(value, list) else f"scripted outcomes for {count} state{'s' if count != 1 else ''}"
+        elif isinstance(value, float):
+            text = format_exact(value)
+        elif value is None:
+            text = "–"
+        else:
+            text = json.dumps(value, sort_keys=True, default=str) if not isinstance(value, str) else value
+        rows.append((key, plain_line(text)[:200]))
+    return rows
+
+
+def _params_text(params: Mapping[str, Any]) -> str:
+    if not params:
+        return "–"
+    parts = []
+    for key in sorted(params):
+        value = params[key]
+        if isinstance(value, Mapping) and "nodes" in value:
+            parts.append(f"{key}: an explicit tree of {len(value['nodes'])} nodes")
+        else:
+            parts.append(f"{key}: {json.dumps(value, sort_keys=True, default=str)[:100]}")
+    return "; ".join(parts)
+
+
+# -- templates ------------------------------------------------------------------------------
+
+
+def template_environment(user_templates: str | os.PathLike[str] | None = None) -> Any:
+    """The Jinja2 environment: ``user_templates`` (if given) first, then ours; autoescape on.
+
+    Filters: ``md`` (text shown literally in Markdown), ``attr`` (HTML attribute values),
+    ``num`` and ``exact`` (the number formats of :mod:`mctsviz.walkthrough.numbers`).
+    """
+    import jinja2
+
+    paths = []
+    if user_templates is not None:
+        folder = Path(user_templates)
+        if not folder.is_dir():
+            raise MctsvizError(f"templates folder {folder} does not exist")
+        paths.append(str(folder))
+    paths.append(str(TEMPLATES_DIR))
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(paths),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["md"] = markdown_text
+    env.filters["attr"] = html_text
+    env.filters["num"] = format_number
+    env.filters["exact"] = format_exact
+    return env
+
+
+def _render(env: Any, template: str, **context: Any) -> str:
+    import jinja2
+
+    try:
+        return env.get_template(template).render(**context)
+    except jinja2.TemplateError as exc:
+        where = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""
+        raise MctsvizError(f"template {template}{where}: {exc.message or exc}") from None
+
+
+# -- the pages of one trace ---------------------------------------------------------------
+
+
+def _figure_path(k: int, phase: str, width: int) -> str:
+    return f"figures/iteration-{k:0{width}d}-{phase}.svg"
+
+
+def _page_name(k: int, width: int) -> str:
+    return f"iteration-{k:0{width}d}.md"
+
+
+def build_pages(
+    trace: Any,
+    *,
+    name: str | None = None,
+    iterations: str | Sequence[int] | None = None,
+    figures: FigureMaker | None = None,
+    templates: str | os.PathLike[str] | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    trace_file: str | None = None,
+    jobs: int | None = None,
+    progress: Progress | None = None,
+) -> Pages:
+    """The walkthrough of one trace as ``{path relative to the output folder: text or bytes}``.
+
+    Args:
+        trace: a :class:`~mctsviz.replay.Replay`, a list of events, or a trace file path.
+        name: the walkthrough's folder name (default: the file's name, or game and seed).
+        iterations: which iterations get a page and a slider frame (see :func:`parse_iterations`).
+        figures: draws the SVGs (default :class:`~mctsviz.walkthrough.figures.RenderFigures`).
+        templates: a folder whose templates replace ours by file name.
+        title: the overview's heading (plain text; default from the game and the seed).
+        description: a paragraph under the heading (Markdown, trusted: the caller's own text).
+        trace_file: the name of a copy of the trace the caller puts beside the pages, to link
+            for download (the caller adds its bytes to the pages).
+        jobs: threads drawing trees (default: the number of CPUs, at most 8).
+        progress: called with the number of figures drawn so far.
+
+    Raises:
+        MctsvizError: a bad iteration spec, a bad templates folder, or a damaged trace.
+    """
+    if name is None and isinstance(trace, (str, os.PathLike)):
+        name = trace_name(trace)
+    rp = load_replay(trace)
+    header = rp.header
+    name = slug(name if name is not None else f"{header.game}-seed-{header.seed}")
+    chosen = parse_iterations(iterations, rp.iterations)
+    if figures is None:
+        from .figures import RenderFigures
+
+        figures = RenderFigures()
+    env = template_environment(templates)
+    names = NodeNames.of(rp)
+    game = board_game(header)
+    figures.start(rp)
+    width = len(str(rp.iterations))
+    title = plain_line(title) if title else f"{header.game}: {rp.iterations} iterations, seed {header.seed}"
+
+    pages: Pages = {}
+    # Trees are drawn on threads: graphviz runs `dot` in a subprocess, so threads overlap.
+    jobs = jobs if jobs is not None else min(8, os.cpu_count() or 1)
+    tree_jobs: list[tuple[str, TreeSnapshot]] = []
+
+    contexts = []
+    for index, k in enumerate(chosen):
+        ctx = iteration_context(rp, k, names, game)
+        ctx["figures"] = {phase: _figure_path(k, phase, width) for phase in TREE_PHASES}
+        ctx["previous"] = _page_name(chosen[index - 1], width) if index else None
+        ctx["previous_iteration"] = chosen[index - 1] if index else None
+        ctx["next"] = _page_name(chosen[index + 1], width) if index + 1 < len(chosen) else None
+        ctx["next_iteration"] = chosen[index + 1] if index + 1 < len(chosen) else None
+        ctx["page"] = _page_name(k, width)
+        contexts.append(ctx)
+        for phase in TREE_PHASES:
+            tree_jobs.append((f"{name}/{_figure_path(k, phase, width)}", rp.snapshot(k, phase)))
+    final_tree = "figures/final-tree.svg"
+    tree_jobs.append((f"{name}/{final_tree}", rp.final()))
+
+    plots = {}
+    for kind in ("evolution", "heatmap"):
+        svg = figures.plot(kind, rp)
+        if svg is not None:
+            plots[kind] = f"figures/{kind}.svg"
+            pages[f"{name}/{plots[kind]}"] = svg
+
+    done = 0
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for path, svg in zip((p for p, _ in tree_jobs), pool.map(lambda job: figures.tree(job[1]), tree_jobs)):
+            pages[path] = svg
+            done += 1
+            if progress is not None:
+                progress(done)
+
+    final = rp.final()
+    decision = rp.decision
+    summary_rows = []
+    linked = {c["iteration"]: c["page"] for c in contexts}
+    table_iterations = range(1, rp.iterations + 1) if rp.iterations <= MAX_TABLE_ROWS else chosen
+    for k in table_iterations:
+        row = _iteration_summary(rp, k, names)
+        row["page"] = linked.get(k)
+        summary_rows.append(row)
+    root_children = []
+    for child in final.children(0):
+        root_children.append({
+            "name": names(child.id),
+            "action": child.action,
+            "visits": format_exact(child.visits),
+            "value": format_exact(child.value),
+            "mean": format_number(child.mean),
+            "prior": format_number(child.prior),
+        })
+    common = {
+        "name": name,
+        "title": title,
+        "game": header.game,
+        "iterations_total": rp.iterations,
+        "assets": "../assets",
+    }
+    overview = {
+        **common,
+        "description": description,
+        "trace_file": trace_file,
+        "params": _params_text(header.game_params),
+        "players": header.num_players,
+        "root": header.root,
+        "seed": header.seed,
+        "record": header.record,
+        "library_version": header.library_version,
+        "options": _options_rows(header.options),
+        "legend": formula_legend(header.options),
+        "decision": None if decision is None else {
+            "rule": decision.rule,
+            "move": decision.move,
+            "by_visits": decision.by_visits,
+            "by_mean": decision.by_mean,
+        },
+        "root_children": root_children,
+        "root_expansion": [names(ch.node) for ch in rp.root_expansion.children] if rp.root_expansion else None,
+        "plots": plots,
+        "final_tree": final_tree,
+        "rows": summary_rows,
+        "table_complete": rp.iterations <= MAX_TABLE_ROWS,
+        "first_page": contexts[0]["page"],
+        "chosen": chosen,
+    }
+    pages[f"{name}/index.md"] = _render(env, "overview.md.j2", **overview)
+    for ctx in contexts:
+        pages[f"{name}/{ctx['page']}"] = _render(env, "iteration.md.j2", **common, it=ctx)
+    frames = [
+        {"iteration": c["iteration"], "figure": c["figures"]["backprop"], "page": c["page"],
+         "path_names": c["path_names"], "outcome": c["simulate"]["outcome"]}
+        for c in contexts
+    ]
+    pages[f"{name}/slider.md"] = _render(env, "slider.md.j2", **common, frames=frames)
+    manifest = {
+        "name": name,
+        "title": title,
+        "game": header.game,
+        "iterations": rp.iterations,
+        "pages": len(chosen),
+        "seed": header.seed,
+    }
+    pages[f"{name}/{MANIFEST}"] = json.dumps(manifest, sort_keys=True, indent=1) + "\n"
+    pages.update(asset_pages())
+    return dict(sorted(pages.items()))
+
+
+def asset_pages(prefix: str = "assets") -> Pages:
+    """The slider's script and style, as pages under ``prefix``."""
+    return {f"{prefix}/{f}": (ASSETS_DIR / f).read_bytes() for f in ASSET_FILES}
+
+
+def index_pages(
+    manifests: Sequence[Mapping[str, Any]],
+    templates: str | os.PathLike[str] | None = None,
+    *,
+    list_prefix: str = "walkthroughs/",
+) -> Pages:
+    """The list of walkthroughs: ``index.md`` (a page) and ``.list.md`` (for snippet inclusion).
+
+    ``.list.md`` links from the docs folder's root (``list_prefix`` + ``NAME/index.md``), for
+    ``docs/walkthroughs.md`` to include; MkDocs makes no page of a dot file.
+    """
+    env = template_environment(templates)
+    entries = sorted(manifests, key=lambda m: m["name"])
+    return {
+        "index.md": _render(env, "index.md.j2", entries=entries, prefix=""),
+        ".list.md": _render(env, "list.md.j2", entries=entries, prefix=list_prefix),
+    }
