@@ -5,37 +5,45 @@ Every figure function returns an object (a ``graphviz.Digraph`` or a matplotlib 
 same trace and options; writing the file is the caller's step. The numbers behind every plot
 come from :mod:`mctsviz.render.extract` (pure, tested without matplotlib).
 
-The plotting functions load matplotlib on first use, so ``import mctsviz.render`` stays light.
+Names load on first use: ``import mctsviz.render`` (or its light ``extract`` and ``style``
+modules) loads neither Graphviz nor matplotlib.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-from .extract import reward_range
-from .output import FORMATS, figure_bytes, format_for_path
-from .tree import BoardsUnavailable, render_tree
+#: Public name -> the module of this package defining it.
+_EXPORTS = {
+    "BoardsUnavailable": "tree",
+    "FORMATS": "output",
+    "figure_bytes": "output",
+    "format_for_path": "output",
+    "new_figure": "plots",
+    "plot_evolution": "plots",
+    "plot_evolution_panels": "plots",
+    "plot_growth": "plots",
+    "plot_growth_panels": "plots",
+    "plot_heatmap": "plots",
+    "plot_heatmaps": "plots",
+    "plot_match": "plots",
+    "plot_puct_bars": "plots",
+    "plot_sweep": "plots",
+    "plot_ucb_contour": "plots",
+    "render_tree": "tree",
+    "reward_range": "extract",
+}
 
-_PLOTS = (
-    "plot_evolution",
-    "plot_evolution_panels",
-    "plot_growth",
-    "plot_growth_panels",
-    "plot_heatmap",
-    "plot_heatmaps",
-    "plot_match",
-    "plot_puct_bars",
-    "plot_sweep",
-    "plot_ucb_contour",
-    "new_figure",
-)
-
-__all__ = sorted(["BoardsUnavailable", "FORMATS", "figure_bytes", "format_for_path", "render_tree", "reward_range", *_PLOTS])
+__all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
-    if name in _PLOTS:
-        from . import plots
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
 
-        return getattr(plots, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -77,15 +77,17 @@ def board_table(marks: Marks, changed: Sequence[tuple[int, int]] | frozenset[tup
     for r, row in enumerate(marks):
         tds = []
         for c, mark in enumerate(row):
-            bg = f' BGCOLOR="{_MOVE_TINT}"' if (r, c) in changed else ""
+            bg = _MOVE_TINT if (r, c) in changed else style.WHITE
             text = ""
             if mark:
                 color = style.PLAYER_COLORS[_MARK_PLAYER[mark]] if mark in _MARK_PLAYER else style.GREY
                 text = f'<FONT POINT-SIZE="{font}" COLOR="{color}"><B>{style.html_text(mark, 3)}</B></FONT>'
-            tds.append(f'<TD WIDTH="{size}" HEIGHT="{size}" FIXEDSIZE="TRUE"{bg}>{text}</TD>')
+            tds.append(f'<TD WIDTH="{size}" HEIGHT="{size}" FIXEDSIZE="TRUE" BGCOLOR="{bg}">{text}</TD>')
         cells.append("<TR>" + "".join(tds) + "</TR>")
+    # A fixed size keeps the board's cells together when the node's text is wider than it.
     return (
-        f'<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="0" COLOR="{style.LIGHT_GREY}">'
+        f'<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="0" COLOR="{style.LIGHT_GREY}" '
+        f'FIXEDSIZE="TRUE" WIDTH="{cols * size}" HEIGHT="{len(marks) * size}">'
         + "".join(cells)
         + "</TABLE>"
     )

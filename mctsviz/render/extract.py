@@ -9,6 +9,7 @@ place); statistics come from replay's snapshots (one fold, one place).
 from __future__ import annotations
 
 import math
+import re
 import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -71,7 +72,7 @@ def provenance(header: Header | None, **position: Any) -> dict[str, str]:
     if header is not None:
         out.update(game=str(header.game), seed=str(header.seed), record=str(header.record))
         if header.game_params:
-            out["game_params"] = ", ".join(f"{k}={v}" for k, v in sorted(header.game_params.items()))
+            out["game_params"] = ", ".join(f"{k}={_short(v)}" for k, v in sorted(header.game_params.items()))
         for name, value in sorted(header.options.items()):
             if name in _DATA_OPTIONS:
                 if value:
@@ -83,6 +84,12 @@ def provenance(header: Header | None, **position: Any) -> dict[str, str]:
     return out
 
 
+def _short(value: Any, limit: int = 60) -> str:
+    # A parameter may be a whole explicit tree: name its size, not its content.
+    text = str(value)
+    return text if len(text) <= limit else f"({len(text)} characters)"
+
+
 def provenance_text(info: Mapping[str, str]) -> str:
     """One line of ``key=value`` pairs, safe in a DOT comment, an XML comment or file metadata.
 
@@ -90,7 +97,8 @@ def provenance_text(info: Mapping[str, str]) -> str:
     characters, ``-`` runs that would end an XML comment) are percent-encoded.
     """
     def clean(text: str) -> str:
-        return urllib.parse.quote(text, safe=" .,:;=+_/()[]{}*!@$%^~|?'")
+        quoted = urllib.parse.quote(text, safe=" .,:;=+_/()[]{}*!@$^~|?'")
+        return re.sub("-(?=-)", "%2D", quoted)  # "--" would end an XML comment
 
     return "; ".join(f"{clean(k)}={clean(v)}" for k, v in info.items())
 
@@ -137,7 +145,12 @@ class ChildRow:
 
 
 def child_rows(snapshot: TreeSnapshot, node: int = 0) -> list[ChildRow]:
-    """The children of ``node`` at the snapshot's position, in creation order."""
+    """The children of ``node`` at the snapshot's position, in creation order.
+
+    Raises:
+        MctsvizError: ``node`` does not exist at the snapshot's position.
+    """
+    snapshot.node(node)  # a clear error for a node that does not exist (yet)
     rows = []
     for child in snapshot.children(node):
         exploit, explore, score = snapshot.score(node, child.id)
@@ -505,6 +518,7 @@ def tree_view(
     min_visits: int = 0,
     max_nodes: int | None = None,
     show: str = "all",
+    pin: bool = True,
 ) -> TreeView:
     """Choose the nodes of a tree figure, keeping large trees readable.
 
@@ -516,8 +530,9 @@ def tree_view(
         show: ``"all"``; ``"pv"``: only the principal variation (most-visited line), other
             children folded; ``"path"``: this iteration's path and the children of its nodes.
 
-    The current iteration's path and new nodes are kept whatever ``top``, ``min_visits`` and
-    ``max_nodes`` say (they are what a phase figure is about); ``depth`` still applies.
+    With ``pin`` (and ``show`` other than ``"pv"``), the current iteration's path and new nodes
+    are kept whatever ``top``, ``min_visits`` and ``max_nodes`` say (they are what a phase
+    figure is about); ``depth`` still applies.
 
     Raises:
         MctsvizError: a bad option.
@@ -528,15 +543,16 @@ def tree_view(
     if show not in SHOW_MODES:
         raise MctsvizError(f"unknown show mode {show!r}; choose one of: {', '.join(SHOW_MODES)}")
 
-    pinned = set(snapshot.path) | set(snapshot.new_nodes)
-    pinned |= {n for p in list(pinned) for n in _ancestors(snapshot, p)}
+    current = set(snapshot.path) | set(snapshot.new_nodes)
+    current |= {n for p in list(current) for n in _ancestors(snapshot, p)}
+    pinned = current if pin and show != "pv" else set()
     visits = snapshot.visits
     if show == "pv":
         line = set(snapshot.principal_variation())
         expandable = line  # only PV nodes show children
         allowed: set[int] | None = line
     elif show == "path":
-        expandable = pinned
+        expandable = current
         allowed = None
     else:
         expandable = None

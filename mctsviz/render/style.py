@@ -41,13 +41,15 @@ VALUE_LOW, VALUE_MID, VALUE_HIGH = VERMILLION, "#F7F7F7", BLUE
 #: lighter fills keep black text readable.
 _FILL_STRENGTH = 0.6
 
-#: The current iteration's highlight.
+#: The current iteration's highlight, and a darker shade of it for text on coloured fills.
 HIGHLIGHT = REDDISH_PURPLE
+HIGHLIGHT_TEXT = "#7A2E5C"
 #: Player marks on boards (player 0 blue, player 1 orange, as in seed 002's drawings).
 PLAYER_COLORS = (BLUE, VERMILLION, BLUISH_GREEN, REDDISH_PURPLE)
 
-#: Fonts: a generic list so Graphviz and matplotlib find one on every system.
-FONT = "Helvetica,Arial,sans-serif"
+#: Fonts: DejaVu Sans (matplotlib's own font, with the arrows and symbols the labels use),
+#: then generic fallbacks for SVG viewers without it.
+FONT = "DejaVu Sans,Helvetica,Arial,sans-serif"
 FONT_SIZE = 10
 SMALL_FONT_SIZE = 8
 

@@ -45,6 +45,7 @@ def render_tree(
     keys: bool = False,
     value_symbol: str = "W",
     caption: bool = False,
+    highlight: bool = True,
 ) -> graphviz.Digraph:
     """The tree of ``snapshot`` as a Graphviz digraph.
 
@@ -66,6 +67,8 @@ def render_tree(
         caption: add a caption line (game, policy, seed, iteration, phase) under the tree. The
             same information is always in the graph's ``comment`` (a DOT attribute, written
             into SVG output as a comment).
+        highlight: mark the current iteration (path, new node, rollout, backed-up statistics)
+            and keep its nodes whatever the filters; False draws the plain tree.
 
     Returns:
         The digraph; writing it is the caller's step (``.render()``, ``.pipe()`` or
@@ -74,23 +77,23 @@ def render_tree(
     Raises:
         MctsvizError: a bad option.
     """
-    view = tree_view(snapshot, depth=depth, top=top, min_visits=min_visits, max_nodes=max_nodes, show=show)
+    view = tree_view(snapshot, depth=depth, top=top, min_visits=min_visits, max_nodes=max_nodes, show=show, pin=highlight)
     low, high = value_range if value_range is not None else _snapshot_range(snapshot, view.nodes)
-    phase = _PHASE_ORDER[snapshot.phase] if snapshot.events is not None else 0
-    path = snapshot.path
+    phase = _PHASE_ORDER[snapshot.phase] if snapshot.events is not None and highlight else 0
+    path = snapshot.path if phase else ()
     path_edges = set(zip(path, path[1:]))
     simulated = snapshot.events.expand.simulate_from if phase >= 2 else None
     if simulated is not None and path and simulated != path[-1]:
         path_edges.add((path[-1], simulated))
     on_path = set(path) | ({simulated} if simulated is not None else set())
-    new_nodes = set(snapshot.new_nodes)
-    updates = {u.node: u for u in snapshot.updates}
+    new_nodes = set(snapshot.new_nodes) if phase else set()
+    updates = {u.node: u for u in snapshot.updates} if phase else {}
     drawn_boards = _boards(snapshot, view.nodes, game) if boards else {}
     score_name = policy_label(snapshot.options)
 
     info = provenance(
         snapshot.header, iteration=snapshot.iteration, phase=snapshot.phase,
-        view=f"show={show} depth={depth} top={top} min_visits={min_visits} max_nodes={max_nodes} boards={boards}",
+        view=f"show={show} depth={depth} top={top} min_visits={min_visits} max_nodes={max_nodes} boards={boards} highlight={highlight}",
     )
     graph = graphviz.Digraph(
         "mcts",
@@ -130,7 +133,7 @@ def render_tree(
         if node in updates:
             rows.append(_backup_row(updates[node], stats.visits, stats.value, value_symbol))
         if node in new_nodes:
-            rows.append(f'<FONT COLOR="{style.HIGHLIGHT}"><B>new</B></FONT>')
+            rows.append(f'<FONT COLOR="{style.HIGHLIGHT_TEXT}"><B>new</B></FONT>')
         if stats.terminal:
             rows.append(f'<FONT POINT-SIZE="{style.SMALL_FONT_SIZE}" COLOR="{style.GREY}">terminal</FONT>')
         if node in view.below:
@@ -162,7 +165,7 @@ def render_tree(
         graph.node(name, label=label, style="rounded,dashed", color=style.GREY, fontcolor=style.GREY, fillcolor="white")
         graph.edge(f"n{fold.parent}", name, style="dashed", arrowhead="none")
 
-    sim = snapshot.simulated
+    sim = snapshot.simulated if phase else None
     if sim is not None and sim.node in view.nodes:
         graph.node("outcome", label=_outcome_label(sim), shape="note", style="filled", fillcolor="white", color=style.HIGHLIGHT, fontcolor=style.HIGHLIGHT)
         graph.edge(f"n{sim.node}", "outcome", style="dashed", color=style.HIGHLIGHT, penwidth="1.5", arrowhead="none")
@@ -214,7 +217,7 @@ def _backup_row(update: Any, visits: int, value: float, value_symbol: str) -> st
     w_before = update.value_before if update.value_before is not None else value - update.reward
     sym = style.html_text(value_symbol, 4)
     text = f"N {n_before}→{visits} · {sym} {style.format_total(w_before)}→{style.format_total(value)}"
-    return f'<FONT COLOR="{style.HIGHLIGHT}">{text}</FONT>'
+    return f'<FONT COLOR="{style.HIGHLIGHT_TEXT}"><B>{text}</B></FONT>'
 
 
 def _outcome_label(sim: Any) -> str:

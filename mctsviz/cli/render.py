@@ -1,0 +1,343 @@
+"""``mctsviz render ...`` (figures from traces and results) and ``mctsviz sweep`` (C and budget sweeps).
+
+Each handler reads its input, calls one figure function of ``mctsviz.render`` and writes the
+bytes atomically; the format follows the output's suffix (.svg, .pdf, .png; .dot for trees).
+Heavy libraries are imported inside the handlers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+from ..errors import MctsvizError
+from ..render.extract import QUANTITIES, SHOW_MODES
+from ..replay import PHASES
+from ..search.policies import LOG_VARIANTS
+from ..sweep import PARAMETERS
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    render = subparsers.add_parser(
+        "render",
+        help="draw a figure from a trace or from results (tree, heatmap, ucb-contour, puct, ...)",
+        description="Draw a figure from a trace, a match or a sweep. The format follows the output's suffix: "
+        ".svg, .pdf, .png (and .dot for trees). The same input and options give the same bytes.",
+    )
+    figures = render.add_subparsers(dest="figure", metavar="FIGURE", parser_class=type(render))
+    render.set_defaults(handler=lambda args: _missing_figure(render))
+
+    p = figures.add_parser("tree", help="the search tree at an iteration and phase (Graphviz)")
+    _trace_argument(p)
+    _iteration_arguments(p)
+    p.add_argument("--depth", type=_natural(0), metavar="D", help="show nodes down to depth D (root 0)")
+    p.add_argument("--top", type=_natural(1), metavar="K", help="keep the K most visited children of each node")
+    p.add_argument("--min-visits", type=_natural(0), default=0, metavar="M", help="hide children with fewer than M visits")
+    p.add_argument("--max-nodes", type=_natural(1), metavar="N", help="keep the N most visited nodes of the tree")
+    p.add_argument("--show", choices=SHOW_MODES, default="all", help="all nodes, the principal variation, or this iteration's path")
+    p.add_argument("--boards", action="store_true", help="draw the board inside each node (grid games)")
+    p.add_argument("--keys", action="store_true", help="show each node's state key")
+    p.add_argument("--no-ids", action="store_true", help="do not show node ids")
+    p.add_argument("--value-symbol", choices=("W", "t"), default="W", help="name of the total reward (seed 000 writes t)")
+    p.add_argument("--caption", action="store_true", help="add a caption: game, policy, seed, iteration, phase")
+    p.add_argument("--no-highlight", action="store_true", help="do not mark the iteration's path, new node, rollout and updates")
+    _output_argument(p, graph=True)
+    p.set_defaults(handler=_render_tree)
+
+    p = figures.add_parser("heatmap", help="the root's moves on the board, at one or several iterations")
+    _trace_argument(p)
+    p.add_argument("--iterations", type=_int_list, metavar="K,K,...", help="iterations to show side by side (default: the last)")
+    p.add_argument("--quantity", choices=QUANTITIES, default="visits", help="visit share, mean value, prior or score")
+    p.add_argument("--node", type=_natural(0), default=0, metavar="ID", help="whose children (default the root, 0)")
+    _output_argument(p)
+    p.set_defaults(handler=_render_heatmap)
+
+    p = figures.add_parser("ucb-contour", help="UCB1's exploration term C·sqrt(ln N / n) over N and n")
+    p.add_argument("--c", type=_finite_float, default=math.sqrt(2), metavar="C", help="the exploration constant (default sqrt 2)")
+    p.add_argument("--max-n", type=_natural(2), default=100, metavar="N", help="largest visit count shown (default 100)")
+    p.add_argument("--log", choices=LOG_VARIANTS, default="ln-n", help="ln N or ln(N + 1)")
+    p.add_argument("--linear", action="store_true", help="linear axes (default: logarithmic)")
+    _output_argument(p)
+    p.set_defaults(handler=_render_ucb_contour)
+
+    p = figures.add_parser("puct", help="a node's children as stacked exploit/explore bars (PUCT's Q and U, or UCB1's terms)")
+    _trace_argument(p)
+    _iteration_arguments(p, default_phase="select")
+    p.add_argument("--node", type=_natural(0), default=0, metavar="ID", help="whose children (default the root, 0)")
+    _output_argument(p)
+    p.set_defaults(handler=_render_puct)
+
+    p = figures.add_parser("evolution", help="visits, mean and score of a node's children against iteration")
+    _trace_argument(p)
+    p.add_argument("--node", type=_natural(0), default=0, metavar="ID", help="whose children (default the root, 0)")
+    _output_argument(p)
+    p.set_defaults(handler=_render_evolution)
+
+    p = figures.add_parser("growth", help="the tree's nodes, depth and branching against iteration")
+    _trace_argument(p)
+    _output_argument(p)
+    p.set_defaults(handler=_render_growth)
+
+    p = figures.add_parser("match", help="running average scores of a match (from `mctsviz match --out`)")
+    p.add_argument("results", metavar="RESULTS.json", help="a match results file")
+    _output_argument(p)
+    p.set_defaults(handler=_render_match)
+
+    p = figures.add_parser("sweep", help="score against a swept option (from `mctsviz sweep --out`)")
+    p.add_argument("results", metavar="SWEEP.json", help="a sweep results file")
+    _output_argument(p)
+    p.set_defaults(handler=_render_sweep)
+
+    p = subparsers.add_parser(
+        "sweep",
+        help="play matches across values of C or of the iteration budget",
+        description="Vary one MCTS option (C, c_puct, fpu or the iteration budget), play a match against a fixed "
+        "opponent at each value, and write the results (--out) and/or their plot (-o).",
+    )
+    p.add_argument("game", help="a two-player game (built-in name or FILE.py:Class)")
+    p.add_argument("--parameter", choices=tuple(PARAMETERS), default="c", help="the option to vary (default c)")
+    p.add_argument("--values", required=True, metavar="V,V,...", help="its values, comma-separated (like 0,0.5,1,1.41,2,4)")
+    p.add_argument("--player", default="mcts:iterations=200", metavar="SPEC", help="the MCTS player (default mcts:iterations=200)")
+    p.add_argument("--opponent", default="random", metavar="SPEC", help="the fixed opponent (default random)")
+    p.add_argument("--games", type=_natural(1), default=50, metavar="N", help="games per value (default 50)")
+    p.add_argument("--seed", type=int, default=0, help="game i of every match is seeded by (seed, i)")
+    p.add_argument("--no-alternate", action="store_true", help="the swept player always moves first")
+    p.add_argument("--jobs", type=_natural(1), default=1, metavar="J", help="worker processes (default 1)")
+    p.add_argument("--out", metavar="SWEEP.json", help="write the results here")
+    p.add_argument("-o", "--output", metavar="OUT", help="write the plot here (.svg, .pdf, .png)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(handler=_run_sweep)
+
+
+# -- argument types ---------------------------------------------------------------------------
+
+
+def _natural(low: int) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number >= {low}, not {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected a whole number >= {low}, not {text!r}")
+        return value
+
+    return parse
+
+
+def _finite_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, not {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, not {text!r}")
+    return value
+
+
+def _int_list(text: str) -> list[int]:
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    parse = _natural(0)
+    if not items:
+        raise argparse.ArgumentTypeError("expected iterations like 50,200,500")
+    return [parse(t) for t in items]
+
+
+def _trace_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("trace", metavar="TRACE", help="a trace file (.jsonl, .jsonl.gz, .jsonl.zst)")
+
+
+def _iteration_arguments(p: argparse.ArgumentParser, default_phase: str = "backprop") -> None:
+    p.add_argument("--iteration", type=_natural(0), metavar="K", help="the iteration (default: the last)")
+    p.add_argument("--phase", choices=PHASES, default=default_phase, help=f"the moment within the iteration (default {default_phase})")
+
+
+def _output_argument(p: argparse.ArgumentParser, *, graph: bool = False) -> None:
+    suffixes = ".svg, .pdf, .png" + (" or .dot" if graph else "")
+    p.add_argument("-o", "--output", required=True, metavar="OUT", help=f"the output file ({suffixes})")
+
+
+def _missing_figure(parser: argparse.ArgumentParser) -> int:
+    parser.print_usage(sys.stderr)
+    print("mctsviz render: error: choose a figure: tree, heatmap, ucb-contour, puct, evolution, growth, match, sweep", file=sys.stderr)
+    return 2
+
+
+# -- shared steps -----------------------------------------------------------------------------
+
+
+def _note(message: str) -> None:
+    print(f"mctsviz: note: {message}", file=sys.stderr)
+
+
+def _load_replay(path: str) -> Any:
+    from ..replay import Replay
+    from ..trace.io import read_trace
+
+    return Replay(read_trace(path, on_warning=_note))
+
+
+def _snapshot(replay: Any, iteration: int | None, phase: str) -> Any:
+    return replay.snapshot(replay.iterations if iteration is None else iteration, phase)
+
+
+def _write(figure: Any, output: str, *, graph: bool = False) -> int:
+    from ..fileutil import atomic_write
+    from ..render import figure_bytes, format_for_path
+
+    data = figure_bytes(figure, format_for_path(output, graph=graph))
+    atomic_write(output, data)
+    print(f"wrote {output}", file=sys.stderr)
+    return 0
+
+
+def _check_output(output: str, *, graph: bool = False) -> None:
+    """Reject a bad suffix before any work is done."""
+    from ..render.output import format_for_path
+
+    format_for_path(output, graph=graph)
+
+
+def _read_json(path: str, what: str) -> Any:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise MctsvizError(f"no such {what} file: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MctsvizError(f"cannot read {path}: {exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MctsvizError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
+
+
+def _trace_game(replay: Any) -> Any:
+    """The trace's game for board layouts, or None (with a note) when it cannot be loaded."""
+    from ..render.extract import load_trace_game
+
+    try:
+        return load_trace_game(replay.header)
+    except MctsvizError as exc:
+        _note(f"{exc}; moves are drawn in one row")
+        return None
+
+
+# -- handlers ---------------------------------------------------------------------------------
+
+
+def _render_tree(args: argparse.Namespace) -> int:
+    _check_output(args.output, graph=True)
+    from ..render import BoardsUnavailable, render_tree
+    from ..render.extract import reward_range
+
+    replay = _load_replay(args.trace)
+    snapshot = _snapshot(replay, args.iteration, args.phase)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", BoardsUnavailable)
+        graph = render_tree(
+            snapshot, depth=args.depth, top=args.top, min_visits=args.min_visits, max_nodes=args.max_nodes,
+            show=args.show, boards=args.boards, value_range=reward_range(replay), ids=not args.no_ids,
+            keys=args.keys, value_symbol=args.value_symbol, caption=args.caption, highlight=not args.no_highlight,
+        )
+    for warning in caught:
+        if issubclass(warning.category, BoardsUnavailable):
+            _note(str(warning.message))
+    return _write(graph, args.output, graph=True)
+
+
+def _render_heatmap(args: argparse.Namespace) -> int:
+    _check_output(args.output)
+    from ..render import plot_heatmap, plot_heatmaps
+
+    replay = _load_replay(args.trace)
+    game = _trace_game(replay)
+    if args.iterations is None or len(args.iterations) == 1:
+        k = replay.iterations if args.iterations is None else args.iterations[0]
+        figure = plot_heatmap(replay.snapshot(k), args.quantity, node=args.node, game=game, ax=_new_axes())
+    else:
+        figure = plot_heatmaps(replay, args.iterations, args.quantity, node=args.node, game=game)
+    return _write(figure, args.output)
+
+
+def _render_ucb_contour(args: argparse.Namespace) -> int:
+    _check_output(args.output)
+    from ..render import plot_ucb_contour
+
+    return _write(plot_ucb_contour(args.c, args.max_n, log=args.log, log_axes=not args.linear, ax=_new_axes()), args.output)
+
+
+def _render_puct(args: argparse.Namespace) -> int:
+    _check_output(args.output)
+    from ..render import plot_puct_bars
+
+    replay = _load_replay(args.trace)
+    snapshot = _snapshot(replay, args.iteration, args.phase)
+    return _write(plot_puct_bars(snapshot, args.node, ax=_new_axes()), args.output)
+
+
+def _render_evolution(args: argparse.Namespace) -> int:
+    _check_output(args.output)
+    from ..render import plot_evolution_panels
+
+    return _write(plot_evolution_panels(_load_replay(args.trace), node=args.node), args.output)
+
+
+def _render_growth(args: argparse.Namespace) -> int:
+    _check_output(args.output)
+    from ..render import plot_growth_panels
+
+    return _write(plot_growth_panels(_load_replay(args.trace)), args.output)
+
+
+def _render_match(args: argparse.Namespace) -> int:
+    _check_output(args.output)
+    from ..render import plot_match
+
+    return _write(plot_match(_read_json(args.results, "match results"), ax=_new_axes()), args.output)
+
+
+def _render_sweep(args: argparse.Namespace) -> int:
+    _check_output(args.output)
+    from ..render import plot_sweep
+
+    return _write(plot_sweep(_read_json(args.results, "sweep results"), ax=_new_axes()), args.output)
+
+
+def _run_sweep(args: argparse.Namespace) -> int:
+    if not args.out and not args.output:
+        raise MctsvizError("say where the sweep goes: --out SWEEP.json for the results, -o OUT.svg for the plot, or both")
+    if args.output:
+        _check_output(args.output)
+    from ..sweep import parse_values, sweep
+
+    values = parse_values(args.values, args.parameter)
+    result = sweep(
+        args.game, args.parameter, values, player=args.player, opponent=args.opponent, games=args.games,
+        seed=args.seed, alternate=not args.no_alternate, jobs=args.jobs,
+        progress=not args.no_progress and sys.stderr.isatty(),
+    )
+    for point in result.points:
+        print(f"{args.parameter}={point.value:g}: score {point.score:.3f} ± {point.interval:.3f} "
+              f"({point.wins} won, {point.draws} drawn, {point.losses} lost)")
+    if args.out:
+        from ..fileutil import atomic_write
+
+        atomic_write(args.out, json.dumps(result.to_dict(), indent=1) + "\n")
+        print(f"wrote {args.out}", file=sys.stderr)
+    if args.output:
+        from ..render import plot_sweep
+
+        _write(plot_sweep(result, ax=_new_axes()), args.output)
+    return 0
+
+
+def _new_axes() -> Any:
+    """A fresh standalone Axes: the CLI never draws on pyplot's global figure."""
+    from ..render import new_figure
+
+    return new_figure()[1][0]
