@@ -1,0 +1,338 @@
+"""Matches: many games between two players, repeatable from one seed, on one or more processes.
+
+Game ``i`` of a match draws all its randomness from ``random.Random`` seeded by
+``(seed, i)``, and players that learn nothing between games (all but a persistent MCTS
+learner) start each game afresh, so a match gives the same result whatever ``jobs`` is.
+
+A results file holds :meth:`MatchResult.to_dict`: ``{"format": "mctsviz-match",
+"version": 1, ...}`` with the game, both players' specs, the seed, the totals, the running
+average scores and one record per game.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import pickle
+import random
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import MctsvizError
+from .games import check_game, load
+from .players import as_player, player_spec
+from .types import Game
+
+FORMAT = "mctsviz-match"
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """One game of a match, seen from the match's players a (0) and b (1).
+
+    Attributes:
+        first: who moved first: 0 for player a, 1 for player b.
+        winner: 0 (a), 1 (b), or None for a draw.
+        moves: the labels of the moves played, in order.
+        returns: the final returns of a and of b.
+    """
+
+    first: int
+    winner: int | None
+    moves: tuple[str, ...]
+    returns: tuple[float, float]
+
+    def score(self, player: int) -> float:
+        """1 for a win, 0.5 for a draw, 0 for a loss."""
+        return 0.5 if self.winner is None else float(self.winner == player)
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """The games of a match and their totals (computed from the records).
+
+    Attributes:
+        game: the game's name; ``game_params`` its parameters.
+        players: the specs (or names) of players a and b.
+        seed: the match seed; game ``i`` is seeded by ``(seed, i)``.
+        alternate: whether a and b took turns at moving first.
+        records: one :class:`GameRecord` per game, in order.
+        notes: remarks on how the match ran (such as why it stayed on one process).
+        games, wins, draws: totals; ``wins`` is (a's, b's).
+        running: for a and for b, the average score over games 1..k for each k.
+    """
+
+    game: str
+    game_params: dict[str, Any]
+    players: tuple[str, str]
+    seed: int
+    alternate: bool
+    records: tuple[GameRecord, ...]
+    notes: tuple[str, ...] = ()
+    games: int = field(init=False)
+    wins: tuple[int, int] = field(init=False)
+    draws: int = field(init=False)
+    running: tuple[tuple[float, ...], tuple[float, ...]] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        wins = [0, 0]
+        totals = [0.0, 0.0]
+        running: tuple[list[float], list[float]] = ([], [])
+        for k, record in enumerate(self.records, 1):
+            if record.winner is not None:
+                wins[record.winner] += 1
+            for p in (0, 1):
+                totals[p] += record.score(p)
+                running[p].append(totals[p] / k)
+        object.__setattr__(self, "games", len(self.records))
+        object.__setattr__(self, "wins", (wins[0], wins[1]))
+        object.__setattr__(self, "draws", len(self.records) - wins[0] - wins[1])
+        object.__setattr__(self, "running", (tuple(running[0]), tuple(running[1])))
+
+    @property
+    def losses(self) -> tuple[int, int]:
+        """(a's losses, b's losses)."""
+        return (self.wins[1], self.wins[0])
+
+    @property
+    def scores(self) -> tuple[float, float]:
+        """Average score of a and of b over all games (win 1, draw 0.5, loss 0)."""
+        if not self.records:
+            return (0.0, 0.0)
+        return (self.running[0][-1], self.running[1][-1])
+
+    def summary(self) -> dict[str, Any]:
+        """The totals without the per-game records (the CLI's ``--json``)."""
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "game": self.game,
+            "game_params": self.game_params,
+            "players": list(self.players),
+            "seed": self.seed,
+            "alternate": self.alternate,
+            "games": self.games,
+            "wins": list(self.wins),
+            "draws": self.draws,
+            "losses": list(self.losses),
+            "scores": list(self.scores),
+            "notes": list(self.notes),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for the results file (``from_dict`` reads it back)."""
+        out = self.summary()
+        out["running_average"] = [list(self.running[0]), list(self.running[1])]
+        out["records"] = [
+            {"first": r.first, "winner": r.winner, "moves": list(r.moves), "returns": list(r.returns)}
+            for r in self.records
+        ]
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any) -> MatchResult:
+        """Read a results file's data back, checking its format and its totals.
+
+        Raises:
+            MctsvizError: not a match results file, an unknown version, or damaged content.
+        """
+        if not isinstance(data, Mapping) or data.get("format") != FORMAT:
+            raise MctsvizError(f"not a match results file (expected format {FORMAT!r})")
+        if data.get("version") != VERSION:
+            raise MctsvizError(f"match results version {data.get('version')!r} is not supported (this mctsviz reads {VERSION})")
+        try:
+            records = tuple(
+                GameRecord(
+                    first=_player_index(r["first"], allow_none=False),
+                    winner=_player_index(r["winner"], allow_none=True),
+                    moves=tuple(str(m) for m in r["moves"]),
+                    returns=(float(r["returns"][0]), float(r["returns"][1])),
+                )
+                for r in data["records"]
+            )
+            players = data["players"]
+            result = cls(
+                game=str(data["game"]),
+                game_params=dict(data.get("game_params") or {}),
+                players=(str(players[0]), str(players[1])),
+                seed=int(data["seed"]),
+                alternate=bool(data.get("alternate", True)),
+                records=records,
+                notes=tuple(str(n) for n in data.get("notes", ())),
+            )
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            raise MctsvizError(f"damaged match results: {type(exc).__name__}: {exc}") from None
+        for name in ("games", "wins", "draws"):
+            if name in data and data[name] != _plain(getattr(result, name)):
+                raise MctsvizError(f"damaged match results: {name} is {data[name]!r} but the records give {_plain(getattr(result, name))!r}")
+        return result
+
+
+def _player_index(value: Any, *, allow_none: bool) -> int | None:
+    if value is None and allow_none:
+        return None
+    if value in (0, 1) and not isinstance(value, bool):
+        return int(value)
+    raise ValueError(f"expected 0 or 1{' or null' if allow_none else ''}, not {value!r}")
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+# -- playing ----------------------------------------------------------------------------------
+
+
+def game_rng(seed: int, index: int) -> random.Random:
+    """The random source of game ``index`` of a match with ``seed`` (stable across runs)."""
+    return random.Random(f"mctsviz-match:{seed}:{index}")
+
+
+def play_game(game: Game, player_a: Any, player_b: Any, *, seed: int = 0, index: int = 0, alternate: bool = True) -> GameRecord:
+    """Play game ``index`` of a match: a moves first in even games when ``alternate``.
+
+    Raises:
+        MctsvizError: a player chose an illegal move.
+    """
+    rng = game_rng(seed, index)
+    first = index % 2 if alternate else 0
+    seats = (player_a, player_b) if first == 0 else (player_b, player_a)
+    for player in {id(p): p for p in seats}.values():
+        new_game = getattr(player, "new_game", None)
+        if callable(new_game):
+            new_game()
+    state = game.initial_state()
+    moves: list[str] = []
+    while not game.is_terminal(state):
+        player = seats[game.current_player(state)]
+        action = player.choose(game, state, rng)
+        if action not in game.legal_actions(state):
+            name = getattr(player, "name", repr(player))
+            raise MctsvizError(f"player {name} chose the illegal move {action!r} in {game.state_key(state)}")
+        moves.append(game.action_label(action))
+        state = game.next_state(state, action)
+    values = game.returns(state)
+    ret_a, ret_b = (values[0], values[1]) if first == 0 else (values[1], values[0])
+    winner = 0 if ret_a > ret_b else 1 if ret_b > ret_a else None
+    return GameRecord(first=first, winner=winner, moves=tuple(moves), returns=(float(ret_a), float(ret_b)))
+
+
+def play_match(
+    game: Game | str,
+    player_a: Any,
+    player_b: Any,
+    *,
+    games: int,
+    seed: int = 0,
+    alternate: bool = True,
+    jobs: int = 1,
+    progress: bool = False,
+) -> MatchResult:
+    """Play ``games`` games between two players and total them up.
+
+    Args:
+        game: a game, or a spec for ``mctsviz.games.load``.
+        player_a, player_b: players, or specs for ``mctsviz.players.parse_player``.
+        games: how many games.
+        seed: game ``i`` is seeded by ``(seed, i)``.
+        alternate: a moves first in even-numbered games, b in odd ones; else a always.
+        jobs: worker processes. Players are rebuilt from their specs in each worker; a
+            persistent learner, or a player or game that cannot be rebuilt there, keeps the
+            match on one process (said in ``notes``).
+        progress: show a progress bar on stderr.
+
+    Raises:
+        MctsvizError: a bad argument, a game that is not two-player, or an illegal move.
+    """
+    game_spec = game if isinstance(game, str) else None
+    game_obj = load(game) if isinstance(game, str) else game
+    check_game(game_obj)
+    if game_obj.num_players != 2:
+        raise MctsvizError(f"a match needs a two-player game; {game_obj.name} has {game_obj.num_players} player(s)")
+    a, b = as_player(player_a), as_player(player_b)
+    for name, value, low in (("games", games, 1), ("jobs", jobs, 1), ("seed", seed, None)):
+        if not isinstance(value, int) or isinstance(value, bool) or (low is not None and value < low):
+            raise MctsvizError(f"bad {name} {value!r}: expected a whole number{f' >= {low}' if low is not None else ''}")
+    notes: list[str] = []
+    jobs = min(jobs, games)
+    payload = None
+    if jobs > 1:
+        payload, reason = _worker_payload(game_spec, game_obj, a, b)
+        if reason:
+            notes.append(f"played on one process: {reason}")
+            jobs = 1
+    bar = _progress_bar(games, game_obj.name, progress)
+    try:
+        if jobs == 1:
+            records = []
+            for index in range(games):
+                records.append(play_game(game_obj, a, b, seed=seed, index=index, alternate=alternate))
+                bar.update(1)
+        else:
+            records = list(_play_parallel(payload, games, seed, alternate, jobs, bar))
+    finally:
+        bar.close()
+    return MatchResult(
+        game=game_obj.name,
+        game_params=dict(getattr(game_obj, "params", None) or {}),
+        players=(player_spec(a) or getattr(a, "name", "a"), player_spec(b) or getattr(b, "name", "b")),
+        seed=seed,
+        alternate=alternate,
+        records=tuple(records),
+        notes=tuple(notes),
+    )
+
+
+def _progress_bar(total: int, name: str, enabled: bool) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=name, unit="game", file=sys.stderr, disable=not enabled, leave=False)
+
+
+def _worker_payload(game_spec: str | None, game: Game, a: Any, b: Any) -> tuple[Any, str | None]:
+    """What workers need to rebuild the game and players, or why they cannot."""
+    for player in (a, b):
+        if getattr(player, "persistent", False):
+            return None, f"{player_spec(player)} learns across games, so the games must run in order"
+        if player_spec(player) is None:
+            return None, f"player {getattr(player, 'name', player)!r} has no spec to rebuild it in a worker"
+    if game_spec is not None:
+        return (("spec", game_spec), player_spec(a), player_spec(b)), None
+    module = type(game).__module__
+    if module == "__main__" or module.startswith("_mctsviz_user_"):
+        return None, f"game {game.name!r} is defined in a script; pass its spec (FILE.py:Class) to use several processes"
+    try:
+        pickle.dumps(game)
+    except Exception as exc:  # any object may refuse pickling in its own way
+        return None, f"game {game.name!r} cannot be sent to a worker ({type(exc).__name__})"
+    return (("object", game), player_spec(a), player_spec(b)), None
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _worker_init(payload: Any) -> None:
+    (how, game), spec_a, spec_b = payload
+    from .players import parse_player
+
+    _WORKER["game"] = load(game) if how == "spec" else game
+    _WORKER["a"] = parse_player(spec_a)
+    _WORKER["b"] = parse_player(spec_b) if spec_b != spec_a else _WORKER["a"]
+
+
+def _worker_play(task: tuple[int, int, bool]) -> GameRecord:
+    seed, index, alternate = task
+    return play_game(_WORKER["game"], _WORKER["a"], _WORKER["b"], seed=seed, index=index, alternate=alternate)
+
+
+def _play_parallel(payload: Any, games: int, seed: int, alternate: bool, jobs: int, bar: Any) -> Iterator[GameRecord]:
+    # spawn: the same behaviour on every platform, and no forked copies of a parent's state.
+    context = multiprocessing.get_context("spawn")
+    tasks = [(seed, index, alternate) for index in range(games)]
+    chunk = max(1, min(16, games // (jobs * 8)))
+    with context.Pool(jobs, initializer=_worker_init, initargs=(payload,)) as pool:
+        for record in pool.imap(_worker_play, tasks, chunksize=chunk):
+            bar.update(1)
+            yield record
