@@ -212,6 +212,24 @@ def test_evolution_agrees_with_snapshots_and_the_decision(ttt):
     assert late.visits[0] is None
 
 
+@pytest.mark.parametrize("options", [{"record": "compact"}, {"transpositions": True, "expand": "all", "policy": "puct"}])
+def test_evolution_of_an_inner_node_equals_snapshots(options):
+    rp = recorded_replay(TTT, iterations=250, seed=6, **options)
+    final = rp.final()
+    inner = max(final.children(0), key=lambda c: c.visits).id
+    ev = extract.evolution(rp, inner)
+    assert {s.node for s in ev.children} == set(final.children_ids(inner))
+    by_node = {s.node: s for s in ev.children}
+    for k in range(0, 251, 10):
+        snap = rp.snapshot(k)
+        kids = snap.children_ids(inner) if inner < len(snap) else ()
+        for child in kids:
+            series = by_node[child]
+            assert (series.visits[k], series.means[k]) == (snap.visits(child), snap.node(child).mean)
+            assert series.scores[k] == snap.score(inner, child)[2]
+        assert all(s.visits[k] is None for s in ev.children if s.node not in kids)
+
+
 def test_evolution_follows_the_mean_rule():
     rp = recorded_replay(TTT, iterations=120, seed=4, final="mean")
     ev = extract.evolution(rp)

@@ -381,28 +381,54 @@ class Evolution:
 
 
 def evolution(replay: Replay, node: int = 0) -> Evolution:
-    """Visits, mean and score of ``node``'s children after every iteration of ``replay``."""
-    rule = replay.header.options.get("final", "visits")
+    """Visits, mean and score of ``node``'s children after every iteration of ``replay``.
+
+    The statistics are accumulated from the trace's own expansions and backpropagation
+    rewards, in the order replay adds them (so they equal ``replay.snapshot(k)``'s exactly):
+    taking a snapshot per iteration would copy the whole tree each time, quadratic in the
+    trace's length. Scores come from :func:`mctsviz.search.policies.score_terms`.
+    """
+    header = replay.header
+    options = header.options
+    rule = options.get("final", "visits")
+    visits: dict[int, int] = {0: header.root_visits}
+    value: dict[int, float] = {0: float(header.root_value)}
+    kids: list[tuple[int, str, float]] = []  # node's children: (id, edge label, prior)
+
+    def expand(event: Any) -> None:
+        for child in event.children:
+            if not child.existing:
+                visits[child.node], value[child.node] = child.visits, child.value
+            if event.parent == node:
+                kids.append((child.node, child.action, child.prior))
+
+    total = replay.iterations + 1
     series: dict[int, tuple[str, list, list, list]] = {}
     leaders: list[str | None] = []
-    total = replay.iterations + 1
+    if replay.root_expansion is not None:
+        expand(replay.root_expansion)
     for k in range(total):
-        snap = replay.snapshot(k)
-        if node >= len(snap):
-            leaders.append(None)
-            continue
-        rows = child_rows(snap, node)
-        for row in rows:
-            if row.node not in series:
-                series[row.node] = (row.action, [None] * total, [None] * total, [None] * total)
-            _, visits, means, scores = series[row.node]
-            visits[k], means[k], scores[k] = row.visits, row.mean, row.score
-        choice = policies.final_choice([r.visits for r in rows], [r.mean for r in rows], rule=rule)
-        leaders.append(None if choice is None else rows[choice].action)
+        if k:
+            events = replay.events(k)
+            expand(events.expand)
+            for update in events.backprop.updates:
+                visits[update.node] += 1
+                value[update.node] += update.reward
+        counts, means = [], []
+        for child, action, prior in kids:
+            if child not in series:
+                series[child] = (action, [None] * total, [None] * total, [None] * total)
+            _, v_series, m_series, s_series = series[child]
+            n, w = visits[child], value[child]
+            mean = w / n if n else None
+            v_series[k], m_series[k] = n, mean
+            s_series[k] = policies.score_terms(options, w, n, visits[node], prior)[2]
+            counts.append(n)
+            means.append(mean)
+        choice = policies.final_choice(counts, means, rule=rule)
+        leaders.append(None if choice is None else kids[choice][1])
     changes = tuple(k for k in range(1, total) if leaders[k - 1] is not None and leaders[k] != leaders[k - 1])
-    children = tuple(
-        ChildSeries(child, action, tuple(v), tuple(m), tuple(s)) for child, (action, v, m, s) in series.items()
-    )
+    children = tuple(ChildSeries(child, action, tuple(v), tuple(m), tuple(sc)) for child, (action, v, m, sc) in series.items())
     return Evolution(node, rule, tuple(range(total)), children, tuple(leaders), changes)
 
 

@@ -96,6 +96,11 @@ def _plot_bytes(figure: Any, fmt: str) -> bytes:
         metadata = {"Software": creator, "Description": description}
     buf = io.BytesIO()
     with matplotlib.rc_context({"svg.hashsalt": _HASH_SALT, "savefig.dpi": 150}):
+        if fig.get_layout_engine() is not None:
+            # A constrained layout moves a little on every draw; lay the figure out once and
+            # keep that, so writing it again (or in another format) gives the same picture.
+            fig.draw_without_rendering()
+            fig.set_layout_engine("none")
         fig.savefig(buf, format=fmt, metadata=metadata, bbox_inches="tight")
     return buf.getvalue()
 

@@ -1,0 +1,105 @@
+"""Render speed: a 200-node snapshot of a 10,000-iteration trace to SVG, against peers in one run.
+
+The issue's budget: the top-200-node snapshot of a 10,000-iteration trace renders to SVG in at
+most 2 s. The trace is Tic-Tac-Toe from the empty board (UCB1, C = sqrt 2, one child per visit,
+random rollouts), written to a JSON Lines file and read back. Rows:
+
+* ``load + replay``: reading the trace file and building the replay (for scale);
+* ``snapshot``: ``Replay.snapshot`` at the last iteration;
+* ``DOT text``: ``render_tree(max_nodes=200)`` without layout (what the golden tests check);
+* ``mctsviz SVG``: ``render_tree(max_nodes=200)`` through ``dot -Tsvg`` (the budgeted figure);
+* ``mctsviz SVG + boards``: the same with a board drawn inside every node;
+* ``peer: plain labels``: the same 200 nodes drawn as seed 000's notebook draws a tree (a plain
+  ``graphviz.Digraph`` with "player / N / V" text labels), through ``dot -Tsvg``: the cost of
+  Graphviz itself, which mctsviz's richer labels are compared with.
+
+Each figure is the median over ``--repeats`` runs (rows interleaved, so that a busy moment on
+a shared machine hurts every row alike). The script prints whether the budgeted row is within
+2 s, asserts nothing and exits 0.
+
+Usage::
+
+    python benchmarks/render_speed.py [--repeats 5] [--iterations 10000] [--nodes 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import graphviz
+
+from mctsviz import games
+from mctsviz.render import extract, figure_bytes, render_tree
+from mctsviz.replay import Replay
+from mctsviz.search import search
+from mctsviz.trace.io import TraceWriter, read_trace
+
+BUDGET_SECONDS = 2.0
+
+
+def plain_peer(snapshot: Any, nodes: int) -> bytes:
+    """Seed 000's way: a Digraph with "player / N / V" labels for the same nodes, to SVG."""
+    view = extract.tree_view(snapshot, max_nodes=nodes, pin=False)
+    dot = graphviz.Digraph(format="svg")
+    dot.graph_attr.update(rankdir="TB", nodesep="0.15", ranksep="0.50")
+    dot.node_attr.update(shape="box", fontsize="9", margin="0.02,0.02")
+    for node in view.nodes:
+        stats = snapshot.node(node)
+        mean = stats.mean if stats.mean is not None else 0.0
+        dot.node(str(node), label=f"{stats.mover}\\nN={stats.visits}\\nV={mean:.2f}")
+    for parent, child in view.edges:
+        dot.edge(str(parent), str(child), label=snapshot.edge_label(parent, child))
+    return dot.pipe(format="svg")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--iterations", type=int, default=10_000)
+    parser.add_argument("--nodes", type=int, default=200)
+    args = parser.parse_args()
+
+    game = games.load("tictactoe")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "trace.jsonl"
+        with TraceWriter(path) as writer:
+            search(game, iterations=args.iterations, seed=1, recorder=writer)
+        size = path.stat().st_size
+
+        replay = Replay(read_trace(path))
+        snapshot = replay.final()
+        rows: dict[str, Callable[[], Any]] = {
+            "load + replay": lambda: Replay(read_trace(path)),
+            "snapshot": lambda: replay.snapshot(replay.iterations),
+            "DOT text": lambda: render_tree(snapshot, max_nodes=args.nodes).source,
+            "mctsviz SVG": lambda: figure_bytes(render_tree(snapshot, max_nodes=args.nodes), "svg"),
+            "mctsviz SVG + boards": lambda: figure_bytes(render_tree(snapshot, max_nodes=args.nodes, boards=True), "svg"),
+            "peer: plain labels": lambda: plain_peer(snapshot, args.nodes),
+        }
+        times: dict[str, list[float]] = {name: [] for name in rows}
+        for _ in range(args.repeats):
+            for name, run in rows.items():
+                started = time.perf_counter()
+                run()
+                times[name].append(time.perf_counter() - started)
+
+    medians = {name: statistics.median(t) for name, t in times.items()}
+    peer = medians["peer: plain labels"]
+    print(f"Tic-Tac-Toe, {args.iterations} iterations ({len(snapshot)} nodes, trace {size / 1e6:.1f} MB), "
+          f"snapshot of the {args.nodes} most visited nodes; medians of {args.repeats} runs")
+    print(f"{'row':<24}{'seconds':>10}{'vs peer':>10}")
+    for name, seconds in medians.items():
+        print(f"{name:<24}{seconds:>10.3f}{seconds / peer:>10.2f}")
+    budgeted = medians["mctsviz SVG"]
+    verdict = "within" if budgeted <= BUDGET_SECONDS else "OVER"
+    print(f"budget: mctsviz SVG {budgeted:.3f} s, {verdict} the {BUDGET_SECONDS:g} s budget ({budgeted / BUDGET_SECONDS:.0%} of it)")
+
+
+if __name__ == "__main__":
+    main()
