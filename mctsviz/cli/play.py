@@ -1,0 +1,72 @@
+"""``mctsviz games`` (list the games) and ``mctsviz match`` (play two players against each other)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("games", help="list the built-in games", description="List the built-in games and the other ways to give one.")
+    p.set_defaults(handler=run_games)
+
+    p = subparsers.add_parser(
+        "match",
+        help="play many games between two players",
+        description="Play GAMES games between players a and b and print wins, draws and losses. Players: random, "
+        "minimax, alphabeta, or mcts with options, like mcts:iterations=500,c=1.4,rollout=heuristic,persistent=1.",
+    )
+    p.add_argument("player_a", metavar="PLAYER", help="player a")
+    p.add_argument("player_b", metavar="PLAYER", help="player b")
+    p.add_argument("--game", default="tictactoe", help="a built-in game (see `mctsviz games`) or FILE.py:Class (default tictactoe)")
+    p.add_argument("--games", type=int, default=100, metavar="N", help="number of games (default 100)")
+    p.add_argument("--seed", type=int, default=0, help="game i is seeded by (seed, i) (default 0)")
+    p.add_argument("--jobs", type=int, default=1, metavar="J", help="worker processes (default 1); results do not depend on it")
+    p.add_argument("--fixed-sides", action="store_true", help="player a always moves first (default: a and b take turns)")
+    p.add_argument("--out", metavar="RESULTS.json", help="write the results, with every game, to this file")
+    p.add_argument("--json", action="store_true", help="print the totals as JSON")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(handler=run_match)
+
+
+def run_games(args: argparse.Namespace) -> int:
+    from ..games import describe_games
+
+    rows = describe_games()
+    width = max(len(name) for name, _ in rows)
+    for name, description in rows:
+        print(f"{name.ljust(width)}  {description}")
+    return 0
+
+
+def run_match(args: argparse.Namespace) -> int:
+    from ..fileutil import atomic_write
+    from ..match import play_match
+
+    progress = not args.no_progress and sys.stderr.isatty()
+    result = play_match(
+        args.game, args.player_a, args.player_b,
+        games=args.games, seed=args.seed, alternate=not args.fixed_sides, jobs=args.jobs, progress=progress,
+    )
+    for note in result.notes:
+        print(f"mctsviz: note: {note}", file=sys.stderr)
+    if args.out:
+        atomic_write(args.out, json.dumps(result.to_dict(), indent=1) + "\n")
+    print(json.dumps(result.summary(), indent=2) if args.json else format_match(result))
+    return 0
+
+
+def format_match(result) -> str:
+    """The totals as a small table, one row per player."""
+    sides = "a and b took turns moving first" if result.alternate else "a always moved first"
+    rows = [("", "player", "wins", "draws", "losses", "score")]
+    for p in (0, 1):
+        rows.append(("ab"[p], result.players[p], str(result.wins[p]), str(result.draws), str(result.losses[p]), f"{result.scores[p]:.3f}"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = [f"{result.game}: {result.games} games, seed {result.seed}, {sides}", ""]
+    for row in rows:
+        lines.append("  ".join(cell.ljust(w) if i < 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))).rstrip())
+    lines.append("")
+    lines.append("score: win 1, draw 0.5, loss 0, averaged over the games")
+    return "\n".join(lines)
