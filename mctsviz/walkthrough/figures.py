@@ -46,11 +46,13 @@ class RenderFigures:
     Args:
         max_nodes: the most nodes a tree figure shows (None: all).
         boards: draw boards in tree nodes when the game can ("auto"), always try (True) or never.
+        plots: the whole-trace plots to draw (of ``PLOT_KINDS``; the others are left out).
     """
 
-    def __init__(self, *, max_nodes: int | None = 40, boards: bool | str = "auto") -> None:
+    def __init__(self, *, max_nodes: int | None = 40, boards: bool | str = "auto", plots: tuple[str, ...] = PLOT_KINDS) -> None:
         self.max_nodes = max_nodes
         self.boards = boards
+        self.plots = tuple(plots)
         self._value_range: tuple[float, float] | None = None
         self._game: Any = None
         self._one_player = False
@@ -87,6 +89,8 @@ class RenderFigures:
     def plot(self, kind: str, replay: Replay) -> bytes | None:
         from ..render import figure_bytes, new_figure, plot_evolution_panels, plot_heatmap
 
+        if kind not in self.plots:
+            return None
         # Axes are always passed: without one, a plot draws on pyplot's current Axes when
         # pyplot is loaded, and figures would pile up on each other.
         if kind == "evolution":

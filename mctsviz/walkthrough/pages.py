@@ -508,14 +508,6 @@ def build_pages(
             plots[kind] = f"figures/{kind}.svg"
             pages[f"{name}/{plots[kind]}"] = svg
 
-    done = 0
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for path, svg in zip((p for p, _ in tree_jobs), pool.map(lambda job: figures.tree(job[1]), tree_jobs)):
-            pages[path] = svg
-            done += 1
-            if progress is not None:
-                progress(done)
-
     final = rp.final()
     decision = rp.decision
     summary_rows = []
@@ -588,6 +580,15 @@ def build_pages(
     }
     pages[f"{name}/{MANIFEST}"] = json.dumps(manifest, sort_keys=True, indent=1) + "\n"
     pages.update(asset_pages())
+
+    # The trees last: the costly step, after every template has rendered without error.
+    done = 0
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for path, svg in zip((p for p, _ in tree_jobs), pool.map(lambda job: figures.tree(job[1]), tree_jobs)):
+            pages[path] = svg
+            done += 1
+            if progress is not None:
+                progress(done)
     return dict(sorted(pages.items()))
 
 

@@ -1,0 +1,249 @@
+"""The built site in a real browser: headless Chromium (Debian's package) driven by Playwright.
+
+The site is built as in ``test_site_build`` and opened from files (file:// URLs), the way a
+student opens a copied site: every page loads without console errors and without asking the
+network for anything, every image loads, previous/next links, the slider and the arrow keys
+move between iterations, the numbers on a page are the trace's, and labels holding HTML or
+script show as text and never run.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_site_build import build_test_site, html_pages, site_replays  # noqa: E402
+
+from mctsviz.walkthrough.formulas import score_formula  # noqa: E402
+from mctsviz.walkthrough.numbers import format_exact, format_score  # noqa: E402
+from mctsviz.walkthrough.pages import NodeNames  # noqa: E402
+
+CHROMIUM = Path("/usr/bin/chromium")
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium (apt-get install chromium)"),
+]
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+# Every image of the page, loaded afresh (hidden slider frames are lazy and never load by
+# themselves): [src, loaded].
+_PROBE_IMAGES = """
+async () => Promise.all(Array.from(document.images).map(img => new Promise(resolve => {
+  const probe = new Image();
+  probe.onload = () => resolve([img.getAttribute("src"), probe.naturalWidth > 0]);
+  probe.onerror = () => resolve([img.getAttribute("src"), false]);
+  probe.src = img.src;
+})))
+"""
+_TABLES = """
+() => Array.from(document.querySelectorAll("article table")).map(t =>
+  Array.from(t.querySelectorAll("tr")).map(r => Array.from(r.children).map(c => c.textContent.trim())))
+"""
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    site, done = build_test_site(tmp_path_factory.mktemp("browser-site"))
+    assert done.returncode == 0, done.stderr
+    return site
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        yield browser
+        browser.close()
+
+
+class Tab:
+    """A browser tab that records every console error, page error, failed or outside request and dialog."""
+
+    def __init__(self, browser):
+        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+        self.page = self.context.new_page()
+        self.problems: list[str] = []
+        self.dialogs: list[str] = []
+        page = self.page
+        page.on("console", lambda m: self.problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
+        # ERR_ABORTED: a load the next navigation cancelled (keys and clicks move on quickly);
+        # a missing file fails with ERR_FILE_NOT_FOUND.
+        page.on("requestfailed", lambda r: None if r.failure == "net::ERR_ABORTED" else self.problems.append(f"request failed: {r.url} ({r.failure})"))
+        page.on("request", lambda r: None if r.url.startswith(("file:", "data:", "about:", "blob:")) else self.problems.append(f"outside request: {r.url}"))
+
+        def dialog(d):
+            self.dialogs.append(d.message)
+            d.dismiss()
+
+        page.on("dialog", dialog)
+
+    def open(self, path: Path) -> None:
+        self.page.goto(path.resolve().as_uri())
+        self.page.wait_for_load_state("load")
+
+    def current_iteration(self) -> str:
+        return self.page.locator("[data-mv-slider]").get_attribute("data-current-iteration")
+
+    def visible_frames(self) -> list[str]:
+        return self.page.eval_on_selector_all(".mv-frame", "fs => fs.filter(f => !f.hidden).map(f => f.dataset.iteration)")
+
+
+@pytest.fixture
+def tab(chromium):
+    t = Tab(chromium)
+    yield t
+    t.context.close()
+
+
+def test_every_page_loads_without_errors_and_every_image_loads(site, tab):
+    pages = html_pages(site)
+    assert len(pages) > 25
+    images = 0
+    for path in pages:
+        tab.open(path)
+        results = tab.page.evaluate(_PROBE_IMAGES)
+        broken = [src for src, ok in results if not ok]
+        assert broken == [], f"{path.relative_to(site)}: images do not load: {broken}"
+        images += len(results)
+        assert tab.problems == [], f"{path.relative_to(site)}: {tab.problems}"
+    assert images > 100
+    assert tab.dialogs == []
+
+
+def test_previous_next_links_and_arrow_keys(site, tab):
+    folder = site / "walkthroughs" / "toy"
+    tab.open(folder / "iteration-2.html")
+    tab.page.locator("a.mv-next").first.click()
+    tab.page.wait_for_url("**/iteration-3.html")
+    tab.page.locator("a.mv-prev").first.click()
+    tab.page.wait_for_url("**/iteration-2.html")
+    tab.page.keyboard.press("ArrowRight")
+    tab.page.wait_for_url("**/iteration-3.html")
+    tab.page.keyboard.press("ArrowRight")
+    tab.page.wait_for_url("**/iteration-4.html")
+    assert tab.page.locator("a.mv-next").count() == 0  # the last page has no next
+    tab.page.keyboard.press("ArrowRight")
+    tab.page.wait_for_timeout(200)
+    assert tab.page.url.endswith("/iteration-4.html")
+    tab.page.keyboard.press("ArrowLeft")
+    tab.page.wait_for_url("**/iteration-3.html")
+    # Arrow keys typed into the search box move the cursor, not the page.
+    tab.page.locator("label.md-search__icon, .md-search__input").first.click()
+    tab.page.keyboard.type("ucb")
+    tab.page.keyboard.press("ArrowLeft")
+    tab.page.wait_for_timeout(200)
+    assert tab.page.url.endswith("/iteration-3.html")
+    # The overview's button leads to the first iteration; the chosen iterations chain up.
+    tab.open(site / "walkthroughs" / "tictactoe" / "index.html")
+    tab.page.locator("a.mv-start").click()
+    tab.page.wait_for_url("**/iteration-01.html")
+    seen = ["01"]
+    while tab.page.locator("a.mv-next").count():
+        with tab.page.expect_navigation():
+            tab.page.keyboard.press("ArrowRight")
+        seen.append(tab.page.url.rsplit("-", 1)[1].split(".")[0])
+    assert seen == ["01", "02", "03", "12"]
+    assert tab.problems == []
+
+
+def test_slider_and_arrow_keys_move_between_iterations(site, tab):
+    slider = site / "walkthroughs" / "toy" / "slider.html"
+    tab.open(slider)
+    assert tab.current_iteration() == "1" and tab.visible_frames() == ["1"]
+    tab.page.keyboard.press("ArrowRight")
+    assert tab.current_iteration() == "2" and tab.visible_frames() == ["2"]
+    tab.page.locator(".mv-slider__next").click()
+    assert tab.current_iteration() == "3"
+    tab.page.keyboard.press("End")
+    assert tab.current_iteration() == "4"
+    assert tab.page.locator(".mv-slider__next").is_disabled()
+    tab.page.keyboard.press("ArrowRight")
+    assert tab.current_iteration() == "4"
+    tab.page.keyboard.press("Home")
+    assert tab.current_iteration() == "1" and tab.page.locator(".mv-slider__prev").is_disabled()
+    # The range input: its own arrow keys step once (the page's handler stays out of it).
+    tab.page.locator(".mv-slider__range").focus()
+    tab.page.keyboard.press("ArrowRight")
+    assert tab.current_iteration() == "2"
+    assert tab.page.locator(".mv-slider__range").input_value() == "1"
+    tab.page.locator(".mv-slider__range").evaluate("r => { r.value = '3'; r.dispatchEvent(new Event('input')); }")
+    assert tab.current_iteration() == "4" and tab.visible_frames() == ["4"]
+    assert tab.page.url.endswith("#iteration-4")
+    # The shown frame's tree has loaded, and its caption links to its page.
+    tab.page.wait_for_function("() => { const i = document.querySelector('.mv-frame:not([hidden]) img'); return i.complete && i.naturalWidth > 0; }")
+    assert tab.page.locator(".mv-frame:not([hidden]) figcaption a").get_attribute("href") == "iteration-4.html"
+    # A link to a frame opens the slider there.
+    tab.open(site / "walkthroughs" / "toy" / "iteration-3.html")
+    tab.page.locator("a.mv-slider-link").first.click()
+    tab.page.wait_for_url("**/slider.html#iteration-3")
+    assert tab.current_iteration() == "3"
+    assert tab.problems == []
+
+
+def test_numbers_on_walkthrough_pages_match_the_trace(site, tab):
+    replays = site_replays()
+    for name, k in (("pair", 5), ("toy", 4), ("tictactoe", 12)):
+        rp = replays[name]
+        names = NodeNames.of(rp)
+        options = rp.header.options
+        width = len(str(rp.iterations)) if name == "tictactoe" else 1
+        tab.open(site / "walkthroughs" / name / f"iteration-{k:0{width}d}.html")
+        tables = tab.page.evaluate(_TABLES)
+        text = tab.page.locator("article").inner_text()
+        steps = rp.steps(k)
+        # One score table per selection step, in order: name, n, W, W/n, exploration, UCB1, chosen.
+        score_tables = [t for t in tables if t[0][-1] == "chosen" and t[0][0] == "child"][: len(steps)]
+        assert len(score_tables) == len(steps)
+        for table, step in zip(score_tables, steps):
+            rows = table[1:]
+            assert [r[0] for r in rows] == [names(s.node) for s in step.scores]
+            assert [r[1] for r in rows] == [format_exact(s.visits) for s in step.scores]
+            assert [r[2] for r in rows] == [format_exact(s.value) for s in step.scores]
+            assert [r[5] for r in rows] == [format_score(s.score) for s in step.scores]
+            assert [r[6] == "✔" for r in rows] == [s.node == step.chosen for s in step.scores]
+            for s in step.scores:
+                assert score_formula(s, step.parent_visits, options, names(s.node)) in text
+        backprop = [t for t in tables if t[0][:3] == ["node", "moved by", "reward"]]
+        assert len(backprop) == 1
+        updates = rp.events(k).backprop.updates
+        assert [r[0] for r in backprop[0][1:]] == [names(u.node) for u in updates]
+        assert [r[3] for r in backprop[0][1:]] == [f"{u.visits_before} → {u.visits_after}" for u in updates]
+        assert [r[4] for r in backprop[0][1:]] == [f"{format_exact(u.value_before)} → {format_exact(u.value_after)}" for u in updates]
+    # Seed 004's numbers, as a reader sees them.
+    tab.open(site / "walkthroughs" / "pair" / "iteration-5.html")
+    text = tab.page.locator("article").inner_text()
+    for score in ("2.665", "2.165", "1.665"):
+        assert f"= {score}" in text
+    assert tab.problems == []
+
+
+def test_labels_holding_html_or_script_show_as_text_and_never_run(site, tab):
+    folder = site / "walkthroughs" / "evil"
+    pages = sorted(folder.glob("*.html"))
+    assert len(pages) >= 5
+    for path in pages:
+        tab.open(path)
+        tab.page.wait_for_timeout(100)
+        assert tab.page.evaluate("document.querySelectorAll('img[onerror], [onclick], a[href^=\"javascript\"]').length") == 0
+        scripts = tab.page.evaluate("Array.from(document.scripts).map(s => s.textContent).join('\\n')")
+        assert "alert(" not in scripts
+    tab.open(folder / "index.html")
+    text = tab.page.locator("article").inner_text()
+    assert "<script>alert(1)</script>" in text and "evil<b>|name" in text and "[x](javascript:alert(2))" in text
+    assert tab.page.locator("article b", has_text="bold").count() == 0
+    assert tab.dialogs == [] and tab.problems == []
+
+
+def test_search_works_from_files(site, tab):
+    tab.open(site / "index.html")
+    tab.page.locator("label.md-search__icon, .md-search__input").first.click()
+    tab.page.keyboard.type("backpropagation", delay=20)
+    tab.page.wait_for_selector(".md-search-result__item", timeout=10000)
+    assert tab.page.locator(".md-search-result__item").count() > 0
+    assert tab.problems == []

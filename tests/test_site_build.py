@@ -1,0 +1,169 @@
+"""A real ``mkdocs build`` of the project's docs with generated walkthroughs, checked offline.
+
+The site is built from a copy of ``docs/`` (without the generated folders) plus walkthroughs
+of small traces (the toy tree, a Tic-Tac-Toe search, and a tree whose labels hold HTML), with
+the repository's ``mkdocs.yml``. The built site must need no server and no internet: every
+link and resource resolves to a file of the site, and nothing is loaded from elsewhere.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+import yaml
+
+from mctsviz import games
+from mctsviz.games.explicit import ExplicitTree
+from mctsviz.testing import recorded_replay, toy_path
+from mctsviz.walkthrough import RenderFigures, build_pages, write_index, write_pages
+
+ROOT = Path(__file__).resolve().parent.parent
+EVIL_LABEL = "<script>alert(1)</script>"
+EVIL_TREE = {
+    "name": "evil<b>|name",
+    "root": EVIL_LABEL,
+    "nodes": {
+        EVIL_LABEL: {"children": {"a|b": "x`y`*z*", "[x](javascript:alert(2))": "<img src=x onerror=alert(3)>"}},
+        "x`y`*z*": {"children": {"<b>bold</b>": "S3", "&amp;": "S4"}},
+        "<img src=x onerror=alert(3)>": {"value": 1},
+        "S3": {"value": 0},
+        "S4": {"value": 2},
+    },
+}
+#: mkdocs.yml's nav may name pages other engineers are still writing; MkDocs only warns.
+_MISSING_NAV = re.compile(r"A reference to '([^']+)' is included in the 'nav' configuration, which is not found")
+
+
+def site_replays() -> dict[str, object]:
+    """The traces of the test site, by walkthrough name."""
+    return {
+        "toy": recorded_replay(games.load(toy_path()), iterations=4, c=2.0, expand="second-visit"),
+        "tictactoe": recorded_replay("tictactoe", iterations=12, seed=3),
+        "evil": recorded_replay(ExplicitTree.from_dict(EVIL_TREE), iterations=5, c=2.0, expand="second-visit"),
+        "pair": recorded_replay("pair", iterations=6, c=math.sqrt(2), reward="01", script=[(1, -1), (0, 0), (1, -1), (-1, 1)], seed=4),
+    }
+
+
+def build_test_site(root: Path) -> tuple[Path, subprocess.CompletedProcess]:
+    """Generate walkthroughs into a copy of docs/ under ``root`` and run ``mkdocs build``.
+
+    Returns the site folder and the finished build process.
+    """
+    docs = root / "docs"
+    shutil.copytree(ROOT / "docs", docs, ignore=shutil.ignore_patterns("walkthroughs", "generated"))
+    walkthroughs = docs / "walkthroughs"
+    replays = site_replays()
+    for name, rp in replays.items():
+        plots = ("evolution", "heatmap") if name in ("toy", "tictactoe") else ()
+        iterations = "1-3,12" if name == "tictactoe" else None
+        write_pages(build_pages(rp, name=name, iterations=iterations, figures=RenderFigures(plots=plots)), walkthroughs)
+    write_index(walkthroughs)
+
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    config["docs_dir"] = str(docs)
+    config["site_dir"] = str(root / "site")
+    config["theme"]["custom_dir"] = str(ROOT / config["theme"]["custom_dir"])
+    for plugin in config["plugins"]:
+        if isinstance(plugin, dict) and "mkdocstrings" in plugin:
+            plugin["mkdocstrings"]["handlers"]["python"]["paths"] = [str(ROOT)]
+    (root / "mkdocs.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-f", str(root / "mkdocs.yml")],
+        capture_output=True, text=True, cwd=root, env=env,
+    )
+    return root / "site", done
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("site-build")
+    site, done = build_test_site(root)
+    return site, done
+
+
+def html_pages(site: Path) -> list[Path]:
+    """Every page a reader opens from files (404.html is for web servers: it links from "/")."""
+    return sorted(p for p in site.rglob("*.html") if p.name != "404.html")
+
+
+_RESOURCE = re.compile(r"<(script|link|img|iframe|source|embed|object|audio|video)\b[^>]*?\b(src|href|data)=\"([^\"]*)\"", re.I)
+_ANCHOR = re.compile(r"<a\b[^>]*?\bhref=\"([^\"]*)\"", re.I)
+
+
+def test_mkdocs_build_succeeds_without_warnings(built):
+    site, done = built
+    assert done.returncode == 0, done.stderr
+    problems = []
+    for line in done.stderr.splitlines():
+        if not re.match(r"\s*(WARNING|ERROR)\b", line):
+            continue
+        missing = _MISSING_NAV.search(line)
+        if missing and not (ROOT / "docs" / missing.group(1)).exists():
+            continue  # a nav page another engineer has not written yet
+        problems.append(line)
+    assert problems == [], "\n".join(problems)
+    for page in ("index.html", "walkthroughs.html", "api.html", "walkthroughs/index.html", "walkthroughs/toy/index.html",
+                 "walkthroughs/toy/iteration-4.html", "walkthroughs/toy/slider.html", "walkthroughs/tictactoe/iteration-12.html",
+                 "walkthroughs/toy/figures/evolution.svg", "walkthroughs/tictactoe/figures/heatmap.svg",
+                 "walkthroughs/assets/mctsviz-walkthrough.js", "assets/mctsviz/iframe-worker.js", "search/search_index.js"):
+        assert (site / page).is_file(), page
+    # No page of a dot file (the walkthrough list is included into walkthroughs.md instead).
+    assert not list(site.rglob(".list*")) and not list(site.rglob(".walkthrough*"))
+    assert "(evil/index.md)" not in (site / "walkthroughs.html").read_text()
+    assert 'href="walkthroughs/toy/index.html"' in (site / "walkthroughs.html").read_text()
+
+
+def test_site_needs_no_server_and_nothing_from_the_internet(built):
+    site, done = built
+    assert done.returncode == 0, done.stderr
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    assert config["use_directory_urls"] is False and config["theme"]["font"] is False
+    # A nav entry for a page not written yet links to its .md name: tolerated until it exists.
+    unwritten = {f for entry in config["nav"] for f in entry.values() if not (ROOT / "docs" / f).exists()}
+    checked = 0
+    for page in html_pages(site):
+        text = page.read_text(encoding="utf-8")
+        for tag, _, url in _RESOURCE.findall(text):
+            if tag.lower() == "link" and re.search(r'rel="(canonical|alternate)"', text[text.find(url) - 200: text.find(url)]):
+                continue
+            parts = urlsplit(html.unescape(url))
+            assert not parts.scheme and not parts.netloc, f"{page.relative_to(site)} loads {url}"
+            if parts.path:
+                target = (page.parent / unquote(parts.path)).resolve()
+                assert target.is_file(), f"{page.relative_to(site)}: {url} is missing"
+                checked += 1
+        for url in _ANCHOR.findall(text):
+            parts = urlsplit(html.unescape(url))
+            if parts.scheme or parts.netloc or not parts.path or unquote(parts.path).lstrip("./") in unwritten:
+                continue  # an outside link or an anchor on the page: nothing to load from files
+            target = (page.parent / unquote(parts.path)).resolve()
+            assert target.is_file(), f"{page.relative_to(site)}: link {url} leads nowhere (directory URLs do not work from files)"
+            checked += 1
+    assert checked > 500
+    for css in site.rglob("*.css"):
+        for url in re.findall(r"url\(([^)]*)\)", css.read_text(encoding="utf-8")):
+            url = url.strip("'\"")
+            assert not re.match(r"(https?:)?//", url), f"{css.relative_to(site)} loads {url}"
+
+
+def test_walkthrough_html_shows_untrusted_labels_as_text(built):
+    site, done = built
+    assert done.returncode == 0, done.stderr
+    for page in (site / "walkthroughs" / "evil").glob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        assert "<script>alert" not in text and "<img src=x" not in text and "<b>bold</b>" not in text, page.name
+        assert 'href="javascript' not in text.lower(), page.name
+    overview = (site / "walkthroughs" / "evil" / "index.html").read_text(encoding="utf-8")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in overview
+    it = (site / "walkthroughs" / "toy" / "iteration-4.html").read_text(encoding="utf-8")
+    assert "UCB1(S2) = 10/1 + 2·sqrt(ln 3 / 1) = 10 + 2.096 = 12.10" in html.unescape(re.sub(r"<[^>]+>", "", it))
