@@ -62,63 +62,127 @@ class Memory:
         return self.stats.get(key, (0, 0.0))
 
 
+class _DerivedList:
+    """A :class:`Tree` list that the fast unrecorded loop leaves to be derived on first read."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.attribute = "_" + name
+
+    def __get__(self, tree: Tree | None, owner: type | None = None) -> Any:
+        if tree is None:
+            return self
+        if tree._lazy:
+            tree._derive()
+        return tree.__dict__[self.attribute]
+
+
 class Tree:
     """The search tree as parallel lists indexed by node id (root 0, ids in creation order).
 
     With transpositions an edge may point to a node created under another parent, making the
     tree a DAG; ``parent`` keeps the first parent.
+
+    A search without a recorder fills only the lists its loop reads; ``keys``, ``parent``,
+    ``label``, ``prior`` and ``edges`` are derived when first read, so a search whose tree
+    nobody inspects never pays for them.
     """
+
+    keys = _DerivedList()
+    parent = _DerivedList()
+    label = _DerivedList()
+    prior = _DerivedList()
+    edges = _DerivedList()
 
     def __init__(self, game: Game) -> None:
         self.game = game
         self.state: list[State] = []
-        self.keys: list[str | None] = []
-        self.parent: list[int] = []
+        self._keys: list[str | None] = []
+        self._parent: list[int] = []
         self.action: list[Action] = []
-        self.label: list[str] = []
+        self._label: list[str] = []
         self.mover: list[int] = []
         self.player: list[int] = []
         self.terminal: list[bool] = []
         self.visits: list[int] = []
         self.value: list[float] = []
-        self.prior: list[float] = []
+        self._prior: list[float] = []
         self.children: list[list[int]] = []
-        self.edges: list[list[Action]] = []
+        self._edges: list[list[Action]] = []
         self.untried: list[list[Action]] = []
         self.by_key: dict[str, int] = {}
+        self._lazy = False  # True while nodes lack their derived lists (see _derive)
 
     def __len__(self) -> int:
         return len(self.state)
 
     def key(self, node: int) -> str:
         """The state key of ``node`` (computed on first use)."""
-        key = self.keys[node]
+        keys = self.keys
+        key = keys[node]
         if key is None:
-            key = self.keys[node] = self.game.state_key(self.state[node])
+            key = keys[node] = self.game.state_key(self.state[node])
         return key
 
     def add(self, state: State, parent: int, action: Action, mover: int, prior: float, key: str | None, stats: tuple[int, float]) -> int:
         """Append a node and return its id."""
+        if self._lazy:
+            self._derive()
         game = self.game
         node = len(self.state)
         self.state.append(state)
-        self.keys.append(key)
-        self.parent.append(parent)
+        self._keys.append(key)
+        self._parent.append(parent)
         self.action.append(action)
-        self.label.append("" if parent < 0 else game.action_label(action))
+        self._label.append("" if parent < 0 else game.action_label(action))
         self.mover.append(mover)
         terminal = bool(game.is_terminal(state))
         self.terminal.append(terminal)
         self.player.append(-1 if terminal else game.current_player(state))
         self.visits.append(stats[0])
         self.value.append(stats[1])
-        self.prior.append(prior)
+        self._prior.append(prior)
         self.children.append([])
-        self.edges.append([])
+        self._edges.append([])
         self.untried.append([] if terminal else list(game.legal_actions(state)))
         if key is not None:
             self.by_key.setdefault(key, node)
         return node
+
+    def _derive(self) -> None:
+        """Fill the derived lists of the nodes the fast unrecorded loop added.
+
+        That loop runs without transpositions or an evaluator, so each node has one parent,
+        whose ``children`` hold it in creation order, and a uniform prior: 1 / its parent's
+        number of legal actions (children plus untried actions), as ``_Engine._prior`` gives.
+        """
+        self._lazy = False
+        known, count = len(self._parent), len(self.state)
+        action, children, untried = self.action, self.children, self.untried
+        parent = self._parent
+        parent.extend([0] * (count - known))
+        for node, kids in enumerate(children):
+            for kid in kids:
+                if kid >= known:
+                    parent[kid] = node
+        self._keys.extend([None] * (count - known))
+        self._label.extend(map(self.game.action_label, action[known:]))
+        edges = self._edges
+        for node, kids in enumerate(children):
+            if node < known:
+                edges[node].extend(action[k] for k in kids[len(edges[node]):])
+            else:
+                edges.append([action[k] for k in kids])
+        legal = [len(kids) + len(todo) for kids, todo in zip(children, untried)]
+        self._prior.extend([1.0 / legal[parent[k]] for k in range(known, count)])
+
+    def _child_labels_and_priors(self, node: int) -> tuple[list[str], list[float]]:
+        """Labels and priors of ``node``'s children, without deriving the whole tree."""
+        kids = self.children[node]
+        if not self._lazy:
+            return [self.label[k] for k in kids], [self.prior[k] for k in kids]
+        label = self.game.action_label
+        prior = 1.0 / (len(kids) + len(self.untried[node]))
+        return [label(self.action[k]) for k in kids], [prior] * len(kids)
 
     def mean(self, node: int) -> float | None:
         n = self.visits[node]
@@ -370,6 +434,7 @@ class _Engine:
         self.script_counts: dict[str, int] = {}
         self.two_or_more = game.num_players > 1
         self.playout = self._playout_function(options["rollout"])
+        self._pinned_returns: list[Any] = []
 
     def _playout_function(self, rollout: str) -> Callable[[State, random.Random], tuple[Sequence[Action], Sequence[float]]]:
         game = self.game
@@ -424,12 +489,13 @@ class _Engine:
         by_visits = policies.final_choice(visits, means, rule="visits")
         by_mean = policies.final_choice(visits, means, rule="mean")
         chosen = by_visits if options["final"] == "visits" else by_mean
+        labels, priors = tree._child_labels_and_priors(0)
         children = tuple(
-            ChildStats(k, tree.action[k], tree.label[k], tree.visits[k], tree.value[k], tree.mean(k), tree.prior[k]) for k in kids
+            ChildStats(k, tree.action[k], labels[i], tree.visits[k], tree.value[k], tree.mean(k), priors[i]) for i, k in enumerate(kids)
         )
 
         def label(i: int | None) -> str | None:
-            return None if i is None else tree.label[kids[i]]
+            return None if i is None else labels[i]
 
         if self.recorder is not None:
             self.recorder(
@@ -462,6 +528,15 @@ class _Engine:
     # -- the loop -------------------------------------------------------------------------
 
     def run(self, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
+        """Run iterations until a budget ends; return how many were done."""
+        if self.fast_path_enabled and self._fast_path_applies():
+            if self.recorder is None:
+                return self._run_fast(iterations, deadline, progress)
+            return self._run_fast_recorded(iterations, deadline, progress)
+        return self._run_general(iterations, deadline, progress)
+
+    def _run_general(self, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
+        """The loop for every option set, built from the phase methods below."""
         tree = self.tree
         terminal, untried, children = tree.terminal, tree.untried, tree.children
         expand_mode = self.options["expand"]
@@ -494,6 +569,305 @@ class _Engine:
                 path.append(sim)
             returns = self._simulate(iteration, sim)
             self._backpropagate(iteration, path, returns)
+            done = iteration
+            if progress is not None and not done & 255:
+                progress(done)
+        if progress is not None:
+            progress(done)
+        return done
+
+    # -- the fast paths -------------------------------------------------------------------
+    #
+    # The common option set (UCB1 with first-best ties, one child per visit, rollouts; no
+    # evaluator, script, transpositions or memory) runs in one flat loop per recording choice
+    # instead of the phase methods: locals instead of attribute lookups, UCB1's argmax inlined
+    # with the same operations in the same order as policies.ucb1, no per-iteration lists
+    # beyond the path. Both loops draw from the rng, grow the tree and emit events exactly as
+    # the general loop does; tests/test_engine_fastpath.py compares them byte for byte, so a
+    # change to one loop needs the same change in the others.
+
+    #: Switched off by tests to run the general loop on options the fast paths cover.
+    fast_path_enabled = True
+
+    def _fast_path_applies(self) -> bool:
+        options = self.options
+        return (
+            options["policy"] == "ucb1"
+            and options["tie_break"] == "first"
+            and options["expand"] in ("one", "one-random")
+            and options["script"] is None
+            and not options["transpositions"]
+            and self.evaluator is None
+            and self.memory is None
+        )
+
+    def _fast_locals(self) -> tuple[Any, ...]:
+        """What both fast loops read: the tree's lists and the game's bound methods."""
+        tree, game, options = self.tree, self.game, self.options
+        return (
+            tree.state, tree.keys, tree.parent, tree.action, tree.label, tree.mover, tree.player, tree.terminal,
+            tree.visits, tree.value, tree.prior, tree.children, tree.edges, tree.untried,
+            game.next_state, game.is_terminal, game.current_player, game.legal_actions, game.action_label, game.returns,
+            self.rng.randrange if options["expand"] == "one-random" else None,
+            options["c"],
+            1 if options["log"] == "ln-n1" else 0,
+        )
+
+    def _convert_returns(self, raw: Sequence[float], method: str, cache: dict[int, tuple[tuple[float, ...], tuple[float, ...]]]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """(returns as floats, rewards credited) for a simulation's raw returns.
+
+        As ``_simulate`` and ``_backpropagate`` compute them: floats, checked to hold one
+        number per player, mapped to (r + 1) / 2 when ``reward="01"``. Games' hooks tend to
+        return the same few constant tuples, so a tuple of exact ints and floats is converted
+        once and looked up by identity afterwards (it is kept alive, so its id stays its own).
+        """
+        returns = tuple(map(float, raw))
+        if len(returns) != self.game.num_players:
+            raise MctsvizError(f"{method} returned {len(returns)} values for {self.game.num_players} players")
+        rewards = tuple([(r + 1.0) / 2.0 for r in returns]) if self.options["reward"] == "01" else returns
+        if type(raw) is tuple and len(cache) < 64 and all(type(v) is float or type(v) is int for v in raw):
+            self._pinned_returns.append(raw)
+            cache[id(raw)] = (returns, rewards)
+        return returns, rewards
+
+    def _ucb1_choice(self, node: int, kids: list[int]) -> int:
+        """The general argmax, for the rare step where no child scored above -infinity."""
+        visits, value = self.tree.visits, self.tree.value
+        best = policies.ucb1_argmax(
+            [value[k] for k in kids], [visits[k] for k in kids], visits[node], c=self.options["c"], log=self.options["log"]
+        )
+        return kids[best[0]]
+
+    def _run_fast(self, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
+        """The fast loop with no recorder: it builds no events at all.
+
+        It fills only the tree lists it reads (states, actions, movers, players, terminal flags,
+        statistics, children, untried actions); the tree derives the others (parents, edges,
+        labels, priors, keys) if they are ever read (see ``Tree._derive``).
+        """
+        tree, game, options = self.tree, self.game, self.options
+        if len(tree) != 1 or tree._lazy:
+            return self._run_general(iterations, deadline, progress)  # the loop assumes a lone root
+        tree._lazy = True
+        states, actions, movers, players, terminals = tree.state, tree.action, tree.mover, tree.player, tree.terminal
+        visits, values, children, untried = tree.visits, tree.value, tree.children, tree.untried
+        next_state, is_terminal, current_player = game.next_state, game.is_terminal, game.current_player
+        legal_actions, game_returns = game.legal_actions, game.returns
+        playout, rng = self.playout, self.rng
+        pick = rng.randrange if options["expand"] == "one-random" else None
+        c = options["c"]
+        log_shift = 1 if options["log"] == "ln-n1" else 0
+        rollout = options["rollout"]
+        converted: dict[int, tuple[tuple[float, ...], tuple[float, ...]]] = {}
+        convert = self._convert_returns
+        log, sqrt, clock = math.log, math.sqrt, time.perf_counter
+        inf = math.inf
+        limit = math.inf if iterations is None else iterations
+        # means[k] = values[k] / visits[k], kept up to date by backpropagation: one division per
+        # update instead of one per sibling scored (the same division, so the same float).
+        means = [0.0]
+        done = 0
+        while done < limit:
+            if deadline is not None and clock() >= deadline:
+                break
+            # Selection. A node stops it while it has untried actions, so every child met here
+            # was simulated from when it was added: n >= 1 and N >= 1, no +infinity case.
+            node = 0
+            path = [0]
+            while not untried[node]:
+                kids = children[node]
+                if not kids:
+                    break
+                ln_n = log(visits[node] + log_shift)
+                best = -inf
+                chosen = node
+                for kid in kids:
+                    score = means[kid] + c * sqrt(ln_n / visits[kid])
+                    if score > best:
+                        best = score
+                        chosen = kid
+                if best == -inf:
+                    chosen = self._ucb1_choice(node, kids)
+                node = chosen
+                path.append(node)
+            # Expansion and simulation.
+            if terminals[node]:
+                raw = game_returns(states[node])
+                method = "terminal"
+            else:
+                todo = untried[node]
+                action = todo.pop(0 if pick is None else pick(len(todo)))
+                state = next_state(states[node], action)
+                child = len(states)
+                states.append(state)
+                actions.append(action)
+                movers.append(players[node])
+                visits.append(0)
+                values.append(0.0)
+                means.append(0.0)
+                children.append([])
+                children[node].append(child)
+                path.append(child)
+                if is_terminal(state):
+                    terminals.append(True)
+                    players.append(-1)
+                    untried.append([])
+                    raw = game_returns(state)
+                    method = "terminal"
+                else:
+                    terminals.append(False)
+                    players.append(current_player(state))
+                    untried.append(list(legal_actions(state)))
+                    raw = playout(state, rng)[1]
+                    method = rollout
+            hit = converted.get(id(raw))
+            rewards = (convert(raw, method, converted) if hit is None else hit)[1]
+            # Backpropagation: each node is credited for the player who moved into it.
+            for node in path:
+                n = visits[node] + 1
+                w = values[node] + rewards[movers[node]]
+                visits[node] = n
+                values[node] = w
+                means[node] = w / n
+            done += 1
+            if progress is not None and not done & 255:
+                progress(done)
+        if progress is not None:
+            progress(done)
+        return done
+
+    def _run_fast_recorded(self, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
+        """The fast loop with a recorder: the same steps, emitting the four events."""
+        (
+            states, keys, parents, actions, labels, movers, players, terminals,
+            visits, values, priors, children, edges, untried,
+            next_state, is_terminal, current_player, legal_actions, action_label, game_returns,
+            pick, c, log_shift,
+        ) = self._fast_locals()
+        playout, rng = self.playout, self.rng
+        state_key, by_key = self.game.state_key, self.tree.by_key
+        rollout = self.options["rollout"]
+        converted: dict[int, tuple[tuple[float, ...], tuple[float, ...]]] = {}
+        convert = self._convert_returns
+        recorder, full = self.recorder, self.full
+        log, sqrt, clock = math.log, math.sqrt, time.perf_counter
+        inf = math.inf
+        means = [0.0]  # values[k] / visits[k], as in _run_fast
+        done = 0
+        limit = math.inf if iterations is None else iterations
+        while done < limit:
+            if deadline is not None and clock() >= deadline:
+                break
+            iteration = done + 1
+            node = 0
+            path = [0]
+            steps: list[Step] | None = [] if full else None
+            while not untried[node]:
+                kids = children[node]
+                if not kids:
+                    break
+                parent_visits = visits[node]
+                ln_n = log(parent_visits + log_shift)
+                best = -inf
+                chosen = node
+                if full:
+                    scores = []
+                    for kid in kids:
+                        n = visits[kid]
+                        exploit = means[kid]
+                        explore = c * sqrt(ln_n / n)
+                        score = exploit + explore
+                        if score > best:
+                            best = score
+                            chosen = kid
+                        if score == inf:
+                            scores.append(Score(kid, labels[kid], n, values[kid], priors[kid], None, None, None))
+                        else:
+                            scores.append(Score(kid, labels[kid], n, values[kid], priors[kid], exploit, explore, score))
+                else:
+                    for kid in kids:
+                        score = means[kid] + c * sqrt(ln_n / visits[kid])
+                        if score > best:
+                            best = score
+                            chosen = kid
+                if best == -inf:
+                    chosen = self._ucb1_choice(node, kids)
+                if full:
+                    steps.append(Step(node, chosen, parent_visits, tuple(scores)))
+                node = chosen
+                path.append(node)
+            recorder(Select(iteration, tuple(path), None if steps is None else tuple(steps)))
+            if terminals[node]:
+                recorder(Expand(iteration, node, (), node, "leaf", None))
+                sim = node
+                raw = game_returns(states[node])
+                method = "terminal"
+                played = None
+            else:
+                todo = untried[node]
+                action = todo.pop(0 if pick is None else pick(len(todo)))
+                prior = 1.0 / (len(edges[node]) + len(todo) + 1)
+                state = next_state(states[node], action)
+                sim = len(states)
+                key = state_key(state)
+                label = action_label(action)
+                mover = players[node]
+                terminal = bool(is_terminal(state))
+                states.append(state)
+                keys.append(key)
+                parents.append(node)
+                actions.append(action)
+                labels.append(label)
+                movers.append(mover)
+                terminals.append(terminal)
+                visits.append(0)
+                values.append(0.0)
+                means.append(0.0)
+                priors.append(prior)
+                children.append([])
+                edges.append([])
+                by_key.setdefault(key, sim)
+                children[node].append(sim)
+                edges[node].append(action)
+                path.append(sim)
+                recorder(Expand(iteration, node, (NewChild(sim, label, key, prior, mover, terminal, 0, 0.0, False),), sim, "new", None))
+                if terminal:
+                    players.append(-1)
+                    untried.append([])
+                    raw = game_returns(state)
+                    method = "terminal"
+                    played = None
+                else:
+                    players.append(current_player(state))
+                    untried.append(list(legal_actions(state)))
+                    played, raw = playout(state, rng)
+                    method = rollout
+            hit = converted.get(id(raw))
+            returns, rewards = convert(raw, method, converted) if hit is None else hit
+            if full:
+                rollout_labels = () if played is None else tuple(map(action_label, played))
+            else:
+                rollout_labels = None
+            recorder(Simulate(iteration, sim, method, returns, rollout_labels, None))
+            updates = []
+            add_update = updates.append
+            if full:
+                for node in reversed(path):
+                    reward = rewards[movers[node]]
+                    before_n = visits[node]
+                    before_w = values[node]
+                    after_n = visits[node] = before_n + 1
+                    after_w = values[node] = before_w + reward
+                    means[node] = after_w / after_n
+                    add_update(Update(node, reward, before_n, before_w, after_n, after_w))
+            else:
+                for node in reversed(path):
+                    reward = rewards[movers[node]]
+                    n = visits[node] = visits[node] + 1
+                    w = values[node] = values[node] + reward
+                    means[node] = w / n
+                    add_update(Update(node, reward))
+            recorder(Backprop(iteration, tuple(updates)))
             done = iteration
             if progress is not None and not done & 255:
                 progress(done)

@@ -1,0 +1,262 @@
+"""Search speed: iterations per second of mctsviz's engine against peers, measured in one run.
+
+Tic-Tac-Toe and Connect Four from the empty board, 1,000 and 10,000 iterations, UCB1 with
+C = sqrt 2, one child per visit, uniform random rollouts. Rows:
+
+* ``mctsviz off``: ``search()`` with no recorder;
+* ``mctsviz compact`` / ``mctsviz full``: every event written to a JSON Lines file at that
+  recording level;
+* ``peer UCT``: a minimal UCT written below with no instrumentation at all, on the same game
+  objects and playouts: the engine with recording off should match it;
+* ``OpenSpiel``: ``open_spiel.python.algorithms.mcts.MCTSBot`` with a one-rollout random
+  evaluator and ``solve=False``, when open_spiel is installed.
+
+Each figure is the median over ``--repeats`` runs (configurations interleaved, so that a
+busy moment on a shared machine hurts every row alike). Ratios divide by OpenSpiel (or by
+the peer UCT for the "vs peer" column). The script asserts nothing about time and exits 0.
+
+Usage::
+
+    python benchmarks/search_speed.py [--repeats 5] [--iterations 1000 10000] [--games tictactoe connect4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from mctsviz import games
+from mctsviz.search import search
+
+SQRT2 = math.sqrt(2.0)
+OPENSPIEL_NAMES = {"tictactoe": "tic_tac_toe", "connect4": "connect_four"}
+
+
+# -- recorders writing to a file --------------------------------------------------------------
+
+
+class _EncodingFileRecorder:
+    """Stand-in for ``mctsviz.trace.io.TraceWriter`` while it has not landed: each event is
+    encoded with msgspec as one JSON line into a buffer flushed to the file in 1 MiB blocks."""
+
+    def __init__(self, path: Path) -> None:
+        self._file = open(path, "wb")  # noqa: SIM115 - closed in __exit__
+        self._buffer = bytearray()
+        self._encode_into = msgspec.json.Encoder().encode_into
+
+    def __enter__(self) -> _EncodingFileRecorder:
+        return self
+
+    def __call__(self, event: Any) -> None:
+        buffer = self._buffer
+        self._encode_into(event, buffer, -1)
+        buffer.append(10)
+        if len(buffer) > 1 << 20:
+            self._file.write(buffer)
+            buffer.clear()
+
+    def __exit__(self, *exc: Any) -> None:
+        self._file.write(self._buffer)
+        self._file.close()
+
+
+def file_recorder(path: Path) -> Any:
+    """A context manager giving a recorder that writes a trace to ``path``."""
+    try:
+        from mctsviz.trace.io import TraceWriter  # type: ignore[import-not-found]
+    except ImportError:
+        return _EncodingFileRecorder(path)
+    return TraceWriter(path)
+
+
+def writer_name() -> str:
+    try:
+        from mctsviz.trace.io import TraceWriter  # type: ignore[import-not-found]  # noqa: F401
+    except ImportError:
+        return "stand-in (msgspec encode_into a buffer, 1 MiB writes)"
+    return "mctsviz.trace.io.TraceWriter"
+
+
+# -- the peer: a minimal UCT with no instrumentation -----------------------------------------
+
+
+def peer_uct(game: Any, iterations: int, seed: int) -> int:
+    """A compact UCT (UCB1, C = sqrt 2, one child per visit, the game's random playout).
+
+    Written for speed and nothing else, as a baseline for the cost of mctsviz's engine.
+    Returns the most visited root action.
+    """
+    rng = random.Random(seed)
+    playout, next_state, is_terminal = game.playout, game.next_state, game.is_terminal
+    legal_actions, current_player, returns_of = game.legal_actions, game.current_player, game.returns
+    root = game.initial_state()
+    states = [root]
+    movers = [1 - current_player(root)]
+    players = [current_player(root)]
+    untried = [list(legal_actions(root))]
+    children: list[list[int]] = [[]]
+    visits = [0]
+    values = [0.0]
+    log, sqrt, c = math.log, math.sqrt, SQRT2
+    for _ in range(iterations):
+        node = 0
+        path = [0]
+        while not untried[node]:
+            kids = children[node]
+            if not kids:
+                break
+            ln_n = log(visits[node])
+            best = -math.inf
+            for kid in kids:
+                n = visits[kid]
+                score = values[kid] / n + c * sqrt(ln_n / n)
+                if score > best:
+                    best, node = score, kid
+            path.append(node)
+        todo = untried[node]
+        if todo:
+            state = next_state(states[node], todo.pop(0))
+            child = len(states)
+            states.append(state)
+            movers.append(players[node])
+            children.append([])
+            children[node].append(child)
+            visits.append(0)
+            values.append(0.0)
+            path.append(child)
+            if is_terminal(state):
+                players.append(-1)
+                untried.append([])
+                result = returns_of(state)
+            else:
+                players.append(current_player(state))
+                untried.append(list(legal_actions(state)))
+                result = playout(state, rng)[1]
+        else:
+            result = returns_of(states[node])
+        for node in path:
+            visits[node] += 1
+            values[node] += result[movers[node]]
+    kids = children[0]
+    return max(range(len(kids)), key=lambda i: visits[kids[i]])
+
+
+# -- runners ---------------------------------------------------------------------------------
+
+
+def run_engine(game: Any, iterations: int, seed: int, record: str | None, folder: Path) -> float:
+    """Seconds for one ``search()`` (with its trace file written and closed, if recording)."""
+    if record is None:
+        started = time.perf_counter()
+        search(game, iterations=iterations, seed=seed)
+        return time.perf_counter() - started
+    path = folder / f"trace-{record}.jsonl"
+    started = time.perf_counter()
+    with file_recorder(path) as recorder:
+        search(game, iterations=iterations, seed=seed, recorder=recorder, record=record)
+    return time.perf_counter() - started
+
+
+def run_peer(game: Any, iterations: int, seed: int) -> float:
+    started = time.perf_counter()
+    peer_uct(game, iterations, seed)
+    return time.perf_counter() - started
+
+
+def openspiel_runner() -> Callable[[str, int, int], float] | None:
+    """``f(game name, iterations, seed) -> seconds`` for OpenSpiel's MCTSBot, or None."""
+    try:
+        import numpy as np
+        import pyspiel
+        from open_spiel.python.algorithms import mcts
+    except ImportError:
+        return None
+    loaded: dict[str, Any] = {}
+
+    def run(name: str, iterations: int, seed: int) -> float:
+        game = loaded.setdefault(name, pyspiel.load_game(OPENSPIEL_NAMES[name]))
+        bot = mcts.MCTSBot(
+            game,
+            uct_c=SQRT2,
+            max_simulations=iterations,
+            evaluator=mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=np.random.RandomState(seed)),
+            solve=False,
+            random_state=np.random.RandomState(seed),
+        )
+        state = game.new_initial_state()
+        started = time.perf_counter()
+        bot.mcts_search(state)
+        return time.perf_counter() - started
+
+    return run
+
+
+# -- the table -------------------------------------------------------------------------------
+
+ROWS = ("mctsviz off", "mctsviz compact", "mctsviz full", "peer UCT", "OpenSpiel")
+
+
+def measure(game_names: list[str], budgets: list[int], repeats: int) -> dict[tuple[str, int, str], list[float]]:
+    """Seconds per (game, iterations, row), ``repeats`` runs each, interleaved."""
+    openspiel = openspiel_runner()
+    loaded = {name: games.load(name) for name in game_names}
+    times: dict[tuple[str, int, str], list[float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for repeat in range(repeats):
+            seed = repeat + 1
+            for name in game_names:
+                game = loaded[name]
+                for n in budgets:
+                    runs: dict[str, Callable[[], float]] = {
+                        "mctsviz off": lambda: run_engine(game, n, seed, None, folder),
+                        "mctsviz compact": lambda: run_engine(game, n, seed, "compact", folder),
+                        "mctsviz full": lambda: run_engine(game, n, seed, "full", folder),
+                        "peer UCT": lambda: run_peer(game, n, seed),
+                    }
+                    if openspiel is not None:
+                        runs["OpenSpiel"] = lambda: openspiel(name, n, seed)
+                    for row, run in runs.items():
+                        times.setdefault((name, n, row), []).append(run())
+    return times
+
+
+def print_table(times: dict[tuple[str, int, str], list[float]], game_names: list[str], budgets: list[int]) -> None:
+    print(f"{'game':<10} {'iters':>6}  {'row':<16} {'iter/s':>9}  {'vs OpenSpiel':>12}  {'vs peer':>7}")
+    for name in game_names:
+        for n in budgets:
+            rate = {row: n / statistics.median(times[(name, n, row)]) for row in ROWS if (name, n, row) in times}
+            for row, value in rate.items():
+                vs_os = f"{value / rate['OpenSpiel']:.2f}x" if "OpenSpiel" in rate else "-"
+                vs_peer = f"{value / rate['peer UCT']:.2f}x"
+                print(f"{name:<10} {n:>6}  {row:<16} {value:>9,.0f}  {vs_os:>12}  {vs_peer:>7}")
+            print()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=5, help="runs per figure (the median is shown)")
+    parser.add_argument("--iterations", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--games", nargs="+", default=["tictactoe", "connect4"], choices=sorted(OPENSPIEL_NAMES))
+    args = parser.parse_args(argv)
+    print(f"Python {sys.version.split()[0]}; recording to a file via {writer_name()}")
+    if openspiel_runner() is None:
+        print("open_spiel is not installed: no OpenSpiel rows")
+    print(f"median of {args.repeats} runs; targets vs OpenSpiel: off >= 5x, compact >= 3.5x, full >= 2x\n")
+    times = measure(args.games, args.iterations, args.repeats)
+    print_table(times, args.games, args.iterations)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
