@@ -44,16 +44,6 @@ def load_trace_game(header: Header) -> Game:
         raise MctsvizError(f"cannot load the trace's game {header.game!r}: {exc}") from None
 
 
-def actions_by_label(game: Game, key: str) -> dict[str, Any]:
-    """The legal actions of the state ``key`` by their labels (traces hold labels only).
-
-    Raises:
-        MctsvizError: the game cannot read ``key`` back into a state.
-    """
-    state = games.parse_state(game, key)
-    return {game.action_label(a): a for a in game.legal_actions(state)}
-
-
 # -- provenance -------------------------------------------------------------------------------
 
 # Options that are long data rather than settings: summarised, not spelled out.
@@ -260,12 +250,14 @@ def move_grid(snapshot: TreeSnapshot, quantity: str = "visits", *, node: int = 0
 
 
 def _board_cells(game: Game, key: str, rows: Sequence[ChildRow]) -> tuple[tuple[int, int], list[tuple[int, int]], tuple[tuple[str, ...], ...] | None] | None:
+    """The grid shape, each child's cell and the board's marks; None if the game cannot place them."""
     grid = getattr(game, "action_grid", None)
     cell_of = getattr(game, "action_cell", None)
     if grid is None or cell_of is None or not hasattr(game, "parse_state"):
         return None
     try:
-        by_label = actions_by_label(game, key)
+        state = games.parse_state(game, key)
+        by_label = {game.action_label(a): a for a in game.legal_actions(state)}
         cells = [tuple(cell_of(by_label[r.action])) for r in rows]
     except (MctsvizError, KeyError):
         return None
@@ -274,13 +266,11 @@ def _board_cells(game: Game, key: str, rows: Sequence[ChildRow]) -> tuple[tuple[
         return None
     marks = None
     board = getattr(game, "board", None)
-    if board is not None and tuple(grid) == _shape(board(games.parse_state(game, key))):
-        marks = tuple(tuple(str(m) for m in row) for row in board(games.parse_state(game, key)))
+    if board is not None:
+        rows_of_marks = tuple(tuple(str(m) for m in row) for row in board(state))
+        if (len(rows_of_marks), len(rows_of_marks[0]) if rows_of_marks else 0) == tuple(grid):
+            marks = rows_of_marks
     return (n_rows, n_cols), cells, marks
-
-
-def _shape(rows: Sequence[Sequence[Any]]) -> tuple[int, int]:
-    return (len(rows), len(rows[0]) if rows else 0)
 
 
 def move_grids(replay: Replay, iterations: Iterable[int], quantity: str = "visits", *, node: int = 0, game: Game | None = None) -> list[MoveGrid]:

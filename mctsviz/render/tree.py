@@ -115,6 +115,9 @@ def render_tree(
         legend = f"fill: mean from {style.format_number(low)} (vermillion) to {style.format_number(high)} (blue); line width: visits"
         graph.attr(label=f'<<FONT POINT-SIZE="{style.SMALL_FONT_SIZE}" COLOR="{style.GREY}">{style.html_text(text, 200)}<BR/>{legend}</FONT>>', labelloc="b")
 
+    drawn_parent: dict[int, int] = {}
+    for parent, child in view.edges:
+        drawn_parent.setdefault(child, parent)
     for node in view.nodes:
         stats = snapshot.node(node)
         rows = []
@@ -128,7 +131,9 @@ def render_tree(
         rows.append(f"N {stats.visits} · {style.html_text(value_symbol, 4)} {style.format_total(stats.value)}")
         rows.append(f"mean {style.format_number(stats.mean)}")
         if stats.parent >= 0:
-            parent = _drawn_parent(node, stats.parent, view.edges)
+            # With transpositions a node may hang under another parent than its first; the
+            # score shown is the one seen from the parent it is drawn under.
+            parent = drawn_parent.get(node, stats.parent)
             rows.append(f"{score_name} {style.format_number(snapshot.score(parent, node)[2])}")
         if node in updates:
             rows.append(_backup_row(updates[node], stats.visits, stats.value, value_symbol))
@@ -170,15 +175,6 @@ def render_tree(
         graph.node("outcome", label=_outcome_label(sim), shape="note", style="filled", fillcolor="white", color=style.HIGHLIGHT, fontcolor=style.HIGHLIGHT)
         graph.edge(f"n{sim.node}", "outcome", style="dashed", color=style.HIGHLIGHT, penwidth="1.5", arrowhead="none")
     return graph
-
-
-def _drawn_parent(node: int, parent: int, edges: Any) -> int:
-    # With transpositions a node may hang under another parent than its first one; the score
-    # shown is the one seen from the parent it is drawn under (the first such edge).
-    for p, c in edges:
-        if c == node:
-            return p
-    return parent
 
 
 def _snapshot_range(snapshot: TreeSnapshot, nodes: Any) -> tuple[float, float]:
