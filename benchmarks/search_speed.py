@@ -6,6 +6,8 @@ C = sqrt 2, one child per visit, uniform random rollouts. Rows:
 * ``mctsviz off``: ``search()`` with no recorder;
 * ``mctsviz compact`` / ``mctsviz full``: every event written to a JSON Lines file at that
   recording level;
+* ``... events only``: the same events handed to a recorder that drops them, which separates
+  the engine's cost of building events from the writer's cost of encoding them;
 * ``peer UCT``: a minimal UCT written below with no instrumentation at all, on the same game
   objects and playouts: the engine with recording off should match it;
 * ``OpenSpiel``: ``open_spiel.python.algorithms.mcts.MCTSBot`` with a one-rollout random
@@ -93,8 +95,9 @@ def writer_name() -> str:
 def peer_uct(game: Any, iterations: int, seed: int) -> int:
     """A compact UCT (UCB1, C = sqrt 2, one child per visit, the game's random playout).
 
-    Written for speed and nothing else, as a baseline for the cost of mctsviz's engine.
-    Returns the most visited root action.
+    Written for speed and nothing else, as a baseline for the cost of mctsviz's engine. It
+    draws from ``random.Random(seed)`` as the engine does, so both build the same tree.
+    Returns the visit counts of the root's children.
     """
     rng = random.Random(seed)
     playout, next_state, is_terminal = game.playout, game.next_state, game.is_terminal
@@ -147,18 +150,28 @@ def peer_uct(game: Any, iterations: int, seed: int) -> int:
         for node in path:
             visits[node] += 1
             values[node] += result[movers[node]]
-    kids = children[0]
-    return max(range(len(kids)), key=lambda i: visits[kids[i]])
+    return [visits[k] for k in children[0]]
+
+
+def peer_agrees(game: Any, iterations: int = 500, seed: int = 1) -> bool:
+    """Do the peer and ``search()`` give the root's children the same visits (the same work)?"""
+    result = search(game, iterations=iterations, seed=seed)
+    return peer_uct(game, iterations, seed) == [child.visits for child in result.children]
 
 
 # -- runners ---------------------------------------------------------------------------------
 
 
-def run_engine(game: Any, iterations: int, seed: int, record: str | None, folder: Path) -> float:
-    """Seconds for one ``search()`` (with its trace file written and closed, if recording)."""
-    if record is None:
+def _drop(event: Any) -> None:
+    """A recorder that keeps nothing."""
+
+
+def run_engine(game: Any, iterations: int, seed: int, record: str | None, folder: Path | None) -> float:
+    """Seconds for one ``search()`` (with its trace file written and closed, if ``folder``)."""
+    if record is None or folder is None:
+        recorder = None if record is None else _drop
         started = time.perf_counter()
-        search(game, iterations=iterations, seed=seed)
+        search(game, iterations=iterations, seed=seed, recorder=recorder, record=record or "full")
         return time.perf_counter() - started
     path = folder / f"trace-{record}.jsonl"
     started = time.perf_counter()
@@ -203,7 +216,15 @@ def openspiel_runner() -> Callable[[str, int, int], float] | None:
 
 # -- the table -------------------------------------------------------------------------------
 
-ROWS = ("mctsviz off", "mctsviz compact", "mctsviz full", "peer UCT", "OpenSpiel")
+ROWS = (
+    "mctsviz off",
+    "mctsviz compact",
+    "mctsviz full",
+    "compact events only",
+    "full events only",
+    "peer UCT",
+    "OpenSpiel",
+)
 
 
 def measure(game_names: list[str], budgets: list[int], repeats: int) -> dict[tuple[str, int, str], list[float]]:
@@ -213,7 +234,7 @@ def measure(game_names: list[str], budgets: list[int], repeats: int) -> dict[tup
     times: dict[tuple[str, int, str], list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        for repeat in range(repeats):
+        for repeat in range(-1, repeats):  # round -1 warms up (imports, caches) and is not kept
             seed = repeat + 1
             for name in game_names:
                 game = loaded[name]
@@ -222,24 +243,28 @@ def measure(game_names: list[str], budgets: list[int], repeats: int) -> dict[tup
                         "mctsviz off": lambda: run_engine(game, n, seed, None, folder),
                         "mctsviz compact": lambda: run_engine(game, n, seed, "compact", folder),
                         "mctsviz full": lambda: run_engine(game, n, seed, "full", folder),
+                        "compact events only": lambda: run_engine(game, n, seed, "compact", None),
+                        "full events only": lambda: run_engine(game, n, seed, "full", None),
                         "peer UCT": lambda: run_peer(game, n, seed),
                     }
                     if openspiel is not None:
                         runs["OpenSpiel"] = lambda: openspiel(name, n, seed)
                     for row, run in runs.items():
-                        times.setdefault((name, n, row), []).append(run())
+                        seconds = run()
+                        if repeat >= 0:
+                            times.setdefault((name, n, row), []).append(seconds)
     return times
 
 
 def print_table(times: dict[tuple[str, int, str], list[float]], game_names: list[str], budgets: list[int]) -> None:
-    print(f"{'game':<10} {'iters':>6}  {'row':<16} {'iter/s':>9}  {'vs OpenSpiel':>12}  {'vs peer':>7}")
+    print(f"{'game':<10} {'iters':>6}  {'row':<20} {'iter/s':>9}  {'vs OpenSpiel':>12}  {'vs peer':>7}")
     for name in game_names:
         for n in budgets:
             rate = {row: n / statistics.median(times[(name, n, row)]) for row in ROWS if (name, n, row) in times}
             for row, value in rate.items():
                 vs_os = f"{value / rate['OpenSpiel']:.2f}x" if "OpenSpiel" in rate else "-"
                 vs_peer = f"{value / rate['peer UCT']:.2f}x"
-                print(f"{name:<10} {n:>6}  {row:<16} {value:>9,.0f}  {vs_os:>12}  {vs_peer:>7}")
+                print(f"{name:<10} {n:>6}  {row:<20} {value:>9,.0f}  {vs_os:>12}  {vs_peer:>7}")
             print()
 
 
@@ -253,6 +278,10 @@ def main(argv: list[str] | None = None) -> int:
     if openspiel_runner() is None:
         print("open_spiel is not installed: no OpenSpiel rows")
     print(f"median of {args.repeats} runs; targets vs OpenSpiel: off >= 5x, compact >= 3.5x, full >= 2x\n")
+    for name in args.games:
+        same = "yes" if peer_agrees(games.load(name)) else "NO (the rows compare different work)"
+        print(f"{name}: the peer UCT and mctsviz build the same tree from the same seed: {same}")
+    print()
     times = measure(args.games, args.iterations, args.repeats)
     print_table(times, args.games, args.iterations)
     return 0

@@ -14,6 +14,7 @@ import pytest
 
 from mctsviz import games
 from mctsviz.errors import MctsvizError
+from mctsviz.games.explicit import ExplicitTree
 from mctsviz.search import engine
 from mctsviz.search.engine import Memory, search
 from mctsviz.testing import capture_events, encode_events
@@ -115,6 +116,19 @@ def test_a_long_search_from_a_midgame_state_matches(monkeypatch):
     state = game.parse_state("......./......./......./...O.../...X.../..XOX..")
     _assert_same(game, "full", monkeypatch, state=state, iterations=600, seed=2)
     _assert_same(game, None, monkeypatch, state=state, iterations=600, seed=2)
+
+
+@pytest.mark.parametrize("record", [None, "compact", "full"])
+@pytest.mark.parametrize("example", ["toy.json", "trap.json"])
+def test_one_player_trees_without_a_script_match(example, record, monkeypatch):
+    # One player, a fresh returns tuple per simulation, shared nodes (a DAG, searched as a tree).
+    data = games.load(example).to_dict()
+    data.pop("script", None)
+    game = ExplicitTree.from_dict(data)
+    assert not game.script
+    spy = _Spy(monkeypatch)
+    _assert_same(game, record, monkeypatch, iterations=120, seed=6, c=2.0)
+    assert spy.calls == 1
 
 
 def test_the_tree_of_an_unrecorded_search_is_complete_when_read(monkeypatch):

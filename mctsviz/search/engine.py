@@ -580,11 +580,12 @@ class _Engine:
     #
     # The common option set (UCB1 with first-best ties, one child per visit, rollouts; no
     # evaluator, script, transpositions or memory) runs in one flat loop per recording choice
-    # instead of the phase methods: locals instead of attribute lookups, UCB1's argmax inlined
-    # with the same operations in the same order as policies.ucb1, no per-iteration lists
-    # beyond the path. Both loops draw from the rng, grow the tree and emit events exactly as
-    # the general loop does; tests/test_engine_fastpath.py compares them byte for byte, so a
-    # change to one loop needs the same change in the others.
+    # instead of the phase methods: locals instead of attribute lookups, no per-iteration lists
+    # beyond the path, and policies.ucb1 inlined as W/n + C * sqrt(ln N / n) with the same
+    # operations in the same order, W/n being kept per node (``means``) since the last update
+    # instead of divided again for every sibling scored. Both loops draw from the rng, grow the
+    # tree and emit events exactly as the general loop does; tests/test_engine_fastpath.py
+    # compares them byte for byte, so a change to one loop needs the same change in the others.
 
     #: Switched off by tests to run the general loop on options the fast paths cover.
     fast_path_enabled = True
@@ -599,18 +600,6 @@ class _Engine:
             and not options["transpositions"]
             and self.evaluator is None
             and self.memory is None
-        )
-
-    def _fast_locals(self) -> tuple[Any, ...]:
-        """What both fast loops read: the tree's lists and the game's bound methods."""
-        tree, game, options = self.tree, self.game, self.options
-        return (
-            tree.state, tree.keys, tree.parent, tree.action, tree.label, tree.mover, tree.player, tree.terminal,
-            tree.visits, tree.value, tree.prior, tree.children, tree.edges, tree.untried,
-            game.next_state, game.is_terminal, game.current_player, game.legal_actions, game.action_label, game.returns,
-            self.rng.randrange if options["expand"] == "one-random" else None,
-            options["c"],
-            1 if options["log"] == "ln-n1" else 0,
         )
 
     def _convert_returns(self, raw: Sequence[float], method: str, cache: dict[int, tuple[tuple[float, ...], tuple[float, ...]]]) -> tuple[tuple[float, ...], tuple[float, ...]]:
@@ -738,15 +727,17 @@ class _Engine:
 
     def _run_fast_recorded(self, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
         """The fast loop with a recorder: the same steps, emitting the four events."""
-        (
-            states, keys, parents, actions, labels, movers, players, terminals,
-            visits, values, priors, children, edges, untried,
-            next_state, is_terminal, current_player, legal_actions, action_label, game_returns,
-            pick, c, log_shift,
-        ) = self._fast_locals()
+        tree, game, options = self.tree, self.game, self.options
+        states, keys, parents, actions, labels = tree.state, tree.keys, tree.parent, tree.action, tree.label
+        movers, players, terminals, visits, values = tree.mover, tree.player, tree.terminal, tree.visits, tree.value
+        priors, children, edges, untried, by_key = tree.prior, tree.children, tree.edges, tree.untried, tree.by_key
+        next_state, is_terminal, current_player = game.next_state, game.is_terminal, game.current_player
+        legal_actions, game_returns, state_key, action_label = game.legal_actions, game.returns, game.state_key, game.action_label
         playout, rng = self.playout, self.rng
-        state_key, by_key = self.game.state_key, self.tree.by_key
-        rollout = self.options["rollout"]
+        pick = rng.randrange if options["expand"] == "one-random" else None
+        c = options["c"]
+        log_shift = 1 if options["log"] == "ln-n1" else 0
+        rollout = options["rollout"]
         converted: dict[int, tuple[tuple[float, ...], tuple[float, ...]]] = {}
         convert = self._convert_returns
         recorder, full = self.recorder, self.full

@@ -25,6 +25,9 @@ def ucb1(value: float, visits: int, parent_visits: int, *, c: float, log: str = 
     are the child's total reward and visits and N is the parent's visits; ``log="ln-n1"`` uses
     ln(N + 1) instead, as some lecture notes do. An unvisited child scores +infinity
     (returned as ``(inf, inf, inf)``).
+
+    The engine's fast loops (``mctsviz.search.engine``) inline this formula with the same
+    operations in the same order; ``tests/test_engine_fastpath.py`` checks they agree bit for bit.
     """
     if visits == 0:
         return INF, INF, INF
