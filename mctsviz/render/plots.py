@@ -167,12 +167,11 @@ def _draw_grid(ax: Axes, grid: extract.MoveGrid, norm: Normalize) -> Any:
             text = f"{value:.0%}" if grid.quantity == "visits" else style.format_number(value, 2)
             color = "black" if math.isinf(value) else _text_color(cmap(norm(value)))
             ax.text(c, r, text, ha="center", va="center", fontsize=9, color=color)
-    if grid.on_board:
-        ax.set_xticks([])
-        ax.set_yticks([])
-    else:
-        ax.set_xticks(range(len(grid.labels[0])), [style.plain_text(a, 12) for a in grid.labels[0]])
-        ax.set_yticks([])
+    ax.set_yticks([])
+    if grid.on_board and len(grid.values) > 1:
+        ax.set_xticks([])  # a board: the cells' places name the moves
+    else:  # one row (Connect Four's columns, or children in order): name the moves below
+        ax.set_xticks(range(len(grid.labels[0])), [style.plain_text(a or "", 12) for a in grid.labels[0]])
         ax.set_xlabel("move")
     return image
 
