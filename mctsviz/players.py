@@ -230,6 +230,12 @@ class MCTSPlayer:
             raise MctsvizError(f"mcts: unknown option(s) {', '.join(unknown)}; valid: {', '.join(sorted([*valid, 'persistent']))}")
         _check_mcts_options(options)
         self.options = options
+        # Load an evaluator file once, not at every move; ``options`` keeps the spec text.
+        self._search_options = dict(options)
+        if isinstance(options.get("evaluator"), str):
+            from .search.engine import resolve_evaluator
+
+            self._search_options["evaluator"] = resolve_evaluator(options["evaluator"])[0]
         self.persistent = bool(persistent)
         self.memory = None
         if self.persistent:
@@ -255,7 +261,7 @@ class MCTSPlayer:
 
         _legal(game, state)
         seed = rng.getrandbits(32)
-        self.last_result = search(game, state, seed=seed, memory=self.memory, **self.options)
+        self.last_result = search(game, state, seed=seed, memory=self.memory, **self._search_options)
         return self.last_result.move
 
 

@@ -255,3 +255,24 @@ def test_as_player_accepts_players_and_specs():
     with pytest.raises(MctsvizError, match="not a player"):
         as_player(42)
     assert player_spec(object()) is None
+
+
+def test_mcts_player_loads_an_evaluator_file_once(tmp_path):
+    log = tmp_path / "loads.txt"
+    source = tmp_path / "flat.py"
+    source.write_text(
+        f"with open({str(log)!r}, 'a') as f:\n"
+        "    f.write('loaded\\n')\n"
+        "def flat(state):\n"
+        "    return None, (0.0, 0.0)\n"
+    )
+    player = parse_player(f"mcts:iterations=30,policy=puct,evaluator={source}:flat")
+    assert player.options["evaluator"] == f"{source}:flat"  # the spec keeps the text
+    game = load("tictactoe")
+    rng = random.Random(0)
+    for _ in range(3):
+        player.choose(game, game.initial_state(), rng)
+    assert log.read_text().count("loaded") == 1
+    assert player.last_result.options["evaluator"]
+    with pytest.raises(MctsvizError, match="no such file"):
+        parse_player(f"mcts:evaluator={tmp_path}/absent.py:flat")
