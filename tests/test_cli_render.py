@@ -131,7 +131,7 @@ def test_render_match(capsys, tmp_path):
 def test_sweep_writes_results_and_plot(capsys, tmp_path):
     results, plot = tmp_path / "sweep.json", tmp_path / "sweep.svg"
     out, _ = _ok(
-        capsys, "sweep", "tictactoe", "--parameter", "c", "--values", "0,2", "--player", "mcts:iterations=5",
+        capsys, "sweep", "--game", "tictactoe", "--parameter", "c", "--values", "0,2", "--player", "mcts:iterations=5",
         "--games", 4, "--seed", 1, "--out", results, "-o", plot,
     )
     data = json.loads(results.read_text())
@@ -190,10 +190,10 @@ def test_damaged_trace(capsys, traces, tmp_path):
 
 
 def test_sweep_errors(capsys, tmp_path):
-    assert "--out" in _error(capsys, "sweep", "tictactoe", "--values", "0,1")
-    assert "bad c value 'x'" in _error(capsys, "sweep", "tictactoe", "--values", "0,x", "--out", tmp_path / "s.json")
-    assert "whole number >= 1" in _error(capsys, "sweep", "tictactoe", "--parameter", "iterations", "--values", "10,2.5", "--out", tmp_path / "s.json")
-    assert "must be an MCTS player" in _error(capsys, "sweep", "tictactoe", "--values", "1", "--player", "random", "--out", tmp_path / "s.json")
+    assert "--out" in _error(capsys, "sweep", "--values", "0,1")
+    assert "bad c value 'x'" in _error(capsys, "sweep", "--values", "0,x", "--out", tmp_path / "s.json")
+    assert "whole number >= 1" in _error(capsys, "sweep", "--parameter", "iterations", "--values", "10,2.5", "--out", tmp_path / "s.json")
+    assert "must be an MCTS player" in _error(capsys, "sweep", "--values", "1", "--player", "random", "--out", tmp_path / "s.json")
     assert not (tmp_path / "s.json").exists()
 
 

@@ -192,6 +192,48 @@ def test_sweep_plot_draws_scores_and_intervals():
     assert ax.get_xlabel() == "c"
 
 
+class DollarGame:
+    """One move, labels that matplotlib would read as (broken) mathtext."""
+
+    name = "$\\frac{$"
+    num_players = 1
+    labels = ("$\\frac{$", "a $b$ <script>")
+
+    def initial_state(self):
+        return ()
+
+    def current_player(self, state):
+        return 0
+
+    def legal_actions(self, state):
+        return () if state else (0, 1)
+
+    def next_state(self, state, action):
+        return (action,)
+
+    def is_terminal(self, state):
+        return bool(state)
+
+    def returns(self, state):
+        return (float(state[0]),)
+
+    def state_key(self, state):
+        return "".join(map(str, state)) or "start"
+
+    def action_label(self, action):
+        return self.labels[action]
+
+
+def test_untrusted_labels_are_drawn_as_written():
+    rp = recorded_replay(DollarGame(), iterations=6, seed=1)
+    ax = plot_heatmap(rp.final(), "visits", ax=_ax())
+    evolution = plot_evolution(rp, "mean", ax=_ax())
+    # Unescaped, "$\\frac{$" would stop the drawing with a mathtext parse error.
+    assert figure_bytes(ax, "svg").startswith(b"<?xml") and figure_bytes(evolution, "svg").startswith(b"<?xml")
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["\\$\\frac{\\$", "a \\$b\\$ <scri…"]
+    assert [t.get_text() for t in evolution.get_legend().get_texts()] == ["\\$\\frac{\\$", "a \\$b\\$ <script>"]
+
+
 # -- output -----------------------------------------------------------------------------------
 
 

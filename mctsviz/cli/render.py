@@ -99,14 +99,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Vary one MCTS option (C, c_puct, fpu or the iteration budget), play a match against a fixed "
         "opponent at each value, and write the results (--out) and/or their plot (-o).",
     )
-    p.add_argument("game", help="a two-player game (built-in name or FILE.py:Class)")
+    p.add_argument("--game", default="tictactoe", help="a two-player game: built-in name or FILE.py:Class (default tictactoe)")
     p.add_argument("--parameter", choices=tuple(PARAMETERS), default="c", help="the option to vary (default c)")
     p.add_argument("--values", required=True, metavar="V,V,...", help="its values, comma-separated (like 0,0.5,1,1.41,2,4)")
     p.add_argument("--player", default="mcts:iterations=200", metavar="SPEC", help="the MCTS player (default mcts:iterations=200)")
     p.add_argument("--opponent", default="random", metavar="SPEC", help="the fixed opponent (default random)")
     p.add_argument("--games", type=_natural(1), default=50, metavar="N", help="games per value (default 50)")
     p.add_argument("--seed", type=int, default=0, help="game i of every match is seeded by (seed, i)")
-    p.add_argument("--no-alternate", action="store_true", help="the swept player always moves first")
+    p.add_argument("--fixed-sides", action="store_true", help="the swept player always moves first (default: the players take turns)")
     p.add_argument("--jobs", type=_natural(1), default=1, metavar="J", help="worker processes (default 1)")
     p.add_argument("--out", metavar="SWEEP.json", help="write the results here")
     p.add_argument("-o", "--output", metavar="OUT", help="write the plot here (.svg, .pdf, .png)")
@@ -318,7 +318,7 @@ def _run_sweep(args: argparse.Namespace) -> int:
     values = parse_values(args.values, args.parameter)
     result = sweep(
         args.game, args.parameter, values, player=args.player, opponent=args.opponent, games=args.games,
-        seed=args.seed, alternate=not args.no_alternate, jobs=args.jobs,
+        seed=args.seed, alternate=not args.fixed_sides, jobs=args.jobs,
         progress=not args.no_progress and sys.stderr.isatty(),
     )
     for point in result.points:

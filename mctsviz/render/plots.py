@@ -162,7 +162,7 @@ def _draw_grid(ax: Axes, grid: extract.MoveGrid, norm: Normalize) -> Any:
             if value is None:
                 mark = grid.marks[r][c] if grid.marks else ""
                 if mark:
-                    ax.text(c, r, style.plain_text(mark, 3), ha="center", va="center", fontsize=14, color=style.GREY)
+                    ax.text(c, r, style.mpl_text(mark, 3), ha="center", va="center", fontsize=14, color=style.GREY)
                 continue
             text = f"{value:.0%}" if grid.quantity == "visits" else style.format_number(value, 2)
             color = "black" if math.isinf(value) else _text_color(cmap(norm(value)))
@@ -171,7 +171,7 @@ def _draw_grid(ax: Axes, grid: extract.MoveGrid, norm: Normalize) -> Any:
     if grid.on_board and len(grid.values) > 1:
         ax.set_xticks([])  # a board: the cells' places name the moves
     else:  # one row (Connect Four's columns, or children in order): name the moves below
-        ax.set_xticks(range(len(grid.labels[0])), [style.plain_text(a or "", 12) for a in grid.labels[0]])
+        ax.set_xticks(range(len(grid.labels[0])), [style.mpl_text(a or "", 12) for a in grid.labels[0]])
         ax.set_xlabel("move")
     return image
 
@@ -252,7 +252,7 @@ def plot_puct_bars(snapshot: TreeSnapshot, node: int = 0, *, ax: Axes | None = N
             style.format_number(row.score) + star, (i, max(y, 0.0) + 0.02 * span),
             ha="center", va="bottom", fontsize=9, fontweight="bold" if star else "normal",
         )
-    ax.set_xticks(x, [f"{style.plain_text(r.action, 12)}\nN={r.visits}\nP={style.format_number(r.prior, 2)}" for r in bars.rows], fontsize=8)
+    ax.set_xticks(x, [f"{style.mpl_text(r.action, 12)}\nN={r.visits}\nP={style.format_number(r.prior, 2)}" for r in bars.rows], fontsize=8)
     ax.set_ylabel(f"{bars.policy} = {exploit_name} + {explore_name}")
     ax.set_title(f"{bars.policy} at node {node} (N = {bars.parent_visits}), iteration {snapshot.iteration}", fontsize=style.FONT_SIZE)
     ax.margins(y=0.15)
@@ -281,7 +281,7 @@ def plot_evolution(replay: Replay, quantity: str = "visits", *, node: int = 0, a
         linestyle = ("-", "--", ":")[(i // len(style.CYCLE)) % 3]
         ax.plot(
             x, _float_array(values), color=style.CYCLE[i % len(style.CYCLE)], linestyle=linestyle, linewidth=1.2,
-            label=style.plain_text(child.action, 16),
+            label=style.mpl_text(child.action, 16),
         )
     for k in ev.changes:
         ax.axvline(k, color=style.GREY, linestyle=":", linewidth=0.8)
@@ -364,14 +364,14 @@ def plot_match(results: Any, *, ax: Axes | None = None) -> Axes:
     ax = _axes(ax)
     games = np.arange(1, results.games + 1)
     for p in (0, 1):
-        name = style.plain_text(results.players[p], 48)
+        name = style.mpl_text(results.players[p], 48)
         ax.plot(games, np.array(results.running[p]), color=style.CYCLE[p], linewidth=1.4, label=f"{'ab'[p]}: {name}")
     ax.axhline(0.5, color=style.GREY, linestyle="--", linewidth=0.8)
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("game")
     ax.set_ylabel("running average score (win 1, draw ½, loss 0)")
     ax.set_title(
-        f"{style.plain_text(results.game, 24)}: a won {results.wins[0]}, b won {results.wins[1]}, {results.draws} draws in {results.games} games",
+        f"{style.mpl_text(results.game, 24)}: a won {results.wins[0]}, b won {results.wins[1]}, {results.draws} draws in {results.games} games",
         fontsize=style.FONT_SIZE,
     )
     ax.legend(fontsize=8)
@@ -404,7 +404,7 @@ def plot_sweep(sweep: Any, *, ax: Axes | None = None) -> Axes:
     ax.set_xlabel(sweep.parameter)
     ax.set_ylabel("average score vs opponent (win 1, draw ½)")
     ax.set_title(
-        f"{style.plain_text(sweep.game, 24)}: {style.plain_text(sweep.player, 40)} against {style.plain_text(sweep.opponent, 40)}, "
+        f"{style.mpl_text(sweep.game, 24)}: {style.mpl_text(sweep.player, 40)} against {style.mpl_text(sweep.opponent, 40)}, "
         f"{sweep.games} games per point",
         fontsize=style.FONT_SIZE,
     )

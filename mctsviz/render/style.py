@@ -159,3 +159,9 @@ def html_text(text: object, limit: int = 60) -> str:
     return (
         s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;").replace("'", "&#39;")
     )
+
+
+def mpl_text(text: object, limit: int = 60) -> str:
+    """Untrusted text for a matplotlib label: :func:`plain_text` with ``$`` escaped, so a label
+    such as ``$\\frac$`` is drawn as written instead of being parsed as mathtext."""
+    return plain_text(text, limit).replace("$", r"\$")
