@@ -240,3 +240,22 @@ def test_wrong_number_of_returns_fails_alike(monkeypatch):
             search(game, iterations=5)
         messages.append(str(info.value))
     assert messages[0] == messages[1] == "random returned 3 values for 2 players"
+
+
+class _ListActionGame(_TableGame):
+    """``_TableGame`` with unhashable actions: ``[1]`` and ``[2]``."""
+
+    def legal_actions(self, state):
+        return [[a] for a in super().legal_actions(state)]
+
+    def next_state(self, state, action):
+        return super().next_state(state, action[0])
+
+    def action_label(self, action):
+        return f"add{action[0]}"
+
+
+@pytest.mark.parametrize("record", [None, "full"])
+def test_unhashable_actions_are_labelled_alike(record, monkeypatch):
+    game = _ListActionGame({"22": (1.0, -1.0), "211": (-1.0, 1.0)})
+    _assert_same(game, record, monkeypatch, iterations=80, seed=2)

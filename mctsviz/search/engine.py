@@ -619,6 +619,21 @@ class _Engine:
             cache[id(raw)] = (returns, rewards)
         return returns, rewards
 
+    def _labels(self, actions: Sequence[Action], cache: dict[Action, str]) -> tuple[str, ...]:
+        """The labels of ``actions``, remembered by action (labels are a function of the action;
+        an unhashable action is labelled each time)."""
+        label = self.game.action_label
+        out = []
+        for action in actions:
+            try:
+                text = cache[action]
+            except KeyError:
+                text = cache[action] = label(action)
+            except TypeError:
+                text = label(action)
+            out.append(text)
+        return tuple(out)
+
     def _ucb1_choice(self, node: int, kids: list[int]) -> int:
         """The general argmax, for the rare step where no child scored above -infinity."""
         visits, value = self.tree.visits, self.tree.value
@@ -741,6 +756,7 @@ class _Engine:
         converted: dict[int, tuple[tuple[float, ...], tuple[float, ...]]] = {}
         convert = self._convert_returns
         recorder, full = self.recorder, self.full
+        label_cache: dict[Action, str] = {}
         log, sqrt, clock = math.log, math.sqrt, time.perf_counter
         inf = math.inf
         means = [0.0]  # values[k] / visits[k], as in _run_fast
@@ -836,7 +852,13 @@ class _Engine:
             hit = converted.get(id(raw))
             returns, rewards = convert(raw, method, converted) if hit is None else hit
             if full:
-                rollout_labels = () if played is None else tuple(map(action_label, played))
+                if played is None:
+                    rollout_labels = ()
+                else:
+                    try:
+                        rollout_labels = tuple(map(label_cache.__getitem__, played))
+                    except (KeyError, TypeError):  # an action not seen yet, or unhashable
+                        rollout_labels = self._labels(played, label_cache)
             else:
                 rollout_labels = None
             recorder(Simulate(iteration, sim, method, returns, rollout_labels, None))
