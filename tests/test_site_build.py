@@ -72,6 +72,7 @@ def build_test_site(root: Path) -> tuple[Path, subprocess.CompletedProcess]:
     config["docs_dir"] = str(docs)
     config["site_dir"] = str(root / "site")
     config["theme"]["custom_dir"] = str(ROOT / config["theme"]["custom_dir"])
+    config["hooks"] = [str(ROOT / hook) for hook in config.get("hooks", [])]
     for plugin in config["plugins"]:
         if isinstance(plugin, dict) and "mkdocstrings" in plugin:
             plugin["mkdocstrings"]["handlers"]["python"]["paths"] = [str(ROOT)]
