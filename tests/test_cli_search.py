@@ -87,15 +87,16 @@ def test_user_game_runs(tmp_path, capsys):
     source = tmp_path / "countdown.py"
     source.write_text(
         "class Countdown:\n"
+        "    # Take 1 or 2 from a pile of 5; whoever takes the last wins. A state: (pile, player to move).\n"
         "    name = 'countdown'\n"
         "    num_players = 2\n"
-        "    def initial_state(self): return 5\n"
-        "    def current_player(self, s): return (5 - s) % 2\n"
-        "    def legal_actions(self, s): return [a for a in (1, 2) if a <= s]\n"
-        "    def next_state(self, s, a): return s - a\n"
-        "    def is_terminal(self, s): return s == 0\n"
-        "    def returns(self, s): return (1.0, -1.0) if (5 - s) % 2 == 1 else (-1.0, 1.0)\n"
-        "    def state_key(self, s): return str(s)\n"
+        "    def initial_state(self): return (5, 0)\n"
+        "    def current_player(self, s): return s[1]\n"
+        "    def legal_actions(self, s): return [a for a in (1, 2) if a <= s[0]]\n"
+        "    def next_state(self, s, a): return (s[0] - a, 1 - s[1])\n"
+        "    def is_terminal(self, s): return s[0] == 0\n"
+        "    def returns(self, s): return (-1.0, 1.0) if s[1] == 0 else (1.0, -1.0)\n"
+        "    def state_key(self, s): return f'{s[0]}/{s[1]}'\n"
         "    def action_label(self, a): return f'take{a}'\n"
     )
     assert main(["search", f"{source}:Countdown", "--iterations", "500", "--json"]) == 0
