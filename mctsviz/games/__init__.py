@@ -121,3 +121,22 @@ def parse_state(game: Game, key: str) -> Any:
     except Exception as exc:  # a user's parser may raise anything for bad text
         raise MctsvizError(f"illegal state {key!r} for {game.name}: {exc}") from None
 
+
+
+def load_recorded(name: str, params: dict[str, Any]) -> Game:
+    """The game a trace header names: a built-in with its parameters, or an explicit tree.
+
+    Explicit trees carry their whole definition in ``params["tree"]``, so their traces are
+    self-contained. A user's own game is not recorded in the trace and cannot be rebuilt.
+
+    Raises:
+        MctsvizError: the game is neither built in nor an explicit tree.
+    """
+    if name in BUILTIN_GAMES:
+        return load(name, **params)
+    tree = params.get("tree") if isinstance(params, dict) else None
+    if isinstance(tree, dict):
+        from .explicit import ExplicitTree
+
+        return ExplicitTree.from_dict(tree)
+    raise MctsvizError(f"game {name!r} is not built in: load it from its file (a user's game is not stored in traces)")

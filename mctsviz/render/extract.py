@@ -39,7 +39,7 @@ def load_trace_game(header: Header) -> Game:
             that is not installed here), with the reason.
     """
     try:
-        return games.load(header.game, **dict(header.game_params))
+        return games.load_recorded(header.game, dict(header.game_params))
     except MctsvizError as exc:
         raise MctsvizError(f"cannot load the trace's game {header.game!r}: {exc}") from None
 
