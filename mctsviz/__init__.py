@@ -12,8 +12,12 @@ __version__ = "0.1.0"
 
 from .errors import MctsvizError
 from .games import load as load_game
-from .replay import Replay, TreeSnapshot, replay
-from .search import Memory, SearchResult, search
+from .replay import Replay, TreeSnapshot
+from .search import Memory, SearchResult
+
+# The verbs stay in their modules (``from mctsviz.search import search``,
+# ``from mctsviz.replay import replay``): re-exporting them here would shadow the subpackages
+# of the same names, so that ``import mctsviz.search as s`` gave the function.
 
 __all__ = [
     "Memory",
@@ -23,6 +27,4 @@ __all__ = [
     "TreeSnapshot",
     "__version__",
     "load_game",
-    "replay",
-    "search",
 ]

@@ -34,3 +34,12 @@ def test_cli_help_loads_no_heavy_library():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_subpackages_are_not_shadowed_by_functions():
+    import importlib
+    import types
+
+    for name in ("mctsviz.search", "mctsviz.replay", "mctsviz.games", "mctsviz.trace"):
+        parent, _, child = name.rpartition(".")
+        assert isinstance(getattr(importlib.import_module(parent), child), types.ModuleType), name
