@@ -41,6 +41,9 @@ ROLLOUTS = ("random", "heuristic")
 REWARDS = ("pm1", "01")
 SQRT2 = math.sqrt(2.0)
 
+#: A simulation's (returns as floats, rewards credited), as the fast loops remember them.
+_Converted = tuple[tuple[float, ...], tuple[float, ...]]
+
 
 class Memory:
     """Node statistics kept across searches, keyed by state (seed 000's learner).
@@ -491,7 +494,8 @@ class _Engine:
         chosen = by_visits if options["final"] == "visits" else by_mean
         labels, priors = tree._child_labels_and_priors(0)
         children = tuple(
-            ChildStats(k, tree.action[k], labels[i], tree.visits[k], tree.value[k], tree.mean(k), priors[i]) for i, k in enumerate(kids)
+            ChildStats(k, tree.action[k], label, tree.visits[k], tree.value[k], tree.mean(k), prior)
+            for k, label, prior in zip(kids, labels, priors)
         )
 
         def label(i: int | None) -> str | None:
@@ -602,7 +606,7 @@ class _Engine:
             and self.memory is None
         )
 
-    def _convert_returns(self, raw: Sequence[float], method: str, cache: dict[int, tuple[tuple[float, ...], tuple[float, ...]]]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    def _convert_returns(self, raw: Sequence[float], method: str, cache: dict[int, _Converted]) -> _Converted:
         """(returns as floats, rewards credited) for a simulation's raw returns.
 
         As ``_simulate`` and ``_backpropagate`` compute them: floats, checked to hold one
@@ -662,7 +666,7 @@ class _Engine:
         c = options["c"]
         log_shift = 1 if options["log"] == "ln-n1" else 0
         rollout = options["rollout"]
-        converted: dict[int, tuple[tuple[float, ...], tuple[float, ...]]] = {}
+        converted: dict[int, _Converted] = {}
         convert = self._convert_returns
         log, sqrt, clock = math.log, math.sqrt, time.perf_counter
         inf = math.inf
@@ -753,7 +757,7 @@ class _Engine:
         c = options["c"]
         log_shift = 1 if options["log"] == "ln-n1" else 0
         rollout = options["rollout"]
-        converted: dict[int, tuple[tuple[float, ...], tuple[float, ...]]] = {}
+        converted: dict[int, _Converted] = {}
         convert = self._convert_returns
         recorder, full = self.recorder, self.full
         label_cache: dict[Action, str] = {}
@@ -837,7 +841,8 @@ class _Engine:
                 children[node].append(sim)
                 edges[node].append(action)
                 path.append(sim)
-                recorder(Expand(iteration, node, (NewChild(sim, label, key, prior, mover, terminal, 0, 0.0, False),), sim, "new", None))
+                new_child = NewChild(sim, label, key, prior, mover, terminal, 0, 0.0, False)
+                recorder(Expand(iteration, node, (new_child,), sim, "new", None))
                 if terminal:
                     players.append(-1)
                     untried.append([])
