@@ -17,7 +17,9 @@ recorded values (no floating-point undo), and checkpoints bound the cost of long
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import gc
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +30,19 @@ from .trace.events import Backprop, Decision, Expand, Header, Score, Select, Sim
 PHASES = ("start", "select", "expand", "simulate", "backprop")
 _PHASE_INDEX = {p: i for i, p in enumerate(PHASES)}
 _CHECKPOINT_EVERY = 4096
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    # Events hold no reference cycles: collecting while a long trace's hundreds of thousands of
+    # records are created only repeats work (loading took three times as long).
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +94,143 @@ class _Structure:
         self.born = [(0, 0)]  # (iteration, phase index) at which the node exists
         self.edges: list[list[tuple[int, tuple[int, int]]]] = [[]]
 
+    def __len__(self) -> int:
+        return len(self.parent)
+
     def add_edge(self, parent: int, child: int, born: tuple[int, int]) -> None:
         self.edges[parent].append((child, born))
+
+    def add_children(self, event: Expand, iteration: int) -> None:
+        """Add an expansion's new nodes and edges (checking that the ids are right)."""
+        born = (iteration, _PHASE_INDEX["expand"]) if iteration else (0, 0)
+        count = len(self.parent)
+        if not 0 <= event.parent < count:
+            raise MctsvizError(f"iteration {iteration}: node {event.parent} was never created")
+        parent = event.parent
+        for ch in event.children:
+            if ch.existing:
+                if not 0 <= ch.node < count:
+                    raise MctsvizError(f"iteration {iteration}: node {ch.node} was never created")
+            else:
+                if ch.node != len(self.parent):
+                    raise MctsvizError(f"iteration {iteration}: new node {ch.node} where node {len(self.parent)} was expected")
+                self.parent.append(parent)
+                self.action.append(ch.action)
+                self.key.append(ch.key)
+                self.mover.append(ch.mover)
+                self.terminal.append(ch.terminal)
+                self.depth.append(self.depth[parent] + 1)
+                self.prior.append(ch.prior)
+                self.visits0.append(ch.visits)
+                self.value0.append(ch.value)
+                self.born.append(born)
+                self.edges.append([])
+            self.edges[parent].append((ch.node, born))
+        if not 0 <= event.simulate_from < len(self.parent):
+            raise MctsvizError(f"iteration {iteration}: node {event.simulate_from} was never created")
+
+    def kids_at(self, node: int, iteration: int, phase: str) -> list[int]:
+        """``node``'s children visible at (iteration, phase), in creation order."""
+        position = (iteration, _PHASE_INDEX[phase])
+        return [c for c, born in self.edges[node] if born <= position]
+
+
+class _Groups:
+    """A trace's events grouped by iteration, checked for order and node ids as they pass.
+
+    Iterating yields ``(IterationEvents, nodes before its expansion, nodes after)`` with the
+    expansion already added to ``structure``; the root's expansion and the decision are kept
+    as attributes. Nothing is kept per iteration, so a caller can fold a long trace in
+    constant memory.
+    """
+
+    def __init__(self, events: Iterator[Any]) -> None:
+        header = next(events, None)
+        if not isinstance(header, Header):
+            raise MctsvizError("a trace must start with a header event")
+        self.header = header
+        self.structure = _Structure(header)
+        self.root_expansion: Expand | None = None
+        self.decision: Decision | None = None
+        self._events = events
+
+    def __iter__(self) -> Iterator[tuple[IterationEvents, int, int]]:
+        structure = self.structure
+        parents = structure.parent
+        expected = 1
+        stage = 0  # the event expected next: 0 select, 1 expand, 2 simulate, 3 backprop
+        select = expand = simulate = None
+        before = after = 1
+        for event in self._events:
+            kind = type(event)
+            if kind is Select and stage == 0 and event.iteration == expected:
+                path = event.path
+                if not path or min(path) < 0 or max(path) >= len(parents):
+                    bad = [n for n in path if not 0 <= n < len(parents)]
+                    raise MctsvizError(f"iteration {expected}: " + (f"node {bad[0]} was never created" if bad else "an empty selection path"))
+                select = event
+                stage = 1
+            elif kind is Expand and stage == 1 and event.iteration == expected:
+                before = len(parents)
+                structure.add_children(event, expected)
+                after = len(parents)
+                expand = event
+                stage = 2
+            elif kind is Simulate and stage == 2 and event.iteration == expected:
+                if not 0 <= event.node < len(parents):
+                    raise MctsvizError(f"iteration {expected}: node {event.node} was never created")
+                simulate = event
+                stage = 3
+            elif kind is Backprop and stage == 3 and event.iteration == expected:
+                for u in event.updates:
+                    if not 0 <= u.node < after:
+                        raise MctsvizError(f"iteration {expected}: node {u.node} was never created")
+                yield IterationEvents(expected, select, expand, simulate, event), before, after  # type: ignore[arg-type]
+                expected += 1
+                stage = 0
+            elif kind is Expand and event.iteration == 0 and stage == 0 and expected == 1 and self.root_expansion is None:
+                structure.add_children(event, 0)
+                self.root_expansion = event
+            elif kind is Decision and stage == 0:
+                self.decision = event
+                return
+            else:
+                _out_of_order(event, expected, stage)
+
+
+def _out_of_order(event: Any, expected: int, stage: int) -> None:
+    """Raise the error for an event that does not come where the trace's order says."""
+    kind = event_kind(event) if hasattr(type(event), "__struct_config__") else type(event).__name__
+    if kind == "header":
+        raise MctsvizError("a second header inside the trace")
+    iteration = getattr(event, "iteration", None)
+    if iteration != expected:
+        raise MctsvizError(f"event {kind} of iteration {iteration} where iteration {expected} was expected")
+    wanted = ("select", "expand", "simulate", "backprop")[stage]
+    raise MctsvizError(f"iteration {iteration}: {kind} event where {wanted} was expected")
+
+
+def _scores(options: dict[str, Any], structure: _Structure, visits: Sequence[int], value: Sequence[float], node: int, kids: Sequence[int]) -> tuple[Score, ...]:
+    """The children's scores under ``options`` from the given statistics (None for +infinity)."""
+    out = []
+    parent_visits = visits[node]
+    prior, action = structure.prior, structure.action
+    for k in kids:
+        exploit, explore, score = policies.score_terms(options, value[k], visits[k], parent_visits, prior[k])
+        if score == float("inf"):
+            exploit = explore = score = None
+        out.append(Score(k, action[k], visits[k], value[k], prior[k], exploit, explore, score))
+    return tuple(out)
+
+
+def _recompute_steps(options: dict[str, Any], structure: _Structure, visits: Sequence[int], value: Sequence[float], events: IterationEvents) -> tuple[Step, ...]:
+    """An iteration's selection steps from the statistics before its backpropagation."""
+    path, iteration = events.select.path, events.iteration
+    steps = []
+    for i in range(len(path) - 1):
+        kids = structure.kids_at(path[i], iteration, "select")
+        steps.append(Step(path[i], path[i + 1], visits[path[i]], _scores(options, structure, visits, value, path[i], kids)))
+    return tuple(steps)
 
 
 class TreeSnapshot:
@@ -210,113 +360,62 @@ class Replay:
     """
 
     def __init__(self, events: Iterable[Any]) -> None:
-        it = iter(events)
-        header = next(it, None)
-        if not isinstance(header, Header):
-            raise MctsvizError("a trace must start with a header event")
-        self.header = header
-        self.decision: Decision | None = None
-        self.root_expansion: Expand | None = None
-        self._iterations: list[IterationEvents] = []
-        self._structure = _Structure(header)
-        self._redo: list[tuple[tuple[int, int, float], ...]] = []
-        self._undo: list[tuple[tuple[int, int, float], ...]] = []
-        self._counts: list[tuple[int, int]] = []  # node count before / after each iteration's expansion
-        self._load(it)
-        self._visits = list(self._structure.visits0)
-        self._value = list(self._structure.value0)
-        self._at = 0  # the backprop of this iteration has been applied (0: none)
-        self._checkpoints: dict[int, tuple[list[int], list[float]]] = {0: (list(self._visits), list(self._value))}
-        self._build_checkpoints()
+        with _gc_paused():
+            groups = _Groups(iter(events))
+            self.header = groups.header
+            self._structure = groups.structure
+            self._iterations: list[IterationEvents] = []
+            # Per iteration: (nodes updated, their visits, their values), after and before.
+            self._redo: list[tuple[list[int], list[int], list[float]]] = []
+            self._undo: list[tuple[list[int], list[int], list[float]]] = []
+            self._counts: list[tuple[int, int]] = []  # node count before / after each iteration's expansion
+            self._checkpoints: dict[int, tuple[list[int], list[float]]] = {}
+            self._visits, self._value = self._load(groups)
+            self.root_expansion: Expand | None = groups.root_expansion
+            self.decision: Decision | None = groups.decision
+            self._at = self.iterations  # the backprop of this iteration has been applied (0: none)
 
     # -- loading --------------------------------------------------------------------------
 
-    def _load(self, it: Iterable[Any]) -> None:
-        pending: list[Any] = []
-        expected = 1
-        visits = list(self._structure.visits0)
-        value = list(self._structure.value0)
-        for event in it:
-            kind = event_kind(event)
-            if kind == "decision":
-                self.decision = event
-                break
-            if kind == "header":
-                raise MctsvizError("a second header inside the trace")
-            if kind == "expand" and event.iteration == 0 and not pending and expected == 1:
-                self._add_children(event, 0)
-                self.root_expansion = event
-                for ch in event.children:
-                    if not ch.existing:
-                        visits.append(ch.visits)
-                        value.append(ch.value)
-                continue
-            iteration = getattr(event, "iteration", None)
-            if iteration != expected:
-                raise MctsvizError(f"event {kind} of iteration {iteration} where iteration {expected} was expected")
-            wanted = ("select", "expand", "simulate", "backprop")[len(pending)]
-            if kind != wanted:
-                raise MctsvizError(f"iteration {iteration}: {kind} event where {wanted} was expected")
-            if kind == "expand":
-                before = len(self._structure.parent)
-                self._add_children(event, iteration)
-                for ch in event.children:
-                    if not ch.existing:
-                        visits.append(ch.visits)
-                        value.append(ch.value)
-                self._counts.append((before, len(self._structure.parent)))
-            if kind == "select":
-                self._check_nodes(event.path, iteration)
-            pending.append(event)
-            if kind == "backprop":
-                self._check_nodes([u.node for u in event.updates], iteration)
-                undo, redo = [], []
-                for u in event.updates:
-                    undo.append((u.node, visits[u.node], value[u.node]))
-                    visits[u.node] += 1
-                    value[u.node] += u.reward
-                    redo.append((u.node, visits[u.node], value[u.node]))
-                self._undo.append(tuple(reversed(undo)))
-                self._redo.append(tuple(redo))
-                self._iterations.append(IterationEvents(iteration, *pending))
-                pending = []
-                expected += 1
-        self._final_visits, self._final_value = visits, value
+    def _load(self, groups: _Groups) -> tuple[list[int], list[float]]:
+        """Fold the iterations: each one's redo/undo values, and checkpoints.
 
-    def _check_nodes(self, nodes: Iterable[int], iteration: int) -> None:
-        count = len(self._structure.parent)
-        for node in nodes:
-            if not 0 <= node < count:
-                raise MctsvizError(f"iteration {iteration}: node {node} was never created")
-
-    def _add_children(self, event: Expand, iteration: int) -> None:
+        Returns the statistics after the last iteration. One tight loop: a 100,000-iteration
+        trace has about a million updates.
+        """
         s = self._structure
-        born = (iteration, _PHASE_INDEX["expand"]) if iteration else (0, 0)
-        self._check_nodes([event.parent], iteration)
-        for ch in event.children:
-            if ch.existing:
-                self._check_nodes([ch.node], iteration)
-            else:
-                if ch.node != len(s.parent):
-                    raise MctsvizError(f"iteration {iteration}: new node {ch.node} where node {len(s.parent)} was expected")
-                s.parent.append(event.parent)
-                s.action.append(ch.action)
-                s.key.append(ch.key)
-                s.mover.append(ch.mover)
-                s.terminal.append(ch.terminal)
-                s.depth.append(s.depth[event.parent] + 1)
-                s.prior.append(ch.prior)
-                s.visits0.append(ch.visits)
-                s.value0.append(ch.value)
-                s.born.append(born)
-                s.edges.append([])
-            s.add_edge(event.parent, ch.node, born)
-
-    def _build_checkpoints(self) -> None:
-        for k in range(_CHECKPOINT_EVERY, self.iterations + 1, _CHECKPOINT_EVERY):
-            self._move_to(k)
-            self._checkpoints[k] = (list(self._visits), list(self._value))
-        self._move_to(0)
+        visits0, value0 = s.visits0, s.value0
+        visits, value = visits0[:], value0[:]
+        iterations, redo_list, undo_list, counts = self._iterations, self._redo, self._undo, self._counts
+        checkpoints, every = self._checkpoints, _CHECKPOINT_EVERY
+        first = True
+        for events, before_count, after_count in groups:
+            if first:  # the tree before iteration 1 (after the root's expansion, if any)
+                checkpoints[0] = (visits0[:before_count], value0[:before_count])
+                first = False
+            if len(visits) < after_count:
+                visits.extend(visits0[len(visits):after_count])
+                value.extend(value0[len(value):after_count])
+            updates = events.backprop.updates
+            nodes = [u.node for u in updates]
+            before = (nodes, [visits[n] for n in nodes], [value[n] for n in nodes])
+            for u in updates:
+                node = u.node
+                visits[node] += 1
+                value[node] += u.reward
+            # Values after the whole iteration: with a node listed twice, applying these in
+            # order (or the befores in reverse) still ends at the right values.
+            undo_list.append(before)
+            redo_list.append((nodes, [visits[n] for n in nodes], [value[n] for n in nodes]))
+            iterations.append(events)
+            counts.append((before_count, after_count))
+            if not events.iteration % every:
+                checkpoints[events.iteration] = (visits[:], value[:])
+        if first:
+            checkpoints[0] = (visits0[:], value0[:])
+        visits.extend(visits0[len(visits):])
+        value.extend(value0[len(value):])
+        return visits, value
 
     # -- positions ------------------------------------------------------------------------
 
@@ -342,26 +441,29 @@ class Replay:
         """Make the working statistics those after iteration ``done``'s backpropagation."""
         if done == self._at:
             return
-        nearest = max(k for k in self._checkpoints if k <= done)
+        nearest = done - done % _CHECKPOINT_EVERY
         if abs(done - self._at) > done - nearest:
-            visits, value = self._checkpoints[nearest]
-            self._visits[: len(visits)] = visits
-            self._value[: len(value)] = value
+            saved_visits, saved_value = self._checkpoints[nearest]
+            # Nodes created after the checkpoint start from their initial statistics.
+            s = self._structure
+            count = len(saved_visits)
+            self._visits[:] = saved_visits
+            self._value[:] = saved_value
+            self._visits.extend(s.visits0[count:])
+            self._value.extend(s.value0[count:])
             self._at = nearest
         visits, value = self._visits, self._value
-        need = len(self._structure.parent)
-        if len(visits) < need:
-            visits.extend(self._structure.visits0[len(visits):need])
-            value.extend(self._structure.value0[len(value):need])
         while self._at < done:
-            for node, n, w in self._redo[self._at]:
+            nodes, ns, ws = self._redo[self._at]
+            for node, n, w in zip(nodes, ns, ws):
                 visits[node] = n
                 value[node] = w
             self._at += 1
         while self._at > done:
-            for node, n, w in self._undo[self._at - 1]:
-                visits[node] = n
-                value[node] = w
+            nodes, ns, ws = self._undo[self._at - 1]
+            for i in range(len(nodes) - 1, -1, -1):
+                visits[nodes[i]] = ns[i]
+                value[nodes[i]] = ws[i]
             self._at -= 1
 
     def snapshot(self, iteration: int | None = None, phase: str = "backprop") -> TreeSnapshot:
@@ -407,15 +509,12 @@ class Replay:
             return recorded
         # Recompute from the statistics before this iteration's backpropagation.
         self._move_to(iteration - 1)
-        path = events.select.path
-        return tuple(self.recompute_step(path[i], path[i + 1], iteration) for i in range(len(path) - 1))
+        return _recompute_steps(self.header.options, self._structure, self._visits, self._value, events)
 
     def recompute_step(self, node: int, chosen: int, iteration: int) -> Step:
         """The scores of ``node``'s children as the search saw them at ``iteration``."""
         self._move_to(iteration - 1)
-        s = self._structure
-        visible = (iteration, _PHASE_INDEX["select"])
-        kids = [c for c, born in s.edges[node] if born <= visible]
+        kids = self._structure.kids_at(node, iteration, "select")
         return Step(node, chosen, self._visits[node], self._scores(node, kids))
 
     def expansion_scores(self, iteration: int) -> tuple[Score, ...] | None:
@@ -426,25 +525,152 @@ class Replay:
         if events.expand.scores is not None:
             return events.expand.scores
         self._move_to(iteration - 1)
-        return self._scores(events.expand.parent, [c for c, _ in self._structure.edges[events.expand.parent]])
+        return self._scores(events.expand.parent, self._structure.kids_at(events.expand.parent, iteration, "expand"))
 
     def _scores(self, node: int, kids: Sequence[int]) -> tuple[Score, ...]:
-        s, options = self._structure, self.header.options
-        out = []
-        for k in kids:
-            exploit, explore, score = policies.score_terms(options, self._value[k], self._visits[k], self._visits[node], s.prior[k])
-            if score == float("inf"):
-                exploit = explore = score = None
-            out.append(Score(k, s.action[k], self._visits[k], self._value[k], s.prior[k], exploit, explore, score))
-        return tuple(out)
+        return _scores(self.header.options, self._structure, self._visits, self._value, node, kids)
 
 
-def replay(source: Any) -> Replay:
-    """A :class:`Replay` of events, a list of events, or a trace file path."""
-    if isinstance(source, Replay):
-        return source
+def _event_source(source: Any, until: int | None, read_options: dict[str, Any]) -> Iterator[Any]:
+    """Events from a path (read lazily, up to ``until``) or from an iterable of events."""
     if isinstance(source, (str, bytes)) or hasattr(source, "__fspath__"):
         from .trace.io import read_trace
 
-        return Replay(read_trace(source))
-    return Replay(source)
+        if isinstance(source, bytes):
+            source = source.decode()
+        return read_trace(source, until=until, **read_options)
+    if read_options:
+        raise TypeError(f"reading options {sorted(read_options)} apply to trace files only")
+    return iter(source)
+
+
+def replay(source: Any, *, until: int | None = None, **read_options: Any) -> Replay:
+    """A :class:`Replay` of events, a list of events, or a trace file path.
+
+    Args:
+        source: a Replay (returned as is), an iterable of events, or a trace file's path.
+        until: read a file only up to this iteration (the rest is not read, so asking for an
+            early iteration of a long trace is quick).
+        read_options: for a path, passed to :func:`mctsviz.trace.io.read_trace` (``strict``,
+            ``on_warning``).
+    """
+    if isinstance(source, Replay):
+        return source
+    return Replay(_event_source(source, until, read_options))
+
+
+def walk(source: Any, phases: Sequence[str] = PHASES[1:], *, until: int | None = None, **read_options: Any) -> Iterator[TreeSnapshot]:
+    """Step forward through a trace: one snapshot per iteration and phase, in order.
+
+    Unlike :class:`Replay`, which keeps every iteration to move back and forth, this holds only
+    the current tree: a trace file is read as the walk goes, so a long trace is stepped through
+    in the memory of its tree. Each snapshot copies the statistics (O(nodes)), and stays valid
+    as the walk goes on.
+
+    Args:
+        source: a trace file's path or an iterable of events.
+        phases: the phases to stop at in each iteration (any of ``PHASES``).
+        until: the last iteration to walk through.
+        read_options: for a path, passed to :func:`mctsviz.trace.io.read_trace`.
+    """
+    wanted = set(phases)
+    unknown = wanted - set(PHASES)
+    if unknown:
+        raise MctsvizError(f"unknown phase {sorted(unknown)[0]!r}; choose from: {', '.join(PHASES)}")
+    order = [p for p in PHASES if p in wanted]
+    groups = _Groups(_event_source(source, until, read_options))
+    header, structure = groups.header, groups.structure
+    visits, value = structure.visits0[:], structure.value0[:]
+    for events, before, after in groups:
+        if len(visits) < after:
+            visits.extend(structure.visits0[len(visits):after])
+            value.extend(structure.value0[len(value):after])
+        steps: tuple[Step, ...] | None = None
+        applied = False
+        for phase in order:
+            if phase != "start" and steps is None:
+                steps = events.select.steps
+                if steps is None:
+                    steps = _recompute_steps(header.options, structure, visits, value, events)
+            if phase == "backprop":
+                _apply(events.backprop, visits, value)
+                applied = True
+            count = before if phase in ("start", "select") else after
+            yield TreeSnapshot(header, events.iteration, phase, events, structure, count, visits[:count], value[:count], steps)
+        if not applied:
+            _apply(events.backprop, visits, value)
+        if until is not None and events.iteration >= until:
+            return
+
+
+def _apply(backprop: Backprop, visits: list[int], value: list[float]) -> None:
+    for u in backprop.updates:
+        visits[u.node] += 1
+        value[u.node] += u.reward
+
+
+def snapshot_at(source: Any, iteration: int | None = None, phase: str = "backprop", **read_options: Any) -> TreeSnapshot:
+    """The tree at one (iteration, phase) of a trace, read only as far as needed.
+
+    The quick way to answer one question about a long trace file: events before the position
+    are folded into the statistics and dropped, and the file is not read past the iteration.
+
+    Args:
+        source: a :class:`Replay`, a trace file's path or an iterable of events.
+        iteration: from 0 (the tree before iteration 1); None for the last one.
+        phase: one of ``PHASES``.
+        read_options: for a path, passed to :func:`mctsviz.trace.io.read_trace`.
+
+    Raises:
+        MctsvizError: the iteration is not in the trace, or the trace is damaged before it.
+    """
+    if phase not in _PHASE_INDEX:
+        raise MctsvizError(f"unknown phase {phase!r}; choose one of: {', '.join(PHASES)}")
+    if isinstance(source, Replay):
+        return source.snapshot(iteration, phase)
+    if iteration is not None and (not isinstance(iteration, int) or isinstance(iteration, bool) or iteration < 0):
+        raise MctsvizError(f"iteration {iteration!r} is out of range: iterations start at 1 (0 is the tree before the first)")
+    groups = _Groups(_event_source(source, None if iteration is None else max(iteration, 1), read_options))
+    header, structure = groups.header, groups.structure
+    visits, value = structure.visits0[:], structure.value0[:]
+    last: tuple[IterationEvents, int, int] | None = None
+    undo: tuple[list[int], list[int], list[float]] | None = None
+    for item in groups:
+        events, before, after = item
+        if iteration == 0:
+            return TreeSnapshot(header, 0, "backprop", None, structure, before, structure.visits0[:before], structure.value0[:before], None)
+        if len(visits) < after:
+            visits.extend(structure.visits0[len(visits):after])
+            value.extend(structure.value0[len(value):after])
+        if events.iteration == iteration:
+            return _snapshot_here(header, structure, visits, value, events, before, after, phase)
+        if iteration is None:
+            nodes = [u.node for u in events.backprop.updates]
+            undo = (nodes, [visits[n] for n in nodes], [value[n] for n in nodes])
+        _apply(events.backprop, visits, value)
+        last = item
+    if iteration is None and last is not None and undo is not None:
+        events, before, after = last
+        nodes, old_visits, old_value = undo
+        for i in range(len(nodes) - 1, -1, -1):  # back to the statistics before the last backprop
+            visits[nodes[i]] = old_visits[i]
+            value[nodes[i]] = old_value[i]
+        return _snapshot_here(header, structure, visits, value, events, before, after, phase)
+    count = len(structure)
+    if iteration in (None, 0):
+        return TreeSnapshot(header, 0, "backprop", None, structure, count, visits[:count], value[:count], None)
+    done = last[0].iteration if last is not None else 0
+    raise MctsvizError(f"iteration {iteration} is out of range: the trace has iterations 1-{done}")
+
+
+def _snapshot_here(header: Header, structure: _Structure, visits: list[int], value: list[float], events: IterationEvents, before: int, after: int, phase: str) -> TreeSnapshot:
+    """A snapshot of ``events``' iteration from the statistics before its backpropagation."""
+    steps = None
+    if phase != "start":
+        steps = events.select.steps
+        if steps is None:
+            steps = _recompute_steps(header.options, structure, visits, value, events)
+    if phase == "backprop":
+        _apply(events.backprop, visits, value)
+    count = before if phase in ("start", "select") else after
+    return TreeSnapshot(header, events.iteration, phase, events, structure, count, visits[:count], value[:count], steps)

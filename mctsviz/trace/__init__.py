@@ -19,7 +19,9 @@ from .events import (
     Update,
     event_kind,
 )
+from .io import TraceWarning, TraceWriter, load_trace, read_trace, write_trace
 from .record import ListRecorder, capture_events
+from .schema import json_schema
 
 __all__ = [
     "FORMAT_NAME",
@@ -36,7 +38,13 @@ __all__ = [
     "Select",
     "Simulate",
     "Step",
+    "TraceWarning",
+    "TraceWriter",
     "Update",
     "capture_events",
     "event_kind",
+    "json_schema",
+    "load_trace",
+    "read_trace",
+    "write_trace",
 ]

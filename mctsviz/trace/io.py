@@ -1,0 +1,795 @@
+"""Trace files: a streaming writer, a streaming reader, and whole-trace helpers.
+
+The compression follows the file name: ``.gz`` is gzip, ``.zst`` is Zstandard (needs the
+``zstandard`` package), anything else is plain JSON Lines. A trailing ``.partial`` (the name of
+a trace still being written) is looked through, so ``run.jsonl.gz.partial`` reads as gzip.
+
+Writing (:class:`TraceWriter`) streams into ``PATH.partial`` beside the target and renames it
+into place when the search ends: normally, on Ctrl-C, or on an exception, because every event
+up to the last complete iteration is worth keeping. Only a failure of the writer itself (a full
+disk) or an interruption before the header keeps the old ``PATH`` untouched. Complete
+iterations are encoded and handed to the file every ``flush_every`` iterations (64 by default;
+compressed streams are sync-flushed there), so a trace can be read while its search runs and a
+killed process loses at most that many iterations. Nothing in a trace depends on the machine or
+the time: gzip files carry mtime 0, no file name and OS byte 255, so a seeded search gives the
+same bytes everywhere (given the same zlib or zstd version for the compressed bytes; the text
+itself is always identical).
+
+Reading (:func:`read_trace`) streams too, and checks each line as it goes: the JSON, the
+event's fields and types, the order of the events and that every node id it names exists.
+Damage on the first line (no header, a header from a newer mctsviz) is an error; damage later
+keeps the complete iterations before it and reports the damage as a :class:`TraceWarning`
+(``strict=True`` makes it an error). Every message names the file and the line.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import struct
+import threading
+import warnings
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+from ..errors import MctsvizError
+from ..fileutil import atomic_open
+from .events import Backprop, Decision, Event, Expand, Header, Select, Simulate, event_kind
+from .schema import DECODE_ERRORS, decode_event, decode_header, describe_decode_error, encode_lines
+
+__all__ = [
+    "TraceWarning",
+    "TraceWriter",
+    "compression_of",
+    "load_trace",
+    "read_trace",
+    "write_trace",
+]
+
+PARTIAL_SUFFIX = ".partial"
+DEFAULT_FLUSH_EVERY = 64
+#: Default compression levels: gzip 3 and zstd 3 are fast and well under the size target.
+DEFAULT_LEVELS = {"gzip": 3, "zstd": 3}
+_LEVEL_RANGES = {"gzip": (0, 9), "zstd": (-7, 22)}
+_GZIP_MAGIC = b"\x1f\x8b"
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_CHUNK = 1 << 20
+_MAX_LINE = 256 << 20
+
+
+class TraceWarning(UserWarning):
+    """A trace was damaged after its header; the complete iterations before the damage were kept."""
+
+
+def compression_of(path: str | os.PathLike[str]) -> str:
+    """``"gzip"``, ``"zstd"`` or ``"none"``, from the file name (a ``.partial`` suffix is looked through)."""
+    name = Path(path).name.lower()
+    if name.endswith(PARTIAL_SUFFIX):
+        name = name[: -len(PARTIAL_SUFFIX)]
+    if name.endswith(".gz"):
+        return "gzip"
+    if name.endswith(".zst") or name.endswith(".zstd"):
+        return "zstd"
+    return "none"
+
+
+def _zstandard() -> Any:
+    try:
+        import zstandard
+    except ImportError:
+        raise MctsvizError("a .zst trace needs the zstandard package: pip install zstandard (or use .jsonl.gz)") from None
+    return zstandard
+
+
+def _check_level(codec: str, level: int | None) -> int | None:
+    if codec == "none":
+        return None
+    if level is None:
+        return DEFAULT_LEVELS[codec]
+    low, high = _LEVEL_RANGES[codec]
+    if not isinstance(level, int) or isinstance(level, bool) or not low <= level <= high:
+        raise MctsvizError(f"bad {codec} compression level {level!r}: expected an integer from {low} to {high}")
+    return level
+
+
+# -- writing ---------------------------------------------------------------------------------
+
+
+class _PlainSink:
+    def __init__(self, handle: IO[bytes]) -> None:
+        self.handle = handle
+
+    def write(self, data: bytes) -> None:
+        self.handle.write(data)
+
+    def flush(self) -> None:
+        self.handle.flush()
+
+    def close(self) -> None:
+        self.handle.flush()
+
+
+class _GzipSink:
+    """A one-member gzip stream with a fixed header (mtime 0, no name, OS 255 "unknown")."""
+
+    HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
+
+    def __init__(self, handle: IO[bytes], level: int) -> None:
+        self.handle = handle
+        self.compressor = zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS, zlib.DEF_MEM_LEVEL, 0)
+        self.crc = 0
+        self.size = 0
+        handle.write(self.HEADER)
+
+    def write(self, data: bytes) -> None:
+        self.crc = zlib.crc32(data, self.crc)
+        self.size += len(data)
+        out = self.compressor.compress(data)
+        if out:
+            self.handle.write(out)
+
+    def flush(self) -> None:
+        self.handle.write(self.compressor.flush(zlib.Z_SYNC_FLUSH))
+        self.handle.flush()
+
+    def close(self) -> None:
+        self.handle.write(self.compressor.flush(zlib.Z_FINISH) + struct.pack("<II", self.crc, self.size & 0xFFFFFFFF))
+        self.handle.flush()
+
+
+class _ZstdSink:
+    def __init__(self, handle: IO[bytes], level: int) -> None:
+        zstandard = _zstandard()
+        self.handle = handle
+        self.flush_block = zstandard.COMPRESSOBJ_FLUSH_BLOCK
+        self.compressor = zstandard.ZstdCompressor(level=level, write_checksum=True).compressobj()
+
+    def write(self, data: bytes) -> None:
+        out = self.compressor.compress(data)
+        if out:
+            self.handle.write(out)
+
+    def flush(self) -> None:
+        self.handle.write(self.compressor.flush(self.flush_block))
+        self.handle.flush()
+
+    def close(self) -> None:
+        self.handle.write(self.compressor.flush())
+        self.handle.flush()
+
+
+def _make_sink(codec: str, handle: IO[bytes], level: int | None) -> Any:
+    if codec == "gzip":
+        return _GzipSink(handle, level)  # type: ignore[arg-type]
+    if codec == "zstd":
+        return _ZstdSink(handle, level)  # type: ignore[arg-type]
+    return _PlainSink(handle)
+
+
+@contextmanager
+def _sigint_deferred() -> Iterator[None]:
+    """Hold back Ctrl-C while a block runs, then deliver it (main thread only).
+
+    A KeyboardInterrupt in the middle of a flush would leave the compressor ahead of the file,
+    corrupting the stream the interrupt handler is about to save.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    try:
+        previous = signal.getsignal(signal.SIGINT)
+        received: list[Any] = []
+        signal.signal(signal.SIGINT, lambda signum, frame: received.append(frame))
+    except (ValueError, OSError):  # no signals here (an embedded interpreter)
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if received:
+            if callable(previous):
+                previous(signal.SIGINT, received[0])
+            elif previous != signal.SIG_IGN:
+                raise KeyboardInterrupt
+
+
+class TraceWriter:
+    """A recorder that streams a search's events into a trace file as the search runs.
+
+    Use it as a context manager; the object is the recorder::
+
+        with TraceWriter("run.jsonl.gz") as recorder:
+            search(game, iterations=1000, recorder=recorder, record="compact")
+
+    Events go to ``PATH.partial`` and the file is renamed to ``PATH`` when the block ends, also
+    when it ends by Ctrl-C or an exception (the trace then replays up to its last complete
+    iteration and has no decision). ``PATH`` keeps its old content when the block fails before
+    the header was recorded or when writing itself fails. A leftover ``PATH.partial`` (from a
+    process that was killed, or one still running) is never overwritten: reading it replays its
+    complete iterations; delete it to write ``PATH`` again.
+
+    Args:
+        path: the trace file; ``.gz`` / ``.zst`` suffixes compress.
+        level: the compression level (gzip 0-9, zstd -7 to 22; default 3); ignored for plain files.
+        flush_every: complete iterations gathered before they are encoded and handed to the
+            file (1: after every iteration, which costs about as much as the search itself).
+            Flush points depend only on the iteration count, so compressed bytes stay
+            deterministic.
+
+    Raises:
+        MctsvizError: a bad level, a missing zstandard, an unwritable path, a leftover
+            ``.partial`` file, events that do not start with a header.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, level: int | None = None, flush_every: int = DEFAULT_FLUSH_EVERY) -> None:
+        self.path = Path(path)
+        self.partial_path = self.path.with_name(self.path.name + PARTIAL_SUFFIX)
+        self.codec = compression_of(self.path)
+        self.level = _check_level(self.codec, level)
+        if self.codec == "zstd":
+            _zstandard()
+        if not isinstance(flush_every, int) or isinstance(flush_every, bool) or flush_every < 1:
+            raise MctsvizError(f"bad flush_every {flush_every!r}: expected an integer >= 1")
+        self.flush_every = flush_every
+        self.iterations = 0
+        self._handle: IO[bytes] | None = None
+        self._sink: Any = None
+        self._pending: list[Any] = []  # events not yet written
+        self._complete = 0  # how many of them form complete iterations
+        self._header_written = False
+        self._failed = False
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"TraceWriter({str(self.path)!r}, iterations={self.iterations})"
+
+    # -- context management ---------------------------------------------------------------
+
+    def __enter__(self) -> TraceWriter:
+        self.open()
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        self.close(interrupted=exc_type is not None)
+
+    def open(self) -> None:
+        """Create ``PATH.partial`` (done by ``with``)."""
+        if self._handle is not None or self._closed:
+            raise MctsvizError(f"trace writer for {self.path} is already open or closed")
+        if self.path.is_dir():
+            raise MctsvizError(f"cannot write the trace {self.path}: it is a directory")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.partial_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o644)
+        except FileExistsError:
+            raise MctsvizError(
+                f"{self.partial_path} exists: another search is writing {self.path}, or one was killed "
+                "(replay the .partial file, or delete it)"
+            ) from None
+        except OSError as exc:
+            raise MctsvizError(f"cannot write the trace {self.path}: {exc.strerror or exc}") from None
+        try:
+            self._attach(os.fdopen(fd, "wb"))
+        except BaseException:
+            self._discard()
+            raise
+
+    def _attach(self, handle: IO[bytes]) -> None:
+        self._handle = handle
+        self._sink = _make_sink(self.codec, handle, self.level)
+
+    def close(self, *, interrupted: bool = False) -> None:
+        """Finish the file and rename it into place (see the class doc for when it is kept)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._handle is None:
+            return
+        keep = self._header_written and not self._failed
+        if not keep:
+            self._discard()
+            if not interrupted and not self._failed:
+                raise MctsvizError(f"nothing was recorded: {self.path} was not written (pass the writer as the search's recorder)")
+            return
+        try:
+            with _sigint_deferred():
+                self._finish()
+                self._handle.close()
+                os.replace(self.partial_path, self.path)
+        except (OSError, MctsvizError) as exc:
+            self._discard()
+            if interrupted:
+                return  # the original exception matters more
+            if isinstance(exc, MctsvizError):
+                raise
+            raise MctsvizError(f"cannot write the trace {self.path}: {exc.strerror or exc}") from None
+
+    def _finish(self) -> None:
+        self._flush()
+        self._pending = []  # an incomplete last iteration is left out
+        try:
+            self._sink.close()
+        except OSError as exc:
+            self._failed = True
+            raise MctsvizError(f"cannot write the trace {self.path}: {exc.strerror or exc}") from None
+
+    def _discard(self) -> None:
+        try:
+            if self._handle is not None:
+                self._handle.close()
+        except OSError:
+            pass
+        try:
+            os.unlink(self.partial_path)
+        except OSError:
+            pass
+
+    # -- recording ------------------------------------------------------------------------
+
+    def __call__(self, event: Any) -> None:
+        """Record one event (the recorder protocol)."""
+        kind = type(event)
+        self._pending.append(event)
+        if kind is Backprop:
+            self._complete = len(self._pending)
+            self.iterations += 1
+            if self.iterations % self.flush_every == 0:
+                self._flush()
+        elif kind is Expand:
+            if not event.iteration:  # the root's expansion, before iteration 1
+                self._complete = len(self._pending)
+        elif kind is not Select and kind is not Simulate:
+            self._pending.pop()
+            self._record_other(event)
+
+    def _record_other(self, event: Any) -> None:
+        kind = type(event)
+        if kind is Header:
+            if self._header_written:
+                raise MctsvizError(f"{self.path}: a second header: record one search per trace file")
+            if self._pending:
+                raise MctsvizError(f"{self.path}: a trace must start with a header, not a {event_kind(self._pending[0])} event")
+            self._write_plain(event)
+            self._header_written = True
+        elif kind is Decision:
+            self._flush()
+            self._write_plain(event)
+        else:
+            raise MctsvizError(f"not a trace event: {event!r}")
+
+    def _write_plain(self, event: Any) -> None:
+        if self._sink is None:
+            raise MctsvizError(f"trace writer for {self.path} is not open: use it in a with block")
+        if not self._header_written and type(event) is not Header:
+            raise MctsvizError(f"{self.path}: a trace must start with a header, not a {event_kind(event)} event")
+        with _sigint_deferred():
+            self._write(encode_lines([event]))
+
+    def _flush(self) -> None:
+        """Encode the complete iterations gathered so far and hand them to the file."""
+        if not self._complete:
+            return
+        if self._sink is None:
+            raise MctsvizError(f"trace writer for {self.path} is not open: use it in a with block")
+        if not self._header_written:
+            raise MctsvizError(f"{self.path}: a trace must start with a header, not a {event_kind(self._pending[0])} event")
+        with _sigint_deferred():
+            pending, count = self._pending, self._complete
+            events = pending[:count]
+            self._pending = pending[count:]
+            self._complete = 0
+            self._write(encode_lines(events))
+
+    def _write(self, data: bytes) -> None:
+        try:
+            self._sink.write(data)
+            self._sink.flush()
+        except OSError as exc:
+            self._failed = True
+            raise MctsvizError(f"cannot write the trace {self.path}: {exc.strerror or exc}") from None
+
+
+def write_trace(path: str | os.PathLike[str], events: Iterable[Any], *, level: int | None = None) -> Path:
+    """Write a whole trace (header first) atomically: ``path`` is replaced only on success.
+
+    The bytes equal those a :class:`TraceWriter` streams for the same events (an incomplete
+    last iteration is left out the same way).
+
+    Raises:
+        MctsvizError: the events do not start with a header, or the file cannot be written.
+    """
+    writer = TraceWriter(path, level=level)
+    if writer.path.is_dir():
+        raise MctsvizError(f"cannot write the trace {writer.path}: it is a directory")
+    with atomic_open(writer.path, "wb") as handle:
+        writer._attach(handle)
+        for event in events:
+            writer(event)
+        if not writer._header_written:
+            raise MctsvizError(f"{writer.path}: no events to write (a trace starts with a header)")
+        writer._finish()
+        writer._closed = True
+    return writer.path
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+
+class _StreamDamage(Exception):
+    """The bytes of a file end or break in the middle (after the lines already yielded)."""
+
+
+def _open_for_reading(path: Path) -> IO[bytes]:
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise MctsvizError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise MctsvizError(f"{path}: is a directory, not a trace file") from None
+    except PermissionError:
+        raise MctsvizError(f"{path}: permission denied") from None
+    except OSError as exc:
+        raise MctsvizError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _chunks(path: Path) -> Iterator[bytes]:
+    """The decompressed bytes of ``path`` in chunks; raises _StreamDamage at a broken end."""
+    codec = compression_of(path)
+    with _open_for_reading(path) as handle:
+        try:
+            first = handle.read(_CHUNK)
+        except OSError as exc:  # e.g. a directory on some systems
+            raise MctsvizError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        if not first.strip():
+            raise MctsvizError(f"{path}: the file is empty: not a trace")
+        magic = "gzip" if first[:2] == _GZIP_MAGIC else "zstd" if first[:4] == _ZSTD_MAGIC else "none"
+        if magic != codec:
+            if codec == "none":
+                suffix = ".gz" if magic == "gzip" else ".zst"
+                raise MctsvizError(f"{path}: line 1: the file is {magic}-compressed but its name does not end in {suffix} (rename it)")
+            raise MctsvizError(f"{path}: line 1: the name says {codec} but the file is not {codec}-compressed")
+        if codec == "none":
+            yield first
+            while True:
+                block = handle.read(_CHUNK)
+                if not block:
+                    return
+                yield block
+        elif codec == "gzip":
+            yield from _gunzip(handle, first)
+        else:
+            yield from _unzstd(handle, first)
+
+
+def _gunzip(handle: IO[bytes], data: bytes) -> Iterator[bytes]:
+    """Decompress gzip members (several may follow one another), at most a chunk at a time."""
+    decompressor = zlib.decompressobj(zlib.MAX_WBITS | 16)
+    while True:
+        try:
+            out = decompressor.decompress(data, _CHUNK)
+        except zlib.error as exc:
+            raise _StreamDamage(f"the gzip data is corrupt ({exc})") from None
+        if out:
+            yield out
+        if decompressor.eof:
+            rest = decompressor.unused_data
+            if not rest:
+                data = handle.read(_CHUNK)
+                if not data:
+                    return
+                rest = data
+            if rest[:2] != _GZIP_MAGIC:
+                raise _StreamDamage("unexpected bytes after the end of the gzip data")
+            decompressor = zlib.decompressobj(zlib.MAX_WBITS | 16)
+            data = rest
+            continue
+        data = decompressor.unconsumed_tail
+        if data:
+            continue
+        data = handle.read(_CHUNK)
+        if not data:
+            tail = decompressor.flush()
+            if tail:
+                yield tail
+            raise _StreamDamage("the gzip data ends early (an interrupted write?)")
+
+
+def _unzstd(handle: IO[bytes], data: bytes) -> Iterator[bytes]:
+    """Decompress zstd frames, feeding small pieces so that each output stays small."""
+    zstandard = _zstandard()
+    factory = zstandard.ZstdDecompressor()
+    decompressor = factory.decompressobj()
+    fed = False  # has the current decompressor started a frame?
+    piece = _CHUNK >> 4
+    while True:
+        for start in range(0, len(data), piece):
+            block = data[start:start + piece]
+            while block:
+                try:
+                    out = decompressor.decompress(block)
+                except zstandard.ZstdError as exc:
+                    raise _StreamDamage(f"the zstd data is corrupt ({exc})") from None
+                fed = True
+                if out:
+                    yield out
+                block = b""
+                if decompressor.eof:  # a frame ended: the rest of the block starts the next one
+                    block = decompressor.unused_data
+                    decompressor = factory.decompressobj()
+                    fed = False
+        data = handle.read(_CHUNK)
+        if not data:
+            if fed and not decompressor.eof:
+                raise _StreamDamage("the zstd data ends early (an interrupted write?)")
+            return
+
+
+def _line_batches(path: Path) -> Iterator[tuple[list[bytes], bool]]:
+    """The lines of ``path`` (without newlines) a chunk at a time, and whether they ended in one.
+
+    Only the last batch can be incomplete: the file's last line, missing its newline.
+    """
+    rest = b""
+    first = True
+    count = 0
+    for chunk in _chunks(path):
+        if first:
+            end = chunk.find(b"\n", 0, 65536)
+            if b"\x00" in chunk[: end if end >= 0 else 65536]:
+                raise MctsvizError(f"{path}: line 1: binary data: not a trace file")
+            first = False
+        if rest:
+            chunk = rest + chunk
+        lines = chunk.split(b"\n")
+        rest = lines.pop()
+        count += len(lines)
+        if len(rest) > _MAX_LINE:
+            raise MctsvizError(f"{path}: line {count + 1} is longer than {_MAX_LINE >> 20} MiB: not a trace")
+        if lines:
+            yield lines, True
+    if rest:
+        yield [rest], False
+
+
+class TraceStructure:
+    """The grammar of a trace, checked one event at a time.
+
+    A header; optionally the root's expansion (``Expand`` of iteration 0); then, for iterations
+    1, 2, ..., a select, an expand, a simulate and a backprop event; optionally a decision last.
+    Every node id an event names must exist, and new nodes take the next free ids. ``check``
+    returns what is wrong with the next event, or None.
+    """
+
+    __slots__ = ("nodes", "iteration", "stage", "decided")
+
+    def __init__(self) -> None:
+        self.nodes = 1
+        self.iteration = 1  # the iteration whose events come next
+        self.stage = 0  # 0 select (or root expansion), 1 expand, 2 simulate, 3 backprop
+        self.decided = False
+
+    @property
+    def complete_iterations(self) -> int:
+        return self.iteration - 1
+
+    def _missing(self, nodes: Iterable[int]) -> int | None:
+        count = self.nodes
+        for node in nodes:
+            if not 0 <= node < count:
+                return node
+        return None
+
+    def check(self, event: Any) -> str | None:
+        kind = type(event)
+        if self.decided:
+            return f"a {event_kind(event)} event after the decision"
+        expected = ("select", "expand", "simulate", "backprop")[self.stage]
+        if kind is Select:
+            if self.stage != 0:
+                return f"a select event where the {expected} event of iteration {self.iteration} was expected"
+            if event.iteration != self.iteration:
+                return f"select event of iteration {event.iteration} where iteration {self.iteration} was expected"
+            path = event.path
+            if not path:
+                return f"iteration {self.iteration}: an empty selection path"
+            if min(path) < 0 or max(path) >= self.nodes:
+                return f"iteration {self.iteration}: node {self._missing(path)} was never created"
+            if event.steps:
+                for step in event.steps:
+                    ids = [step.node, step.chosen] + ([s.node for s in step.scores] if step.scores else [])
+                    missing = self._missing(ids)
+                    if missing is not None:
+                        return f"iteration {self.iteration}: node {missing} was never created"
+            self.stage = 1
+            return None
+        if kind is Expand:
+            root = event.iteration == 0
+            if root:
+                if self.iteration != 1 or self.stage != 0 or self.nodes != 1:
+                    return "the root's expansion (iteration 0) must come right after the header"
+            elif self.stage != 1:
+                return f"an expand event where the {expected} event of iteration {self.iteration} was expected"
+            elif event.iteration != self.iteration:
+                return f"expand event of iteration {event.iteration} where iteration {self.iteration} was expected"
+            if not 0 <= event.parent < self.nodes:
+                return f"iteration {event.iteration}: node {event.parent} was never created"
+            before = self.nodes
+            for child in event.children:
+                if child.existing:
+                    if not 0 <= child.node < before:
+                        return f"iteration {event.iteration}: node {child.node} was never created"
+                elif child.node != self.nodes:
+                    return f"iteration {event.iteration}: new node {child.node} where node {self.nodes} was expected (ids are consecutive)"
+                else:
+                    self.nodes += 1
+            ids = [event.simulate_from] + ([s.node for s in event.scores] if event.scores else [])
+            missing = self._missing(ids)
+            if missing is not None:
+                return f"iteration {event.iteration}: node {missing} was never created"
+            if not root:
+                self.stage = 2
+            return None
+        if kind is Simulate:
+            if self.stage != 2:
+                return f"a simulate event where the {expected} event of iteration {self.iteration} was expected"
+            if event.iteration != self.iteration:
+                return f"simulate event of iteration {event.iteration} where iteration {self.iteration} was expected"
+            if not 0 <= event.node < self.nodes:
+                return f"iteration {self.iteration}: node {event.node} was never created"
+            self.stage = 3
+            return None
+        if kind is Backprop:
+            if self.stage != 3:
+                return f"a backprop event where the {expected} event of iteration {self.iteration} was expected"
+            if event.iteration != self.iteration:
+                return f"backprop event of iteration {event.iteration} where iteration {self.iteration} was expected"
+            nodes = [u.node for u in event.updates]
+            if nodes and (min(nodes) < 0 or max(nodes) >= self.nodes):
+                return f"iteration {self.iteration}: node {self._missing(nodes)} was never created"
+            self.stage = 0
+            self.iteration += 1
+            return None
+        if kind is Decision:
+            if self.stage != 0:
+                return f"the decision comes inside iteration {self.iteration} (before its {expected} event)"
+            missing = self._missing([c.node for c in event.children])
+            if missing is not None:
+                return f"decision: node {missing} was never created"
+            self.decided = True
+            return None
+        if kind is Header:
+            return "a second header"
+        return f"not an event: {event!r}"
+
+
+def read_trace(
+    path: str | os.PathLike[str],
+    *,
+    strict: bool = False,
+    until: int | None = None,
+    on_warning: Callable[[str], None] | None = None,
+    structure: bool = True,
+) -> Iterator[Event]:
+    """Stream a trace file's events, header first, checking each line (see the module doc).
+
+    Only whole iterations are yielded: the events of an iteration come out once its backprop
+    has been read and checked.
+
+    Args:
+        path: the trace file (``.gz``/``.zst`` by suffix).
+        strict: raise at damage after the header instead of warning and stopping.
+        until: stop after this iteration (the rest of the file is not read).
+        on_warning: called with each warning's text instead of ``warnings.warn``.
+        structure: check the order of events and node ids (``verify`` checks them itself).
+
+    Raises:
+        MctsvizError: "FILE: line N: reason" for an unreadable file or header, and for any
+            damage when ``strict``.
+    """
+    source = Path(path)
+
+    def warn(message: str) -> None:
+        if on_warning is not None:
+            on_warning(message)
+        else:
+            warnings.warn(message, TraceWarning, stacklevel=3)
+
+    header_seen = False
+    checker = TraceStructure() if structure else None
+    pending: list[Any] = []
+    iteration_done = 0
+    number = 0
+    decode = decode_event
+    try:
+        for batch, complete in _line_batches(source):
+            for line in batch:
+                number += 1
+                if not header_seen:
+                    header_seen = True
+                    yield _read_header(source, number, line)
+                    continue
+                if not line or line.isspace():
+                    continue
+                try:
+                    event = decode(line)
+                except DECODE_ERRORS as exc:
+                    reason = describe_decode_error(exc) if complete else "the file ends in the middle of this line (an interrupted write?)"
+                    _damage(source, number, reason, iteration_done, strict, warn)
+                    return
+                kind = type(event)
+                if checker is None:  # a raw stream in file order: verify checks the order itself
+                    yield event
+                    if kind is Backprop:
+                        iteration_done = event.iteration
+                        if until is not None and iteration_done >= until:
+                            return
+                    continue
+                problem = checker.check(event)
+                if problem is not None:
+                    _damage(source, number, problem, iteration_done, strict, warn)
+                    return
+                if kind is Backprop:
+                    pending.append(event)
+                    yield from pending
+                    pending.clear()
+                    iteration_done = event.iteration
+                    if until is not None and iteration_done >= until:
+                        return
+                elif kind is Decision or (kind is Expand and not event.iteration):
+                    yield event
+                else:
+                    pending.append(event)
+    except _StreamDamage as exc:
+        if not header_seen:
+            raise MctsvizError(f"{source}: line 1: {exc}") from None
+        _damage(source, number + 1, str(exc), iteration_done, strict, warn)
+        return
+    if not header_seen:
+        raise MctsvizError(f"{source}: the file is empty: not a trace")
+    if pending:
+        reason = f"the trace ends inside iteration {iteration_done + 1} (an interrupted search?)"
+        _damage(source, number, reason, iteration_done, strict, warn)
+    elif checker is not None and not checker.decided and until is None:
+        warn(f"{source}: the trace ends after iteration {iteration_done} without a decision (an interrupted search?)")
+
+
+def _read_header(source: Path, number: int, line: bytes) -> Header:
+    if not line.strip():
+        raise MctsvizError(f"{source}: line {number}: a blank line where the header was expected")
+    try:
+        return decode_header(line)
+    except MctsvizError as exc:
+        raise MctsvizError(f"{source}: line {number}: {exc}") from None
+
+
+def _damage(source: Path, line: int, reason: str, iterations: int, strict: bool, warn: Callable[[str], None]) -> None:
+    if strict:
+        raise MctsvizError(f"{source}: line {line}: {reason}")
+    warn(f"{source}: line {line}: {reason}; kept the {iterations} complete iterations before it")
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while loading many small objects.
+
+    Events hold no reference cycles; collecting while hundreds of thousands of them are created
+    only repeats work (it made loading a 100,000-iteration trace three times slower).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def load_trace(path: str | os.PathLike[str], **options: Any) -> list[Event]:
+    """All events of a trace file in a list (``options`` as for :func:`read_trace`)."""
+    with gc_paused():
+        return list(read_trace(path, **options))

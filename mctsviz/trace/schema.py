@@ -1,0 +1,171 @@
+"""The trace file format: versions, the line codec, header checks and the JSON Schema.
+
+A trace is JSON Lines: one event per line, the ``Header`` first. Each line is the event's
+msgspec encoding: an object tagged by ``"kind"`` holding the event's fields in declaration
+order. A field with a default (``null`` for what only the ``full`` level records, the zero
+statistics of a ``NewChild`` created without memory) may be left out: readers fill the default
+back in, so both forms decode to the same event. This version writes every field.
+``docs/trace-format.md`` documents every field.
+
+Versions: ``SCHEMA_VERSION`` is the version this library writes. A reader accepts every version
+from ``MIN_SCHEMA_VERSION`` up to it and refuses newer ones with a message saying so. Changing
+the events' shape means bumping ``SCHEMA_VERSION``, adding a migration of the older lines here,
+and keeping an old trace in ``tests/fixtures/traces`` that must still load.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from importlib import resources
+from typing import Any
+
+import msgspec
+
+from ..errors import MctsvizError
+from .events import FORMAT_NAME, RECORD_LEVELS, SCHEMA_VERSION, Event, Header
+
+#: The oldest schema version this library reads.
+MIN_SCHEMA_VERSION = 1
+
+#: The JSON Schema file shipped beside this module (``mctsviz schema`` prints it).
+SCHEMA_FILE = "trace.schema.json"
+
+_ENCODER = msgspec.json.Encoder()
+_DECODER = msgspec.json.Decoder(Event)
+
+#: Exceptions msgspec raises for a line it cannot decode (invalid UTF-8 raises the latter).
+DECODE_ERRORS = (msgspec.DecodeError, UnicodeDecodeError)
+
+
+def encode_event(event: Any) -> bytes:
+    """One event as one line of JSON (without the newline)."""
+    return _ENCODER.encode(event)
+
+
+def encode_lines(events: Iterable[Any]) -> bytes:
+    """Events as JSON Lines, each line ending in a newline."""
+    return _ENCODER.encode_lines(events)
+
+
+def decode_event(line: bytes) -> Event:
+    """Decode one line into an event (raises one of ``DECODE_ERRORS``)."""
+    return _DECODER.decode(line)
+
+
+def describe_decode_error(exc: Exception) -> str:
+    """A short reason for a line that does not decode, fit for a one-line message."""
+    text = str(exc)
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 text"
+    if text.startswith("Invalid value") and "`$.kind`" in text:
+        kind = text.split("'")[1] if "'" in text else "?"
+        return f"unknown event kind {kind!r}"
+    if text == "Input data was truncated":
+        return "the JSON ends early (a truncated line)"
+    if text.startswith("JSON is malformed"):
+        return f"not valid JSON ({text[len('JSON is malformed: '):]})"
+    return text[0].lower() + text[1:] if text else type(exc).__name__
+
+
+# -- the header ------------------------------------------------------------------------------
+
+
+def decode_header(line: bytes) -> Header:
+    """Decode and check a trace's first line.
+
+    Raises:
+        MctsvizError: a message without the file name (the caller adds file and line): the
+            line is not a header, comes from a newer schema, or misses an option replay needs.
+    """
+    try:
+        probe = msgspec.json.decode(line)
+    except DECODE_ERRORS as exc:
+        if line.lstrip()[:1] != b"{" or b"\x00" in line:
+            raise MctsvizError("not a trace: the first line is not a JSON header (binary or other data)") from None
+        raise MctsvizError(f"not a trace header: {describe_decode_error(exc)}") from None
+    if not isinstance(probe, dict) or probe.get("kind") != "header":
+        found = probe.get("kind") if isinstance(probe, dict) else type(probe).__name__
+        raise MctsvizError(f"not a trace: the first line must be a header event, found {found!r}")
+    if probe.get("format") != FORMAT_NAME:
+        raise MctsvizError(f"not a trace: format {probe.get('format')!r} where {FORMAT_NAME!r} was expected")
+    version = probe.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise MctsvizError(f"bad schema_version {version!r}: expected an integer")
+    if version > SCHEMA_VERSION:
+        raise MctsvizError(
+            f"schema version {version} comes from a newer mctsviz (this one reads versions "
+            f"{MIN_SCHEMA_VERSION}-{SCHEMA_VERSION}); upgrade mctsviz to read it"
+        )
+    if version < MIN_SCHEMA_VERSION:
+        raise MctsvizError(f"schema version {version} is older than any this mctsviz reads ({MIN_SCHEMA_VERSION}-{SCHEMA_VERSION})")
+    try:
+        header = msgspec.convert(probe, Header)
+    except msgspec.ValidationError as exc:
+        raise MctsvizError(f"bad header: {describe_decode_error(exc)}") from None
+    problems = header_problems(header)
+    if problems:
+        raise MctsvizError(f"bad header: {problems[0]}")
+    return header
+
+
+def header_problems(header: Header) -> list[str]:
+    """What in ``header`` would make a replay wrong or impossible (empty when it is sound).
+
+    Checks the recording level, the player numbers and every option a replay needs to
+    recompute a selection (policy, c, log, c_puct, q, fpu, tie_break, expand, reward, final).
+    """
+    from ..search.engine import EXPANSIONS, REWARDS  # lazily: search imports this package
+    from ..search.policies import FINAL_RULES, LOG_VARIANTS, POLICIES, Q_VARIANTS, TIE_BREAKS
+
+    problems = []
+    if header.record not in RECORD_LEVELS:
+        problems.append(f"record level {header.record!r} is not one of {', '.join(RECORD_LEVELS)}")
+    if header.num_players < 1:
+        problems.append(f"num_players {header.num_players} must be at least 1")
+    if not 0 <= header.root_mover < max(header.num_players, 1):
+        problems.append(f"root_mover {header.root_mover} is not a player of {header.num_players}")
+    if header.root_visits < 0:
+        problems.append(f"root_visits {header.root_visits} is negative")
+    options = header.options
+    choices = {
+        "policy": POLICIES, "log": LOG_VARIANTS, "q": Q_VARIANTS, "tie_break": TIE_BREAKS,
+        "expand": EXPANSIONS, "reward": REWARDS, "final": FINAL_RULES,
+    }
+    for name, allowed in choices.items():
+        if options.get(name) not in allowed:
+            problems.append(f"option {name}={options.get(name)!r} is not one of {', '.join(allowed)}")
+    for name in ("c", "c_puct", "fpu"):
+        value = options.get(name)
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or math.isnan(value):
+            problems.append(f"option {name}={value!r} is not a number")
+    return problems
+
+
+# -- the JSON Schema ---------------------------------------------------------------------------
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of one trace line, generated from the event records."""
+    schema = msgspec.json.schema(Event)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": f"{FORMAT_NAME} line (schema version {SCHEMA_VERSION})",
+        "description": (
+            "One line of an mctsviz trace (JSON Lines). The first line is a header; then, per "
+            "iteration, a select, an expand, a simulate and a backprop event; a decision ends "
+            "the trace. Fields with a default may be left out. See docs/trace-format.md."
+        ),
+        **schema,
+    }
+
+
+def json_schema_text() -> str:
+    """The JSON Schema as the text of the shipped ``trace.schema.json``."""
+    return json.dumps(json_schema(), indent=2, sort_keys=True) + "\n"
+
+
+def shipped_schema_text() -> str:
+    """The text of the ``trace.schema.json`` file installed with the package."""
+    return resources.files(__package__).joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
