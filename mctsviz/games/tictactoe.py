@@ -37,6 +37,12 @@ _THREATS = tuple(
     sum(1 << c for c in range(9) if not m >> c & 1 and _WIN[m | 1 << c]) for m in range(512)
 )
 _BIT = {c: 1 << c for c in range(9)}
+# One row of the key from its X and O bits (3 each): keys are built in every recorded
+# iteration, so a table lookup per row beats a loop over cells.
+_ROW_TEXT = tuple(
+    tuple("".join("X" if x >> c & 1 else "O" if o >> c & 1 else "." for c in range(3)) for o in range(8))
+    for x in range(8)
+)
 
 _X_WINS, _O_WINS, _DRAW = (1.0, -1.0), (-1.0, 1.0), (0.0, 0.0)
 
@@ -92,7 +98,7 @@ class TicTacToe:
 
     def state_key(self, state: State) -> str:
         x, o = state
-        return "".join("X" if x >> c & 1 else "O" if o >> c & 1 else "." for c in range(9))
+        return _ROW_TEXT[x & 7][o & 7] + _ROW_TEXT[x >> 3 & 7][o >> 3 & 7] + _ROW_TEXT[x >> 6][o >> 6]
 
     def action_label(self, action: int) -> str:
         return str(action)
