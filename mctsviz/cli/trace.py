@@ -1,0 +1,160 @@
+"""Trace commands: ``replay``, ``verify``, ``diff``, ``inspect`` and ``schema``.
+
+Each handler is a few lines over the library (``mctsviz.replay.snapshot_at``,
+``mctsviz.verify``, ``mctsviz.diff``, ``mctsviz.explain``). Damage after a trace's header is
+reported as one ``mctsviz: warning:`` line and the complete iterations before it are used;
+``verify`` alone refuses a damaged trace (exit 2), since it cannot vouch for lines it cannot read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any
+
+from ..replay import PHASES
+
+EXIT_OK, EXIT_DIFFERENT = 0, 1
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "replay",
+        help="show the tree of a trace at any iteration and phase",
+        description="Show the root's children (or the whole tree) as they stood at an iteration and phase of a trace.",
+    )
+    p.add_argument("trace", help="a trace file (.jsonl, .jsonl.gz, .jsonl.zst)")
+    p.add_argument("--iteration", "-k", type=int, metavar="K", help="the iteration (default: the last; 0: before the first)")
+    p.add_argument("--phase", choices=PHASES, default="backprop",
+                   help="the moment within the iteration: before it starts, after selection, expansion, simulation or backpropagation (default)")
+    p.add_argument("--tree", action="store_true", help="list every node, not only the root's children")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=run_replay)
+
+    p = subparsers.add_parser(
+        "verify",
+        help="check that every step of a trace follows from its options",
+        description="Recompute every selection, expansion and backup of a trace from its recorded options and check "
+        "the tree's invariants. Exit 0: valid; 1: violations found (listed); 2: the trace cannot be read.",
+    )
+    p.add_argument("trace", help="a trace file")
+    p.add_argument("--game", metavar="SPEC", help="the game, when the trace's is not built in (FILE.py:Class, FILE.json)")
+    p.add_argument("--limit", type=int, default=20, metavar="N", help="violations to list (default 20)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(handler=run_verify)
+
+    p = subparsers.add_parser(
+        "diff",
+        help="compare two traces: options, first divergence, root summaries",
+        description="Compare two traces: the header fields that differ, the first event where they diverge and, from "
+        "there, each search's leading root move and visit shares. Exit 0: identical; 1: different.",
+    )
+    p.add_argument("a", help="the first trace")
+    p.add_argument("b", help="the second trace")
+    p.add_argument("--all", action="store_true", help="a row for every iteration after the divergence")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=run_diff)
+
+    p = subparsers.add_parser(
+        "inspect",
+        help="one iteration of a trace in numbers",
+        description="One iteration in numbers: each selection step's children (N, W, Q, U, prior, score, the chosen one "
+        "marked), the expansion, the simulation and the backup's before -> after statistics.",
+    )
+    p.add_argument("trace", help="a trace file")
+    p.add_argument("--iteration", "-k", type=int, required=True, metavar="K", help="the iteration (from 1)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=run_inspect)
+
+    p = subparsers.add_parser(
+        "schema",
+        help="print the JSON Schema of a trace line",
+        description="Print the JSON Schema every line of a trace file follows (see docs/trace-format.md).",
+    )
+    p.set_defaults(handler=run_schema)
+
+
+def _warn(message: str) -> None:
+    print(f"mctsviz: warning: {message}", file=sys.stderr)
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(_finite(data), indent=2, allow_nan=False))
+
+
+def _finite(data: Any) -> Any:
+    """JSON has no infinity or NaN: such numbers become null."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: _finite(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_finite(v) for v in data]
+    return data
+
+
+def _fast_load() -> None:
+    # One command, then the process ends: collecting garbage while a long trace's events come
+    # and go only repeats work.
+    import gc
+
+    gc.disable()
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    from ..explain import format_position, position_table
+    from ..replay import snapshot_at
+
+    _fast_load()
+    snap = snapshot_at(args.trace, args.iteration, args.phase, on_warning=_warn)
+    table = position_table(snap, tree=args.tree)
+    if args.json:
+        _print_json(table)
+    else:
+        print(format_position(table))
+    return EXIT_OK
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    from ..verify import verify
+
+    _fast_load()
+    report = verify(args.trace, game=args.game, limit=max(args.limit, 1))
+    if args.json:
+        _print_json(report.to_dict())
+    else:
+        print(report.format())
+    return EXIT_OK if report.ok else EXIT_DIFFERENT
+
+
+def run_diff(args: argparse.Namespace) -> int:
+    from ..diff import diff_traces
+
+    _fast_load()
+    result = diff_traces(args.a, args.b, on_warning=_warn)
+    if args.json:
+        _print_json(result.to_dict(all_rows=args.all))
+    else:
+        print(result.format(all_rows=args.all))
+    return EXIT_OK if result.identical else EXIT_DIFFERENT
+
+
+def run_inspect(args: argparse.Namespace) -> int:
+    from ..explain import format_iteration, inspect_iteration
+
+    _fast_load()
+    detail = inspect_iteration(args.trace, args.iteration, on_warning=_warn)
+    if args.json:
+        _print_json(detail)
+    else:
+        print(format_iteration(detail))
+    return EXIT_OK
+
+
+def run_schema(args: argparse.Namespace) -> int:
+    from ..trace.schema import shipped_schema_text
+
+    sys.stdout.write(shipped_schema_text())
+    return EXIT_OK

@@ -1,0 +1,271 @@
+"""One iteration, or one position, of a recorded search in numbers (``mctsviz inspect``/``replay``).
+
+:func:`inspect_iteration` gathers everything an iteration did: each selection step's table of
+children (N, W, Q, U, prior, score, the chosen one marked), the expansion, the simulation and
+the backup's before -> after statistics. :func:`position_table` gives the root's children (or
+the whole tree) at any (iteration, phase). Both return plain dicts (the ``--json`` shape) and
+have text formatters. The module is named ``explain`` so as not to shadow the standard library's
+``inspect``.
+
+Numbers come from replay (statistics) and ``mctsviz.search.policies`` (scores): Q is the
+exploitation term (W/N for UCB1, PUCT's Q) and U the exploration term; an unvisited child's
+UCB1 score is +infinity (shown as ``inf``, ``null`` in JSON).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .replay import TreeSnapshot, snapshot_at
+
+#: Characters shown as escapes in terminal text: labels and keys come from trace files.
+_CONTROL = {i: f"\\x{i:02x}" for i in range(32)} | {127: "\\x7f"}
+
+
+def safe_text(text: Any) -> str:
+    """``text`` with control characters escaped, so that a trace cannot drive the terminal."""
+    out = str(text).translate(_CONTROL)
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in out)
+
+
+def _number(value: float | None) -> float | None:
+    """A JSON-ready number: None for +/- infinity and NaN (JSON has neither)."""
+    if value is None or not math.isfinite(value):
+        return None
+    return value
+
+
+# -- one iteration ---------------------------------------------------------------------------
+
+
+def inspect_iteration(source: Any, iteration: int, **read_options: Any) -> dict[str, Any]:
+    """Everything iteration ``iteration`` did, as a dict (see the module doc).
+
+    Args:
+        source: a :class:`~mctsviz.replay.Replay`, a trace file's path or a list of events.
+        iteration: from 1.
+        read_options: for a path, passed to ``read_trace`` (``strict``, ``on_warning``).
+    """
+    if not isinstance(iteration, int) or isinstance(iteration, bool) or iteration < 1:
+        from .errors import MctsvizError
+
+        raise MctsvizError(f"iteration {iteration!r} is out of range: iterations start at 1")
+    snap = snapshot_at(source, iteration, "simulate", **read_options)
+    events = snap.events
+    assert events is not None
+    header = snap.header
+    steps = []
+    for step in snap.steps:
+        rows = [_score_row(s, s.node == step.chosen) for s in (step.scores or ())]
+        steps.append({"node": step.node, "action": _action(snap, step.node), "parent_visits": step.parent_visits, "chosen": step.chosen, "children": rows})
+    expand = events.expand
+    expansion: dict[str, Any] = {
+        "parent": expand.parent,
+        "rule": expand.rule,
+        "simulate_from": expand.simulate_from,
+        "children": [
+            {"node": c.node, "action": c.action, "key": c.key, "prior": c.prior, "mover": c.mover, "terminal": c.terminal,
+             "visits": c.visits, "value": c.value, "existing": c.existing}
+            for c in expand.children
+        ],
+        "scores": None,
+    }
+    if expand.rule == "score":
+        if expand.scores is not None:
+            expansion["scores"] = [_score_row(s, s.node == expand.simulate_from) for s in expand.scores]
+        else:
+            kids = snap.children_ids(expand.parent)
+            expansion["scores"] = [_computed_row(snap, expand.parent, k, k == expand.simulate_from) for k in kids]
+    sim = events.simulate
+    simulation = {
+        "node": sim.node, "method": sim.method, "returns": list(sim.returns),
+        "moves": None if sim.actions is None else list(sim.actions),
+        "priors": None if sim.priors is None else dict(sim.priors),
+    }
+    backup = []
+    stats: dict[int, tuple[int, float]] = {}
+    for u in events.backprop.updates:
+        n, w = stats.get(u.node, (snap.visits(u.node), snap.value(u.node)))
+        after = (n + 1, w + u.reward)
+        stats[u.node] = after
+        backup.append({
+            "node": u.node, "action": _action(snap, u.node), "mover": snap.node(u.node).mover, "reward": u.reward,
+            "visits_before": n, "visits_after": after[0], "value_before": w, "value_after": after[1],
+            "mean_before": w / n if n else None, "mean_after": after[1] / after[0],
+        })
+    return {
+        "iteration": iteration,
+        "game": header.game,
+        "record": header.record,
+        "options": {k: header.options.get(k) for k in ("policy", "c", "log", "c_puct", "q", "fpu", "tie_break", "expand", "reward")},
+        "path": list(events.select.path),
+        "path_actions": [_action(snap, n) for n in events.select.path],
+        "steps": steps,
+        "expansion": expansion,
+        "simulation": simulation,
+        "backup": backup,
+    }
+
+
+def _action(snap: TreeSnapshot, node: int) -> str:
+    return "" if node == 0 else snap.node(node).action
+
+
+def _score_row(score: Any, chosen: bool) -> dict[str, Any]:
+    return {
+        "node": score.node, "action": score.action, "visits": score.visits, "value": score.value,
+        "q": score.exploit, "u": score.explore, "prior": score.prior, "score": score.score, "chosen": chosen,
+    }
+
+
+def _computed_row(snap: TreeSnapshot, parent: int, child: int, chosen: bool) -> dict[str, Any]:
+    exploit, explore, score = snap.score(parent, child)
+    stats = snap.node(child)
+    return {
+        "node": child, "action": stats.action, "visits": stats.visits, "value": stats.value,
+        "q": _number(exploit), "u": _number(explore), "prior": stats.prior, "score": _number(score), "chosen": chosen,
+    }
+
+
+def format_iteration(detail: dict[str, Any]) -> str:
+    """The text of ``mctsviz inspect``: one table per selection step, then expansion, simulation, backup."""
+    o = detail["options"]
+    policy = (f"UCB1, c={o['c']:g}, {o['log']}" if o["policy"] == "ucb1"
+              else f"PUCT, c_puct={o['c_puct']:g}, q={o['q']}, fpu={o['fpu']:g}")
+    path = " -> ".join(["root"] + [safe_text(a) for a in detail["path_actions"][1:]])
+    lines = [
+        f"iteration {detail['iteration']} of {safe_text(detail['game'])} ({detail['record']} level; {policy}; "
+        f"ties: {o['tie_break']}; expand: {o['expand']}; reward: {o['reward']})",
+        f"path: {path}  (nodes {' '.join(map(str, detail['path']))})",
+        "",
+    ]
+    if not detail["steps"]:
+        lines.append("selection: stopped at the root")
+    for i, step in enumerate(detail["steps"], 1):
+        where = "root" if step["node"] == 0 else f"node {step['node']} ({safe_text(step['action'])})"
+        lines.append(f"selection step {i}: at {where}, N = {step['parent_visits']}")
+        lines.extend(_score_table(step["children"]))
+        lines.append("")
+    ex = detail["expansion"]
+    if ex["rule"] == "leaf":
+        lines.append(f"expansion: none at node {ex['parent']} (a terminal node, or a first visit); simulated from node {ex['simulate_from']}")
+    else:
+        added = ", ".join(f"{safe_text(c['action'])} (node {c['node']}{', shared' if c['existing'] else ''}{', terminal' if c['terminal'] else ''})"
+                          for c in ex["children"]) or "none"
+        lines.append(f"expansion at node {ex['parent']} (rule {ex['rule']}): added {added}; simulated from node {ex['simulate_from']}")
+        if ex["scores"]:
+            lines.extend(_score_table(ex["scores"]))
+    lines.append("")
+    sim = detail["simulation"]
+    returns = ", ".join(f"{r:g}" for r in sim["returns"])
+    if sim["moves"] is None:
+        moves = "moves not recorded (compact level)" if sim["method"] in ("random", "heuristic") else ""
+    else:
+        moves = f"moves {' '.join(safe_text(m) for m in sim['moves'])}" if sim["moves"] else "no moves"
+    lines.append(f"simulation from node {sim['node']} ({sim['method']}): returns ({returns})" + (f"; {moves}" if moves else ""))
+    lines.append("")
+    lines.append("backup:")
+    rows = [("node", "action", "mover", "reward", "N", "W", "Q")]
+    for b in detail["backup"]:
+        rows.append((
+            str(b["node"]), safe_text(b["action"]) or "(root)", str(b["mover"]), f"{b['reward']:+g}",
+            f"{b['visits_before']} -> {b['visits_after']}", f"{b['value_before']:g} -> {b['value_after']:g}",
+            f"{_mean(b['mean_before'])} -> {_mean(b['mean_after'])}",
+        ))
+    lines.extend(_table(rows))
+    return "\n".join(lines)
+
+
+def _score_table(rows: list[dict[str, Any]]) -> list[str]:
+    table = [("", "action", "node", "N", "W", "Q", "U", "prior", "score")]
+    for r in rows:
+        table.append((
+            "*" if r["chosen"] else "", safe_text(r["action"]), str(r["node"]), str(r["visits"]), f"{r['value']:g}",
+            _fmt(r["q"]), _fmt(r["u"]), f"{r['prior']:.4g}", _fmt(r["score"]),
+        ))
+    return _table(table)
+
+
+def _fmt(value: float | None) -> str:
+    """A score term: None stands for +infinity (an unvisited child under UCB1)."""
+    return "inf" if value is None else f"{value:.4f}"
+
+
+def _mean(value: float | None) -> str:
+    """A mean W/N: None for an unvisited node, which has none."""
+    return "-" if value is None else f"{value:.4f}"
+
+
+def _table(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  " + "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip() for r in rows]
+
+
+# -- one position ----------------------------------------------------------------------------
+
+
+def position_table(snap: TreeSnapshot, *, tree: bool = False) -> dict[str, Any]:
+    """The root's children (or every node, with ``tree``) at a snapshot's position, as a dict."""
+
+    def row(parent: int, node: int) -> dict[str, Any]:
+        stats = snap.node(node)
+        exploit, explore, score = snap.score(parent, node) if parent >= 0 else (None, None, None)
+        return {
+            "node": node, "parent": stats.parent, "action": stats.action, "depth": stats.depth,
+            "visits": stats.visits, "value": stats.value, "mean": stats.mean, "prior": stats.prior,
+            "q": _number(exploit), "u": _number(explore), "score": _number(score), "terminal": stats.terminal,
+        }
+
+    out: dict[str, Any] = {
+        "iteration": snap.iteration,
+        "phase": snap.phase,
+        "game": snap.header.game,
+        "nodes": len(snap),
+        "root": {"visits": snap.visits(0), "value": snap.value(0)},
+        "path": list(snap.path),
+    }
+    if tree:
+        order = []
+        stack = [(0, -1)]
+        seen = set()
+        while stack:
+            node, parent = stack.pop()
+            order.append(row(parent, node) if parent >= 0 else row(-1, node))
+            if node in seen:  # a shared node (transpositions): its subtree is listed once
+                continue
+            seen.add(node)
+            stack.extend((c, node) for c in reversed(snap.children_ids(node)))
+        out["tree"] = order
+    else:
+        out["children"] = [row(0, c) for c in snap.children_ids(0)]
+    return out
+
+
+def format_position(table: dict[str, Any]) -> str:
+    """The text of ``mctsviz replay``."""
+    head = f"{safe_text(table['game'])}: iteration {table['iteration']}, phase {table['phase']}: {table['nodes']} nodes, root N = {table['root']['visits']}"
+    lines = [head]
+    if table["path"]:
+        lines.append(f"path: {' '.join(map(str, table['path']))}")
+    if "tree" in table:
+        rows = [("action", "node", "N", "W", "Q", "prior", "score")]
+        for r in table["tree"]:
+            label = "(root)" if r["node"] == 0 else "  " * (r["depth"] - 1) + safe_text(r["action"])
+            rows.append((label, str(r["node"]), str(r["visits"]), f"{r['value']:g}", _mean(r["mean"]),
+                         f"{r['prior']:.4g}", "" if r["node"] == 0 else _fmt(r["score"])))
+    else:
+        rows = [("action", "node", "N", "W", "Q", "U", "prior", "score")]
+        for r in table["children"]:
+            rows.append((safe_text(r["action"]), str(r["node"]), str(r["visits"]), f"{r['value']:g}", _fmt(r["q"]), _fmt(r["u"]),
+                         f"{r['prior']:.4g}", _fmt(r["score"])))
+        if not table["children"]:
+            lines.append("the root has no children yet")
+            return "\n".join(lines)
+    lines.extend(_table_left(rows))
+    return "\n".join(lines)
+
+
+def _table_left(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip() for r in rows]
