@@ -11,7 +11,7 @@ never committed); ``mkdocs build`` then makes the site. The pieces:
 * seed 002's PUCT example: priors 0.8 / 0.2, N = 100, n = 80 / 5, c_puct = 1, Q = W/(1 + n);
 * move heatmaps by number of iterations, the UCB1 exploration term as a contour plot;
 * matches: MCTS against random and against minimax, the learner against the thinker, and
-  MCTS's score against the exploration constant C.
+  MCTS's score against minimax as the exploration constant C varies.
 
 Everything is deterministic: the same mctsviz gives the same pages and figures, byte for byte.
 """
@@ -307,9 +307,10 @@ def gallery_context(
     ctx["matches"] = matches
 
     step("C sweep")
-    values = (0.05, 0.2, 0.5, 1.0, math.sqrt(2), 2.0, 4.0, 8.0)
+    # Against minimax: a random opponent loses whatever C is; a perfect one shows the curve.
+    values = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 128.0)
     swept = sweep(
-        "tictactoe", "c", values, player="mcts:iterations=30", opponent="mcts:iterations=30",
+        "tictactoe", "c", values, player="mcts:iterations=100", opponent="minimax",
         games=20 if quick else 100, seed=0, jobs=jobs,
     )
     ctx["sweep"] = {
