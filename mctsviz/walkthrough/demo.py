@@ -32,7 +32,7 @@ from .escape import plain_line
 from .figures import FigureMaker, RenderFigures
 from .formulas import score_formula
 from .numbers import format_exact, format_number, format_score
-from .pages import NodeNames, Pages, _render, build_pages, index_pages, template_environment
+from .pages import NodeNames, Pages, build_pages, index_pages, render_template, template_environment
 from .write import read_manifests, write_pages
 
 PAIR_SCRIPT = ((1, -1), (0, 0), (1, -1), (-1, 1))  # seed 004: P1 wins, draw, P1 wins, P1 loses
@@ -314,7 +314,7 @@ def gallery_context(
         games=20 if quick else 100, seed=0, jobs=jobs,
     )
     ctx["sweep"] = {
-        "figure": add("c-sweep", _plot_svg(lambda ax: plot_sweep(swept, ax=ax))),
+        "figure": add("c-sweep", _plot_svg(lambda ax: plot_sweep(swept, ax=ax).set_xscale("log"))),  # C spans three decades
         "player": swept.player,
         "opponent": swept.opponent,
         "games": swept.games,
@@ -403,7 +403,7 @@ def build_demo(
         )
         env = template_environment(templates)
         gallery_pages: Pages = dict(gallery.figures)
-        gallery_pages[".gallery.md"] = _render(env, "gallery.md.j2", **gallery.context)
+        gallery_pages[".gallery.md"] = render_template(env, "gallery.md.j2", **gallery.context)
         written += len(write_pages(gallery_pages, gal_dir))
     finally:
         bar.close()

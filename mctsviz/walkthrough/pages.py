@@ -412,7 +412,8 @@ def template_environment(user_templates: str | os.PathLike[str] | None = None) -
     return env
 
 
-def _render(env: Any, template: str, **context: Any) -> str:
+def render_template(env: Any, template: str, **context: Any) -> str:
+    """Render ``template`` of ``env``; a template's mistake is a MctsvizError naming it."""
     import jinja2
 
     try:
@@ -561,15 +562,15 @@ def build_pages(
         "first_page": contexts[0]["page"],
         "chosen": chosen,
     }
-    pages[f"{name}/index.md"] = _render(env, "overview.md.j2", **overview)
+    pages[f"{name}/index.md"] = render_template(env, "overview.md.j2", **overview)
     for ctx in contexts:
-        pages[f"{name}/{ctx['page']}"] = _render(env, "iteration.md.j2", **common, it=ctx)
+        pages[f"{name}/{ctx['page']}"] = render_template(env, "iteration.md.j2", **common, it=ctx)
     frames = [
         {"iteration": c["iteration"], "figure": c["figures"]["backprop"], "page": c["page"],
          "path_names": c["path_names"], "outcome": c["simulate"]["outcome"]}
         for c in contexts
     ]
-    pages[f"{name}/slider.md"] = _render(env, "slider.md.j2", **common, frames=frames)
+    pages[f"{name}/slider.md"] = render_template(env, "slider.md.j2", **common, frames=frames)
     manifest = {
         "name": name,
         "title": title,
@@ -611,6 +612,6 @@ def index_pages(
     env = template_environment(templates)
     entries = sorted(manifests, key=lambda m: m["name"])
     return {
-        "index.md": _render(env, "index.md.j2", entries=entries, prefix=""),
-        ".list.md": _render(env, "list.md.j2", entries=entries, prefix=list_prefix),
+        "index.md": render_template(env, "index.md.j2", entries=entries, prefix=""),
+        ".list.md": render_template(env, "list.md.j2", entries=entries, prefix=list_prefix),
     }
