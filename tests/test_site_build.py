@@ -122,6 +122,11 @@ def test_mkdocs_build_succeeds_without_warnings(built):
     assert not list(site.rglob(".list*")) and not list(site.rglob(".walkthrough*"))
     assert "(evil/index.md)" not in (site / "walkthroughs.html").read_text()
     assert 'href="walkthroughs/toy/index.html"' in (site / "walkthroughs.html").read_text()
+    # The command reference is the parser's own help, filled in at build time by the hook.
+    cli = html.unescape((site / "cli.html").read_text(encoding="utf-8"))
+    assert "mctsviz:cli-reference" not in cli
+    for command in ("mctsviz site", "mctsviz search", "mctsviz render tree"):
+        assert f"usage: {command} [-h]" in cli, command
 
 
 def test_site_needs_no_server_and_nothing_from_the_internet(built):
