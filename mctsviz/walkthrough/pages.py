@@ -21,7 +21,8 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -483,9 +484,7 @@ def build_pages(
     title = plain_line(title) if title else f"{header.game}: {rp.iterations} iterations, seed {header.seed}"
 
     pages: Pages = {}
-    # Trees are drawn on threads: graphviz runs `dot` in a subprocess, so threads overlap.
-    jobs = jobs if jobs is not None else min(8, os.cpu_count() or 1)
-    tree_jobs: list[tuple[str, TreeSnapshot]] = []
+    tree_jobs: list[tuple[str, int, str]] = []  # (path, iteration, phase)
 
     contexts = []
     for index, k in enumerate(chosen):
@@ -497,10 +496,9 @@ def build_pages(
         ctx["next_iteration"] = chosen[index + 1] if index + 1 < len(chosen) else None
         ctx["page"] = _page_name(k, width)
         contexts.append(ctx)
-        for phase in TREE_PHASES:
-            tree_jobs.append((f"{name}/{_figure_path(k, phase, width)}", rp.snapshot(k, phase)))
+        tree_jobs.extend((f"{name}/{_figure_path(k, phase, width)}", k, phase) for phase in TREE_PHASES)
     final_tree = "figures/final-tree.svg"
-    tree_jobs.append((f"{name}/{final_tree}", rp.final()))
+    tree_jobs.append((f"{name}/{final_tree}", rp.iterations, "backprop"))
 
     plots = {}
     for kind in ("evolution", "heatmap"):
@@ -583,14 +581,48 @@ def build_pages(
     pages.update(asset_pages())
 
     # The trees last: the costly step, after every template has rendered without error.
-    done = 0
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for path, svg in zip((p for p, _ in tree_jobs), pool.map(lambda job: figures.tree(job[1]), tree_jobs)):
-            pages[path] = svg
-            done += 1
-            if progress is not None:
-                progress(done)
+    workers = jobs if jobs is not None else min(8, os.cpu_count() or 1)
+    pages.update(draw_trees(rp, figures, tree_jobs, workers=workers, progress=progress))
     return dict(sorted(pages.items()))
+
+
+def draw_trees(
+    replay: Replay,
+    figures: FigureMaker,
+    jobs: Sequence[tuple[str, int, str]],
+    *,
+    workers: int = 1,
+    progress: Progress | None = None,
+) -> dict[str, bytes]:
+    """Draw the tree at each (path, iteration, phase) of ``jobs``: ``{path: SVG bytes}``.
+
+    Graphviz lays trees out in a ``dot`` subprocess, so ``workers`` threads overlap well. The
+    snapshots are taken in this thread (a replay moves between positions; a snapshot, once
+    taken, is a copy that threads may read) and at most two per worker wait at a time, so a
+    long trace never holds all its snapshots in memory at once.
+    """
+    out: dict[str, bytes] = {}
+    pending: deque[tuple[str, Future[bytes]]] = deque()
+    workers = max(1, workers)
+
+    def collect_one() -> None:
+        path, future = pending.popleft()
+        out[path] = future.result()
+        if progress is not None:
+            progress(len(out))
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        try:
+            for path, iteration, phase in jobs:
+                pending.append((path, pool.submit(figures.tree, replay.snapshot(iteration, phase))))
+                if len(pending) >= 2 * workers:
+                    collect_one()
+            while pending:
+                collect_one()
+        finally:
+            for _, future in pending:
+                future.cancel()
+    return out
 
 
 def asset_pages(prefix: str = "assets") -> Pages:
