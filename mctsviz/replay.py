@@ -657,8 +657,8 @@ def snapshot_at(source: Any, iteration: int | None = None, phase: str = "backpro
             value[nodes[i]] = old_value[i]
         return _snapshot_here(header, structure, visits, value, events, before, after, phase)
     count = len(structure)
-    if iteration in (None, 0):
-        return TreeSnapshot(header, 0, "backprop", None, structure, count, visits[:count], value[:count], None)
+    if iteration in (None, 0):  # no iteration at all: the root (and its expansion, if any)
+        return TreeSnapshot(header, 0, "backprop", None, structure, count, structure.visits0[:count], structure.value0[:count], None)
     done = last[0].iteration if last is not None else 0
     raise MctsvizError(f"iteration {iteration} is out of range: the trace has iterations 1-{done}")
 

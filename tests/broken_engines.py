@@ -245,7 +245,7 @@ CASES: dict[str, BrokenCase] = {
     "PUCT with sqrt(N+1)": BrokenCase(PuctSqrtNPlusOne, {"policy": "puct"}, {"full": {"scores"}, "compact": {"selection"}}),
     "Q = W/N where W/(1+N) was declared": BrokenCase(QOverNWhereQOverOnePlusNDeclared, {"policy": "puct", "q": "w/(1+n)"}, {"full": {"scores"}, "compact": {"selection"}}),
     "no exploration term": BrokenCase(GreedySelection, {}, {"full": {"scores"}, "compact": {"selection"}}),
-    "wrong tie-break": BrokenCase(LastOfTies, {"expand": "all"}, {"full": {"selection"}, "compact": {"selection"}}),
+    "wrong tie-break": BrokenCase(LastOfTies, {"expand": "all"}, {"full": {"expansion", "selection"}, "compact": {"expansion", "selection"}}),
     "expands the last untried action": BrokenCase(LastUntriedFirst, {}, {"full": {"expansion"}, "compact": {"expansion"}}),
     "prior 1/(k+1)": BrokenCase(SkewedPrior, {}, {"full": {"prior"}, "compact": {"prior"}}),
     "simulates the parent": BrokenCase(SimulatesTheParent, {}, {"full": {"simulation"}, "compact": {"simulation"}}),
