@@ -356,3 +356,25 @@ def test_the_recorder_protocol_is_a_plain_callable(tmp_path):
         for event in recorder:
             writer(event)
     assert load_trace(path) == list(recorder)
+
+
+def test_the_format_documents_python_example_runs(tmp_path, monkeypatch):
+    import re
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "trace-format.md").read_text()
+    code = re.search(r"```python\n(.*?)```", doc, flags=re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "trace-format.md", "exec"), {})
+    assert load_trace(tmp_path / "copy.jsonl.zst") == load_trace(tmp_path / "run.jsonl.gz")
+
+
+def test_the_format_documents_every_event_and_field():
+    from mctsviz.trace.events import EVENT_TYPES
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "trace-format.md").read_text()
+    for event_type in EVENT_TYPES:
+        kind = event_type.__struct_config__.tag
+        assert f"### `{kind}`" in doc
+        section = doc.split(f"### `{kind}`")[1].split("\n### ")[0]
+        for name in event_type.__struct_fields__:
+            assert f"`{name}`" in section or f"`{name}," in section or f", `{name}`" in section, (kind, name)
