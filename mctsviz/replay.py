@@ -17,32 +17,18 @@ recorded values (no floating-point undo), and checkpoints bound the cost of long
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import MctsvizError
 from .search import policies
 from .trace.events import Backprop, Decision, Expand, Header, Score, Select, Simulate, Step, Update, event_kind
+from .trace.io import gc_paused
 
 PHASES = ("start", "select", "expand", "simulate", "backprop")
 _PHASE_INDEX = {p: i for i, p in enumerate(PHASES)}
 _CHECKPOINT_EVERY = 4096
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    # Events hold no reference cycles: collecting while a long trace's hundreds of thousands of
-    # records are created only repeats work (loading took three times as long).
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,7 +346,7 @@ class Replay:
     """
 
     def __init__(self, events: Iterable[Any]) -> None:
-        with _gc_paused():
+        with gc_paused():
             groups = _Groups(iter(events))
             self.header = groups.header
             self._structure = groups.structure

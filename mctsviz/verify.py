@@ -29,7 +29,7 @@ by the caller; otherwise the report says they were skipped.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -809,8 +809,3 @@ class _Checker:
         chosen = decision.by_visits if decision.rule == "visits" else decision.by_mean
         if decision.move != chosen:
             self.flag("decision", iterations, 0, chosen, decision.move, f"the move chosen by the {decision.rule} rule")
-
-
-def verify_events(events: Iterable[Any], **options: Any) -> VerifyReport:
-    """``verify`` for events in memory (a recorder's list)."""
-    return verify(list(events), **options)

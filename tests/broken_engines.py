@@ -19,7 +19,7 @@ import msgspec
 from mctsviz import games
 from mctsviz.search import engine as engine_module
 from mctsviz.search import policies
-from mctsviz.trace.events import Backprop, Expand, NewChild, Select, Simulate, Step, Update
+from mctsviz.trace.events import Backprop, Expand, Select, Simulate, Step, Update
 from mctsviz.trace.record import ListRecorder
 
 _Engine = engine_module._Engine
@@ -300,4 +300,4 @@ def skip_a_node_id(events: list[Any], at: int = 5) -> list[Any]:
     return out
 
 
-__all__ = ["CASES", "BrokenCase", "NewChild", "broken_engine", "broken_search", "skip_a_node_id"]
+__all__ = ["CASES", "BrokenCase", "broken_engine", "broken_search", "skip_a_node_id"]

@@ -574,10 +574,6 @@ class TraceStructure:
         self.stage = 0  # 0 select (or root expansion), 1 expand, 2 simulate, 3 backprop
         self.decided = False
 
-    @property
-    def complete_iterations(self) -> int:
-        return self.iteration - 1
-
     def _missing(self, nodes: Iterable[int]) -> int | None:
         count = self.nodes
         for node in nodes:
