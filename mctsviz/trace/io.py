@@ -181,9 +181,12 @@ def _sigint_deferred() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is None:  # a handler installed outside Python: leave it alone
+        yield
+        return
+    received: list[Any] = []
     try:
-        previous = signal.getsignal(signal.SIGINT)
-        received: list[Any] = []
         signal.signal(signal.SIGINT, lambda signum, frame: received.append(frame))
     except (ValueError, OSError):  # no signals here (an embedded interpreter)
         yield
