@@ -87,7 +87,7 @@ def test_same_trace_same_svg(capsys, traces, tmp_path):
 
 def test_boards_fall_back_with_a_note(capsys, traces, tmp_path):
     out, err = _ok(capsys, "render", "tree", traces["toy"], "--boards", "--keys", "--value-symbol", "t", "-o", tmp_path / "toy.dot")
-    assert "note: cannot load the trace's game 'toy'" in err and "without boards" in err
+    assert "note: game 'toy' has no board" in err and "without boards" in err
     text = (tmp_path / "toy.dot").read_text(encoding="utf-8")
     assert "N 4 · t 44" in text and "<TD WIDTH=" not in text
 

@@ -594,3 +594,17 @@ def test_generic_playouts_work_for_a_game_without_hooks():
     assert len(actions) == 2 and values == one_player.returns(replay(one_player, "S0", actions))
     with pytest.raises(MctsvizError, match="unknown playout"):
         get_playout(bare, "smart")
+
+
+def test_trace_headers_never_import_user_code(tmp_path):
+    """A trace naming FILE.py:Class must not run that file when its game is rebuilt."""
+    from mctsviz.games import load_recorded
+
+    marker = tmp_path / "ran"
+    evil = tmp_path / "evil.py"
+    evil.write_text(f"open({str(marker)!r}, 'w').close()\nclass Game: pass\n")
+    with pytest.raises(MctsvizError, match="not built in"):
+        load_recorded(f"{evil}:Game", {})
+    assert not marker.exists()
+    toy = load_recorded("toy", {"tree": load("toy.json").params["tree"]})
+    assert toy.legal_actions(toy.initial_state()) == ["a1", "a2"]

@@ -195,7 +195,8 @@ def test_boards_inside_nodes(ttt):
 
 
 def test_boards_fall_back_with_a_warning(toy):
-    with pytest.warns(BoardsUnavailable, match="cannot load the trace's game 'toy'"):
+    # The explicit tree is rebuilt from the header, but it has no board to draw.
+    with pytest.warns(BoardsUnavailable, match="game 'toy' has no board"):
         source = render_tree(toy.final(), boards=True).source
     assert "<TD WIDTH=" not in source
 
