@@ -607,4 +607,4 @@ def test_trace_headers_never_import_user_code(tmp_path):
         load_recorded(f"{evil}:Game", {})
     assert not marker.exists()
     toy = load_recorded("toy", {"tree": load("toy.json").params["tree"]})
-    assert toy.legal_actions(toy.initial_state()) == ["a1", "a2"]
+    assert list(toy.legal_actions(toy.initial_state())) == ["a1", "a2"]
