@@ -209,3 +209,9 @@ def test_terminal_start_state_is_refused():
     state = TTT.parse_state("XXXOO....")
     with pytest.raises(MctsvizError, match="terminal"):
         search(TTT, state)
+
+
+@pytest.mark.parametrize("values, message", [((float("nan"), 0.0), "finite"), ((float("inf"), 0.0), "finite"), (("win", "loss"), "one number per player")])
+def test_evaluator_returns_are_checked(values, message):
+    with pytest.raises(MctsvizError, match=message):
+        search(TTT, iterations=5, evaluator=lambda state: (None, values))

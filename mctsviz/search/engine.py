@@ -419,6 +419,24 @@ def search(
     return engine.finish(done, elapsed)
 
 
+
+def checked_returns(raw: Any, method: str, num_players: int) -> tuple[float, ...]:
+    """A simulation's returns as floats, one finite number per player.
+
+    Raises:
+        MctsvizError: not numbers, not one per player, or not finite (NaN and infinities would
+            poison every mean above the node, and JSON cannot store them).
+    """
+    try:
+        returns = tuple(map(float, raw))
+    except (TypeError, ValueError):
+        raise MctsvizError(f"{method} returned {raw!r}: expected one number per player") from None
+    if len(returns) != num_players:
+        raise MctsvizError(f"{method} returned {len(returns)} values for {num_players} players")
+    if not all(map(math.isfinite, returns)):
+        raise MctsvizError(f"{method} returned {returns}: returns must be finite numbers")
+    return returns
+
 class _Engine:
     """One search's mutable working state; ``search`` is its only user."""
 
@@ -614,9 +632,7 @@ class _Engine:
         return the same few constant tuples, so a tuple of exact ints and floats is converted
         once and looked up by identity afterwards (it is kept alive, so its id stays its own).
         """
-        returns = tuple(map(float, raw))
-        if len(returns) != self.game.num_players:
-            raise MctsvizError(f"{method} returned {len(returns)} values for {self.game.num_players} players")
+        returns = checked_returns(raw, method, self.game.num_players)
         rewards = tuple([(r + 1.0) / 2.0 for r in returns]) if self.options["reward"] == "01" else returns
         if type(raw) is tuple and len(cache) < 64 and all(type(v) is float or type(v) is int for v in raw):
             self._pinned_returns.append(raw)
@@ -1016,9 +1032,7 @@ class _Engine:
             else:
                 actions, returns = self.playout(state, self.rng)
                 method = self.options["rollout"]
-        returns = tuple(map(float, returns))
-        if len(returns) != game.num_players:
-            raise MctsvizError(f"{method} returned {len(returns)} values for {game.num_players} players")
+        returns = checked_returns(returns, method, game.num_players)
         if self.recorder is not None:
             labels = None
             if self.full and actions is not None:

@@ -15,7 +15,9 @@ Conventions:
       recomputes them from the header's options.
 
 The records are ``msgspec.Struct`` classes (frozen, tagged by ``kind``), which encode to and
-decode from JSON quickly; see ``mctsviz.trace.schema`` for the file format.
+decode from JSON quickly; a field at its default value is left out of the JSON (readers fill it
+back in), and the records hold no reference cycles, so they skip the garbage collector. See
+``mctsviz.trace.schema`` for the file format.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ FORMAT_NAME = "mctsviz-trace"
 RECORD_LEVELS = ("full", "compact")
 
 
-class _Record(msgspec.Struct, frozen=True, omit_defaults=False, forbid_unknown_fields=True):
+class _Record(msgspec.Struct, frozen=True, omit_defaults=True, gc=False, forbid_unknown_fields=True):
     """Base of nested records (not events)."""
 
 
@@ -106,7 +108,7 @@ class RootChild(_Record, frozen=True):
     prior: float
 
 
-class Header(msgspec.Struct, frozen=True, tag="header", tag_field="kind", forbid_unknown_fields=True):
+class Header(msgspec.Struct, frozen=True, tag="header", tag_field="kind", omit_defaults=True, gc=False, forbid_unknown_fields=True):
     """The first line of a trace: what was searched, how, and at which recording level.
 
     ``options`` holds every search option (policy, c, log, reward, expand, rollout, evaluator,
@@ -130,7 +132,7 @@ class Header(msgspec.Struct, frozen=True, tag="header", tag_field="kind", forbid
     record: str
 
 
-class Select(msgspec.Struct, frozen=True, tag="select", tag_field="kind", forbid_unknown_fields=True):
+class Select(msgspec.Struct, frozen=True, tag="select", tag_field="kind", omit_defaults=True, gc=False, forbid_unknown_fields=True):
     """Selection: the path from the root (inclusive) to the node where selection stopped."""
 
     iteration: int
@@ -138,7 +140,7 @@ class Select(msgspec.Struct, frozen=True, tag="select", tag_field="kind", forbid
     steps: tuple[Step, ...] | None = None
 
 
-class Expand(msgspec.Struct, frozen=True, tag="expand", tag_field="kind", forbid_unknown_fields=True):
+class Expand(msgspec.Struct, frozen=True, tag="expand", tag_field="kind", omit_defaults=True, gc=False, forbid_unknown_fields=True):
     """Expansion at ``parent``: the children added (maybe none) and the node simulated from.
 
     ``rule`` says how ``simulate_from`` was picked: "new" (the one child added), "score"
@@ -155,7 +157,7 @@ class Expand(msgspec.Struct, frozen=True, tag="expand", tag_field="kind", forbid
     scores: tuple[Score, ...] | None = None
 
 
-class Simulate(msgspec.Struct, frozen=True, tag="simulate", tag_field="kind", forbid_unknown_fields=True):
+class Simulate(msgspec.Struct, frozen=True, tag="simulate", tag_field="kind", omit_defaults=True, gc=False, forbid_unknown_fields=True):
     """Simulation from ``node``: how (``method``), the moves played, and the returns per player.
 
     ``method`` is one of "random", "heuristic" (rollouts), "evaluator", "script" (a scripted
@@ -171,14 +173,14 @@ class Simulate(msgspec.Struct, frozen=True, tag="simulate", tag_field="kind", fo
     priors: dict[str, float] | None = None
 
 
-class Backprop(msgspec.Struct, frozen=True, tag="backprop", tag_field="kind", forbid_unknown_fields=True):
+class Backprop(msgspec.Struct, frozen=True, tag="backprop", tag_field="kind", omit_defaults=True, gc=False, forbid_unknown_fields=True):
     """Backpropagation: one update per node from the simulated node up to the root."""
 
     iteration: int
     updates: tuple[Update, ...]
 
 
-class Decision(msgspec.Struct, frozen=True, tag="decision", tag_field="kind", forbid_unknown_fields=True):
+class Decision(msgspec.Struct, frozen=True, tag="decision", tag_field="kind", omit_defaults=True, gc=False, forbid_unknown_fields=True):
     """The final choice: the move by ``rule`` and the moves both rules would choose."""
 
     iterations: int
