@@ -437,6 +437,7 @@ def checked_returns(raw: Any, method: str, num_players: int) -> tuple[float, ...
         raise MctsvizError(f"{method} returned {returns}: returns must be finite numbers")
     return returns
 
+
 class _Engine:
     """One search's mutable working state; ``search`` is its only user."""
 
