@@ -79,12 +79,11 @@ class _Structure:
         self.value0 = [float(header.root_value)]
         self.born = [(0, 0)]  # (iteration, phase index) at which the node exists
         self.edges: list[list[tuple[int, tuple[int, int]]]] = [[]]
+        # Transpositions: the action of an edge to a node first created under another parent.
+        self.linked_actions: dict[tuple[int, int], str] = {}
 
     def __len__(self) -> int:
         return len(self.parent)
-
-    def add_edge(self, parent: int, child: int, born: tuple[int, int]) -> None:
-        self.edges[parent].append((child, born))
 
     def add_children(self, event: Expand, iteration: int) -> None:
         """Add an expansion's new nodes and edges (checking that the ids are right)."""
@@ -97,6 +96,7 @@ class _Structure:
             if ch.existing:
                 if not 0 <= ch.node < count:
                     raise MctsvizError(f"iteration {iteration}: node {ch.node} was never created")
+                self.linked_actions[(parent, ch.node)] = ch.action
             else:
                 if ch.node != len(self.parent):
                     raise MctsvizError(f"iteration {iteration}: new node {ch.node} where node {len(self.parent)} was expected")
@@ -271,6 +271,9 @@ class TreeSnapshot:
         return [self.node(i) for i in range(self._count)]
 
     def children_ids(self, node: int) -> tuple[int, ...]:
+        """Ids of ``node``'s children here, in creation order."""
+        if not 0 <= node < self._count:
+            raise MctsvizError(f"node {node} does not exist at iteration {self.iteration} ({self.phase})")
         return tuple(child for child, born in self._structure.edges[node] if self._visible(born))
 
     def children(self, node: int = 0) -> list[NodeStats]:
@@ -279,7 +282,8 @@ class TreeSnapshot:
 
     def edge_label(self, parent: int, child: int) -> str:
         """The action label on the edge parent -> child (differs from ``action`` for transpositions)."""
-        return self._structure.action[child]
+        s = self._structure
+        return s.linked_actions.get((parent, child), s.action[child])
 
     def visits(self, node: int) -> int:
         return self._visits[node]

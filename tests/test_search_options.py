@@ -215,3 +215,21 @@ def test_terminal_start_state_is_refused():
 def test_evaluator_returns_are_checked(values, message):
     with pytest.raises(MctsvizError, match=message):
         search(TTT, iterations=5, evaluator=lambda state: (None, values))
+
+
+def test_replay_labels_transposition_edges_by_their_own_action():
+    rp = recorded_replay(TTT, iterations=3000, seed=0, transpositions=True)
+    snap = rp.final()
+    linked = [(k, ch) for k in range(1, rp.iterations + 1) for ch in rp.events(k).expand.children if ch.existing]
+    assert linked
+    for k, ch in linked:
+        parent = rp.events(k).expand.parent
+        assert snap.edge_label(parent, ch.node) == ch.action
+        # The state reached is the same, whichever parent's move led there.
+        assert snap.node(ch.node).key == ch.key
+
+
+def test_snapshot_refuses_unknown_nodes():
+    snap = recorded_replay(TTT, iterations=5).final()
+    with pytest.raises(MctsvizError, match="does not exist"):
+        snap.children_ids(99)
