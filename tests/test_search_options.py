@@ -233,3 +233,25 @@ def test_snapshot_refuses_unknown_nodes():
     snap = recorded_replay(TTT, iterations=5).final()
     with pytest.raises(MctsvizError, match="does not exist"):
         snap.children_ids(99)
+
+
+def test_file_evaluator_traces_do_not_depend_on_the_run(tmp_path):
+    """An evaluator loaded from a file is named the same way in every run and on every machine."""
+    import subprocess
+    import sys
+
+    source = tmp_path / "my_eval.py"
+    source.write_text("def evaluate(state):\n    return None, (0.0, 0.0)\n")
+    code = (
+        "import sys\n"
+        "from mctsviz.games import load_object\n"
+        "from mctsviz.testing import recorded_search, encode_events\n"
+        f"f = load_object({str(source)!r} + ':evaluate', what='evaluator')\n"
+        "r, ev = recorded_search('tictactoe', iterations=20, evaluator=f)\n"
+        "sys.stdout.write(ev[0].options['evaluator'])\n"
+    )
+    names = {
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env={"PYTHONHASHSEED": str(seed), "PATH": ""}).stdout
+        for seed in (1, 2)
+    }
+    assert names == {"mctsviz_user_my_eval:evaluate"}

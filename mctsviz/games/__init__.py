@@ -93,7 +93,10 @@ def load_object(spec: str, *, what: str) -> Any:
             file = Path(path)
             if not file.is_file():
                 raise MctsvizError(f"{what} {spec!r}: no such file {path}")
-            module_name = f"_mctsviz_user_{abs(hash(str(file.resolve())))}"
+            # A name from the file's stem alone: traces record ``module:function`` of a loaded
+            # evaluator, and a name built from the path or hash() would differ between runs
+            # and machines.
+            module_name = "mctsviz_user_" + "".join(ch if ch.isalnum() else "_" for ch in file.stem)
             spec_obj = importlib.util.spec_from_file_location(module_name, file)
             if spec_obj is None or spec_obj.loader is None:
                 raise MctsvizError(f"{what} {spec!r}: cannot import {path}")
