@@ -371,7 +371,8 @@ def plot_match(results: Any, *, ax: Axes | None = None) -> Axes:
     ax.set_xlabel("game")
     ax.set_ylabel("running average score (win 1, draw ½, loss 0)")
     ax.set_title(
-        f"{style.mpl_text(results.game, 24)}: a won {results.wins[0]}, b won {results.wins[1]}, {results.draws} draws in {results.games} games",
+        f"{style.mpl_text(results.game, 24)}: a won {results.wins[0]}, b won {results.wins[1]}, "
+        f"{results.draws} draw{'' if results.draws == 1 else 's'} in {results.games} game{'' if results.games == 1 else 's'}",
         fontsize=style.FONT_SIZE,
     )
     ax.legend(fontsize=8)
