@@ -23,6 +23,7 @@ from typing import Any
 
 from .errors import MctsvizError
 from .search import policies
+from .search.engine import score_records
 from .trace.events import Backprop, Decision, Expand, Header, Score, Select, Simulate, Step, Update, event_kind
 from .trace.io import gc_paused
 
@@ -198,15 +199,7 @@ def _out_of_order(event: Any, expected: int, stage: int) -> None:
 
 def _scores(options: dict[str, Any], structure: _Structure, visits: Sequence[int], value: Sequence[float], node: int, kids: Sequence[int]) -> tuple[Score, ...]:
     """The children's scores under ``options`` from the given statistics (None for +infinity)."""
-    out = []
-    parent_visits = visits[node]
-    prior, action = structure.prior, structure.action
-    for k in kids:
-        exploit, explore, score = policies.score_terms(options, value[k], visits[k], parent_visits, prior[k])
-        if score == float("inf"):
-            exploit = explore = score = None
-        out.append(Score(k, action[k], visits[k], value[k], prior[k], exploit, explore, score))
-    return tuple(out)
+    return score_records(options, kids, visits[node], visits, value, structure.prior, structure.action)
 
 
 def _recompute_steps(options: dict[str, Any], structure: _Structure, visits: Sequence[int], value: Sequence[float], events: IterationEvents) -> tuple[Step, ...]:

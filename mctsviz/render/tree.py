@@ -20,14 +20,14 @@ from typing import Any
 import graphviz
 
 from ..errors import MctsvizError
-from ..replay import TreeSnapshot
+from ..replay import PHASES, TreeSnapshot
 from ..types import Game
 from . import boards as board_drawing
 from . import style
 from .extract import caption as make_caption
 from .extract import default_value_range, policy_label, provenance, provenance_text, tree_view
 
-_PHASE_ORDER = {"start": 0, "select": 1, "expand": 2, "simulate": 3, "backprop": 4}
+_PHASE_ORDER = {phase: i for i, phase in enumerate(PHASES)}  # replay's order of phases
 
 
 def render_tree(

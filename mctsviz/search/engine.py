@@ -438,6 +438,29 @@ def checked_returns(raw: Any, method: str, num_players: int) -> tuple[float, ...
     return returns
 
 
+def score_records(
+    options: dict[str, Any],
+    kids: Sequence[int],
+    parent_visits: int,
+    visits: Sequence[int],
+    value: Sequence[float],
+    prior: Sequence[float],
+    labels: Sequence[str],
+) -> tuple[Score, ...]:
+    """The ``Score`` record of each child in ``kids`` (lists indexed by node id).
+
+    Scores come from :func:`policies.score_terms` under the search's ``options``; +infinity is
+    recorded as None, the events' convention. The engine records these and replay recomputes
+    them for compact traces, through this one function.
+    """
+    out = []
+    for k in kids:
+        exploit, explore, score = policies.score_terms(options, value[k], visits[k], parent_visits, prior[k])
+        if score == math.inf:
+            exploit = explore = score = None
+        out.append(Score(k, labels[k], visits[k], value[k], prior[k], exploit, explore, score))
+    return tuple(out)
+
 class _Engine:
     """One search's mutable working state; ``search`` is its only user."""
 
@@ -932,15 +955,8 @@ class _Engine:
         return chosen
 
     def _scores(self, node: int, kids: list[int]) -> tuple[Score, ...]:
-        tree, options = self.tree, self.options
-        parent_visits = tree.visits[node]
-        out = []
-        for k in kids:
-            exploit, explore, score = policies.score_terms(options, tree.value[k], tree.visits[k], parent_visits, tree.prior[k])
-            if score == math.inf:
-                exploit = explore = score = None
-            out.append(Score(k, tree.label[k], tree.visits[k], tree.value[k], tree.prior[k], exploit, explore, score))
-        return tuple(out)
+        tree = self.tree
+        return score_records(self.options, kids, tree.visits[node], tree.visits, tree.value, tree.prior, tree.label)
 
     def _expand(self, leaf: int, one_at_a_time: bool, expand_mode: str) -> tuple[int, tuple[NewChild, ...], str, tuple[Score, ...] | None]:
         tree = self.tree
