@@ -4,8 +4,9 @@ Tic-Tac-Toe and Connect Four from the empty board, 1,000 and 10,000 iterations, 
 C = sqrt 2, one child per visit, uniform random rollouts. Rows:
 
 * ``mctsviz off``: ``search()`` with no recorder;
-* ``mctsviz compact`` / ``mctsviz full``: every event written to a JSON Lines file at that
-  recording level;
+* ``mctsviz compact`` / ``mctsviz full``: every event written to a trace file at that
+  recording level by ``TraceWriter``: JSON Lines (``.jsonl``, the default format);
+* ``msgpack compact`` / ``msgpack full``: the same into a MessagePack trace (``.msgpack``);
 * ``... events only``: the same events handed to a recorder that drops them, which separates
   the engine's cost of building events from the writer's cost of encoding them;
 * ``peer UCT``: a minimal UCT written below with no instrumentation at all, on the same game
@@ -36,10 +37,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from mctsviz import games
 from mctsviz.search import search
+from mctsviz.trace.io import TraceWriter
 
 SQRT2 = math.sqrt(2.0)
 
@@ -48,51 +48,6 @@ SQRT2 = math.sqrt(2.0)
 #: less than wall time; ``--wall`` switches to wall time.
 clock = time.process_time
 OPENSPIEL_NAMES = {"tictactoe": "tic_tac_toe", "connect4": "connect_four"}
-
-
-# -- recorders writing to a file --------------------------------------------------------------
-
-
-class _EncodingFileRecorder:
-    """Stand-in for ``mctsviz.trace.io.TraceWriter`` while it has not landed: each event is
-    encoded with msgspec as one JSON line into a buffer flushed to the file in 1 MiB blocks."""
-
-    def __init__(self, path: Path) -> None:
-        self._file = open(path, "wb")  # noqa: SIM115 - closed in __exit__
-        self._buffer = bytearray()
-        self._encode_into = msgspec.json.Encoder().encode_into
-
-    def __enter__(self) -> _EncodingFileRecorder:
-        return self
-
-    def __call__(self, event: Any) -> None:
-        buffer = self._buffer
-        self._encode_into(event, buffer, -1)
-        buffer.append(10)
-        if len(buffer) > 1 << 20:
-            self._file.write(buffer)
-            buffer.clear()
-
-    def __exit__(self, *exc: Any) -> None:
-        self._file.write(self._buffer)
-        self._file.close()
-
-
-def file_recorder(path: Path) -> Any:
-    """A context manager giving a recorder that writes a trace to ``path``."""
-    try:
-        from mctsviz.trace.io import TraceWriter  # type: ignore[import-not-found]
-    except ImportError:
-        return _EncodingFileRecorder(path)
-    return TraceWriter(path)
-
-
-def writer_name() -> str:
-    try:
-        from mctsviz.trace.io import TraceWriter  # type: ignore[import-not-found]  # noqa: F401
-    except ImportError:
-        return "stand-in (msgspec encode_into a buffer, 1 MiB writes)"
-    return "mctsviz.trace.io.TraceWriter"
 
 
 # -- the peer: a minimal UCT with no instrumentation -----------------------------------------
@@ -172,18 +127,20 @@ def _drop(event: Any) -> None:
     """A recorder that keeps nothing."""
 
 
-def run_engine(game: Any, iterations: int, seed: int, record: str | None, folder: Path | None) -> float:
+def run_engine(game: Any, iterations: int, seed: int, record: str | None, folder: Path | None, suffix: str = ".jsonl") -> float:
     """Seconds for one ``search()`` (with its trace file written and closed, if ``folder``)."""
     if record is None or folder is None:
         recorder = None if record is None else _drop
         started = clock()
         search(game, iterations=iterations, seed=seed, recorder=recorder, record=record or "full")
         return clock() - started
-    path = folder / f"trace-{record}.jsonl"
+    path = folder / f"trace-{record}{suffix}"
     started = clock()
-    with file_recorder(path) as recorder:
+    with TraceWriter(path) as recorder:
         search(game, iterations=iterations, seed=seed, recorder=recorder, record=record)
-    return clock() - started
+    seconds = clock() - started
+    path.unlink()
+    return seconds
 
 
 def run_peer(game: Any, iterations: int, seed: int) -> float:
@@ -226,6 +183,8 @@ ROWS = (
     "mctsviz off",
     "mctsviz compact",
     "mctsviz full",
+    "msgpack compact",
+    "msgpack full",
     "compact events only",
     "full events only",
     "peer UCT",
@@ -249,6 +208,8 @@ def measure(game_names: list[str], budgets: list[int], repeats: int) -> dict[tup
                         "mctsviz off": lambda: run_engine(game, n, seed, None, folder),
                         "mctsviz compact": lambda: run_engine(game, n, seed, "compact", folder),
                         "mctsviz full": lambda: run_engine(game, n, seed, "full", folder),
+                        "msgpack compact": lambda: run_engine(game, n, seed, "compact", folder, ".msgpack"),
+                        "msgpack full": lambda: run_engine(game, n, seed, "full", folder, ".msgpack"),
                         "compact events only": lambda: run_engine(game, n, seed, "compact", None),
                         "full events only": lambda: run_engine(game, n, seed, "full", None),
                         "peer UCT": lambda: run_peer(game, n, seed),
@@ -275,7 +236,13 @@ def print_table(times: dict[tuple[str, int, str], list[float]], game_names: list
 
 
 #: (row, the ratio to OpenSpiel it should reach) from issue 2, section 6.
-TARGETS = (("mctsviz off", 5.0), ("mctsviz compact", 3.5), ("mctsviz full", 2.0))
+TARGETS = (
+    ("mctsviz off", 5.0),
+    ("mctsviz compact", 3.5),
+    ("mctsviz full", 2.0),
+    ("msgpack compact", 3.5),
+    ("msgpack full", 2.0),
+)
 
 
 def print_targets(times: dict[tuple[str, int, str], list[float]], game_names: list[str], budgets: list[int]) -> None:
@@ -289,7 +256,8 @@ def print_targets(times: dict[tuple[str, int, str], list[float]], game_names: li
             parts = []
             for row, target in TARGETS:
                 ratio = base / statistics.median(times[(name, n, row)])
-                parts.append(f"{row.split()[-1]} {ratio:.2f}x ({'met' if ratio >= target else 'NOT met'}, >= {target:g}x)")
+                label = row.replace("mctsviz ", "")
+                parts.append(f"{label} {ratio:.2f}x ({'met' if ratio >= target else 'NOT met'}, >= {target:g}x)")
             print(f"  {name:<10} {n:>6}: " + "; ".join(parts))
 
 
@@ -303,10 +271,10 @@ def main(argv: list[str] | None = None) -> int:
     global clock
     clock = time.perf_counter if args.wall else time.process_time
     timer = "wall time" if args.wall else "CPU time of this process"
-    print(f"Python {sys.version.split()[0]}; timed by {timer}; recording to a file via {writer_name()}")
+    print(f"Python {sys.version.split()[0]}; timed by {timer}; trace files written by mctsviz.trace.io.TraceWriter")
     if openspiel_runner() is None:
         print("open_spiel is not installed: no OpenSpiel rows")
-    print(f"median of {args.repeats} runs; targets vs OpenSpiel: off >= 5x, compact >= 3.5x, full >= 2x\n")
+    print(f"median of {args.repeats} runs; targets vs OpenSpiel: off >= 5x, compact >= 3.5x, full >= 2x (in either format)\n")
     for name in args.games:
         same = "yes" if peer_agrees(games.load(name)) else "NO (the rows compare different work)"
         print(f"{name}: the peer UCT and mctsviz build the same tree from the same seed: {same}")

@@ -23,7 +23,7 @@ from mctsviz.cli import main
 from mctsviz.errors import MctsvizError
 from mctsviz.replay import Replay
 from mctsviz.testing import recorded_search
-from mctsviz.trace.events import Decision, Expand, Header
+from mctsviz.trace.events import SCHEMA_VERSION, Decision, Expand, Header
 from mctsviz.trace.io import TraceWarning, load_trace, read_trace
 from mctsviz.verify import verify
 from tracehelpers import text_lines
@@ -64,8 +64,8 @@ WHOLE_FILE_DAMAGE = [
     ("gzip-named-plain.jsonl", gzip.compress(TEXT), r"gzip-named-plain.jsonl: line 1: the file is gzip-compressed but its name does not end in .gz"),
     ("zstd-named-plain.jsonl", zstandard.ZstdCompressor().compress(TEXT), r"line 1: the file is zstd-compressed but its name does not end in .zst"),
     ("plain-named.jsonl.gz", TEXT, r"plain-named.jsonl.gz: line 1: the name says gzip but the file is not gzip-compressed"),
-    ("future.jsonl", TEXT.replace(b'"schema_version":1', b'"schema_version":99', 1),
-     r"future.jsonl: line 1: schema version 99 comes from a newer mctsviz \(this one reads versions 1-1\)"),
+    ("future.jsonl", TEXT.replace(b'"schema_version":%d' % SCHEMA_VERSION, b'"schema_version":99', 1),
+     rf"future.jsonl: line 1: schema version 99 comes from a newer mctsviz \(this one reads versions 1-{SCHEMA_VERSION}\)"),
     ("other-format.jsonl", TEXT.replace(b'"format":"mctsviz-trace"', b'"format":"other"', 1), r"line 1: not a trace: format 'other'"),
     ("header-truncated.jsonl", LINES[0][:50], r"line 1: not a trace header: the JSON ends early"),
     ("header-missing-field.jsonl", TEXT.replace(b'"seed":2,', b"", 1), r"line 1: bad header: object missing required field `seed`"),

@@ -14,12 +14,13 @@ import msgspec
 import pytest
 
 from mctsviz import games
+from mctsviz.games import load_recorded
 from mctsviz.errors import MctsvizError
 from mctsviz.replay import PHASES, Replay, replay, snapshot_at, walk
 from mctsviz.search import search
 from mctsviz.testing import recorded_search
 from mctsviz.trace import io as trace_io
-from mctsviz.trace.events import Backprop, Decision, Header, Select
+from mctsviz.trace.events import SCHEMA_VERSION, Backprop, Decision, Header, Select
 from mctsviz.trace.io import TraceWriter, compression_of, load_trace, read_trace, write_trace
 from mctsviz.trace.record import ListRecorder
 from mctsviz.trace.schema import json_schema_text, shipped_schema_text
@@ -243,7 +244,9 @@ def test_read_until_stops_before_later_damage(tmp_path):
 
 def test_fields_left_at_their_default_may_be_omitted():
     _, events = recorded_search("tictactoe", iterations=12, seed=9, record="compact")
-    assert load_trace(FIXTURES / "v1-omitted-defaults.jsonl") == events
+    old = load_trace(FIXTURES / "v1-omitted-defaults.jsonl")
+    assert old[0] == msgspec.structs.replace(events[0], schema_version=1)
+    assert old[1:] == events[1:]
 
 
 def test_the_shipped_json_schema_is_the_generated_one():
@@ -288,6 +291,18 @@ def test_old_traces_still_load_replay_and_verify(name):
     assert [(c.node, c.visits, c.value) for c in decision.children] == [(n.id, n.visits, n.value) for n in final.children(0)]
     report = verify(path)
     assert report.ok, report.format()
+
+
+@pytest.mark.parametrize("name", ["v1-pair-full-01.jsonl", "v1-toy-second-visit.jsonl"])
+def test_version_1_scores_migrate_to_the_events_a_search_records_today(name):
+    old = load_trace(FIXTURES / name, strict=True)
+    header = old[0]
+    options = {k: v for k, v in header.options.items() if k not in ("memory", "seconds") and v is not None}
+    game = load_recorded(header.game, header.game_params)
+    _, events = recorded_search(game, seed=header.seed, record=header.record, **options)
+    assert events[0].schema_version == SCHEMA_VERSION == 2
+    assert any(isinstance(e, Select) and e.steps and e.steps[-1].scores for e in old)
+    assert old[1:] == events[1:]
 
 
 # -- replay (the file layer's partner) ---------------------------------------------------------

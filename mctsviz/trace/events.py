@@ -26,7 +26,7 @@ from typing import Any, Union
 
 import msgspec
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FORMAT_NAME = "mctsviz-trace"
 RECORD_LEVELS = ("full", "compact")
 
@@ -35,8 +35,13 @@ class _Record(msgspec.Struct, frozen=True, omit_defaults=True, gc=False, forbid_
     """Base of nested records (not events)."""
 
 
-class Score(_Record, frozen=True):
+# An array, not an object: a full-level iteration holds about 30 scores, and their repeated keys
+# were a third of the trace's bytes and of the time to write it.
+class Score(_Record, frozen=True, array_like=True):
     """One child's statistics and selection score, as computed at the moment of a choice.
+
+    Encoded as an array in field order, ``[node, action, visits, value, prior, exploit,
+    explore, score]`` (since schema version 2; version 1 wrote an object, migrated on reading).
 
     Attributes:
         node: the child's id.

@@ -39,12 +39,24 @@ from typing import IO, Any
 from ..errors import MctsvizError
 from ..fileutil import atomic_open
 from .events import Backprop, Decision, Event, Expand, Header, Select, Simulate, event_kind
-from .schema import DECODE_ERRORS, decode_event, decode_header, describe_decode_error, encode_lines
+from .schema import (
+    DECODE_ERRORS,
+    JSON_ENCODER,
+    MSGPACK_ENCODER,
+    decode_event,
+    decode_frame,
+    decode_header,
+    decode_header_frame,
+    describe_decode_error,
+    encode_lines,
+    event_decoders,
+)
 
 __all__ = [
     "TraceWarning",
     "TraceWriter",
     "compression_of",
+    "format_of",
     "load_trace",
     "read_trace",
     "write_trace",
@@ -62,6 +74,14 @@ _CHUNK = 1 << 20
 _MAX_LINE = 256 << 20
 
 
+#: A MessagePack frame's prefix: a bin32 marker and length, then an array32 marker and count.
+_FRAME = struct.Struct(">BIBI")
+_FRAME_PREFIX = bytes(_FRAME.size)
+_BIN32, _ARRAY32 = 0xC6, 0xDD
+_ITERATION_TYPES = frozenset((Select, Expand, Simulate, Backprop))
+_COMPRESSION_SUFFIXES = (".gz", ".zst", ".zstd")
+
+
 class TraceWarning(UserWarning):
     """A trace was damaged after its header; the complete iterations before the damage were kept."""
 
@@ -76,6 +96,18 @@ def compression_of(path: str | os.PathLike[str]) -> str:
     if name.endswith(".zst") or name.endswith(".zstd"):
         return "zstd"
     return "none"
+
+
+def format_of(path: str | os.PathLike[str]) -> str:
+    """``"msgpack"`` for a name like ``run.msgpack`` (or ``.msgpack.gz``, ``.msgpack.zst``), else ``"jsonl"``."""
+    name = Path(path).name.lower()
+    if name.endswith(PARTIAL_SUFFIX):
+        name = name[: -len(PARTIAL_SUFFIX)]
+    for suffix in _COMPRESSION_SUFFIXES:
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return "msgpack" if name.endswith(".msgpack") else "jsonl"
 
 
 def _zstandard() -> Any:
@@ -240,11 +272,18 @@ class TraceWriter:
         if not isinstance(flush_every, int) or isinstance(flush_every, bool) or flush_every < 1:
             raise MctsvizError(f"bad flush_every {flush_every!r}: expected an integer >= 1")
         self.flush_every = flush_every
+        self.format = format_of(self.path)
         self.iterations = 0
         self._handle: IO[bytes] | None = None
         self._sink: Any = None
-        self._pending: list[Any] = []  # events not yet written
-        self._complete = 0  # how many of them form complete iterations
+        msgpack = self.format == "msgpack"
+        # Encoded events not yet written; a MessagePack buffer starts with room for its frame's prefix.
+        self._buffer = bytearray(_FRAME_PREFIX if msgpack else b"")
+        self._encode_into = (MSGPACK_ENCODER if msgpack else JSON_ENCODER).encode_into
+        self._newline = not msgpack
+        self._complete = 0  # where the complete iterations in the buffer end
+        self._frame_start = 0  # iterations written before the current frame
+        self._extra_events = 0  # 1 when the current frame holds the root's expansion
         self._header_written = False
         self._failed = False
         self._closed = False
@@ -315,7 +354,7 @@ class TraceWriter:
 
     def _finish(self) -> None:
         self._flush()
-        self._pending = []  # an incomplete last iteration is left out
+        del self._buffer[len(_FRAME_PREFIX) if self.format == "msgpack" else 0:]  # an incomplete last iteration is left out
         try:
             self._sink.close()
         except OSError as exc:
@@ -336,58 +375,80 @@ class TraceWriter:
     # -- recording ------------------------------------------------------------------------
 
     def __call__(self, event: Any) -> None:
-        """Record one event (the recorder protocol)."""
+        """Record one event (the recorder protocol).
+
+        Each event is encoded as it arrives and dropped, so a long search holds bytes, not
+        objects (holding a flush's worth of events slowed a full-level search by a quarter).
+        """
         kind = type(event)
-        self._pending.append(event)
+        if kind not in _ITERATION_TYPES or not self._header_written:
+            self._record_other(event)
+            return
+        buffer = self._buffer
+        self._encode_into(event, buffer, -1)
+        if self._newline:
+            buffer.append(10)
         if kind is Backprop:
-            self._complete = len(self._pending)
+            self._complete = len(buffer)
             self.iterations += 1
             if self.iterations % self.flush_every == 0:
                 self._flush()
-        elif kind is Expand:
-            if not event.iteration:  # the root's expansion, before iteration 1
-                self._complete = len(self._pending)
-        elif kind is not Select and kind is not Simulate:
-            self._pending.pop()
-            self._record_other(event)
+        elif kind is Expand and not event.iteration:  # the root's expansion, before iteration 1
+            self._complete = len(buffer)
+            self._extra_events = 1
 
     def _record_other(self, event: Any) -> None:
         kind = type(event)
         if kind is Header:
             if self._header_written:
                 raise MctsvizError(f"{self.path}: a second header: record one search per trace file")
-            if self._pending:
-                raise MctsvizError(f"{self.path}: a trace must start with a header, not a {event_kind(self._pending[0])} event")
-            self._write_plain(event)
+            self._write_alone(event)
             self._header_written = True
-        elif kind is Decision:
-            self._flush()
-            self._write_plain(event)
-        else:
+        elif kind not in _ITERATION_TYPES and kind is not Decision:
             raise MctsvizError(f"not a trace event: {event!r}")
+        elif not self._header_written:
+            self._fail_open()
+            raise MctsvizError(f"{self.path}: a trace must start with a header, not a {event_kind(event)} event")
+        else:  # a decision
+            self._flush()
+            self._write_alone(event)
 
-    def _write_plain(self, event: Any) -> None:
+    def _fail_open(self) -> None:
         if self._sink is None:
             raise MctsvizError(f"trace writer for {self.path} is not open: use it in a with block")
-        if not self._header_written and type(event) is not Header:
-            raise MctsvizError(f"{self.path}: a trace must start with a header, not a {event_kind(event)} event")
+
+    def _write_alone(self, event: Any) -> None:
+        """Write a header or a decision: a line of its own, or a frame of its own."""
+        self._fail_open()
+        if self.format == "msgpack":
+            data = bytearray(_FRAME_PREFIX)
+            MSGPACK_ENCODER.encode_into(event, data, -1)
+            _FRAME.pack_into(data, 0, _BIN32, len(data) - 5, _ARRAY32, 1)
+        else:
+            data = encode_lines([event])
         with _sigint_deferred():
-            self._write(encode_lines([event]))
+            self._write(bytes(data))
 
     def _flush(self) -> None:
-        """Encode the complete iterations gathered so far and hand them to the file."""
-        if not self._complete:
+        """Hand the complete iterations encoded so far to the file (an incomplete one stays)."""
+        complete = self._complete
+        if not complete:
             return
-        if self._sink is None:
-            raise MctsvizError(f"trace writer for {self.path} is not open: use it in a with block")
-        if not self._header_written:
-            raise MctsvizError(f"{self.path}: a trace must start with a header, not a {event_kind(self._pending[0])} event")
+        self._fail_open()
+        buffer = self._buffer
         with _sigint_deferred():
-            pending, count = self._pending, self._complete
-            events = pending[:count]
-            self._pending = pending[count:]
-            self._complete = 0
-            self._write(encode_lines(events))
+            if self.format == "msgpack":
+                count = 4 * (self.iterations - self._frame_start) + self._extra_events
+                _FRAME.pack_into(buffer, 0, _BIN32, complete - 5, _ARRAY32, count)
+                self._write(bytes(buffer[:complete]))
+                self._buffer = bytearray(_FRAME_PREFIX) + buffer[complete:]
+                self._complete = 0
+                self._frame_start = self.iterations
+                self._extra_events = 0
+            else:
+                self._write(bytes(buffer[:complete]))
+                del buffer[:complete]
+                self._complete = 0
 
     def _write(self, data: bytes) -> None:
         try:
@@ -441,7 +502,7 @@ def _open_for_reading(path: Path) -> IO[bytes]:
         raise MctsvizError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
-def _chunks(path: Path) -> Iterator[bytes]:
+def _chunks(path: Path, unit: str = "line") -> Iterator[bytes]:
     """The decompressed bytes of ``path`` in chunks; raises _StreamDamage at a broken end."""
     codec = compression_of(path)
     with _open_for_reading(path) as handle:
@@ -455,8 +516,8 @@ def _chunks(path: Path) -> Iterator[bytes]:
         if magic != codec:
             if codec == "none":
                 suffix = ".gz" if magic == "gzip" else ".zst"
-                raise MctsvizError(f"{path}: line 1: the file is {magic}-compressed but its name does not end in {suffix} (rename it)")
-            raise MctsvizError(f"{path}: line 1: the name says {codec} but the file is not {codec}-compressed")
+                raise MctsvizError(f"{path}: {unit} 1: the file is {magic}-compressed but its name does not end in {suffix} (rename it)")
+            raise MctsvizError(f"{path}: {unit} 1: the name says {codec} but the file is not {codec}-compressed")
         if codec == "none":
             yield first
             while True:
@@ -544,6 +605,8 @@ def _line_batches(path: Path) -> Iterator[tuple[list[bytes], bool]]:
     for chunk in _chunks(path):
         if first:
             end = chunk.find(b"\n", 0, 65536)
+            if chunk[:1] == bytes((_BIN32,)) and chunk[5:6] == bytes((_ARRAY32,)):
+                raise MctsvizError(f"{path}: line 1: the file is a MessagePack trace but its name does not end in .msgpack (rename it)")
             if b"\x00" in chunk[: end if end >= 0 else 65536]:
                 raise MctsvizError(f"{path}: line 1: binary data: not a trace file")
             first = False
@@ -667,6 +730,87 @@ class TraceStructure:
         return f"not an event: {event!r}"
 
 
+class _Damage(Exception):
+    """Bytes after the header that do not decode: ``number`` is the line or frame."""
+
+    def __init__(self, number: int, reason: str) -> None:
+        super().__init__(reason)
+        self.number = number
+        self.reason = reason
+
+
+def _jsonl_events(source: Path) -> Iterator[tuple[int, Any]]:
+    """``(line number, event)`` for each line of a JSON Lines trace, the checked header first."""
+    number = 0
+    decode = decode_event
+    for batch, complete in _line_batches(source):
+        for line in batch:
+            number += 1
+            if number == 1:
+                header = _read_header(source, 1, line)
+                decode = event_decoders(header.schema_version)[0]
+                yield 1, header
+                continue
+            if not line or line.isspace():
+                continue
+            try:
+                event = decode(line)
+            except DECODE_ERRORS as exc:
+                reason = describe_decode_error(exc) if complete else "the file ends in the middle of this line (an interrupted write?)"
+                raise _Damage(number, reason) from None
+            yield number, event
+
+
+def _frames(source: Path) -> Iterator[tuple[int, bytes]]:
+    """``(frame number, payload)`` for each frame of a MessagePack trace."""
+    pending = b""
+    number = 0
+    for chunk in _chunks(source, "frame"):
+        if not number and not pending:
+            if chunk[:1] == b"{":
+                raise MctsvizError(f"{source}: frame 1: the file is a JSON Lines trace but its name ends in .msgpack (rename it)")
+            if chunk[0] != _BIN32:
+                raise MctsvizError(f"{source}: frame 1: not a MessagePack trace (it does not start with a frame)")
+        pending = pending + chunk if pending else chunk
+        start = 0
+        available = len(pending)
+        while available - start >= 5:
+            if pending[start] != _BIN32:
+                raise _Damage(number + 1, "not the start of a frame (a damaged file?)")
+            size = int.from_bytes(pending[start + 1:start + 5], "big")
+            if size > _MAX_LINE:
+                raise _Damage(number + 1, f"a frame longer than {_MAX_LINE >> 20} MiB: not a trace")
+            end = start + 5 + size
+            if end > available:
+                break
+            number += 1
+            yield number, pending[start + 5:end]
+            start = end
+        pending = pending[start:]
+    if pending:
+        raise _Damage(number + 1, "the file ends in the middle of this frame (an interrupted write?)")
+
+
+def _msgpack_events(source: Path) -> Iterator[tuple[int, Any]]:
+    """``(frame number, event)`` for each event of a MessagePack trace, the checked header first."""
+    decode = decode_frame
+    for number, payload in _frames(source):
+        if number == 1:
+            try:
+                header = decode_header_frame(payload)
+            except MctsvizError as exc:
+                raise MctsvizError(f"{source}: frame 1: {exc}") from None
+            decode = event_decoders(header.schema_version)[1]
+            yield 1, header
+            continue
+        try:
+            events = decode(payload)
+        except DECODE_ERRORS as exc:
+            raise _Damage(number, describe_decode_error(exc)) from None
+        for event in events:
+            yield number, event
+
+
 def read_trace(
     path: str | os.PathLike[str],
     *,
@@ -675,21 +819,21 @@ def read_trace(
     on_warning: Callable[[str], None] | None = None,
     structure: bool = True,
 ) -> Iterator[Event]:
-    """Stream a trace file's events, header first, checking each line (see the module doc).
+    """Stream a trace file's events, header first, checking each one (see the module doc).
 
     Only whole iterations are yielded: the events of an iteration come out once its backprop
     has been read and checked.
 
     Args:
-        path: the trace file (``.gz``/``.zst`` by suffix).
+        path: the trace file (JSON Lines, or MessagePack for a ``.msgpack`` name; ``.gz``/``.zst`` by suffix).
         strict: raise at damage after the header instead of warning and stopping.
         until: stop after this iteration (the rest of the file is not read).
         on_warning: called with each warning's text instead of ``warnings.warn``.
         structure: check the order of events and node ids (``verify`` checks them itself).
 
     Raises:
-        MctsvizError: "FILE: line N: reason" for an unreadable file or header, and for any
-            damage when ``strict``.
+        MctsvizError: "FILE: line N: reason" ("frame N" in MessagePack) for an unreadable file
+            or header, and for any damage when ``strict``.
     """
     source = Path(path)
 
@@ -699,61 +843,55 @@ def read_trace(
         else:
             warnings.warn(message, TraceWarning, stacklevel=3)
 
+    msgpack = format_of(source) == "msgpack"
+    unit = "frame" if msgpack else "line"
     header_seen = False
     checker = TraceStructure() if structure else None
     pending: list[Any] = []
     iteration_done = 0
     number = 0
-    decode = decode_event
     try:
-        for batch, complete in _line_batches(source):
-            for line in batch:
-                number += 1
-                if not header_seen:
-                    header_seen = True
-                    yield _read_header(source, number, line)
-                    continue
-                if not line or line.isspace():
-                    continue
-                try:
-                    event = decode(line)
-                except DECODE_ERRORS as exc:
-                    reason = describe_decode_error(exc) if complete else "the file ends in the middle of this line (an interrupted write?)"
-                    _damage(source, number, reason, iteration_done, strict, warn)
-                    return
-                kind = type(event)
-                if checker is None:  # a raw stream in file order: verify checks the order itself
-                    yield event
-                    if kind is Backprop:
-                        iteration_done = event.iteration
-                        if until is not None and iteration_done >= until:
-                            return
-                    continue
-                problem = checker.check(event)
-                if problem is not None:
-                    _damage(source, number, problem, iteration_done, strict, warn)
-                    return
+        for number, event in _msgpack_events(source) if msgpack else _jsonl_events(source):
+            if not header_seen:
+                header_seen = True
+                yield event
+                continue
+            kind = type(event)
+            if checker is None:  # a raw stream in file order: verify checks the order itself
+                yield event
                 if kind is Backprop:
-                    pending.append(event)
-                    yield from pending
-                    pending.clear()
                     iteration_done = event.iteration
                     if until is not None and iteration_done >= until:
                         return
-                elif kind is Decision or (kind is Expand and not event.iteration):
-                    yield event
-                else:
-                    pending.append(event)
+                continue
+            problem = checker.check(event)
+            if problem is not None:
+                _damage(source, unit, number, problem, iteration_done, strict, warn)
+                return
+            if kind is Backprop:
+                pending.append(event)
+                yield from pending
+                pending.clear()
+                iteration_done = event.iteration
+                if until is not None and iteration_done >= until:
+                    return
+            elif kind is Decision or (kind is Expand and not event.iteration):
+                yield event
+            else:
+                pending.append(event)
+    except _Damage as exc:
+        _damage(source, unit, exc.number, exc.reason, iteration_done, strict, warn)
+        return
     except _StreamDamage as exc:
         if not header_seen:
-            raise MctsvizError(f"{source}: line 1: {exc}") from None
-        _damage(source, number + 1, str(exc), iteration_done, strict, warn)
+            raise MctsvizError(f"{source}: {unit} 1: {exc}") from None
+        _damage(source, unit, number + 1, str(exc), iteration_done, strict, warn)
         return
     if not header_seen:
         raise MctsvizError(f"{source}: the file is empty: not a trace")
     if pending:
         reason = f"the trace ends inside iteration {iteration_done + 1} (an interrupted search?)"
-        _damage(source, number, reason, iteration_done, strict, warn)
+        _damage(source, unit, number, reason, iteration_done, strict, warn)
     elif checker is not None and not checker.decided and until is None:
         warn(f"{source}: the trace ends after iteration {iteration_done} without a decision (an interrupted search?)")
 
@@ -767,10 +905,10 @@ def _read_header(source: Path, number: int, line: bytes) -> Header:
         raise MctsvizError(f"{source}: line {number}: {exc}") from None
 
 
-def _damage(source: Path, line: int, reason: str, iterations: int, strict: bool, warn: Callable[[str], None]) -> None:
+def _damage(source: Path, unit: str, number: int, reason: str, iterations: int, strict: bool, warn: Callable[[str], None]) -> None:
     if strict:
-        raise MctsvizError(f"{source}: line {line}: {reason}")
-    warn(f"{source}: line {line}: {reason}; kept the {iterations} complete iterations before it")
+        raise MctsvizError(f"{source}: {unit} {number}: {reason}")
+    warn(f"{source}: {unit} {number}: {reason}; kept the {iterations} complete iterations before it")
 
 
 @contextmanager

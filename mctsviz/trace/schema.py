@@ -1,30 +1,51 @@
-"""The trace file format: versions, the line codec, header checks and the JSON Schema.
+"""The trace file format: versions, the two codecs, header checks and the JSON Schema.
 
-A trace is JSON Lines: one event per line, the ``Header`` first. Each line is the event's
+A trace is JSON Lines (the default) or MessagePack frames (a ``.msgpack`` file name; see
+``mctsviz.trace.io``); both carry the same events with the same fields. In JSON Lines each line
+is one event, the ``Header`` first; each line is the event's
 msgspec encoding: an object tagged by ``"kind"`` holding the event's fields in declaration
-order. A field with a default (``null`` for what only the ``full`` level records, the zero
-statistics of a ``NewChild`` created without memory) may be left out: readers fill the default
-back in, so both forms decode to the same event. This version writes every field.
+order (a ``Score`` is an array in field order). A field with a default (``null`` for what only
+the ``full`` level records, the zero statistics of a ``NewChild`` created without memory) may be
+left out: readers fill the default back in, so both forms decode to the same event.
 ``docs/trace-format.md`` documents every field.
 
 Versions: ``SCHEMA_VERSION`` is the version this library writes. A reader accepts every version
 from ``MIN_SCHEMA_VERSION`` up to it and refuses newer ones with a message saying so. Changing
 the events' shape means bumping ``SCHEMA_VERSION``, adding a migration of the older lines here,
 and keeping an old trace in ``tests/fixtures/traces`` that must still load.
+
+* Version 2 (mctsviz 0.2): a ``Score`` is an array ``[node, action, visits, value, prior,
+  exploit, explore, score]``; MessagePack traces.
+* Version 1 (mctsviz 0.1): a ``Score`` is an object; read through the ``_V1`` records below and
+  migrated on reading.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from importlib import resources
-from typing import Any
+from typing import Any, Union
 
 import msgspec
 
 from ..errors import MctsvizError
-from .events import FORMAT_NAME, RECORD_LEVELS, SCHEMA_VERSION, Event, Header
+from .events import (
+    FORMAT_NAME,
+    RECORD_LEVELS,
+    SCHEMA_VERSION,
+    Backprop,
+    Decision,
+    Event,
+    Expand,
+    Header,
+    NewChild,
+    Score,
+    Select,
+    Simulate,
+    Step,
+)
 
 #: The oldest schema version this library reads.
 MIN_SCHEMA_VERSION = 1
@@ -32,8 +53,12 @@ MIN_SCHEMA_VERSION = 1
 #: The JSON Schema file shipped beside this module (``mctsviz schema`` prints it).
 SCHEMA_FILE = "trace.schema.json"
 
-_ENCODER = msgspec.json.Encoder()
+JSON_ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder(Event)
+#: MessagePack: the same records as the JSON (maps keyed by field name, tagged by ``kind``); a
+#: frame holds an array of events.
+MSGPACK_ENCODER = msgspec.msgpack.Encoder()
+_MSGPACK_FRAME_DECODER = msgspec.msgpack.Decoder(list[Event])
 
 #: Exceptions msgspec raises for a line it cannot decode (invalid UTF-8 raises the latter).
 DECODE_ERRORS = (msgspec.DecodeError, UnicodeDecodeError)
@@ -41,17 +66,98 @@ DECODE_ERRORS = (msgspec.DecodeError, UnicodeDecodeError)
 
 def encode_event(event: Any) -> bytes:
     """One event as one line of JSON (without the newline)."""
-    return _ENCODER.encode(event)
+    return JSON_ENCODER.encode(event)
 
 
 def encode_lines(events: Iterable[Any]) -> bytes:
     """Events as JSON Lines, each line ending in a newline."""
-    return _ENCODER.encode_lines(events)
+    return JSON_ENCODER.encode_lines(events)
 
 
 def decode_event(line: bytes) -> Event:
-    """Decode one line into an event (raises one of ``DECODE_ERRORS``)."""
+    """Decode one line of the current version into an event (raises one of ``DECODE_ERRORS``)."""
     return _DECODER.decode(line)
+
+
+def decode_frame(payload: bytes | memoryview) -> list[Event]:
+    """Decode one MessagePack frame's payload into its events (raises one of ``DECODE_ERRORS``)."""
+    return _MSGPACK_FRAME_DECODER.decode(payload)
+
+
+def event_decoders(version: int) -> tuple[Callable[[bytes], Event], Callable[[bytes], list[Event]]]:
+    """The line and frame decoders for a trace of schema ``version``; older events are migrated."""
+    if version >= 2:
+        return _DECODER.decode, _MSGPACK_FRAME_DECODER.decode
+    return _decode_v1_line, _decode_v1_frame
+
+
+# -- version 1 ---------------------------------------------------------------------------------
+
+
+class _ScoreV1(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
+    """A version-1 ``Score``: an object, not an array."""
+
+    node: int
+    action: str
+    visits: int
+    value: float
+    prior: float
+    exploit: float | None
+    explore: float | None
+    score: float | None
+
+
+class _StepV1(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
+    node: int
+    chosen: int
+    parent_visits: int
+    scores: tuple[_ScoreV1, ...] | None = None
+
+
+class _SelectV1(msgspec.Struct, frozen=True, tag="select", tag_field="kind", gc=False, forbid_unknown_fields=True):
+    iteration: int
+    path: tuple[int, ...]
+    steps: tuple[_StepV1, ...] | None = None
+
+
+class _ExpandV1(msgspec.Struct, frozen=True, tag="expand", tag_field="kind", gc=False, forbid_unknown_fields=True):
+    iteration: int
+    parent: int
+    children: tuple[NewChild, ...]
+    simulate_from: int
+    rule: str
+    scores: tuple[_ScoreV1, ...] | None = None
+
+
+_EventV1 = Union[Header, _SelectV1, _ExpandV1, Simulate, Backprop, Decision]
+_V1_LINE_DECODER = msgspec.json.Decoder(_EventV1)
+_V1_FRAME_DECODER = msgspec.msgpack.Decoder(list[_EventV1])
+
+
+def _scores_from_v1(scores: tuple[_ScoreV1, ...] | None) -> tuple[Score, ...] | None:
+    if scores is None:
+        return None
+    return tuple(Score(*msgspec.structs.astuple(s)) for s in scores)
+
+
+def _upgrade_v1(event: Any) -> Event:
+    kind = type(event)
+    if kind is _SelectV1:
+        steps = None if event.steps is None else tuple(
+            Step(s.node, s.chosen, s.parent_visits, _scores_from_v1(s.scores)) for s in event.steps
+        )
+        return Select(event.iteration, event.path, steps)
+    if kind is _ExpandV1:
+        return Expand(event.iteration, event.parent, event.children, event.simulate_from, event.rule, _scores_from_v1(event.scores))
+    return event  # type: ignore[no-any-return]
+
+
+def _decode_v1_line(line: bytes) -> Event:
+    return _upgrade_v1(_V1_LINE_DECODER.decode(line))
+
+
+def _decode_v1_frame(payload: bytes) -> list[Event]:
+    return [_upgrade_v1(event) for event in _V1_FRAME_DECODER.decode(payload)]
 
 
 def describe_decode_error(exc: Exception) -> str:
@@ -85,6 +191,31 @@ def decode_header(line: bytes) -> Header:
         if line.lstrip()[:1] != b"{" or b"\x00" in line:
             raise MctsvizError("not a trace: the first line is not a JSON header (binary or other data)") from None
         raise MctsvizError(f"not a trace header: {describe_decode_error(exc)}") from None
+    return check_header(probe)
+
+
+def decode_header_frame(payload: bytes | memoryview) -> Header:
+    """Decode and check a MessagePack trace's first frame (an array holding the header).
+
+    Raises:
+        MctsvizError: as :func:`decode_header`.
+    """
+    try:
+        probe = msgspec.msgpack.decode(payload)
+    except DECODE_ERRORS as exc:
+        raise MctsvizError(f"not a trace header: {describe_decode_error(exc)}") from None
+    if not isinstance(probe, list) or len(probe) != 1:
+        raise MctsvizError("not a trace: the first frame must hold the header event alone")
+    return check_header(probe[0])
+
+
+def check_header(probe: Any) -> Header:
+    """Check a decoded header (plain data), version first, and convert it to a ``Header``.
+
+    Raises:
+        MctsvizError: the data is not a header, comes from a newer schema, or misses an option
+            replay needs.
+    """
     if not isinstance(probe, dict) or probe.get("kind") != "header":
         found = probe.get("kind") if isinstance(probe, dict) else type(probe).__name__
         raise MctsvizError(f"not a trace: the first line must be a header event, found {found!r}")
