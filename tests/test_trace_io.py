@@ -21,14 +21,14 @@ from mctsviz.search import search
 from mctsviz.testing import recorded_search
 from mctsviz.trace import io as trace_io
 from mctsviz.trace.events import SCHEMA_VERSION, Backprop, Decision, Header, Select
-from mctsviz.trace.io import TraceWriter, compression_of, load_trace, read_trace, write_trace
+from mctsviz.trace.io import TraceWriter, compression_of, format_of, load_trace, read_trace, write_trace
 from mctsviz.trace.record import ListRecorder
 from mctsviz.trace.schema import json_schema_text, shipped_schema_text
 from mctsviz.verify import verify
 from tracehelpers import trace_file
 
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
-SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst")
+SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".msgpack", ".msgpack.gz", ".msgpack.zst")
 
 
 def _search_into(path, **options):
@@ -79,6 +79,41 @@ def test_nothing_machine_or_time_dependent_is_written(tmp_path):
         assert machine_dependent not in text
 
 
+def test_the_suffix_chooses_the_encoding():
+    assert format_of("a.jsonl") == "jsonl" and format_of("a.json") == "jsonl" and format_of("a") == "jsonl"
+    assert format_of("a.msgpack") == "msgpack" and format_of("A.MSGPACK.GZ") == "msgpack"
+    assert format_of("a.msgpack.zst.partial") == "msgpack" and format_of("msgpack.jsonl") == "jsonl"
+
+
+def test_both_encodings_hold_the_same_events_and_msgpack_is_smaller(tmp_path):
+    text, binary = tmp_path / "t.jsonl", tmp_path / "t.msgpack"
+    _search_into(text, record="full")
+    _search_into(binary, record="full")
+    assert load_trace(text, strict=True) == load_trace(binary, strict=True)
+    assert binary.stat().st_size < 0.8 * text.stat().st_size
+
+
+def test_a_msgpack_trace_is_a_stream_of_frames_of_event_arrays(tmp_path):
+    path = tmp_path / "t.msgpack"
+    _search_into(path, record="full", iterations=150)
+    data, frames, at = path.read_bytes(), [], 0
+    while at < len(data):
+        assert data[at] == 0xC6  # a MessagePack bin32: marker, big-endian length, payload
+        size = int.from_bytes(data[at + 1:at + 5], "big")
+        frames.append(msgspec.msgpack.decode(data[at + 5:at + 5 + size]))
+        at += 5 + size
+    assert at == len(data)
+    kinds = [[event["kind"] for event in frame] for frame in frames]
+    # the header alone; 64 iterations per frame (the default flush); the rest; the decision alone
+    assert kinds[0] == ["header"] and kinds[-1] == ["decision"]
+    assert [len(k) for k in kinds[1:-1]] == [4 * 64, 4 * 64, 4 * 22]
+    # iteration 10 is the first to choose among the root's nine children, each visited once
+    select = frames[1][4 * 9]
+    assert select["kind"] == "select" and select["iteration"] == 10
+    first_score = select["steps"][0]["scores"][0]
+    assert first_score[:3] == [1, "0", 1] and len(first_score) == 8
+
+
 def test_the_suffix_chooses_the_compression():
     assert compression_of("a.jsonl") == "none" and compression_of("a.json") == "none"
     assert compression_of("a.jsonl.gz") == "gzip" and compression_of("A.JSONL.GZ") == "gzip"
@@ -104,8 +139,9 @@ def test_zstd_without_the_package_is_a_clear_error(tmp_path, monkeypatch):
 # -- streaming and what survives an interruption ---------------------------------------------
 
 
-def test_the_trace_is_readable_while_the_search_runs(tmp_path):
-    path = tmp_path / "live.jsonl.gz"
+@pytest.mark.parametrize("name", ["live.jsonl.gz", "live.msgpack.gz"])
+def test_the_trace_is_readable_while_the_search_runs(tmp_path, name):
+    path = tmp_path / name
     partial = path.with_name(path.name + ".partial")
     seen = {}
 
@@ -127,8 +163,9 @@ def test_the_trace_is_readable_while_the_search_runs(tmp_path):
     assert any("ends early" in n for n in seen["notes"])
 
 
-def test_ctrl_c_lands_the_trace_up_to_its_last_complete_iteration(tmp_path):
-    path = tmp_path / "t.jsonl.gz"
+@pytest.mark.parametrize("name", ["t.jsonl.gz", "t.msgpack"])
+def test_ctrl_c_lands_the_trace_up_to_its_last_complete_iteration(tmp_path, name):
+    path = tmp_path / name
     path.write_bytes(b"an older trace")
 
     class Interrupted(TraceWriter):

@@ -880,6 +880,8 @@ def read_trace(
             else:
                 pending.append(event)
     except _Damage as exc:
+        if not header_seen:
+            raise MctsvizError(f"{source}: {unit} {exc.number}: {exc.reason}") from None
         _damage(source, unit, exc.number, exc.reason, iteration_done, strict, warn)
         return
     except _StreamDamage as exc:
