@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--transpositions", action="store_true", help="share nodes between equal states")
     p.add_argument("--final", choices=FINAL_RULES, default="visits", help="choose the move by most visits or highest mean")
     p.add_argument("--record", choices=RECORD_LEVELS, default="full", help="trace level (with --trace)")
-    p.add_argument("--trace", metavar="PATH", help="write the events to PATH (.jsonl, .jsonl.gz, .jsonl.zst)")
+    p.add_argument("--trace", metavar="PATH", help="write the events to PATH (.jsonl or .msgpack, optionally .gz/.zst)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(handler=run_search)

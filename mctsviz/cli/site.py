@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "  mctsviz site --demo && mkdocs build",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("traces", nargs="*", metavar="TRACE", help="trace files (.jsonl, .jsonl.gz, .jsonl.zst)")
+    p.add_argument("traces", nargs="*", metavar="TRACE", help="trace files (.jsonl or .msgpack, optionally .gz/.zst)")
     p.add_argument("-o", "--out", metavar="DIR", default=None,
                    help=f"folder of the walkthroughs, inside the MkDocs docs folder (default {DEFAULT_OUT.as_posix()})")
     p.add_argument("--iterations", metavar="SPEC",

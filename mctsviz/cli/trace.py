@@ -25,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="show the tree of a trace at any iteration and phase",
         description="Show the root's children (or the whole tree) as they stood at an iteration and phase of a trace.",
     )
-    p.add_argument("trace", help="a trace file (.jsonl, .jsonl.gz, .jsonl.zst)")
+    p.add_argument("trace", help="a trace file (.jsonl or .msgpack, optionally .gz/.zst)")
     p.add_argument("--iteration", "-k", type=int, metavar="K", help="the iteration (default: the last; 0: before the first)")
     p.add_argument("--phase", choices=PHASES, default="backprop",
                    help="the moment within the iteration: before it starts, after selection, expansion, simulation or backpropagation (default)")
