@@ -18,6 +18,7 @@ import pytest
 import zstandard
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from tracehelpers import text_lines
 
 from mctsviz.cli import main
 from mctsviz.errors import MctsvizError
@@ -26,7 +27,6 @@ from mctsviz.testing import recorded_search
 from mctsviz.trace.events import SCHEMA_VERSION, Decision, Expand, Header
 from mctsviz.trace.io import TraceWarning, load_trace, read_trace
 from mctsviz.verify import verify
-from tracehelpers import text_lines
 
 
 def _events(**options):

@@ -12,20 +12,27 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from tracehelpers import trace_file
 
 from mctsviz import games
-from mctsviz.games import load_recorded
 from mctsviz.errors import MctsvizError
+from mctsviz.games import load_recorded
 from mctsviz.replay import PHASES, Replay, replay, snapshot_at, walk
 from mctsviz.search import search
 from mctsviz.testing import recorded_search
 from mctsviz.trace import io as trace_io
 from mctsviz.trace.events import SCHEMA_VERSION, Backprop, Decision, Header, Select
-from mctsviz.trace.io import TraceWriter, compression_of, format_of, load_trace, read_trace, write_trace
+from mctsviz.trace.io import (
+    TraceWriter,
+    compression_of,
+    format_of,
+    load_trace,
+    read_trace,
+    write_trace,
+)
 from mctsviz.trace.record import ListRecorder
 from mctsviz.trace.schema import json_schema_text, shipped_schema_text
 from mctsviz.verify import verify
-from tracehelpers import trace_file
 
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
 SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".msgpack", ".msgpack.gz", ".msgpack.zst")
@@ -282,7 +289,7 @@ def test_read_until_stops_before_later_damage(tmp_path):
 def test_fields_left_at_their_default_may_be_omitted():
     _, events = recorded_search("tictactoe", iterations=12, seed=9, record="compact")
     old = load_trace(FIXTURES / "v1-omitted-defaults.jsonl")
-    assert old[0] == msgspec.structs.replace(events[0], schema_version=1)
+    assert old[0] == msgspec.structs.replace(events[0], schema_version=1, library_version="0.1.0")
     assert old[1:] == events[1:]
 
 
@@ -315,12 +322,12 @@ def test_a_header_with_an_unknown_option_value_is_refused(tmp_path):
 # -- old traces --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("v1-*")))
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("v*-*") if p.suffix != ".md"))
 def test_old_traces_still_load_replay_and_verify(name):
     path = FIXTURES / name
     events = load_trace(path, strict=True)
     header = events[0]
-    assert isinstance(header, Header) and header.schema_version == 1
+    assert isinstance(header, Header) and header.schema_version == int(name[1:name.index("-")])
     rp = Replay(events)
     final = rp.final()
     decision = rp.decision
@@ -340,6 +347,15 @@ def test_version_1_scores_migrate_to_the_events_a_search_records_today(name):
     assert events[0].schema_version == SCHEMA_VERSION == 2
     assert any(isinstance(e, Select) and e.steps and e.steps[-1].scores for e in old)
     assert old[1:] == events[1:]
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".msgpack"])
+def test_a_version_1_trace_rewritten_today_reads_back_as_version_2(tmp_path, suffix):
+    old = load_trace(FIXTURES / "v1-toy-second-visit.jsonl", strict=True)
+    path = write_trace(tmp_path / f"new{suffix}", old)
+    new = load_trace(path, strict=True)
+    assert new[0] == msgspec.structs.replace(old[0], schema_version=SCHEMA_VERSION)
+    assert new[1:] == old[1:]
 
 
 # -- replay (the file layer's partner) ---------------------------------------------------------

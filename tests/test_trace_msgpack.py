@@ -9,20 +9,27 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import tempfile
 from pathlib import Path
 
 import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tracehelpers import text_lines
 
 from mctsviz.cli import main
 from mctsviz.errors import MctsvizError
 from mctsviz.replay import Replay
 from mctsviz.testing import recorded_search
 from mctsviz.trace.events import Decision, Header
-from mctsviz.trace.io import TraceWarning, TraceWriter, load_trace, read_trace, write_trace
-from tracehelpers import text_lines
+from mctsviz.trace.io import (
+    TraceWarning,
+    TraceWriter,
+    load_trace,
+    read_trace,
+    write_trace,
+)
 
 FLUSH_EVERY = 3
 
@@ -78,10 +85,11 @@ def test_a_trace_cut_anywhere_in_a_frame_keeps_the_frames_before(tmp_path, sourc
         kept, notes = _read(path)
         iterations = FLUSH_EVERY * (frames_kept - 1)
         assert kept == events[: 1 + 4 * iterations]
-        assert notes == [
+        expected = (
             f"{path}: frame {frames_kept + 1}: the file ends in the middle of this frame (an interrupted write?); "
             f"kept the {iterations} complete iterations before it"
-        ]
+        )
+        assert notes == [expected]
         with pytest.raises(MctsvizError, match=re.escape(f"{path}: frame {frames_kept + 1}: the file ends")):
             list(read_trace(path, strict=True))
 
@@ -129,7 +137,10 @@ def test_misnamed_and_foreign_files_get_one_clear_line(tmp_path, source):
 def test_a_header_from_a_newer_schema_is_refused(tmp_path, source):
     _, events = source
     path = tmp_path / "future.msgpack"
-    write_trace(path, [msgspec.structs.replace(events[0], schema_version=99), *events[1:]])
+    write_trace(path, events)  # the writer stamps today's version; a newer mctsviz would stamp its own
+    header = msgspec.msgpack.encode([msgspec.structs.replace(events[0], schema_version=99)])
+    data = path.read_bytes()
+    path.write_bytes(b"\xc6" + len(header).to_bytes(4, "big") + header + data[_frame_ends(data)[0]:])
     with pytest.raises(MctsvizError, match=r"future.msgpack: frame 1: schema version 99 comes from a newer mctsviz"):
         list(read_trace(path))
 
@@ -175,7 +186,7 @@ def mutations(draw):
     return kind, data[:start] + junk + data[start:], start
 
 
-SOURCE_BYTES, SOURCE_EVENTS = _trace_bytes(Path(__import__("tempfile").mkdtemp()), iterations=10, seed=5, expand="second-visit")
+SOURCE_BYTES, SOURCE_EVENTS = _trace_bytes(Path(tempfile.mkdtemp()), iterations=10, seed=5, expand="second-visit")
 SOURCE_FRAME_SIZES = [
     len(msgspec.msgpack.decode(SOURCE_BYTES[start + 5:end])) for start, end in zip([0, *_frame_ends(SOURCE_BYTES)], _frame_ends(SOURCE_BYTES))
 ]

@@ -1,25 +1,30 @@
 """Trace files: a streaming writer, a streaming reader, and whole-trace helpers.
 
-The compression follows the file name: ``.gz`` is gzip, ``.zst`` is Zstandard (needs the
-``zstandard`` package), anything else is plain JSON Lines. A trailing ``.partial`` (the name of
-a trace still being written) is looked through, so ``run.jsonl.gz.partial`` reads as gzip.
+Two encodings of the same events, chosen by the file name (:func:`format_of`): JSON Lines (one
+event per line; the default) and MessagePack (a name like ``run.msgpack``): a stream of frames,
+each a MessagePack bin32 holding an array of events; the header fills frame 1 alone, each later
+frame holds complete iterations, and the decision sits in a frame of its own. The compression
+follows the name too: ``.gz`` is gzip, ``.zst`` is Zstandard (needs the ``zstandard`` package),
+anything else is uncompressed. A trailing ``.partial`` (the name of a trace still being written)
+is looked through, so ``run.jsonl.gz.partial`` reads as gzipped JSON Lines.
 
 Writing (:class:`TraceWriter`) streams into ``PATH.partial`` beside the target and renames it
 into place when the search ends: normally, on Ctrl-C, or on an exception, because every event
 up to the last complete iteration is worth keeping. Only a failure of the writer itself (a full
 disk) or an interruption before the header keeps the old ``PATH`` untouched. Complete
-iterations are encoded and handed to the file every ``flush_every`` iterations (64 by default;
-compressed streams are sync-flushed there), so a trace can be read while its search runs and a
-killed process loses at most that many iterations. Nothing in a trace depends on the machine or
-the time: gzip files carry mtime 0, no file name and OS byte 255, so a seeded search gives the
-same bytes everywhere (given the same zlib or zstd version for the compressed bytes; the text
-itself is always identical).
+iterations are handed to the file every ``flush_every`` iterations (64 by default; compressed
+streams are sync-flushed there), so a trace can be read while its search runs and a killed
+process loses at most that many iterations. Nothing in a trace depends on the machine or the
+time: gzip files carry mtime 0, no file name and OS byte 255, so a seeded search gives the same
+bytes everywhere (given the same zlib or zstd version for the compressed bytes; the encoded
+events themselves are always identical).
 
-Reading (:func:`read_trace`) streams too, and checks each line as it goes: the JSON, the
+Reading (:func:`read_trace`) streams too, and checks each event as it goes: the encoding, the
 event's fields and types, the order of the events and that every node id it names exists.
-Damage on the first line (no header, a header from a newer mctsviz) is an error; damage later
-keeps the complete iterations before it and reports the damage as a :class:`TraceWarning`
-(``strict=True`` makes it an error). Every message names the file and the line.
+Damage in the header (none, or one from a newer mctsviz) is an error; damage later keeps the
+complete iterations before it (in MessagePack, the complete frames before it) and reports the
+damage as a :class:`TraceWarning` (``strict=True`` makes it an error). Every message names the
+file and the line (or frame).
 """
 
 from __future__ import annotations
@@ -36,9 +41,21 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+import msgspec
+
 from ..errors import MctsvizError
 from ..fileutil import atomic_open
-from .events import Backprop, Decision, Event, Expand, Header, Select, Simulate, event_kind
+from .events import (
+    SCHEMA_VERSION,
+    Backprop,
+    Decision,
+    Event,
+    Expand,
+    Header,
+    Select,
+    Simulate,
+    event_kind,
+)
 from .schema import (
     DECODE_ERRORS,
     JSON_ENCODER,
@@ -402,6 +419,10 @@ class TraceWriter:
         if kind is Header:
             if self._header_written:
                 raise MctsvizError(f"{self.path}: a second header: record one search per trace file")
+            if event.schema_version != SCHEMA_VERSION:
+                # Events are always encoded in today's shape (an older trace's were migrated on
+                # reading), so the header must say so, or the file would not read back.
+                event = msgspec.structs.replace(event, schema_version=SCHEMA_VERSION)
             self._write_alone(event)
             self._header_written = True
         elif kind not in _ITERATION_TYPES and kind is not Decision:

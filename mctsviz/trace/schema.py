@@ -247,8 +247,17 @@ def header_problems(header: Header) -> list[str]:
     Checks the recording level, the player numbers and every option a replay needs to
     recompute a selection (policy, c, log, c_puct, q, fpu, tie_break, expand, reward, final).
     """
-    from ..search.engine import EXPANSIONS, REWARDS  # lazily: search imports this package
-    from ..search.policies import FINAL_RULES, LOG_VARIANTS, POLICIES, Q_VARIANTS, TIE_BREAKS
+    from ..search.engine import (  # lazily: search imports this package
+        EXPANSIONS,
+        REWARDS,
+    )
+    from ..search.policies import (
+        FINAL_RULES,
+        LOG_VARIANTS,
+        POLICIES,
+        Q_VARIANTS,
+        TIE_BREAKS,
+    )
 
     problems = []
     if header.record not in RECORD_LEVELS:
