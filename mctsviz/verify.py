@@ -74,14 +74,15 @@ class Violation:
     expected: Any
     found: Any
     message: str
-    line: int | None = None  # the event's position in the trace (its line in a file), header = 1
+    line: int | None = None  # the event's position in the trace (its line in a JSON Lines file), header = 1
 
-    def format(self) -> str:
+    def format(self, unit: str = "line") -> str:
+        """One line of text; ``unit`` names the position: "line" in JSON Lines, else "event"."""
         where = "header" if self.iteration is None else f"iteration {self.iteration}"
         if self.node is not None:
             where += f", node {self.node}"
         if self.line is not None:
-            where = f"line {self.line}, {where}"
+            where = f"{unit} {self.line}, {where}"
         return f"{where}: [{self.check}] {self.message} (expected {_show(self.expected)}, found {_show(self.found)})"
 
     def to_dict(self) -> dict[str, Any]:
@@ -103,6 +104,9 @@ class VerifyReport:
     skipped: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     limit: int = 20
+    #: What a violation's position counts: "line" in a JSON Lines file, "event" otherwise
+    #: (a MessagePack file's frames hold many events; events in memory have no lines).
+    position: str = "event"
 
     @property
     def ok(self) -> bool:
@@ -128,7 +132,7 @@ class VerifyReport:
         else:
             more = f" (showing the first {len(self.violations)})" if self.total > len(self.violations) else ""
             lines.append(f"invalid: {head}: {self.total} violation{'s' if self.total != 1 else ''}{more}")
-            lines.extend("  " + v.format() for v in self.violations)
+            lines.extend("  " + v.format(self.position) for v in self.violations)
         lines.extend(f"note: {note}" for note in self.notes)
         if self.skipped:
             lines.append(f"not checked: {', '.join(self.skipped)}")
@@ -184,8 +188,10 @@ def verify(source: Any, *, game: Any = None, limit: int = 20, on_warning: Any = 
     """
     report = VerifyReport(limit=limit)
     if isinstance(source, (str, bytes)) or hasattr(source, "__fspath__"):
-        from .trace.io import read_trace
+        from .trace.io import format_of, read_trace
 
+        if format_of(source) == "jsonl":  # type: ignore[arg-type]
+            report.position = "line"
         events: Iterator[Any] = read_trace(source, strict=True, structure=False, on_warning=on_warning or report.notes.append)
     else:
         events = iter(source)

@@ -436,6 +436,18 @@ def test_the_format_documents_python_example_runs(tmp_path, monkeypatch):
     assert load_trace(tmp_path / "copy.jsonl.zst") == load_trace(tmp_path / "run.jsonl.gz")
 
 
+def test_the_format_documents_how_to_convert_a_version_1_trace(tmp_path, monkeypatch):
+    import re
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "trace-format.md").read_text()
+    code = next(block for block in re.findall(r"```python\n(.*?)```", doc, flags=re.S) if "run-v1" in block)
+    (tmp_path / "run-v1.jsonl").write_bytes((FIXTURES / "v1-toy-second-visit.jsonl").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "trace-format.md", "exec"), {})
+    converted = load_trace(tmp_path / "run-v2.msgpack", strict=True)
+    assert converted[0].schema_version == SCHEMA_VERSION and converted[1:] == load_trace(tmp_path / "run-v1.jsonl")[1:]
+
+
 def test_the_format_documents_every_event_and_field():
     from mctsviz.trace.events import EVENT_TYPES
 

@@ -93,6 +93,14 @@ def test_a_violation_says_where_and_what():
     assert first.format().startswith(f"line 5, iteration 1, node {update.node}: [reward] credited returns[0]")
 
 
+def test_a_violation_is_placed_by_line_in_json_lines_and_by_event_elsewhere(tmp_path):
+    events = broken_search(CASES["sign flipped in the backup"].engine, iterations=20, seed=3, record="compact")
+    for name, word in (("t.jsonl.gz", "line"), ("t.msgpack", "event")):
+        report = verify(write_trace(tmp_path / name, events))
+        assert report.violations[0].line == 5 and f"\n  {word} 5, iteration 1, node " in report.format()
+    assert "\n  event 5, iteration 1, node " in verify(events).format()
+
+
 def test_the_tie_break_bug_is_caught_where_ties_happen():
     case = CASES["wrong tie-break"]
     report = verify(broken_search(case.engine, iterations=60, seed=3, **case.options))

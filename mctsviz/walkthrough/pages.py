@@ -118,7 +118,7 @@ def slug(text: str) -> str:
 def trace_name(path: str | os.PathLike[str]) -> str:
     """The walkthrough name of a trace file: its name without the trace suffixes, as a slug."""
     name = Path(path).name
-    for suffix in (".gz", ".zst", ".msgpack", ".jsonl", ".json", ".trace"):
+    for suffix in (".gz", ".zst", ".zstd", ".msgpack", ".jsonl", ".json", ".trace"):
         if name.endswith(suffix):
             name = name[: -len(suffix)]
     return slug(name)
