@@ -4,13 +4,14 @@ Run: ``python benchmarks/trace_size.py`` (about a minute; ``--quick`` for a smal
 
 Prints, for 10,000 Tic-Tac-Toe iterations at each recording level:
 
-* bytes per iteration, raw (.jsonl) and compressed (.jsonl.gz, .jsonl.zst);
+* bytes per iteration in each encoding, raw and compressed (.jsonl, .jsonl.gz, .jsonl.zst and
+  the same for .msgpack);
 * the cost of writing as a fraction of the untraced search time, measured in the same run:
   the engine building the events (for a recorder that drops them), the writer alone (recorded
   events fed to a TraceWriter), and the whole traced search, all against the search without a
-  recorder;
+  recorder; and the time to read the file back (``load_trace``), against the same base;
 
-and, for a 100,000-iteration compact trace (.jsonl.gz):
+and, for a 100,000-iteration compact trace (.jsonl.gz, and .msgpack.gz for the last replay):
 
 * ``mctsviz replay TRACE --iteration K`` and ``mctsviz inspect`` wall times from a fresh process;
 * inside one loaded Replay: the load, jumps to random iterations, single steps back and forth.
@@ -37,10 +38,10 @@ from pathlib import Path
 from mctsviz import games
 from mctsviz.replay import Replay
 from mctsviz.search import search
-from mctsviz.trace.io import TraceWriter, read_trace
+from mctsviz.trace.io import TraceWriter, load_trace, read_trace
 from mctsviz.trace.record import ListRecorder
 
-SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst")
+SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".msgpack", ".msgpack.gz", ".msgpack.zst")
 
 
 def median_time(fn, repeat: int) -> float:
@@ -65,8 +66,9 @@ def sizes_and_write_costs(iterations: int, repeat: int, folder: Path) -> None:
     print("  events   = the engine building events for a recorder that drops them")
     print("  writing  = the writer alone, fed the recorded events (encoding, compressing, writing)")
     print("  traced   = the whole traced search minus the untraced search")
+    print("  reading  = load_trace of the file (decoding and checking every event)")
     print()
-    print(f"{'level':8} {'file':11} {'bytes/it':>9} {'events':>8} {'writing':>8} {'traced':>8}")
+    print(f"{'level':8} {'file':13} {'bytes/it':>9} {'events':>8} {'writing':>8} {'traced':>8} {'reading':>8}")
     for level in ("compact", "full"):
         recorded = ListRecorder()
         search(game, iterations=iterations, seed=1, recorder=recorded, record=level)
@@ -85,8 +87,10 @@ def sizes_and_write_costs(iterations: int, repeat: int, folder: Path) -> None:
 
             alone = median_time(write_recorded, repeat)
             whole = median_time(traced_search, repeat)
+            reading = median_time(lambda: load_trace(path), repeat)
             per_iteration = path.stat().st_size / iterations
-            print(f"{level:8} {suffix:11} {per_iteration:>9.1f} {dropped / untraced - 1:>7.2f}x {alone / untraced:>7.2f}x {whole / untraced - 1:>7.2f}x")
+            print(f"{level:8} {suffix:13} {per_iteration:>9.1f} {dropped / untraced - 1:>7.2f}x {alone / untraced:>7.2f}x "
+                  f"{whole / untraced - 1:>7.2f}x {reading / untraced:>7.2f}x")
     print()
     print("targets: compact .jsonl.gz <= 120 bytes/it; writing <= 0.50x the untraced search time")
 
@@ -113,6 +117,11 @@ def replay_timings(iterations: int, repeat: int, folder: Path) -> None:
         print(f"mctsviz replay --iteration {k:<7}: {seconds:.2f} s   (target <= 3 s)")
     seconds = cli_seconds(["inspect", str(path), "--iteration", str(iterations)], repeat)
     print(f"mctsviz inspect --iteration {iterations:<6}: {seconds:.2f} s")
+    binary = folder / "long.msgpack.gz"
+    with TraceWriter(binary) as writer:
+        search(game, iterations=iterations, seed=2, recorder=writer, record="compact")
+    seconds = cli_seconds(["replay", str(binary), "--iteration", str(iterations), "--phase", "select"], repeat)
+    print(f"mctsviz replay --iteration {iterations:<7}: {seconds:.2f} s   (the same trace as .msgpack.gz, {binary.stat().st_size / 1e6:.1f} MB)")
     print()
     start = time.perf_counter()
     rp = Replay(read_trace(path))
