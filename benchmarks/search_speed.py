@@ -16,8 +16,9 @@ C = sqrt 2, one child per visit, uniform random rollouts. Rows:
 
 Each figure is the median over ``--repeats`` runs of the CPU time of this process (or wall
 time with ``--wall``), configurations interleaved so that a busy moment on a shared machine
-hurts every row alike, after one warm-up round. Ratios divide by OpenSpiel (or by the peer
-UCT for the "vs peer" column). The script asserts nothing about time and exits 0.
+hurts every row alike, after one warm-up round; the order of the rows rotates from round to
+round. Each ratio is the median over rounds of the ratio measured within the round (OpenSpiel's
+time, or the peer UCT's for the "vs peer" column, over the row's). The script asserts nothing about time and exits 0.
 
 Usage::
 
@@ -216,11 +217,20 @@ def measure(game_names: list[str], budgets: list[int], repeats: int) -> dict[tup
                     }
                     if openspiel is not None:
                         runs["OpenSpiel"] = lambda: openspiel(name, n, seed)
-                    for row, run in runs.items():
-                        seconds = run()
+                    order = list(runs)
+                    shift = max(repeat, 0) % len(order)  # rotate, so that no row always runs right after another
+                    for row in order[shift:] + order[:shift]:
+                        seconds = runs[row]()
                         if repeat >= 0:
                             times.setdefault((name, n, row), []).append(seconds)
     return times
+
+
+def ratio(times: dict[tuple[str, int, str], list[float]], name: str, n: int, row: str, base: str) -> float:
+    """How many times faster ``row`` ran than ``base``: the median over rounds of the ratio within each
+    round, which cancels the machine's drift between rounds better than a ratio of medians."""
+    pairs = zip(times[(name, n, base)], times[(name, n, row)])
+    return statistics.median(b / r for b, r in pairs)
 
 
 def print_table(times: dict[tuple[str, int, str], list[float]], game_names: list[str], budgets: list[int]) -> None:
@@ -229,8 +239,8 @@ def print_table(times: dict[tuple[str, int, str], list[float]], game_names: list
         for n in budgets:
             rate = {row: n / statistics.median(times[(name, n, row)]) for row in ROWS if (name, n, row) in times}
             for row, value in rate.items():
-                vs_os = f"{value / rate['OpenSpiel']:.2f}x" if "OpenSpiel" in rate else "-"
-                vs_peer = f"{value / rate['peer UCT']:.2f}x"
+                vs_os = f"{ratio(times, name, n, row, 'OpenSpiel'):.2f}x" if "OpenSpiel" in rate else "-"
+                vs_peer = f"{ratio(times, name, n, row, 'peer UCT'):.2f}x"
                 print(f"{name:<10} {n:>6}  {row:<20} {value:>9,.0f}  {vs_os:>12}  {vs_peer:>7}")
             print()
 
@@ -252,12 +262,11 @@ def print_targets(times: dict[tuple[str, int, str], list[float]], game_names: li
         for n in budgets:
             if (name, n, "OpenSpiel") not in times:
                 continue
-            base = statistics.median(times[(name, n, "OpenSpiel")])
             parts = []
             for row, target in TARGETS:
-                ratio = base / statistics.median(times[(name, n, row)])
+                value = ratio(times, name, n, row, "OpenSpiel")
                 label = row.replace("mctsviz ", "")
-                parts.append(f"{label} {ratio:.2f}x ({'met' if ratio >= target else 'NOT met'}, >= {target:g}x)")
+                parts.append(f"{label} {value:.2f}x ({'met' if value >= target else 'NOT met'}, >= {target:g}x)")
             print(f"  {name:<10} {n:>6}: " + "; ".join(parts))
 
 

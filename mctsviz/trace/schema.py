@@ -295,7 +295,8 @@ def json_schema() -> dict[str, Any]:
         "description": (
             "One line of an mctsviz trace (JSON Lines). The first line is a header; then, per "
             "iteration, a select, an expand, a simulate and a backprop event; a decision ends "
-            "the trace. Fields with a default may be left out. See docs/trace-format.md."
+            "the trace. Fields with a default may be left out. The events of a MessagePack trace "
+            "have the same shape. See docs/trace-format.md."
         ),
         **schema,
     }
