@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 from pathlib import Path
 from typing import Any
 
@@ -24,3 +26,18 @@ def text_lines(events: list[Any]) -> list[bytes]:
     from mctsviz.trace.schema import encode_event
 
     return [encode_event(e) for e in events]
+
+
+def assert_commands_fail_cleanly(path: Path) -> None:
+    """replay, verify, inspect and diff on ``path`` exit 0, 1 (verify, diff) or 2 with one error line, never a traceback."""
+    from mctsviz.cli import main
+
+    for argv, allowed in ((["replay", str(path), "--tree"], {0, 2}), (["verify", str(path)], {0, 1, 2}),
+                          (["inspect", str(path), "-k", "3"], {0, 2}), (["diff", str(path), str(path)], {0, 1, 2})):
+        err = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            code = main(argv)
+        assert code in allowed, (argv, err.getvalue())
+        if code == 2:
+            errors = [line for line in err.getvalue().splitlines() if line.startswith("mctsviz: error:")]
+            assert len(errors) == 1
