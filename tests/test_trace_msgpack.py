@@ -20,7 +20,7 @@ from mctsviz.cli import main
 from mctsviz.errors import MctsvizError
 from mctsviz.replay import Replay
 from mctsviz.testing import recorded_search
-from mctsviz.trace.events import Decision, Header
+from mctsviz.trace.events import Decision, Expand, Header
 from mctsviz.trace.io import (
     TraceWarning,
     TraceWriter,
@@ -203,6 +203,8 @@ def test_reading_a_damaged_msgpack_trace_fails_cleanly_or_keeps_whole_frames(tmp
         assert "\n" not in str(exc) and str(path) in str(exc)
         return
     assert isinstance(events[0], Header)
+    body = [e for e in events[1:] if not (isinstance(e, Expand) and e.iteration == 0) and not isinstance(e, Decision)]
+    assert len(body) % 4 == 0  # whole iterations only
     assert not any(isinstance(e, Decision) for e in events[:-1])
     intact_frames = sum(1 for end in _frame_ends(SOURCE_BYTES) if end <= first)
     intact = sum(SOURCE_FRAME_SIZES[:intact_frames])  # events in the frames before the damage
