@@ -221,3 +221,14 @@ def test_commands_on_a_damaged_msgpack_trace_exit_0_1_or_2_without_a_traceback(t
     path = tmp_path / "m.msgpack"
     path.write_bytes(data)
     assert_commands_fail_cleanly(path)
+
+
+def test_frames_longer_than_the_reading_chunk_are_put_together(tmp_path, monkeypatch, source):
+    from mctsviz.trace import io as trace_io
+
+    data, events = source
+    path = tmp_path / "t.msgpack.gz"
+    write_trace(path, events)
+    monkeypatch.setattr(trace_io, "_CHUNK", 64)  # every frame now spans many chunks
+    assert max(b - a for a, b in zip([0, *_frame_ends(data)], _frame_ends(data))) > 20 * 64
+    assert load_trace(path, strict=True) == events
