@@ -9,7 +9,7 @@ random rollouts), written to a JSON Lines file and read back. Rows:
 * ``DOT text``: ``render_tree(max_nodes=200)`` without layout (what the golden tests check);
 * ``mctsviz SVG``: ``render_tree(max_nodes=200)`` through ``dot -Tsvg`` (the budgeted figure);
 * ``mctsviz SVG + boards``: the same with a board drawn inside every node;
-* ``peer: plain labels``: the same 200 nodes drawn as seed 000's notebook draws a tree (a plain
+* ``peer: plain labels``: the same 200 nodes drawn as the lecture's notebook draws a tree (a plain
   ``graphviz.Digraph`` with "player / N / V" text labels), through ``dot -Tsvg``: the cost of
   Graphviz itself, which mctsviz's richer labels are compared with.
 
@@ -44,7 +44,7 @@ BUDGET_SECONDS = 2.0
 
 
 def plain_peer(snapshot: Any, nodes: int) -> bytes:
-    """Seed 000's way: a Digraph with "player / N / V" labels for the same nodes, to SVG."""
+    """The lecture notebook's way: a Digraph with "player / N / V" labels for the same nodes, to SVG."""
     view = extract.tree_view(snapshot, max_nodes=nodes, pin=False)
     dot = graphviz.Digraph(format="svg")
     dot.graph_attr.update(rankdir="TB", nodesep="0.15", ranksep="0.50")

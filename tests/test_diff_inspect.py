@@ -111,7 +111,7 @@ def test_diff_output_and_json(tmp_path):
 
 
 def test_the_toy_walkthrough_in_numbers():
-    # Seed 000's walkthrough: iteration 4 selects S2 by UCB1 with C = 2 (11.48 against 12.10).
+    # The lecture's four-iteration toy tree: iteration 4 selects S2 by UCB1 with C = 2 (11.48 against 12.10).
     _, events = recorded_search(games.load(toy_path()), iterations=4, c=2.0, expand="second-visit")
     detail = inspect_iteration(events, 4)
     (step,) = detail["steps"]

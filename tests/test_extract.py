@@ -62,7 +62,7 @@ def test_best_children_is_the_selected_child_under_first_tie_break(ttt):
 
 
 def test_toy_walkthrough_rows_match_the_lecture(toy_replay):
-    # Seed 000, iteration 4: S1 = 10 + 2 sqrt(ln 3 / 2) = 11.48, S2 = 10 + 2 sqrt(ln 3 / 1) = 12.10.
+    # The lecture's toy tree, iteration 4: S1 = 10 + 2 sqrt(ln 3 / 2) = 11.48, S2 = 10 + 2 sqrt(ln 3 / 1) = 12.10.
     rows = extract.child_rows(toy_replay.snapshot(4, "select"), 0)
     assert [r.action for r in rows] == ["a1", "a2"]
     assert [round(r.score, 2) for r in rows] == [11.48, 12.10]
@@ -181,8 +181,8 @@ def test_score_bars_are_puct_terms_with_priors():
     assert bars.rows[bars.best[0]].node == snap.path[1]
 
 
-def test_seed002_u_terms():
-    # Seed 002: P = 0.8 and 0.2, N(s) = 100, N(s,a) = 80 and 5, c_puct = 1: U = 0.0988 and 0.3333.
+def test_puct_notebook_u_terms():
+    # The PUCT notebook's example: P = 0.8 and 0.2, N(s) = 100, N(s,a) = 80 and 5, c_puct = 1: U = 0.0988 and 0.3333.
     assert round(policies.puct(0.0, 80, 100, 0.8, c_puct=1.0)[1], 4) == 0.0988
     assert round(policies.puct(0.0, 5, 100, 0.2, c_puct=1.0)[1], 4) == 0.3333
     assert extract.term_labels({"policy": "puct"}) == ("Q", "U")

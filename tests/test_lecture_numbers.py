@@ -17,8 +17,8 @@ def _scores(step):
 
 
 @pytest.mark.parametrize("record", ["full", "compact"])
-def test_seed000_toy_walkthrough(toy_game, record):
-    """Seed 000: S0 with a1/a2, rollouts 20 then 10, C = 2, expand when n > 0."""
+def test_lecture_toy_tree_four_iterations(toy_game, record):
+    """The lecture's four-iteration toy tree: S0 with a1/a2, rollouts 20 then 10, C = 2, expand when n > 0."""
     rp = replay_of(toy_game, iterations=4, c=2.0, expand="second-visit", record=record)
     # Iteration 1: both children unvisited (+inf): the first, S1, is taken; no expansion yet.
     first = rp.steps(1)[0]
@@ -43,8 +43,8 @@ def test_seed000_toy_walkthrough(toy_game, record):
     assert decision.by_mean == "a2"
 
 
-def test_seed004_pair_game_iteration_5():
-    """Seed 004: the Simple Pair Game, outcomes of iterations 1-4 scripted, UCB1 at iteration 5."""
+def test_simple_pair_game_guide_iteration_5():
+    """The Simple Pair Game guide: outcomes of iterations 1-4 scripted, UCB1 at iteration 5."""
     game = games.load("pair")
     script = [(1, -1), (0, 0), (1, -1), (-1, 1)]  # P1 wins, draw, P1 wins, P1 loses
     rp = replay_of(game, iterations=5, c=math.sqrt(2), reward="01", expand="one", script=script, seed=3)
@@ -71,8 +71,8 @@ def test_seed004_pair_game_iteration_5():
     assert credited[1] == 1 - credited[new.node]
 
 
-def test_seed001_ucb1_bandit_values():
-    """Seed 001's UCB1 table: rewards 0.3, 0.0, 1.0 after one play each (n = 3)."""
+def test_uct_slides_ucb1_bandit_table():
+    """The UCT slides' UCB1 bandit table: rewards 0.3, 0.0, 1.0 after one play each (n = 3)."""
     c = math.sqrt(2)
     got = [policies.ucb1(u, 1, 3, c=c)[2] for u in (0.3, 0.0, 1.0)]
     assert [round(x, 2) for x in got] == [1.78, 1.48, 2.48]
@@ -84,8 +84,8 @@ def test_seed001_ucb1_bandit_values():
     assert (round(exploit, 2), round(explore, 2), round(score, 1)) == (0.76, 0.34, 1.1)
 
 
-def test_seed002_puct_exploration_terms():
-    """Seed 002: U = c_puct P sqrt(N) / (1 + n) with c_puct = 1."""
+def test_puct_notebook_exploration_terms():
+    """The PUCT notebook: U = c_puct P sqrt(N) / (1 + n) with c_puct = 1."""
     def u(prior, n, parent):
         return policies.puct(0.0, n, parent, prior, c_puct=1.0, q="w/(1+n)")[1]
 

@@ -125,7 +125,7 @@ def test_pages_match_golden_files(case, toy_pages, pair_pages, evil_pages):
 
 
 def test_toy_pages_show_the_lecture_numbers(toy_pages):
-    """Seed 000: 21.67 / 11.67 at iteration 3, 11.48 / 12.10 at iteration 4."""
+    """The lecture's toy tree: 21.67 / 11.67 at iteration 3, 11.48 / 12.10 at iteration 4."""
     it3 = visible_text(toy_pages["toy/iteration-3.md"])
     assert "UCB1(S1) = 20/1 + 2·sqrt(ln 2 / 1) = 20 + 1.665 = 21.67 (chosen)" in it3
     assert "UCB1(S2) = 10/1 + 2·sqrt(ln 2 / 1) = 10 + 1.665 = 11.67" in it3
@@ -247,7 +247,7 @@ def test_formulas_show_the_declared_variant():
     assert "ln(N + 1)" in formula_legend(ln_n1) and "ln N" in formula_legend(ln_n)
     assert score_formula(_score(1, "a", 0.0, 0, 3, 0.5, ln_n), 3, ln_n, "S1") == "UCB1(S1) = ∞ (unvisited)"
 
-    # Seed 002: U = c_puct P sqrt(N) / (1 + n), Q = W/(1 + n).
+    # The PUCT notebook: U = c_puct P sqrt(N) / (1 + n), Q = W/(1 + n).
     puct = {"policy": "puct", "c_puct": 1.0, "q": "w/(1+n)", "fpu": 0.0}
     a1 = score_formula(_score(1, "a1", 0.0, 80, 100, 0.8, puct), 100, puct, "a1")
     a2 = score_formula(_score(2, "a2", 0.0, 5, 100, 0.2, puct), 100, puct, "a2")

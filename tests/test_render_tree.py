@@ -41,7 +41,7 @@ def ttt():
 
 @pytest.fixture(scope="module")
 def pair():
-    # Seed 004: the Simple Pair Game, outcomes of iterations 1-4 scripted.
+    # The Simple Pair Game guide: outcomes of iterations 1-4 scripted.
     script = [(1, -1), (0, 0), (1, -1), (-1, 1)]
     return recorded_replay(games.load("pair"), iterations=8, c=math.sqrt(2), reward="01", script=script, seed=3)
 
@@ -111,7 +111,7 @@ def test_puct_labels_use_puct_scores():
 
 
 def test_select_phase_highlights_the_path_and_its_scores(toy):
-    # Seed 000, iteration 3: S1 = 21.67 and S2 = 11.67; S1 is chosen.
+    # The lecture's toy tree, iteration 3: S1 = 21.67 and S2 = 11.67; S1 is chosen.
     source = render_tree(toy.snapshot(3, "select")).source
     assert "UCB1 21.7<" in _node_line(source, "n1") and "UCB1 11.7<" in _node_line(source, "n2")
     assert f'color="{style.HIGHLIGHT}"' in _node_line(source, "n1")

@@ -215,7 +215,7 @@ def test_numbers_on_walkthrough_pages_match_the_trace(site, tab):
         assert [r[0] for r in backprop[0][1:]] == [names(u.node) for u in updates]
         assert [r[3] for r in backprop[0][1:]] == [f"{u.visits_before} → {u.visits_after}" for u in updates]
         assert [r[4] for r in backprop[0][1:]] == [f"{format_exact(u.value_before)} → {format_exact(u.value_after)}" for u in updates]
-    # Seed 004's numbers, as a reader sees them.
+    # The Simple Pair Game guide's numbers, as a reader sees them.
     tab.open(site / "walkthroughs" / "pair" / "iteration-5.html")
     text = tab.page.locator("article").inner_text()
     for score in ("2.665", "2.165", "1.665"):

@@ -274,7 +274,7 @@ def _board_cells(game: Game, key: str, rows: Sequence[ChildRow]) -> tuple[tuple[
 
 
 def move_grids(replay: Replay, iterations: Iterable[int], quantity: str = "visits", *, node: int = 0, game: Game | None = None) -> list[MoveGrid]:
-    """:func:`move_grid` at several iterations of one trace (seed 000's 50/200/500/... row)."""
+    """:func:`move_grid` at several iterations of one trace (the lecture's 50/200/500/... row)."""
     return [move_grid(replay.snapshot(k), quantity, node=node, game=game) for k in iterations]
 
 
@@ -333,7 +333,7 @@ class ScoreBars:
 
 
 def score_bars(snapshot: TreeSnapshot, node: int = 0) -> ScoreBars:
-    """The children of ``node`` with their score terms (seed 002's Q/U visualizer, static)."""
+    """The children of ``node`` with their score terms (the PUCT notebook's Q/U bar chart, static)."""
     rows = tuple(child_rows(snapshot, node))
     return ScoreBars(node, snapshot.visits(node), policy_label(snapshot.options), rows, tuple(best_children(rows)))
 

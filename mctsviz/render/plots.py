@@ -71,7 +71,7 @@ def plot_heatmap(
     norm: Normalize | None = None,
     title: str | None = None,
 ) -> Axes:
-    """``quantity`` of ``node``'s children as a heatmap on the board (seed 000's figure).
+    """``quantity`` of ``node``'s children as a heatmap on the board (the lecture's figure).
 
     Args:
         snapshot: the tree at some iteration.
@@ -109,7 +109,7 @@ def plot_heatmaps(
 ) -> list[Axes]:
     """A row of move heatmaps at several iterations of one trace, on one colour scale.
 
-    Seed 000 ran a fresh search per budget; here every panel is the same search seen at
+    The lecture ran a fresh search per budget; here every panel is the same search seen at
     iteration 50, 200, ..., so the row shows one search maturing. Iterations beyond the trace's
     end raise an error naming the range.
 
@@ -193,12 +193,12 @@ def _text_color(rgba: Sequence[float]) -> str:
 def plot_ucb_contour(
     c: float = math.sqrt(2), max_n: int = 100, *, log: str = "ln-n", levels: int = 12, log_axes: bool = True, ax: Axes | None = None
 ) -> Axes:
-    """The UCB1 exploration term C·sqrt(ln N / n) as filled contours over N and n (seed 000).
+    """The UCB1 exploration term C·sqrt(ln N / n) as filled contours over N and n (as in the lecture).
 
     The values are :func:`mctsviz.search.policies.ucb1`'s explore term (through
     :func:`mctsviz.render.extract.explore_grid`); the region n > N, which no child reaches, is
     left blank. ``log_axes`` (default) spreads the small visit counts, where the term changes
-    most, over the plot; False gives seed 000's linear axes.
+    most, over the plot; False gives the lecture's linear axes.
     """
     ax = _axes(ax)
     grid = extract.explore_grid(c, max_n, log=log)
@@ -225,7 +225,7 @@ def plot_ucb_contour(
 def plot_puct_bars(snapshot: TreeSnapshot, node: int = 0, *, ax: Axes | None = None) -> Axes:
     """A node's children as stacked bars: exploit (Q) below, explore (U) on top, score above.
 
-    Seed 002's Q/U visualizer as a static figure, for PUCT or UCB1 traces (the terms are
+    The PUCT notebook's Q/U bar chart as a static figure, for PUCT or UCB1 traces (the terms are
     :meth:`TreeSnapshot.score`'s). The best score (all ties) gets a star; an unvisited child
     under UCB1 scores +infinity and is written "∞" without bars.
     """
@@ -349,7 +349,7 @@ def plot_growth_panels(replay: Replay, *, axes: Sequence[Axes] | None = None) ->
 
 
 def plot_match(results: Any, *, ax: Axes | None = None) -> Axes:
-    """Both players' running average score over the games of a match (seed 000's plot).
+    """Both players' running average score over the games of a match (the lecture's plot).
 
     ``results`` is a ``mctsviz.match.MatchResult`` or the data of a results file written by
     ``mctsviz match --out``. Scores count a win 1, a draw 0.5 and a loss 0, so the two lines
@@ -384,7 +384,7 @@ def plot_sweep(sweep: Any, *, ax: Axes | None = None) -> Axes:
     """A player's score against a swept option (C, the iteration budget), with 95% intervals.
 
     ``sweep`` is a :class:`mctsviz.sweep.SweepResult` or the data of a file written by
-    ``mctsviz sweep --out``. With C this is seed 000's U-shaped (here: ∩-shaped, as a score)
+    ``mctsviz sweep --out``. With C this is the lecture's U-shaped (here: ∩-shaped, as a score)
     curve: too little and too much exploration both lose.
     """
     from ..sweep import SweepResult

@@ -44,7 +44,7 @@ _FILL_STRENGTH = 0.6
 #: The current iteration's highlight, and a darker shade of it for text on coloured fills.
 HIGHLIGHT = REDDISH_PURPLE
 HIGHLIGHT_TEXT = "#7A2E5C"
-#: Player marks on boards (player 0 blue, player 1 orange, as in seed 002's drawings).
+#: Player marks on boards (player 0 blue, player 1 orange, as in the PUCT notebook's drawings).
 PLAYER_COLORS = (BLUE, VERMILLION, BLUISH_GREEN, REDDISH_PURPLE)
 
 #: Fonts: DejaVu Sans (matplotlib's own font, with the arrows and symbols the labels use),
