@@ -45,6 +45,7 @@ import msgspec
 
 from ..errors import MctsvizError
 from ..fileutil import atomic_open
+from . import limits
 from .events import (
     SCHEMA_VERSION,
     Backprop,
@@ -87,7 +88,9 @@ _LEVEL_RANGES = {"gzip": (0, 9), "zstd": (-7, 22)}
 _GZIP_MAGIC = b"\x1f\x8b"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _CHUNK = 1 << 20
-_MAX_LINE = 256 << 20
+#: Compressed bytes handed to the zstd decompressor at a time: a zstd block can expand 32,768
+#: times (a run-length block), so this bounds one call's output to 16 MiB.
+_ZSTD_PIECE = 512
 
 
 #: A MessagePack frame is a bin32 (marker, big-endian length) holding an array of events.
@@ -501,7 +504,40 @@ def _open_for_reading(path: Path) -> IO[bytes]:
         raise MctsvizError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
-def _chunks(path: Path, unit: str = "line") -> Iterator[bytes]:
+class _Budget:
+    """What one read of a trace has spent of the limits in :mod:`mctsviz.trace.limits`."""
+
+    __slots__ = ("path", "max_expansion", "produced", "idle_bytes", "idle_frames")
+
+    def __init__(self, path: Path, max_expansion: float | None) -> None:
+        self.path = path
+        self.max_expansion = limits.max_expansion(max_expansion)
+        self.produced = 0
+        self.idle_bytes = 0
+        self.idle_frames = 0
+
+    def expanded(self, size: int, consumed: int) -> None:
+        """Count ``size`` decompressed bytes, ``consumed`` compressed bytes having been read."""
+        self.produced += size
+        if self.produced > limits.EXPANSION_FLOOR and self.produced > self.max_expansion * max(consumed, 1):
+            raise MctsvizError(
+                f"{self.path}: the data expands to more than {self.max_expansion:g} times its compressed size "
+                f"(a compression bomb?); if the trace is genuine, set {limits.EXPANSION_VARIABLE} to a larger factor"
+            )
+
+    def idle(self, unit: str, number: int, size: int) -> None:
+        """Count ``size`` bytes of input that carry no event (blank lines, padding)."""
+        self.idle_bytes += size
+        if self.idle_bytes > limits.MAX_IDLE_BYTES:
+            raise MctsvizError(f"{self.path}: {unit} {number}: more than {limits.MAX_IDLE_BYTES >> 20} MiB of blank input between events: not a trace")
+
+    def empty_frame(self, number: int) -> None:
+        self.idle_frames += 1
+        if self.idle_frames > limits.MAX_IDLE_FRAMES:
+            raise MctsvizError(f"{self.path}: frame {number}: more than {limits.MAX_IDLE_FRAMES} frames without events: not a trace")
+
+
+def _chunks(path: Path, budget: _Budget, unit: str = "line") -> Iterator[bytes]:
     """The decompressed bytes of ``path`` in chunks; raises _StreamDamage at a broken end."""
     codec = compression_of(path)
     with _open_for_reading(path) as handle:
@@ -524,10 +560,10 @@ def _chunks(path: Path, unit: str = "line") -> Iterator[bytes]:
                 if not block:
                     return
                 yield block
-        elif codec == "gzip":
-            yield from _gunzip(handle, first)
-        else:
-            yield from _unzstd(handle, first)
+        inflate = _gunzip if codec == "gzip" else _unzstd
+        for out in inflate(handle, first):
+            budget.expanded(len(out), handle.tell())
+            yield out
 
 
 def _gunzip(handle: IO[bytes], data: bytes) -> Iterator[bytes]:
@@ -569,7 +605,7 @@ def _unzstd(handle: IO[bytes], data: bytes) -> Iterator[bytes]:
     factory = zstandard.ZstdDecompressor()
     decompressor = factory.decompressobj()
     fed = False  # has the current decompressor started a frame?
-    piece = _CHUNK >> 4
+    piece = _ZSTD_PIECE
     while True:
         for start in range(0, len(data), piece):
             block = data[start:start + piece]
@@ -593,15 +629,17 @@ def _unzstd(handle: IO[bytes], data: bytes) -> Iterator[bytes]:
             return
 
 
-def _line_batches(path: Path) -> Iterator[tuple[list[bytes], bool]]:
+def _line_batches(path: Path, budget: _Budget) -> Iterator[tuple[list[bytes], bool]]:
     """The lines of ``path`` (without newlines) a chunk at a time, and whether they ended in one.
 
-    Only the last batch can be incomplete: the file's last line, missing its newline.
+    Only the last batch can be incomplete: the file's last line, missing its newline. A line is
+    refused as soon as it grows past ``limits.MAX_LINE_BYTES``, and chunks of nothing but
+    white space are counted against the idle budget without being split into lines.
     """
-    rest = b""
+    pending = bytearray()  # the start of a line that continues in the next chunk
     first = True
     count = 0
-    for chunk in _chunks(path):
+    for chunk in _chunks(path, budget):
         if first:
             end = chunk.find(b"\n", 0, 65536)
             if len(chunk) > 5 and chunk[0] == _BIN32 and (0x90 <= chunk[5] <= 0x9F or chunk[5] in _ARRAYS):
@@ -609,17 +647,24 @@ def _line_batches(path: Path) -> Iterator[tuple[list[bytes], bool]]:
             if b"\x00" in chunk[: end if end >= 0 else 65536]:
                 raise MctsvizError(f"{path}: line 1: binary data: not a trace file")
             first = False
-        if rest:
-            chunk = rest + chunk
+        elif chunk.isspace() and (not pending or pending.isspace()):
+            budget.idle("line", count + 1, len(chunk))
+            count += chunk.count(b"\n")
+            continue
         lines = chunk.split(b"\n")
-        rest = lines.pop()
+        tail = lines.pop()
+        if lines and pending:
+            pending += lines[0]
+            lines[0] = bytes(pending)
+            pending = bytearray()
+        pending += tail
+        if len(pending) > limits.MAX_LINE_BYTES or (lines and len(lines[0]) > limits.MAX_LINE_BYTES):
+            raise MctsvizError(f"{path}: line {count + len(lines) + 1}: longer than {limits.MAX_LINE_BYTES >> 20} MiB: not a trace")
         count += len(lines)
-        if len(rest) > _MAX_LINE:
-            raise MctsvizError(f"{path}: line {count + 1} is longer than {_MAX_LINE >> 20} MiB: not a trace")
         if lines:
             yield lines, True
-    if rest:
-        yield [rest], False
+    if pending:
+        yield [bytes(pending)], False
 
 
 class TraceStructure:
@@ -738,11 +783,11 @@ class _Damage(Exception):
         self.reason = reason
 
 
-def _jsonl_events(source: Path) -> Iterator[tuple[int, Any]]:
+def _jsonl_events(source: Path, budget: _Budget) -> Iterator[tuple[int, Any]]:
     """``(line number, event)`` for each line of a JSON Lines trace, the checked header first."""
     number = 0
     decode = decode_event
-    for batch, complete in _line_batches(source):
+    for batch, complete in _line_batches(source, budget):
         for line in batch:
             number += 1
             if number == 1:
@@ -751,6 +796,7 @@ def _jsonl_events(source: Path) -> Iterator[tuple[int, Any]]:
                 yield 1, header
                 continue
             if not line or line.isspace():
+                budget.idle("line", number, len(line) + 1)
                 continue
             try:
                 event = decode(line)
@@ -760,11 +806,11 @@ def _jsonl_events(source: Path) -> Iterator[tuple[int, Any]]:
             yield number, event
 
 
-def _frames(source: Path) -> Iterator[tuple[int, bytes]]:
+def _frames(source: Path, budget: _Budget) -> Iterator[tuple[int, bytes]]:
     """``(frame number, payload)`` for each frame of a MessagePack trace."""
     pending = bytearray()  # grown in place: a frame may span many chunks
     number = 0
-    for chunk in _chunks(source, "frame"):
+    for chunk in _chunks(source, budget, "frame"):
         if not number and not pending:
             if chunk[:1] == b"{":
                 raise MctsvizError(f"{source}: frame 1: the file is a JSON Lines trace but its name ends in .msgpack (rename it)")
@@ -777,8 +823,8 @@ def _frames(source: Path) -> Iterator[tuple[int, bytes]]:
             if pending[start] != _BIN32:
                 raise _Damage(number + 1, "not the start of a frame (a damaged file?)")
             size = int.from_bytes(pending[start + 1:start + 5], "big")
-            if size > _MAX_LINE:
-                raise _Damage(number + 1, f"a frame longer than {_MAX_LINE >> 20} MiB: not a trace")
+            if size > limits.MAX_LINE_BYTES:
+                raise MctsvizError(f"{source}: frame {number + 1}: declares {size} bytes, more than {limits.MAX_LINE_BYTES >> 20} MiB: not a trace")
             end = start + 5 + size
             if end > available:
                 break
@@ -790,10 +836,10 @@ def _frames(source: Path) -> Iterator[tuple[int, bytes]]:
         raise _Damage(number + 1, "the file ends in the middle of this frame (an interrupted write?)")
 
 
-def _msgpack_events(source: Path) -> Iterator[tuple[int, Any]]:
+def _msgpack_events(source: Path, budget: _Budget) -> Iterator[tuple[int, Any]]:
     """``(frame number, event)`` for each event of a MessagePack trace, the checked header first."""
     decode = decode_frame
-    for number, payload in _frames(source):
+    for number, payload in _frames(source, budget):
         if number == 1:
             try:
                 header = decode_header_frame(payload)
@@ -806,6 +852,8 @@ def _msgpack_events(source: Path) -> Iterator[tuple[int, Any]]:
             events = decode(payload)
         except DECODE_ERRORS as exc:
             raise _Damage(number, describe_decode_error(exc)) from None
+        if not events:
+            budget.empty_frame(number)
         for event in events:
             yield number, event
 
@@ -817,6 +865,7 @@ def read_trace(
     until: int | None = None,
     on_warning: Callable[[str], None] | None = None,
     structure: bool = True,
+    max_expansion: float | None = None,
 ) -> Iterator[Event]:
     """Stream a trace file's events, header first, checking each one (see the module doc).
 
@@ -829,12 +878,16 @@ def read_trace(
         until: stop after this iteration (the rest of the file is not read).
         on_warning: called with each warning's text instead of ``warnings.warn``.
         structure: check the order of events and node ids (``verify`` checks them itself).
+        max_expansion: how many times its compressed size the file may expand to (default:
+            ``$MCTSVIZ_MAX_EXPANSION``, else ``limits.MAX_EXPANSION``).
 
     Raises:
         MctsvizError: "FILE: line N: reason" ("frame N" in MessagePack) for an unreadable file
-            or header, and for any damage when ``strict``.
+            or header, for input past a limit of :mod:`mctsviz.trace.limits`, and for any
+            damage when ``strict``.
     """
     source = Path(path)
+    budget = _Budget(source, max_expansion)
 
     def warn(message: str) -> None:
         if on_warning is not None:
@@ -850,7 +903,7 @@ def read_trace(
     iteration_done = 0
     number = 0
     try:
-        for number, event in _msgpack_events(source) if msgpack else _jsonl_events(source):
+        for number, event in _msgpack_events(source, budget) if msgpack else _jsonl_events(source, budget):
             if not header_seen:
                 header_seen = True
                 yield event

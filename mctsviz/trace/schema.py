@@ -31,6 +31,7 @@ from typing import Any, Union
 import msgspec
 
 from ..errors import MctsvizError
+from .limits import MAX_DEPTH, json_too_deep, msgpack_too_deep
 from .events import (
     FORMAT_NAME,
     RECORD_LEVELS,
@@ -185,6 +186,8 @@ def decode_header(line: bytes) -> Header:
         MctsvizError: a message without the file name (the caller adds file and line): the
             line is not a header, comes from a newer schema, or misses an option replay needs.
     """
+    if json_too_deep(line):
+        raise MctsvizError(f"not a trace header: values nested more than {MAX_DEPTH} levels deep")
     try:
         probe = msgspec.json.decode(line)
     except DECODE_ERRORS as exc:
@@ -200,6 +203,8 @@ def decode_header_frame(payload: bytes | memoryview) -> Header:
     Raises:
         MctsvizError: as :func:`decode_header`.
     """
+    if msgpack_too_deep(payload):
+        raise MctsvizError(f"not a trace header: values nested more than {MAX_DEPTH} levels deep")
     try:
         probe = msgspec.msgpack.decode(payload)
     except DECODE_ERRORS as exc:
