@@ -17,16 +17,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .errors import terminal_text
 from .replay import TreeSnapshot, snapshot_at
-
-#: Characters shown as escapes in terminal text: labels and keys come from trace files.
-_CONTROL = {i: f"\\x{i:02x}" for i in range(32)} | {127: "\\x7f"}
-
 
 def safe_text(text: Any) -> str:
     """``text`` with control characters escaped, so that a trace cannot drive the terminal."""
-    out = str(text).translate(_CONTROL)
-    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in out)
+    return terminal_text(text)
 
 
 def _number(value: float | None) -> float | None:

@@ -359,6 +359,8 @@ class _Checker:
             self.flag("expansion", 0, 0, "no root expansion", "an expansion at iteration 0", "only second-visit mode expands the root first")
         if event.parent != 0 or event.rule != "root":
             self.flag("expansion", 0, event.parent, "parent 0, rule 'root'", f"parent {event.parent}, rule {event.rule!r}", "the root's expansion")
+            if event.parent != 0:
+                return False  # its children would hang from a node that does not exist yet
         if not self._add_children(event, 0, all_actions=True):
             return False
         if event.simulate_from != 0:

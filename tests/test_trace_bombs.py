@@ -8,95 +8,29 @@ slowly on a big machine.
 
 from __future__ import annotations
 
-import gzip
 import os
 import resource
 import subprocess
 import sys
 from pathlib import Path
 
-import msgspec
 import pytest
 
-from mctsviz import games
-from mctsviz.search import search
-from mctsviz.trace import limits
-from mctsviz.trace.schema import encode_lines
+pytest.importorskip("zstandard")
 
-zstandard = pytest.importorskip("zstandard")
+from bombs import BOMBS, MIB, build, events, gzip_repeat, header_line  # noqa: E402
+
+from mctsviz.trace import limits  # noqa: E402
+from mctsviz.trace.schema import encode_lines  # noqa: E402
 
 #: The address space a command may use: enough for matplotlib and graphviz, far below what
 #: the bombs expand to.
 ADDRESS_CAP = 1536 << 20
-_BIN32 = b"\xc6"
 
 
 def _cap() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_CAP, ADDRESS_CAP))
 
-
-def _events() -> list:
-    events: list = []
-    search(games.load("tictactoe"), iterations=3, seed=1, recorder=events.append)
-    return events
-
-
-def _header_line() -> bytes:
-    return encode_lines(_events()[:1])
-
-
-def _header_frame() -> bytes:
-    payload = msgspec.msgpack.encode(_events()[:1])
-    return _BIN32 + len(payload).to_bytes(4, "big") + payload
-
-
-def _zstd_repeat(head: bytes, piece: bytes, times: int) -> bytes:
-    """``head``, then ``piece`` ``times`` times, as zstd frames (one frame compressed once, repeated)."""
-    compressor = zstandard.ZstdCompressor(level=19)
-    return compressor.compress(head) + compressor.compress(piece) * times
-
-
-def _gzip_repeat(head: bytes, piece: bytes, times: int) -> bytes:
-    return gzip.compress(head, mtime=0) + gzip.compress(piece, compresslevel=9, mtime=0) * times
-
-
-def _nested_json_header(depth: int) -> bytes:
-    line = _header_line().rstrip(b"\n")
-    nested = b"[" * depth + b"]" * depth
-    bomb = line.replace(b'"game_params":{}', b'"game_params":{"x":' + nested + b"}")
-    assert bomb != line
-    return bomb + b"\n"
-
-
-def _nested_msgpack_header(depth: int) -> bytes:
-    header = msgspec.structs.asdict(_events()[0])
-    payload = msgspec.msgpack.encode([{"kind": "header", **header}])
-    nested = b"\x91" * depth + b"\x90"  # arrays of one array, the innermost empty
-    key = msgspec.msgpack.encode("game_params")
-    start = payload.index(key) + len(key)
-    assert payload[start] == 0x80  # an empty map: game_params is {}
-    payload = payload[:start] + b"\x81" + msgspec.msgpack.encode("x") + nested + payload[start + 1:]
-    return _BIN32 + len(payload).to_bytes(4, "big") + payload
-
-
-MIB = 1 << 20
-
-#: name -> (file name, builder): each builder makes the file's bytes in milliseconds.
-BOMBS = {
-    "zstd 2 GiB of blank lines": ("blank.jsonl.zst", lambda: _zstd_repeat(_header_line(), b"\n" * (16 * MIB), 128)),
-    "zstd one 2 GiB line of spaces": ("spaces.jsonl.zst", lambda: _zstd_repeat(_header_line(), b" " * (16 * MIB), 128)),
-    "zstd msgpack 250 MiB frames": (
-        "frames.msgpack.zst",
-        lambda: _zstd_repeat(_header_frame(), _BIN32 + (250 * MIB).to_bytes(4, "big") + b"\x90" * (16 * MIB - 5), 16),
-    ),
-    "zstd msgpack empty frames": ("empty.msgpack.zst", lambda: _zstd_repeat(_header_frame(), (_BIN32 + b"\x00\x00\x00\x01\x90") * 200_000, 1)),
-    "json header nested 200,000 deep": ("deep.jsonl", lambda: _nested_json_header(200_000)),
-    "msgpack header nested 500,000 deep": ("deep.msgpack", lambda: _nested_msgpack_header(500_000)),
-    "gzip one 1 GiB line of spaces": ("spaces.jsonl.gz", lambda: _gzip_repeat(_header_line(), b" " * (16 * MIB), 64)),
-    "gzip 2 GiB of blank lines": ("blank.jsonl.gz", lambda: _gzip_repeat(_header_line(), b"\n" * (16 * MIB), 128)),
-    "plain line over the limit": ("long.jsonl", lambda: _header_line() + b'{"kind":"select","iteration":1,"path":[0' + b",0" * (limits.MAX_LINE_BYTES // 2)),
-    "plain blank lines": ("blank.jsonl", lambda: _header_line() + b"\n" * (limits.MAX_IDLE_BYTES + MIB)),
-}
 
 #: Every bomb goes through the three reading commands; the heavier commands get a sample.
 READERS = {
@@ -119,9 +53,7 @@ def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def _build(tmp_path: Path, bomb: str) -> Path:
-    name, make = BOMBS[bomb]
-    path = tmp_path / name
-    path.write_bytes(make())
+    path = build(tmp_path, bomb)
     assert path.stat().st_size < 24 * MIB
     return path
 
@@ -158,17 +90,19 @@ def test_commands_still_read_a_real_trace_under_the_cap(tmp_path):
 
 
 def test_the_expansion_limit_names_its_variable_and_can_be_raised(tmp_path, monkeypatch):
+    import zstandard
+
     from mctsviz.errors import MctsvizError
     from mctsviz.trace.io import load_trace
 
-    events = _events()
-    body = encode_lines(events)
+    recorded = events()
+    body = encode_lines(recorded)
     trace = tmp_path / "run.jsonl.zst"
     trace.write_bytes(zstandard.ZstdCompressor(level=19).compress(body))
     monkeypatch.setattr(limits, "EXPANSION_FLOOR", 0)
     with pytest.raises(MctsvizError, match=limits.EXPANSION_VARIABLE):
         load_trace(trace, max_expansion=1.0)
-    assert len(load_trace(trace, max_expansion=1000.0)) == len(events)
+    assert len(load_trace(trace, max_expansion=1000.0)) == len(recorded)
     monkeypatch.setenv(limits.EXPANSION_VARIABLE, "1")
     with pytest.raises(MctsvizError, match="compression bomb"):
         load_trace(trace)
@@ -180,11 +114,11 @@ def test_the_expansion_limit_names_its_variable_and_can_be_raised(tmp_path, monk
 def test_a_few_blank_lines_are_still_read(tmp_path):
     from mctsviz.trace.io import load_trace
 
-    events = _events()
-    lines = encode_lines(events).split(b"\n")
+    recorded = events()
+    lines = encode_lines(recorded).split(b"\n")
     trace = tmp_path / "blanks.jsonl"
     trace.write_bytes(b"\n".join([lines[0], b"", b"   "] + lines[1:]))
-    assert len(load_trace(trace)) == len(events)
+    assert len(load_trace(trace)) == len(recorded)
 
 
 def test_a_long_line_is_refused_before_it_is_read_whole(tmp_path, monkeypatch):
@@ -193,7 +127,7 @@ def test_a_long_line_is_refused_before_it_is_read_whole(tmp_path, monkeypatch):
     from mctsviz.trace import io as trace_io
 
     trace = tmp_path / "long.jsonl.gz"
-    trace.write_bytes(_gzip_repeat(_header_line(), b"7" * (4 * MIB), 12))
+    trace.write_bytes(gzip_repeat(header_line(), b"7" * (4 * MIB), 12))
     chunks = 0
     real = trace_io._chunks
 

@@ -12,7 +12,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from ..errors import MctsvizError
+from ..errors import MctsvizError, terminal_text
 
 #: Subcommand modules in the order their commands appear in ``--help``.
 COMMAND_MODULES = ("play", "search", "trace", "render", "site")
@@ -55,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(handler(args) or 0)
     except MctsvizError as exc:
-        print(f"mctsviz: error: {exc}", file=sys.stderr)
+        print(f"mctsviz: error: {terminal_text(exc)}", file=sys.stderr)  # one line, whatever a trace put in it
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("mctsviz: interrupted", file=sys.stderr)

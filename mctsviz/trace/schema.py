@@ -30,7 +30,7 @@ from typing import Any, Union
 
 import msgspec
 
-from ..errors import MctsvizError
+from ..errors import MctsvizError, terminal_text
 from .limits import MAX_DEPTH, json_too_deep, msgpack_too_deep
 from .events import (
     FORMAT_NAME,
@@ -173,7 +173,7 @@ def describe_decode_error(exc: Exception) -> str:
         return "the JSON ends early (a truncated line)"
     if text.startswith("JSON is malformed"):
         return f"not valid JSON ({text[len('JSON is malformed: '):]})"
-    return text[0].lower() + text[1:] if text else type(exc).__name__
+    return terminal_text(text[0].lower() + text[1:]) if text else type(exc).__name__
 
 
 # -- the header ------------------------------------------------------------------------------
