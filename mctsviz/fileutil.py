@@ -25,6 +25,8 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", **kwargs: Any) ->
     if "w" not in mode:
         raise ValueError("atomic_open writes: mode must contain 'w'")
     target = Path(path)
+    if target.is_dir():
+        raise MctsvizError(f"cannot write {target}: it is a folder (name a file inside it)")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)

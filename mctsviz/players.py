@@ -355,8 +355,10 @@ def parse_player(spec: str) -> Any:
     if not isinstance(spec, str) or not spec.strip():
         raise MctsvizError(f"empty player spec; choose from {', '.join(PLAYER_KINDS)}")
     text = "".join(spec.split())
-    kind, _, rest = text.partition(":")
+    kind, colon, rest = text.partition(":")
     kind = kind.lower()
+    if colon and not rest:
+        raise MctsvizError(f"player {spec!r}: options expected after ':' (like {kind}:iterations=500), or leave out the ':'")
     if kind not in PLAYER_KINDS:
         raise MctsvizError(
             f"unknown player {spec!r}; choose from {', '.join(PLAYER_KINDS)} (with options like mcts:iterations=500,c=1.4)"

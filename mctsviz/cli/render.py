@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -141,10 +142,10 @@ def _finite_float(text: str) -> float:
 
 
 def _int_list(text: str) -> list[int]:
-    items = [t.strip() for t in text.split(",") if t.strip()]
-    parse = _natural(0)
-    if not items:
-        raise argparse.ArgumentTypeError("expected iterations like 50,200,500")
+    items = [t.strip() for t in text.split(",")]
+    if not items or not all(items):
+        raise argparse.ArgumentTypeError(f"expected iterations like 50,200,500, not {text!r}")
+    parse = _natural(1)
     return [parse(t) for t in items]
 
 
@@ -196,11 +197,23 @@ def _write(figure: Any, output: str, *, graph: bool = False) -> int:
     return 0
 
 
-def _check_output(output: str, *, graph: bool = False) -> None:
-    """Reject a bad suffix before any work is done."""
+def _check_output(output: str, trace: str | None = None, *, graph: bool = False) -> None:
+    """Reject a bad suffix, a folder, or the input trace itself as the output, before any work."""
     from ..render.output import format_for_path
 
     format_for_path(output, graph=graph)
+    target = Path(output)
+    if target.is_dir():
+        raise MctsvizError(f"{output} is a folder: name the file to write, like {Path(output) / 'figure.svg'}")
+    if trace is not None and target.exists() and Path(trace).exists() and os.path.samefile(target, trace):
+        raise MctsvizError(f"{output} is the input trace: writing the figure there would replace it")
+
+
+def _check_node(replay: Any, node: int) -> None:
+    """Reject a node the trace never created (it would draw an empty figure)."""
+    count = len(replay.snapshot(replay.iterations))
+    if not 0 <= node < count:
+        raise MctsvizError(f"node {node} does not exist in this trace: its nodes are 0-{count - 1}")
 
 
 def _read_json(path: str, what: str) -> Any:
@@ -231,7 +244,7 @@ def _trace_game(replay: Any) -> Any:
 
 
 def _render_tree(args: argparse.Namespace) -> int:
-    _check_output(args.output, graph=True)
+    _check_output(args.output, getattr(args, "trace", None), graph=True)
     from ..render import BoardsUnavailable, render_tree
     from ..render.extract import reward_range
 
@@ -251,10 +264,11 @@ def _render_tree(args: argparse.Namespace) -> int:
 
 
 def _render_heatmap(args: argparse.Namespace) -> int:
-    _check_output(args.output)
+    _check_output(args.output, getattr(args, "trace", None))
     from ..render import plot_heatmap, plot_heatmaps
 
     replay = _load_replay(args.trace)
+    _check_node(replay, args.node)
     game = _trace_game(replay)
     if args.iterations is None or len(args.iterations) == 1:
         k = replay.iterations if args.iterations is None else args.iterations[0]
@@ -265,44 +279,47 @@ def _render_heatmap(args: argparse.Namespace) -> int:
 
 
 def _render_ucb_contour(args: argparse.Namespace) -> int:
-    _check_output(args.output)
+    _check_output(args.output, getattr(args, "trace", None))
     from ..render import plot_ucb_contour
 
     return _write(plot_ucb_contour(args.c, args.max_n, log=args.log, log_axes=not args.linear, ax=_new_axes()), args.output)
 
 
 def _render_puct(args: argparse.Namespace) -> int:
-    _check_output(args.output)
+    _check_output(args.output, getattr(args, "trace", None))
     from ..render import plot_puct_bars
 
     replay = _load_replay(args.trace)
+    _check_node(replay, args.node)
     snapshot = _snapshot(replay, args.iteration, args.phase)
     return _write(plot_puct_bars(snapshot, args.node, ax=_new_axes()), args.output)
 
 
 def _render_evolution(args: argparse.Namespace) -> int:
-    _check_output(args.output)
+    _check_output(args.output, getattr(args, "trace", None))
     from ..render import plot_evolution_panels
 
-    return _write(plot_evolution_panels(_load_replay(args.trace), node=args.node), args.output)
+    replay = _load_replay(args.trace)
+    _check_node(replay, args.node)
+    return _write(plot_evolution_panels(replay, node=args.node), args.output)
 
 
 def _render_growth(args: argparse.Namespace) -> int:
-    _check_output(args.output)
+    _check_output(args.output, getattr(args, "trace", None))
     from ..render import plot_growth_panels
 
     return _write(plot_growth_panels(_load_replay(args.trace)), args.output)
 
 
 def _render_match(args: argparse.Namespace) -> int:
-    _check_output(args.output)
+    _check_output(args.output, getattr(args, "trace", None))
     from ..render import plot_match
 
     return _write(plot_match(_read_json(args.results, "match results"), ax=_new_axes()), args.output)
 
 
 def _render_sweep(args: argparse.Namespace) -> int:
-    _check_output(args.output)
+    _check_output(args.output, getattr(args, "trace", None))
     from ..render import plot_sweep
 
     return _write(plot_sweep(_read_json(args.results, "sweep results"), ax=_new_axes()), args.output)
@@ -312,7 +329,7 @@ def _run_sweep(args: argparse.Namespace) -> int:
     if not args.out and not args.output:
         raise MctsvizError("say where the sweep goes: --out SWEEP.json for the results, -o OUT.svg for the plot, or both")
     if args.output:
-        _check_output(args.output)
+        _check_output(args.output, getattr(args, "trace", None))
     from ..sweep import parse_values, sweep
 
     values = parse_values(args.values, args.parameter)

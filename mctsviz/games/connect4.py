@@ -24,13 +24,20 @@ _ONGOING, _X_WON, _O_WON, _DRAW = 0, 1, 2, 3
 _RETURNS = {_X_WON: (1.0, -1.0), _O_WON: (-1.0, 1.0), _DRAW: (0.0, 0.0)}
 
 
+#: The largest board side: a trace declares its board, and a reader builds tables per column
+#: and per cell before it reads a move, so the size is checked first.
+MAX_SIDE = 32
+
+
 def _positive_int(value: Any, what: str) -> int:
     try:
-        number = int(value)
+        number = int(value) if len(str(value)) <= 8 else 0
     except (TypeError, ValueError):
         number = 0
     if isinstance(value, bool) or number < 1 or str(number) != str(value).strip():
         raise MctsvizError(f"connect4: {what} must be a positive whole number, not {value!r}")
+    if number > MAX_SIDE:
+        raise MctsvizError(f"connect4: {what} {number} is more than the largest board side, {MAX_SIDE}")
     return number
 
 

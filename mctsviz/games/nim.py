@@ -24,7 +24,15 @@ State = tuple[int, tuple[int, ...]]
 _P0_WINS, _P1_WINS = (1.0, -1.0), (-1.0, 1.0)
 
 
+#: The most heaps and the largest heap: each heap size is a move count at every turn, and a
+#: trace declares them.
+MAX_HEAPS = 64
+MAX_HEAP = 1000
+
+
 def _parse_heaps(heaps: Any) -> tuple[int, ...]:
+    if isinstance(heaps, (str, list, tuple)) and len(heaps) > 16 * MAX_HEAPS:
+        raise MctsvizError(f"nim: at most {MAX_HEAPS} heaps")
     if isinstance(heaps, str):
         heaps = [h for h in heaps.replace(" ", "").split(",") if h]
     try:
@@ -34,6 +42,8 @@ def _parse_heaps(heaps: Any) -> tuple[int, ...]:
         sizes, ok = (), False
     if not ok or not sizes or any(h < 0 for h in sizes) or not any(sizes):
         raise MctsvizError(f"nim: heaps must be whole numbers >= 0, not all 0 (like 1,3,5), not {heaps!r}")
+    if len(sizes) > MAX_HEAPS or max(sizes) > MAX_HEAP:
+        raise MctsvizError(f"nim: at most {MAX_HEAPS} heaps of at most {MAX_HEAP} objects each")
     return sizes
 
 

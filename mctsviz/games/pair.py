@@ -22,6 +22,10 @@ State = tuple[int, ...]
 _P1_WINS, _P2_WINS, _DRAW = (1.0, -1.0), (-1.0, 1.0), (0.0, 0.0)
 
 
+#: The largest board: a trace declares its size, checked before anything is built.
+MAX_CELLS = 1000
+
+
 class PairGame:
     """The Simple Pair Game on ``cells`` cells in a row (4 by default)."""
 
@@ -30,11 +34,13 @@ class PairGame:
 
     def __init__(self, cells: int = 4) -> None:
         try:
-            count = int(cells)
+            count = int(cells) if len(str(cells)) <= 8 else 0
         except (TypeError, ValueError):
             count = 0
         if isinstance(cells, bool) or count < 2 or str(count) != str(cells).strip():
             raise MctsvizError(f"pair: cells must be a whole number of at least 2, not {cells!r}")
+        if count > MAX_CELLS:
+            raise MctsvizError(f"pair: {count} cells is more than the largest board, {MAX_CELLS}")
         self.cells = count
         self.params: dict[str, Any] = {"cells": count}
         self.action_grid = (1, count)

@@ -382,6 +382,8 @@ def search(
         raise MctsvizError("give a budget: iterations or seconds")
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise MctsvizError(f"bad seed {seed!r}: expected an integer")
+    if not -(1 << 63) <= seed < 1 << 64:
+        raise MctsvizError(f"bad seed {seed}: a seed must fit in 64 bits (-2**63 to 2**64 - 1), so that every trace format can store it")
     eval_fn, eval_name = resolve_evaluator(evaluator)
     if script is None:
         script = getattr(game, "script", None) or None
@@ -987,10 +989,22 @@ class _Engine:
             return ()
         return tuple(self._new_child_record(child, leaf, a) for child, a in zip(added, actions))
 
+    def _evaluate(self, state: State) -> tuple[Any, Any]:
+        """The evaluator's ``(priors, values)`` for ``state``, its shape checked."""
+        assert self.evaluator is not None
+        result = self.evaluator(state)
+        if not isinstance(result, (tuple, list)) or len(result) != 2:
+            shape = f"a {type(result).__name__}" + (f" of {len(result)} items" if isinstance(result, (tuple, list)) else "")
+            raise MctsvizError(f"the evaluator returned {shape}: it must return (priors, values), priors a dict from action to probability or None")
+        priors = result[0]
+        if priors is not None and not isinstance(priors, Mapping):
+            raise MctsvizError(f"the evaluator returned priors of type {type(priors).__name__}: expected a dict from action to probability, or None")
+        return result[0], result[1]
+
     def _prior(self, node: int, action: Action, count: int) -> float:
         priors = self.node_priors.get(node)
         if priors is None and self.evaluator is not None:
-            priors, _ = self.evaluator(self.tree.state[node])
+            priors, _ = self._evaluate(self.tree.state[node])
             if priors is not None:
                 self.node_priors[node] = priors
         if priors is None:
@@ -1042,7 +1056,7 @@ class _Engine:
             if returns is not None:
                 method = "script"
             elif self.evaluator is not None:
-                priors, returns = self.evaluator(state)
+                priors, returns = self._evaluate(state)
                 if priors is not None:
                     self.node_priors[node] = priors
                 method = "evaluator"

@@ -30,6 +30,7 @@ file and the line (or frame).
 from __future__ import annotations
 
 import gc
+import math
 import os
 import signal
 import struct
@@ -495,6 +496,12 @@ def _open_for_reading(path: Path) -> IO[bytes]:
     try:
         return open(path, "rb")
     except FileNotFoundError:
+        partial = path.with_name(path.name + PARTIAL_SUFFIX)
+        if partial.is_file():
+            raise MctsvizError(
+                f"{path}: no such file; the recording that was writing it stopped before it ended, and its "
+                f"trace so far is {partial}: it replays as it is (mctsviz replay {partial})"
+            ) from None
         raise MctsvizError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise MctsvizError(f"{path}: is a directory, not a trace file") from None
@@ -748,6 +755,8 @@ class TraceStructure:
                 return f"simulate event of iteration {event.iteration} where iteration {self.iteration} was expected"
             if not 0 <= event.node < self.nodes:
                 return f"iteration {self.iteration}: node {event.node} was never created"
+            if not all(map(math.isfinite, event.returns)):
+                return f"iteration {self.iteration}: the simulation's returns {list(event.returns)} are not all finite numbers"
             self.stage = 3
             return None
         if kind is Backprop:
@@ -758,6 +767,9 @@ class TraceStructure:
             nodes = [u.node for u in event.updates]
             if nodes and (min(nodes) < 0 or max(nodes) >= self.nodes):
                 return f"iteration {self.iteration}: node {self._missing(nodes)} was never created"
+            for u in event.updates:
+                if not math.isfinite(u.reward) or (u.value_after is not None and not math.isfinite(u.value_after)):
+                    return f"iteration {self.iteration}: node {u.node}'s update holds a number that is not finite"
             self.stage = 0
             self.iteration += 1
             return None

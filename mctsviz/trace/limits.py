@@ -27,6 +27,10 @@ MAX_LINE_BYTES = 16 << 20
 #: parameters hold an explicit tree, one object level per tree level.
 MAX_DEPTH = 200
 
+#: The most players a header may declare: per-player arrays (returns, outcomes, colours) are
+#: sized by it.
+MAX_PLAYERS = 16
+
 #: Input that carries no events (blank or whitespace-only lines, empty MessagePack frames)
 #: a reader accepts in all before it calls the file damaged. A trace written by mctsviz has
 #: none; a hand-edited one may have a few blank lines.

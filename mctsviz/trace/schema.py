@@ -31,7 +31,7 @@ from typing import Any, Union
 import msgspec
 
 from ..errors import MctsvizError, terminal_text
-from .limits import MAX_DEPTH, json_too_deep, msgpack_too_deep
+from .limits import MAX_DEPTH, MAX_PLAYERS, json_too_deep, msgpack_too_deep
 from .events import (
     FORMAT_NAME,
     RECORD_LEVELS,
@@ -267,8 +267,10 @@ def header_problems(header: Header) -> list[str]:
     problems = []
     if header.record not in RECORD_LEVELS:
         problems.append(f"record level {header.record!r} is not one of {', '.join(RECORD_LEVELS)}")
-    if header.num_players < 1:
-        problems.append(f"num_players {header.num_players} must be at least 1")
+    if not 1 <= header.num_players <= MAX_PLAYERS:
+        problems.append(f"num_players {header.num_players} must be from 1 to {MAX_PLAYERS}")
+    if not -(1 << 63) <= header.seed < 1 << 64:
+        problems.append(f"seed {header.seed} does not fit in 64 bits")
     if not 0 <= header.root_mover < max(header.num_players, 1):
         problems.append(f"root_mover {header.root_mover} is not a player of {header.num_players}")
     if header.root_visits < 0:
@@ -283,8 +285,14 @@ def header_problems(header: Header) -> list[str]:
             problems.append(f"option {name}={options.get(name)!r} is not one of {', '.join(allowed)}")
     for name in ("c", "c_puct", "fpu"):
         value = options.get(name)
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or math.isnan(value):
-            problems.append(f"option {name}={value!r} is not a number")
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+            problems.append(f"option {name}={value!r} is not a finite number")
+    script = options.get("script")
+    if script is not None and not isinstance(script, (list, dict)):
+        problems.append(f"option script={script!r} is not a list of outcomes or an object from state key to outcomes")
+    evaluator = options.get("evaluator")
+    if evaluator is not None and not isinstance(evaluator, str):
+        problems.append(f"option evaluator={evaluator!r} is not the name of an evaluator")
     return problems
 
 
