@@ -24,20 +24,21 @@ _ONGOING, _X_WON, _O_WON, _DRAW = 0, 1, 2, 3
 _RETURNS = {_X_WON: (1.0, -1.0), _O_WON: (-1.0, 1.0), _DRAW: (0.0, 0.0)}
 
 
-#: The largest board side: a trace declares its board, and a reader builds tables per column
-#: and per cell before it reads a move, so the size is checked first.
-MAX_SIDE = 32
+#: The largest board: a trace declares its board, and building the game makes a table of legal
+#: columns for every pattern of full columns (2**cols entries), so the size is checked first.
+MAX_ROWS = 16
+MAX_COLS = 12
 
 
-def _positive_int(value: Any, what: str) -> int:
+def _positive_int(value: Any, what: str, largest: int) -> int:
     try:
         number = int(value) if len(str(value)) <= 8 else 0
     except (TypeError, ValueError):
         number = 0
     if isinstance(value, bool) or number < 1 or str(number) != str(value).strip():
         raise MctsvizError(f"connect4: {what} must be a positive whole number, not {value!r}")
-    if number > MAX_SIDE:
-        raise MctsvizError(f"connect4: {what} {number} is more than the largest board side, {MAX_SIDE}")
+    if number > largest:
+        raise MctsvizError(f"connect4: {what} {number} is more than the largest allowed, {largest}")
     return number
 
 
@@ -48,8 +49,8 @@ class ConnectFour:
     num_players = 2
 
     def __init__(self, rows: int = 6, cols: int = 7) -> None:
-        self.rows = _positive_int(rows, "rows")
-        self.cols = _positive_int(cols, "cols")
+        self.rows = _positive_int(rows, "rows", MAX_ROWS)
+        self.cols = _positive_int(cols, "cols", MAX_COLS)
         self.params: dict[str, Any] = {"rows": self.rows, "cols": self.cols}
         self.action_grid = (1, self.cols)
         self._column_text: dict[int, str] = {}

@@ -1,0 +1,234 @@
+"""Untrusted traces and careless command lines: one clear line and exit code 2, never a traceback.
+
+Each case here was accepted, or crashed with a traceback, before mctsviz checked it: a header
+declaring a board of millions of cells, header fields that break the rules of the search's
+options, an evaluator of the wrong shape, a seed beyond 64 bits, a folder or the input trace as
+the output, malformed iteration lists, a player spec with nothing after its colon, a node that
+does not exist, a trace whose recording was killed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tracehelpers import trace_file
+
+from mctsviz import games
+from mctsviz.cli import main
+from mctsviz.errors import MctsvizError
+from mctsviz.trace.io import load_trace
+
+
+def _run(capsys, *argv: str) -> tuple[int, str]:
+    code = main(list(argv))
+    err = capsys.readouterr().err
+    return code, err
+
+
+def _one_line_error(code: int, err: str, *needles: str) -> None:
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("mctsviz"), err
+    for needle in needles:
+        assert needle in lines[0], (needle, err)
+
+
+def _edit_header(path: Path, out: Path, edit) -> Path:
+    lines = path.read_text().splitlines()
+    header = json.loads(lines[0])
+    edit(header)
+    out.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    return out
+
+
+# -- game sizes a header declares ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "needle"),
+    [
+        ("connect4", {"rows": 100_000, "cols": 1_000}, "rows 100000"),
+        ("connect4", {"cols": 3_000_000}, "cols 3000000"),
+        ("connect4", {"rows": 10_000_000}, "rows 10000000"),
+        ("nim", {"heaps": [10**9]}, "at most"),
+        ("nim", {"heaps": ",".join(["1"] * 100)}, "at most 64 heaps"),
+        ("pair", {"cells": 10**6}, "largest board"),
+    ],
+)
+def test_declared_game_sizes_are_bounded_before_the_game_is_built(name, params, needle):
+    with pytest.raises(MctsvizError, match=needle):
+        games.load_recorded(name, params)
+
+
+def test_the_usual_boards_still_load():
+    assert games.load("connect4", rows=6, cols=7).cols == 7
+    assert games.load("connect4", rows=16, cols=12).rows == 16
+    assert games.load("nim", heaps="1,3,5").heaps == (1, 3, 5)
+    assert games.load("pair", cells=8).cells == 8
+
+
+def _cap() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (1536 << 20, 1536 << 20))
+
+
+@pytest.mark.parametrize("command", [["verify"], ["render", "tree"], ["site"]])
+def test_a_huge_declared_board_fails_in_one_line_without_allocating(tmp_path, command):
+    trace, _ = trace_file(tmp_path, "c4.jsonl", "connect4", iterations=10)
+    hostile = _edit_header(trace, tmp_path / "huge.jsonl", lambda h: h["game_params"].update(rows=100_000, cols=1_000))
+    args = [*command, str(hostile)]
+    if command[0] == "render":
+        args += ["-o", str(tmp_path / "tree.svg")]
+    if command[0] == "site":
+        args += ["--out", str(tmp_path / "walk"), "--no-progress"]
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
+    result = subprocess.run([sys.executable, "-m", "mctsviz", *args], capture_output=True, text=True, cwd=tmp_path, env=env, preexec_fn=_cap, timeout=120)
+    # The events still replay: the tree is drawn without boards and verify checks what needs no
+    # game, saying why the game's own rules were not checked. Nothing allocates the board.
+    assert "Traceback" not in result.stderr and "MemoryError" not in result.stderr, result.stderr
+    assert result.returncode == 0, result.stderr
+    if command == ["verify"]:
+        assert "rows 100000 is more than the largest allowed" in result.stdout
+
+
+# -- header fields checked with the search's rules ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("edit", "needle"),
+    [
+        (lambda h: h["options"].update(script="abc"), "option script"),
+        (lambda h: h["options"].update(evaluator=[1, 2]), "option evaluator"),
+        (lambda h: h["options"].update(log="ln-n2"), "option log"),
+        (lambda h: h["options"].update(c="1.4"), "option c"),
+        (lambda h: h.update(num_players=10**6), "num_players"),
+        (lambda h: h.update(seed=1 << 70), "64 bits"),
+        (lambda h: h.update(record="everything"), "record level"),
+    ],
+)
+def test_bad_header_fields_are_refused_in_one_line(tmp_path, capsys, edit, needle):
+    trace, _ = trace_file(tmp_path, "t.jsonl")
+    bad = _edit_header(trace, tmp_path / "bad.jsonl", edit)
+    for command in (["verify", str(bad)], ["replay", str(bad)]):
+        _one_line_error(*_run(capsys, *command), needle)
+
+
+def test_c_must_be_finite_in_a_msgpack_header(tmp_path):
+    import msgspec
+
+    from mctsviz.trace.io import write_trace
+    from mctsviz.trace.schema import check_header
+
+    trace, events = trace_file(tmp_path, "t.jsonl")
+    header = msgspec.to_builtins(events[0])
+    header["options"]["c"] = float("inf")
+    with pytest.raises(MctsvizError, match="not a finite number"):
+        check_header({"kind": "header", **header})
+    write_trace(tmp_path / "t.msgpack", events)
+    assert len(load_trace(tmp_path / "t.msgpack")) == len(events)
+
+
+def test_non_finite_returns_are_damage_named_in_the_warning(tmp_path):
+    import msgspec
+
+    from mctsviz.trace.events import Simulate
+    from mctsviz.trace.io import write_trace
+
+    _, events = trace_file(tmp_path, "t.jsonl", iterations=6)
+    bad = [msgspec.structs.replace(e, returns=(float("nan"), 0.0)) if isinstance(e, Simulate) and e.iteration == 4 else e for e in events]
+    path = tmp_path / "nan.msgpack"  # MessagePack carries NaN; JSON cannot
+    write_trace(path, bad)
+    notes: list[str] = []
+    kept = load_trace(path, on_warning=notes.append)
+    assert len(notes) == 1 and "iteration 4" in notes[0] and "not all finite" in notes[0]
+    assert max(getattr(e, "iteration", 0) for e in kept if type(e).__name__ == "Backprop") == 3
+    with pytest.raises(MctsvizError, match="not all finite"):
+        load_trace(path, strict=True)
+
+
+# -- search options from the command line ------------------------------------------------------
+
+
+def test_an_evaluator_of_the_wrong_shape_is_named(tmp_path, capsys):
+    evaluator = tmp_path / "ev.py"
+    evaluator.write_text("def three(state):\n    return ({}, 1, 2)\n\ndef listy(state):\n    return ([0.5], (0.0, 0.0))\n")
+    _one_line_error(*_run(capsys, "search", "tictactoe", "--iterations", "5", "--evaluator", f"{evaluator}:three"), "(priors, values)", "3 items")
+    _one_line_error(*_run(capsys, "search", "tictactoe", "--iterations", "5", "--evaluator", f"{evaluator}:listy"), "priors of type list")
+
+
+def test_a_seed_beyond_64_bits_is_refused_before_anything_is_written(tmp_path, capsys):
+    out = tmp_path / "x.msgpack"
+    _one_line_error(*_run(capsys, "search", "tictactoe", "--iterations", "5", "--seed", str(1 << 70), "--trace", str(out)), "64 bits")
+    assert not out.exists() and not out.with_name("x.msgpack.partial").exists()
+    assert _run(capsys, "search", "tictactoe", "--iterations", "5", "--seed", str((1 << 64) - 1), "--trace", str(out))[0] == 0
+    assert load_trace(out)[0].seed == (1 << 64) - 1
+
+
+def test_an_empty_player_spec_after_the_colon_is_refused(capsys):
+    _one_line_error(*_run(capsys, "match", "mcts:", "random", "--games", "2"), "options expected after ':'")
+
+
+# -- outputs -----------------------------------------------------------------------------------
+
+
+def test_a_folder_as_output_is_refused(tmp_path, capsys):
+    trace, _ = trace_file(tmp_path, "t.jsonl")
+    folder = tmp_path / "figures.svg"
+    folder.mkdir()
+    _one_line_error(*_run(capsys, "render", "tree", str(trace), "-o", str(folder)), "is a folder")
+    results = tmp_path / "results"
+    results.mkdir()
+    _one_line_error(*_run(capsys, "match", "random", "random", "--games", "2", "--out", str(results)), "is a folder")
+    assert results.is_dir() and not any(results.iterdir())
+
+
+@pytest.mark.parametrize("figure", [["tree"], ["heatmap"], ["evolution"]])
+def test_the_input_trace_is_never_the_output(tmp_path, capsys, figure):
+    trace, _ = trace_file(tmp_path, "t.jsonl")
+    disguised = tmp_path / "run.svg"  # a trace whose name has a figure's suffix
+    disguised.write_bytes(trace.read_bytes())
+    before = disguised.read_bytes()
+    _one_line_error(*_run(capsys, "render", *figure, str(disguised), "-o", str(disguised)), "is the input trace")
+    link = tmp_path / "link.svg"
+    os.link(disguised, link)
+    _one_line_error(*_run(capsys, "render", *figure, str(disguised), "-o", str(link)), "is the input trace")
+    assert disguised.read_bytes() == before
+
+
+@pytest.mark.parametrize("spec", ["0", "1,,2", ",", "3,0"])
+def test_bad_heatmap_iterations_are_refused(tmp_path, capsys, spec):
+    trace, _ = trace_file(tmp_path, "t.jsonl")
+    with pytest.raises(SystemExit) as stop:
+        main(["render", "heatmap", str(trace), "--iterations", spec, "-o", str(tmp_path / "h.png")])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "--iterations" in err
+    assert not (tmp_path / "h.png").exists()
+
+
+@pytest.mark.parametrize("figure", ["evolution", "heatmap", "puct"])
+def test_a_node_that_does_not_exist_is_refused(tmp_path, capsys, figure):
+    trace, _ = trace_file(tmp_path, "t.jsonl")
+    nodes = len(__import__("mctsviz.replay", fromlist=["replay"]).replay(trace).snapshot(40))
+    _one_line_error(*_run(capsys, "render", figure, str(trace), "--node", str(nodes), "-o", str(tmp_path / "f.png")), f"node {nodes} does not exist", f"0-{nodes - 1}")
+    assert _run(capsys, "render", figure, str(trace), "--node", "0", "-o", str(tmp_path / "f.png"))[0] == 0
+
+
+# -- an interrupted recording ------------------------------------------------------------------
+
+
+def test_a_killed_recording_is_found_at_its_partial_name(tmp_path, capsys):
+    trace, _ = trace_file(tmp_path, "t.jsonl.gz")
+    partial = trace.with_name("t.jsonl.gz.partial")
+    trace.rename(partial)  # what kill -9 leaves: the writer never renamed it into place
+    code, err = _run(capsys, "replay", str(trace))
+    _one_line_error(code, err, "t.jsonl.gz.partial", "replays")
+    assert _run(capsys, "replay", str(partial))[0] == 0
+    code, err = _run(capsys, "replay", str(tmp_path / "never.jsonl"))
+    _one_line_error(code, err, "no such file")
+    assert "partial" not in err
