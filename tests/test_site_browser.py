@@ -227,15 +227,17 @@ def test_labels_holding_html_or_script_show_as_text_and_never_run(site, tab):
     folder = site / "walkthroughs" / "evil"
     pages = sorted(folder.glob("*.html"))
     assert len(pages) >= 5
-    for path in pages:
+    for path in [*pages, site / "walkthroughs.html", site / "walkthroughs" / "index.html"]:
         tab.open(path)
         tab.page.wait_for_timeout(100)
+        assert tab.page.evaluate("typeof window.__pwned") == "undefined", path
         assert tab.page.evaluate("document.querySelectorAll('img[onerror], [onclick], a[href^=\"javascript\"]').length") == 0
         scripts = tab.page.evaluate("Array.from(document.scripts).map(s => s.textContent).join('\\n')")
         assert "alert(" not in scripts
     tab.open(folder / "index.html")
     text = tab.page.locator("article").inner_text()
-    assert "<script>alert(1)</script>" in text and "evil<b>|name" in text and "[x](javascript:alert(2))" in text
+    assert "<script>alert(1)</script>" in text and "evil<b>|name</title><script>window.__pwned=1</script>" in text
+    assert "</title><script>window.__pwned=1</script>" in tab.page.title() and "[x](javascript:alert(2))" in text
     assert tab.page.locator("article b", has_text="bold").count() == 0
     assert tab.dialogs == [] and tab.problems == []
 

@@ -29,7 +29,9 @@ from mctsviz.walkthrough import RenderFigures, build_pages, write_index, write_p
 ROOT = Path(__file__).resolve().parent.parent
 EVIL_LABEL = "<script>alert(1)</script>"
 EVIL_TREE = {
-    "name": "evil<b>|name",
+    # The name breaks out of <title> where a page title is not escaped (it reaches the
+    # overview's and the slider's titles and the navigation).
+    "name": "evil<b>|name</title><script>window.__pwned=1</script><title>",
     "root": EVIL_LABEL,
     "nodes": {
         EVIL_LABEL: {"children": {"a|b": "x`y`*z*", "[x](javascript:alert(2))": "<img src=x onerror=alert(3)>"}},

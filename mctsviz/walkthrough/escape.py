@@ -9,6 +9,7 @@ page through :func:`markdown_text` (Markdown text and table cells) or :func:`htm
 from __future__ import annotations
 
 import html
+import json
 import re
 
 from markupsafe import Markup
@@ -39,3 +40,14 @@ def markdown_text(text: object) -> Markup:
 def html_text(text: object) -> Markup:
     """``text`` for raw HTML (element content or a quoted attribute value)."""
     return Markup(html.escape(plain_line(text), quote=True))
+
+
+def front_matter_title(text: object) -> Markup:
+    """``text`` as the value of a page's ``title:`` front matter (a YAML double-quoted scalar).
+
+    MkDocs themes put a page's title into ``<title>`` and the navigation without escaping it,
+    and a title taken from a heading comes back unescaped: a game name holding
+    ``</title><script>`` would run. An explicit title, entity-escaped here, shows as text.
+    JSON's string syntax is a subset of YAML's double-quoted one.
+    """
+    return Markup(json.dumps(html.escape(plain_line(text), quote=True)))

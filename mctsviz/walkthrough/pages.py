@@ -30,7 +30,7 @@ from typing import Any
 from ..errors import MctsvizError
 from ..replay import Replay, TreeSnapshot, replay as load_replay
 from ..trace.events import Score, Update
-from .escape import html_text, markdown_text, plain_line
+from .escape import front_matter_title, html_text, markdown_text, plain_line
 from .figures import FigureMaker
 from .formulas import formula_legend, policy_name, score_formula
 from .numbers import format_exact, format_number, format_score
@@ -408,6 +408,7 @@ def template_environment(user_templates: str | os.PathLike[str] | None = None) -
     )
     env.filters["md"] = markdown_text
     env.filters["attr"] = html_text
+    env.filters["title"] = front_matter_title
     env.filters["num"] = format_number
     env.filters["exact"] = format_exact
     return env
