@@ -661,7 +661,7 @@ class _Checker:
         script = self.options.get("script")
         if not script:
             return None
-        if isinstance(script, list):
+        if not isinstance(script, dict):  # outcomes by iteration
             outcome = script[iteration - 1] if iteration <= len(script) else None
         else:
             outcomes = script.get(self.key[node])
