@@ -8,7 +8,7 @@ it never loads matplotlib, graphviz or jinja2.
 
 from __future__ import annotations
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 from .errors import MctsvizError
 from .games import load as load_game

@@ -43,12 +43,12 @@ def _doc(text: str) -> msgspec.Meta:
 
 
 class SearchOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """The options of one search, as the search used them and the trace header stores them.
+    """The options of one search, as the search used them; a trace header writes every field.
 
     Build one with keywords (``SearchOptions(c=2.0, expand="all")``) and check it with
     :meth:`checked`, or from plain values with :func:`build_options` (which checks). Fields are
-    in the order a trace header writes them. For reading code that still treats options as a
-    mapping, ``options["c"]`` and ``options.get("c")`` read the fields.
+    in the order a trace header writes them. Code that reads options as a mapping may write
+    ``options["c"]`` or ``options.get("c")``.
     """
 
     iterations: Annotated[Union[int, None], _doc("the budget in iterations (none: no limit; then seconds must be given); a whole number >= 1")] = 1000
@@ -71,7 +71,7 @@ class SearchOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     rollout: Annotated[Literal["random", "heuristic"], _doc("the rollout: random moves, or win if possible, else block, else random (heuristic)")] = "random"
     evaluator: Annotated[Union[str, None], _doc("the evaluator f(state) -> (priors, values) used instead of a rollout, as FILE.py:FUNC or module:name")] = None
     script: Annotated[
-        Union[tuple[Outcome, ...], dict[str, tuple[Outcome, ...]], None],
+        Union[list[Outcome], dict[str, list[Outcome]], None],
         _doc(
             "outcomes that replace simulations: a list (the outcome of iteration 1, 2, ...) or a map from "
             "state key to the outcomes of successive simulations from that state; each outcome is one "
@@ -89,6 +89,15 @@ class SearchOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         if name not in OPTION_NAMES:
             raise KeyError(name)
         return getattr(self, name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(OPTION_NAMES)
+
+    def __len__(self) -> int:
+        return len(OPTION_NAMES)
+
+    def __contains__(self, name: object) -> bool:
+        return name in OPTION_NAMES
 
     def get(self, name: str, default: Any = None) -> Any:
         """The field ``name``, or ``default`` when there is no such option."""
@@ -178,7 +187,7 @@ def _number_problem(name: str, value: Any) -> str | None:
         ok = float(value).is_integer()
     if ok:
         ok = value >= minimum if inclusive else value > minimum
-    return None if ok else f"bad {name} {value!r}: expected {number_rule(name)}"
+    return None if ok else f": expected {number_rule(name)}"
 
 
 def _outcome_problem(value: Any) -> str | None:
@@ -212,40 +221,44 @@ def _script_problem(script: Any) -> str | None:
     return f"bad script {type(script).__name__}: expected a list of outcomes (by iteration) or a map by state key"
 
 
-def option_problems(values: Mapping[str, Any], *, complete: bool = False) -> list[str]:
+def option_problems(values: Mapping[str, Any], *, complete: bool = False, header: bool = False) -> list[str]:
     """What is wrong with these option values (empty when they are sound): the one check.
 
     Args:
         values: option names to plain values (a trace header's ``options``, keywords, a spec).
         complete: every option must be present (a trace header writes them all).
+        header: word each problem as a header field (``option c=-1.0: ...``) rather than as a
+            value given to the search (``bad c -1.0: ...``).
     """
     if not isinstance(values, Mapping):
         return [f"bad options {type(values).__name__}: expected a map from option name to value"]
     problems = []
-    unknown = [str(k) for k in values if k not in OPTION_NAMES]
+    unknown = sorted(repr(k) for k in values if k not in OPTION_NAMES)
     if unknown:
-        problems.append(f"unknown option(s) {', '.join(sorted(unknown))}; valid: {', '.join(OPTION_NAMES)}")
+        problems.append(f"unknown option(s) {', '.join(unknown)}; valid: {', '.join(OPTION_NAMES)}")
     if complete:
         missing = [name for name in OPTION_NAMES if name not in values]
         if missing:
             problems.append(f"option(s) {', '.join(missing)} missing")
     for name, value in values.items():
-        problem = None
+        rule = None
         if name in CHOICES:
-            if value not in CHOICES[name] or not isinstance(value, str):
-                problem = f"bad {name} {value!r}; choose one of: {', '.join(CHOICES[name])}"
+            if not isinstance(value, str) or value not in CHOICES[name]:
+                rule = f"; choose one of: {', '.join(CHOICES[name])}"
         elif name in NUMBERS:
-            problem = _number_problem(name, value)
+            rule = _number_problem(name, value)
         elif name in BOOLEANS:
             if not isinstance(value, bool):
-                problem = f"bad {name} {value!r}: expected true or false"
+                rule = ": expected true or false"
         elif name == "evaluator":
             if value is not None and (not isinstance(value, str) or not value):
-                problem = f"bad evaluator {value!r}: expected its name (FILE.py:FUNC) or none"
+                rule = ": expected its name (FILE.py:FUNC) or none"
         elif name == "script":
-            problem = _script_problem(value)
-        if problem:
-            problems.append(problem)
+            script = _script_problem(value)
+            if script:
+                problems.append(f"option script: {script}" if header else script)
+        if rule:
+            problems.append(f"option {name}={value!r}{rule}" if header else f"bad {name} {value!r}{rule}")
     if values.get("iterations", DEFAULTS.iterations) is None and values.get("seconds") is None:
         problems.append("give a budget: iterations or seconds")
     return problems
@@ -258,8 +271,8 @@ def _normalised_script(script: Any) -> Any:
     if script is None:
         return None
     if isinstance(script, Mapping):
-        return {str(k): tuple(outcome(v) for v in vals) for k, vals in script.items()}
-    return tuple(outcome(v) for v in script)
+        return {str(k): [outcome(v) for v in vals] for k, vals in script.items()}
+    return [outcome(v) for v in script]
 
 
 def build_options(values: Mapping[str, Any], *, complete: bool = False) -> SearchOptions:

@@ -285,16 +285,28 @@ def search(
         game: the rules (see ``mctsviz.types.Game``).
         state: where to search from.
         options: every option at once; then leave the option keywords at their defaults.
-        iterations, seconds: the budget (the search stops at whichever ends first).
+        iterations: the budget in iterations (None: no limit, ``seconds`` must be given).
+        seconds: the budget in seconds (the search stops at whichever budget ends first).
         seed: seeds the one ``random.Random`` every random choice draws from (0 to 2**64 - 1).
-        policy, c, log, c_puct, q, fpu, tie_break, expand, rollout, reward, final,
-            transpositions: the options of the same name (see ``SearchOptions``).
+        policy: ``"ucb1"`` or ``"puct"`` (see ``mctsviz.search.policies``).
+        c: UCB1's exploration constant C.
+        log: ``"ln-n"`` for ln N or ``"ln-n1"`` for ln(N + 1) in UCB1's exploration term.
+        c_puct: PUCT's exploration constant.
+        q: PUCT's Q, ``"w/n"`` or ``"w/(1+n)"``.
+        fpu: PUCT's first-play value: Q of an unvisited child when ``q="w/n"``.
+        tie_break: ``"first"`` (the first best child in creation order) or ``"random"``.
+        expand: ``"one"``, ``"one-random"``, ``"all"`` or ``"second-visit"`` (see
+            ``SearchOptions.expand``).
+        rollout: ``"random"`` or ``"heuristic"`` (win if possible, else block, else random).
         evaluator: ``f(state) -> (priors, values)`` used instead of a rollout, or a
             ``FILE.py:FUNC`` spec; its priors become the children's priors at expansion. The
             record keeps its name.
         script: outcomes that replace simulations (see ``SearchOptions.script``); when
             exhausted, the rollout or evaluator takes over. Defaults to the game's own
             ``script``, if any.
+        reward: ``"pm1"`` credits the game's returns as they are; ``"01"`` maps r to (r + 1) / 2.
+        final: the rule for the chosen move, ``"visits"`` or ``"mean"`` (both are reported).
+        transpositions: link an edge to an existing node with the same state key (a DAG).
         memory: node statistics carried across searches (see :class:`Memory`).
         recorder: a callable receiving every event; None records nothing and costs nothing.
         record: ``"full"`` or ``"compact"`` (no per-child score vectors, no rollout moves, no

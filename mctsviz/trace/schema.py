@@ -38,7 +38,7 @@ from typing import Any, Union
 import msgspec
 
 from ..errors import MctsvizError
-from ..options import build_options, option_problems, seed_problem
+from ..options import OPTION_NAMES, build_options, option_problems, seed_problem
 from .events import (
     FORMAT_NAME,
     RECORD_LEVELS,
@@ -170,7 +170,8 @@ def _decode_v1_frame(payload: bytes) -> list[Event]:
 
 def describe_decode_error(exc: Exception) -> str:
     """A short reason for a line that does not decode, fit for a one-line message."""
-    text = str(exc)
+    # msgspec quotes a bad key or value as it is: keep a newline in one from breaking the line.
+    text = str(exc).replace("\r", "\\r").replace("\n", "\\n")
     if isinstance(exc, UnicodeDecodeError):
         return "not UTF-8 text"
     if text.startswith("Invalid value") and "`$.kind`" in text:
@@ -246,9 +247,9 @@ def check_header(probe: Any) -> Header:
     if version < MIN_SCHEMA_VERSION:
         raise MctsvizError(f"schema version {version} is older than any this mctsviz reads ({MIN_SCHEMA_VERSION}-{SCHEMA_VERSION})")
     raw_options = probe.get("options")
-    problems = option_problems(raw_options, complete=True) if "options" in probe else []
+    problems = option_problems(raw_options, complete=True, header=True) if "options" in probe else []
     if problems:
-        raise MctsvizError(f"bad header: options: {problems[0]}")
+        raise MctsvizError(f"bad header: {problems[0]}")
     seed = probe.get("seed")
     if "seed" in probe and seed_problem(seed):
         raise MctsvizError(f"bad header: {seed_problem(seed)}")
@@ -295,7 +296,7 @@ def header_problems(header: Header) -> list[str]:
     seed = seed_problem(header.seed)
     if seed:
         problems.append(seed)
-    problems.extend(f"options: {p}" for p in option_problems(dict(header.options.items()), complete=True))
+    problems.extend(option_problems(dict(header.options.items()), complete=True, header=True))
     return problems
 
 
@@ -305,6 +306,8 @@ def header_problems(header: Header) -> list[str]:
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of one trace line, generated from the event records."""
     schema = msgspec.json.schema(Event)
+    # Every option has a default for the search's keywords, but a header must write them all.
+    schema["$defs"]["SearchOptions"]["required"] = list(OPTION_NAMES)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": f"{FORMAT_NAME} line (schema version {SCHEMA_VERSION})",
