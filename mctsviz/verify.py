@@ -414,6 +414,9 @@ class _Checker:
 
     def _selection(self, select: Select) -> bool:
         iteration, path = select.iteration, select.path
+        if not path:
+            self.flag("path", iteration, None, "a path from the root", "an empty path", "the selection path is empty")
+            return False
         if path[0] != 0:
             self.flag("path", iteration, path[0], 0, path[0], "the selection path does not start at the root")
             return False
