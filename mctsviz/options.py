@@ -130,7 +130,7 @@ def _field_info() -> tuple[dict[str, tuple[str, ...]], dict[str, str]]:
     docs: dict[str, str] = {}
     for name, hint in get_type_hints(SearchOptions, include_extras=True).items():
         base, *extras = get_args(hint)
-        docs[name] = next(m.description for m in extras if isinstance(m, msgspec.Meta))
+        docs[name] = next(m.description or "" for m in extras if isinstance(m, msgspec.Meta))
         if get_origin(base) is Literal:
             choices[name] = get_args(base)
     return choices, docs

@@ -26,7 +26,9 @@ from typing import Annotated, Any, Union
 
 import msgspec
 
-from ..options import RECORD_LEVELS, SearchOptions
+# RECORD_LEVELS is re-exported: readers and the CLI name it with the events.
+from ..options import RECORD_LEVELS as RECORD_LEVELS
+from ..options import SearchOptions
 
 SCHEMA_VERSION = 3
 FORMAT_NAME = "mctsviz-trace"

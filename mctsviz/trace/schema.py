@@ -30,7 +30,6 @@ an old trace is refused as it is in a new one.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Iterable
 from importlib import resources
 from typing import Any, Union
@@ -246,7 +245,7 @@ def check_header(probe: Any) -> Header:
         )
     if version < MIN_SCHEMA_VERSION:
         raise MctsvizError(f"schema version {version} is older than any this mctsviz reads ({MIN_SCHEMA_VERSION}-{SCHEMA_VERSION})")
-    raw_options = probe.get("options")
+    raw_options: Any = probe.get("options")
     problems = option_problems(raw_options, complete=True, header=True) if "options" in probe else []
     if problems:
         raise MctsvizError(f"bad header: {problems[0]}")
