@@ -151,3 +151,9 @@ def test_trace_and_search_do_not_import_each_other_through_options():
     options = ast.parse((PACKAGE / "options.py").read_text())
     imported = {n.module for n in ast.walk(options) if isinstance(n, ast.ImportFrom)}
     assert imported <= {"__future__", "collections.abc", "typing", "errors"}, imported
+
+
+def test_checked_normalises_a_record_or_refuses_it_in_one_line():
+    assert SearchOptions(c=2, script=[1, (0.5,)]).checked() == SearchOptions(c=2.0, script=[(1.0,), (0.5,)])
+    with pytest.raises(MctsvizError, match=r"^bad expand 'some'; choose one of: one, one-random, all, second-visit$"):
+        SearchOptions(expand="some").checked()
