@@ -8,10 +8,11 @@ it never loads matplotlib, graphviz or jinja2.
 
 from __future__ import annotations
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 from .errors import MctsvizError
 from .games import load as load_game
+from .options import SearchOptions
 from .replay import Replay, TreeSnapshot
 from .search import Memory, SearchResult
 
@@ -23,6 +24,7 @@ __all__ = [
     "Memory",
     "MctsvizError",
     "Replay",
+    "SearchOptions",
     "SearchResult",
     "TreeSnapshot",
     "__version__",

@@ -171,6 +171,8 @@ def header_differences(a: Header, b: Header) -> list[tuple[str, Any, Any]]:
     out = []
     for name in a.__struct_fields__:
         va, vb = getattr(a, name), getattr(b, name)
+        if name == "options":
+            va, vb = dict(va.items()), dict(vb.items())
         if name in ("options", "game_params") and isinstance(va, dict) and isinstance(vb, dict):
             for key in sorted(set(va) | set(vb)):
                 xa, xb = va.get(key, _MISSING), vb.get(key, _MISSING)

@@ -11,7 +11,6 @@ and ``mcts:iterations=500,c=1.4,rollout=heuristic,persistent=1``.
 
 from __future__ import annotations
 
-import inspect
 import math
 import random
 from typing import Any, Protocol, runtime_checkable
@@ -196,16 +195,16 @@ class AlphaBetaPlayer:
         return best_move
 
 
-def _search_options() -> dict[str, Any]:
-    """The options of ``mctsviz.search.search`` a player may set, with their defaults."""
-    from .search import search
+#: Options a search takes that a player spec cannot set: the player keeps its own memory
+#: (``persistent=1``) and scripts are for walkthroughs, not matches.
+_NOT_FOR_PLAYERS = ("memory", "script")
 
-    fixed = {"game", "state", "seed", "memory", "recorder", "record", "progress", "script"}
-    return {
-        name: p.default
-        for name, p in inspect.signature(search).parameters.items()
-        if p.kind is inspect.Parameter.KEYWORD_ONLY and name not in fixed
-    }
+
+def _search_options() -> dict[str, Any]:
+    """The search options (``mctsviz.options.SearchOptions``) a player may set, with their defaults."""
+    from .options import DEFAULTS, OPTION_NAMES
+
+    return {name: DEFAULTS[name] for name in OPTION_NAMES if name not in _NOT_FOR_PLAYERS}
 
 
 class MCTSPlayer:
@@ -275,62 +274,39 @@ def _show(value: Any) -> str:
 
 
 def _check_mcts_options(options: dict[str, Any]) -> None:
-    """Reject bad values now, not in the middle of a match."""
-    # ``mctsviz.search`` is also the name of the function the package re-exports, so import
-    # the names from the subpackage rather than the subpackage itself.
-    from .search import EXPANSIONS, FINAL_RULES, LOG_VARIANTS, POLICIES, Q_VARIANTS, REWARDS, ROLLOUTS
-    from .search import TIE_BREAKS as SEARCH_TIE_BREAKS
+    """Reject bad values now, not in the middle of a match (the search's own check)."""
+    from .options import option_problems
 
-    choices: dict[str, tuple[str, ...]] = {
-        "policy": POLICIES, "log": LOG_VARIANTS, "q": Q_VARIANTS, "tie_break": SEARCH_TIE_BREAKS,
-        "expand": EXPANSIONS, "rollout": ROLLOUTS, "reward": REWARDS, "final": FINAL_RULES,
-    }
-    for key, value in options.items():
-        if key in choices and value not in choices[key]:
-            raise MctsvizError(f"mcts: bad {key} {value!r}; choose one of: {', '.join(choices[key])}")
-    iterations, seconds = options.get("iterations", 1000), options.get("seconds")
-    if iterations is not None and (not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 1):
-        raise MctsvizError(f"mcts: bad iterations {iterations!r}: expected a whole number >= 1")
-    if seconds is not None and not (isinstance(seconds, (int, float)) and seconds > 0):
-        raise MctsvizError(f"mcts: bad seconds {seconds!r}: expected a number > 0")
-    if iterations is None and seconds is None:
-        raise MctsvizError("mcts: give a budget: iterations or seconds")
-    for key in ("c", "c_puct"):
-        value = options.get(key, 0.0)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 or math.isinf(value):
-            raise MctsvizError(f"mcts: bad {key} {value!r}: expected a number >= 0")
+    problems = option_problems(options)
+    if problems:
+        raise MctsvizError(f"mcts: {problems[0]}")
 
 
 # -- specs ----------------------------------------------------------------------------------
 
 PLAYER_KINDS = ("random", "minimax", "alphabeta", "mcts")
 
-_INT_OPTIONS = {"iterations"}
-_FLOAT_OPTIONS = {"seconds", "c", "c_puct", "fpu"}
-_BOOL_OPTIONS = {"transpositions", "persistent"}
+_BOOL_OPTIONS = {"persistent"}
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
 def _convert(kind: str, key: str, text: str) -> Any:
+    """A spec's text as the value the option's field holds (its type comes from the record)."""
+    from .options import BOOLEANS, NUMBERS
+
     where = f"{kind} option {key}={text!r}"
-    if key in _INT_OPTIONS:
-        if text.lower() in ("none", ""):
+    if key in NUMBERS:
+        whole, _, _, nullable = NUMBERS[key]
+        if nullable and text.lower() in ("none", ""):
             return None
         try:
-            return int(text)
+            value = int(text) if whole else float(text)
         except ValueError:
-            raise MctsvizError(f"{where}: expected a whole number") from None
-    if key in _FLOAT_OPTIONS:
-        if key == "seconds" and text.lower() in ("none", ""):
-            return None
-        try:
-            value = float(text)
-        except ValueError:
-            raise MctsvizError(f"{where}: expected a number") from None
+            raise MctsvizError(f"{where}: expected {'a whole number' if whole else 'a number'}") from None
         if not math.isfinite(value):
             raise MctsvizError(f"{where}: expected a finite number")
         return value
-    if key in _BOOL_OPTIONS:
+    if key in _BOOL_OPTIONS or key in BOOLEANS:
         if text.lower() in _TRUE:
             return True
         if text.lower() in _FALSE:
@@ -345,7 +321,8 @@ def parse_player(spec: str) -> Any:
     """Build a player from a spec: ``KIND`` or ``KIND:key=value,key=value``.
 
     Kinds: ``random``; ``minimax`` and ``alphabeta`` (option ``tie_break=first|random``);
-    ``mcts`` (any option of ``mctsviz.search.search``, plus ``persistent=1`` for a learner
+    ``mcts`` (any field of ``mctsviz.options.SearchOptions`` but memory and script, plus
+    ``persistent=1`` for a learner
     that keeps its statistics across moves and games).
 
     Raises:
@@ -357,12 +334,12 @@ def parse_player(spec: str) -> Any:
     text = "".join(spec.split())
     kind, colon, rest = text.partition(":")
     kind = kind.lower()
-    if colon and not rest:
-        raise MctsvizError(f"player {spec!r}: options expected after ':' (like {kind}:iterations=500), or leave out the ':'")
     if kind not in PLAYER_KINDS:
         raise MctsvizError(
             f"unknown player {spec!r}; choose from {', '.join(PLAYER_KINDS)} (with options like mcts:iterations=500,c=1.4)"
         )
+    if colon and not rest:
+        raise MctsvizError(f"player {spec!r}: nothing after the colon; give options (like {kind}:key=value) or drop the colon")
     if kind == "random":
         valid: list[str] = []
     elif kind in ("minimax", "alphabeta"):

@@ -23,6 +23,7 @@ from typing import Any
 
 from .errors import MctsvizError
 from .search import policies
+from .options import SearchOptions
 from .search.engine import score_records
 from .trace.events import Backprop, Decision, Expand, Header, Score, Select, Simulate, Step, Update, event_kind
 from .trace.io import gc_paused
@@ -197,12 +198,12 @@ def _out_of_order(event: Any, expected: int, stage: int) -> None:
     raise MctsvizError(f"iteration {iteration}: {kind} event where {wanted} was expected")
 
 
-def _scores(options: dict[str, Any], structure: _Structure, visits: Sequence[int], value: Sequence[float], node: int, kids: Sequence[int]) -> tuple[Score, ...]:
+def _scores(options: SearchOptions, structure: _Structure, visits: Sequence[int], value: Sequence[float], node: int, kids: Sequence[int]) -> tuple[Score, ...]:
     """The children's scores under ``options`` from the given statistics (None for +infinity)."""
     return score_records(options, kids, visits[node], visits, value, structure.prior, structure.action)
 
 
-def _recompute_steps(options: dict[str, Any], structure: _Structure, visits: Sequence[int], value: Sequence[float], events: IterationEvents) -> tuple[Step, ...]:
+def _recompute_steps(options: SearchOptions, structure: _Structure, visits: Sequence[int], value: Sequence[float], events: IterationEvents) -> tuple[Step, ...]:
     """An iteration's selection steps from the statistics before its backpropagation."""
     path, iteration = events.select.path, events.iteration
     steps = []
@@ -239,7 +240,7 @@ class TreeSnapshot:
         return f"TreeSnapshot(iteration={self.iteration}, phase={self.phase!r}, nodes={self._count})"
 
     @property
-    def options(self) -> dict[str, Any]:
+    def options(self) -> SearchOptions:
         return self.header.options
 
     @property

@@ -17,11 +17,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import MctsvizError
+from .options import NUMBERS, option_problems
 
 FORMAT = "mctsviz-sweep"
 VERSION = 1
-#: Options a sweep can vary, with the type of their values.
-PARAMETERS: dict[str, type] = {"c": float, "c_puct": float, "fpu": float, "iterations": int}
+#: Options a sweep can vary, with the type of their values: the numeric fields of
+#: ``mctsviz.options.SearchOptions`` but ``seconds`` (a time budget would make the points
+#: depend on the machine's speed).
+PARAMETERS: dict[str, type] = {name: int if whole else float for name, (whole, *_) in NUMBERS.items() if name != "seconds"}
 #: z of a two-sided 95% normal interval.
 _Z95 = 1.959963984540054
 
@@ -161,15 +164,13 @@ def _parameter_type(parameter: str) -> type:
 
 
 def _checked(parameter: str, kind: type, number: Any) -> float | int:
+    """The value as the option's type, after the option's own check (``option_problems``)."""
     if isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number):
         raise MctsvizError(f"bad {parameter} value {number!r}: expected a finite number")
-    if kind is int:
-        if not float(number).is_integer() or number < 1:
-            raise MctsvizError(f"bad {parameter} value {number!r}: expected a whole number >= 1")
-        return int(number)
-    if parameter != "fpu" and number < 0:
-        raise MctsvizError(f"bad {parameter} value {number!r}: expected a number >= 0")
-    return float(number)
+    problems = option_problems({parameter: number})
+    if problems:
+        raise MctsvizError(problems[0])
+    return int(number) if kind is int else float(number)
 
 
 def sweep(

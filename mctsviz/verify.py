@@ -416,6 +416,9 @@ class _Checker:
 
     def _selection(self, select: Select) -> bool:
         iteration, path = select.iteration, select.path
+        if not path:
+            self.flag("path", iteration, None, "a path from the root", "an empty path", "the selection path is empty")
+            return False
         if path[0] != 0:
             self.flag("path", iteration, path[0], 0, path[0], "the selection path does not start at the root")
             return False
@@ -663,7 +666,7 @@ class _Checker:
         script = self.options.get("script")
         if not script:
             return None
-        if isinstance(script, list):
+        if not isinstance(script, dict):  # outcomes by iteration
             outcome = script[iteration - 1] if iteration <= len(script) else None
         else:
             outcomes = script.get(self.key[node])

@@ -19,6 +19,7 @@ import pytest
 
 from mctsviz import MctsvizError, games
 from mctsviz.games.explicit import ExplicitTree
+from mctsviz.options import SearchOptions
 from mctsviz.search import policies
 from mctsviz.testing import recorded_replay, recorded_search, toy_path
 from mctsviz.trace.events import Score
@@ -237,8 +238,8 @@ def _score(node, action, value, visits, parent_visits, prior, options):
 
 
 def test_formulas_show_the_declared_variant():
-    ln_n = {"policy": "ucb1", "c": 2.0, "log": "ln-n"}
-    ln_n1 = {"policy": "ucb1", "c": 2.0, "log": "ln-n1"}
+    ln_n = SearchOptions(policy="ucb1", c=2.0, log="ln-n")
+    ln_n1 = SearchOptions(policy="ucb1", c=2.0, log="ln-n1")
     s = _score(1, "a", 10.0, 1, 3, 0.5, ln_n)
     assert score_formula(s, 3, ln_n, "S2") == "UCB1(S2) = 10/1 + 2·sqrt(ln 3 / 1) = 10 + 2.096 = 12.10"
     s = _score(1, "a", 10.0, 1, 3, 0.5, ln_n1)
@@ -248,14 +249,14 @@ def test_formulas_show_the_declared_variant():
     assert score_formula(_score(1, "a", 0.0, 0, 3, 0.5, ln_n), 3, ln_n, "S1") == "UCB1(S1) = ∞ (unvisited)"
 
     # The PUCT notebook: U = c_puct P sqrt(N) / (1 + n), Q = W/(1 + n).
-    puct = {"policy": "puct", "c_puct": 1.0, "q": "w/(1+n)", "fpu": 0.0}
+    puct = SearchOptions(policy="puct", c_puct=1.0, q="w/(1+n)", fpu=0.0)
     a1 = score_formula(_score(1, "a1", 0.0, 80, 100, 0.8, puct), 100, puct, "a1")
     a2 = score_formula(_score(2, "a2", 0.0, 5, 100, 0.2, puct), 100, puct, "a2")
     assert a1 == "PUCT(a1) = 0/(1 + 80) + 1·0.8·sqrt(100)/(1 + 80) = 0 + 0.09877 = 0.09877"
     assert a2 == "PUCT(a2) = 0/(1 + 5) + 1·0.2·sqrt(100)/(1 + 5) = 0 + 0.3333 = 0.3333"
     assert "Q = W/(1 + n)" in formula_legend(puct)
     # Q = W/n, and an unvisited child's first-play value.
-    wn = {"policy": "puct", "c_puct": 1.5, "q": "w/n", "fpu": -0.25}
+    wn = SearchOptions(policy="puct", c_puct=1.5, q="w/n", fpu=-0.25)
     assert score_formula(_score(1, "x", 3.0, 4, 9, 0.5, wn), 9, wn, "x").startswith("PUCT(x) = 3/4 + 1.5·0.5·sqrt(9)/(1 + 4) = 0.7500 + 0.4500")
     unvisited = score_formula(_score(1, "x", 0.0, 0, 9, 0.5, wn), 9, wn, "x")
     assert unvisited.startswith("PUCT(x) = −0.25 (first-play value) + 1.5·0.5·sqrt(9)/(1 + 0) = −0.2500 + 2.250 = ")

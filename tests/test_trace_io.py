@@ -17,6 +17,7 @@ from tracehelpers import trace_file
 from mctsviz import games
 from mctsviz.errors import MctsvizError
 from mctsviz.games import load_recorded
+from mctsviz.options import SearchOptions
 from mctsviz.replay import PHASES, Replay, replay, snapshot_at, walk
 from mctsviz.search import search
 from mctsviz.testing import recorded_search
@@ -344,13 +345,25 @@ def test_version_1_scores_migrate_to_the_events_a_search_records_today(name):
     options = {k: v for k, v in header.options.items() if k not in ("memory", "seconds") and v is not None}
     game = load_recorded(header.game, header.game_params)
     _, events = recorded_search(game, seed=header.seed, record=header.record, **options)
-    assert events[0].schema_version == SCHEMA_VERSION == 2
+    assert events[0].schema_version == SCHEMA_VERSION == 3
     assert any(isinstance(e, Select) and e.steps and e.steps[-1].scores for e in old)
     assert old[1:] == events[1:]
 
 
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("v[12]-*") if p.suffix != ".md"))
+def test_version_1_and_2_options_migrate_to_the_record_a_search_stores_today(name):
+    """An old header's options object becomes the typed record; the search it names is the same."""
+    old = load_trace(FIXTURES / name, strict=True)
+    header = old[0]
+    assert isinstance(header.options, SearchOptions)
+    game = load_recorded(header.game, header.game_params)
+    _, events = recorded_search(game, options=header.options, seed=header.seed, record=header.record)
+    assert events[0] == msgspec.structs.replace(header, schema_version=SCHEMA_VERSION, library_version=events[0].library_version)
+    assert old[1:] == events[1:]
+
+
 @pytest.mark.parametrize("suffix", [".jsonl", ".msgpack"])
-def test_a_version_1_trace_rewritten_today_reads_back_as_version_2(tmp_path, suffix):
+def test_a_version_1_trace_rewritten_today_reads_back_as_the_current_version(tmp_path, suffix):
     old = load_trace(FIXTURES / "v1-toy-second-visit.jsonl", strict=True)
     path = write_trace(tmp_path / f"new{suffix}", old)
     new = load_trace(path, strict=True)
@@ -444,7 +457,7 @@ def test_the_format_documents_how_to_convert_a_version_1_trace(tmp_path, monkeyp
     (tmp_path / "run-v1.jsonl").write_bytes((FIXTURES / "v1-toy-second-visit.jsonl").read_bytes())
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "trace-format.md", "exec"), {})
-    converted = load_trace(tmp_path / "run-v2.msgpack", strict=True)
+    converted = load_trace(tmp_path / "run-v3.msgpack", strict=True)
     assert converted[0].schema_version == SCHEMA_VERSION and converted[1:] == load_trace(tmp_path / "run-v1.jsonl")[1:]
 
 

@@ -107,7 +107,7 @@ def test_a_huge_declared_board_fails_in_one_line_without_allocating(tmp_path, co
         (lambda h: h["options"].update(log="ln-n2"), "option log"),
         (lambda h: h["options"].update(c="1.4"), "option c"),
         (lambda h: h.update(num_players=10**6), "num_players"),
-        (lambda h: h.update(seed=1 << 70), "64 bits"),
+        (lambda h: h.update(seed=1 << 70), "2**64 - 1"),
         (lambda h: h.update(record="everything"), "record level"),
     ],
 )
@@ -127,7 +127,7 @@ def test_c_must_be_finite_in_a_msgpack_header(tmp_path):
     trace, events = trace_file(tmp_path, "t.jsonl")
     header = msgspec.to_builtins(events[0])
     header["options"]["c"] = float("inf")
-    with pytest.raises(MctsvizError, match="not a finite number"):
+    with pytest.raises(MctsvizError, match="option c=inf"):
         check_header({"kind": "header", **header})
     write_trace(tmp_path / "t.msgpack", events)
     assert len(load_trace(tmp_path / "t.msgpack")) == len(events)
@@ -145,9 +145,10 @@ def test_non_finite_returns_are_damage_named_in_the_warning(tmp_path):
     write_trace(path, bad)
     notes: list[str] = []
     kept = load_trace(path, on_warning=notes.append)
-    assert len(notes) == 1 and "iteration 4" in notes[0] and "not all finite" in notes[0]
-    assert max(getattr(e, "iteration", 0) for e in kept if type(e).__name__ == "Backprop") == 3
-    with pytest.raises(MctsvizError, match="not all finite"):
+    # The frame holding the bad number is lost whole (a MessagePack frame holds 64 iterations).
+    assert len(notes) == 1 and "not finite" in notes[0] and "returns" in notes[0]
+    assert [type(e).__name__ for e in kept] == ["Header"]
+    with pytest.raises(MctsvizError, match="not finite"):
         load_trace(path, strict=True)
 
 
@@ -157,20 +158,20 @@ def test_non_finite_returns_are_damage_named_in_the_warning(tmp_path):
 def test_an_evaluator_of_the_wrong_shape_is_named(tmp_path, capsys):
     evaluator = tmp_path / "ev.py"
     evaluator.write_text("def three(state):\n    return ({}, 1, 2)\n\ndef listy(state):\n    return ([0.5], (0.0, 0.0))\n")
-    _one_line_error(*_run(capsys, "search", "tictactoe", "--iterations", "5", "--evaluator", f"{evaluator}:three"), "(priors, values)", "3 items")
-    _one_line_error(*_run(capsys, "search", "tictactoe", "--iterations", "5", "--evaluator", f"{evaluator}:listy"), "priors of type list")
+    _one_line_error(*_run(capsys, "search", "tictactoe", "--iterations", "5", "--evaluator", f"{evaluator}:three"), "(priors, values)", "ev.py:three")
+    _one_line_error(*_run(capsys, "search", "tictactoe", "--iterations", "5", "--evaluator", f"{evaluator}:listy"), "returned priors [0.5]")
 
 
 def test_a_seed_beyond_64_bits_is_refused_before_anything_is_written(tmp_path, capsys):
     out = tmp_path / "x.msgpack"
-    _one_line_error(*_run(capsys, "search", "tictactoe", "--iterations", "5", "--seed", str(1 << 70), "--trace", str(out)), "64 bits")
+    _one_line_error(*_run(capsys, "search", "tictactoe", "--iterations", "5", "--seed", str(1 << 70), "--trace", str(out)), "2**64 - 1")
     assert not out.exists() and not out.with_name("x.msgpack.partial").exists()
     assert _run(capsys, "search", "tictactoe", "--iterations", "5", "--seed", str((1 << 64) - 1), "--trace", str(out))[0] == 0
     assert load_trace(out)[0].seed == (1 << 64) - 1
 
 
 def test_an_empty_player_spec_after_the_colon_is_refused(capsys):
-    _one_line_error(*_run(capsys, "match", "mcts:", "random", "--games", "2"), "options expected after ':'")
+    _one_line_error(*_run(capsys, "match", "mcts:", "random", "--games", "2"), "nothing after the colon")
 
 
 # -- outputs -----------------------------------------------------------------------------------

@@ -7,9 +7,29 @@ import json
 import sys
 from contextlib import ExitStack
 
-from ..search.engine import EXPANSIONS, REWARDS, ROLLOUTS
-from ..search.policies import FINAL_RULES, LOG_VARIANTS, POLICIES, Q_VARIANTS, TIE_BREAKS
-from ..trace.events import RECORD_LEVELS
+from ..options import BOOLEANS, CHOICES, DEFAULTS, NUMBERS, OPTION_NAMES, RECORD_LEVELS, option_doc
+
+#: Options the command line does not offer (memory is the library's; scripts come with a game).
+_NOT_FLAGS = ("iterations", "seconds", "memory", "script")
+
+
+def _add_option_flags(p: argparse.ArgumentParser) -> None:
+    """One flag per field of ``SearchOptions``: its name, type, choices, default and doc."""
+    for name in OPTION_NAMES:
+        if name in _NOT_FLAGS:
+            continue
+        flag = "--" + name.replace("_", "-")
+        default = DEFAULTS[name]
+        doc = option_doc(name).replace("%", "%%")
+        if name in CHOICES:
+            p.add_argument(flag, choices=CHOICES[name], default=default, help=f"{doc} (default {default})")
+        elif name in BOOLEANS:
+            p.add_argument(flag, action="store_true", help=doc)
+        elif name in NUMBERS:
+            shown = "sqrt 2" if name == "c" else f"{default:g}"
+            p.add_argument(flag, type=float, default=default, metavar=name.upper(), help=f"{doc} (default {shown})")
+        elif name == "evaluator":
+            p.add_argument(flag, metavar="FILE.py:FUNC", help=doc)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -21,22 +41,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("game", help="a built-in game (see `mctsviz games`), FILE.json or FILE.py:Class")
     p.add_argument("--state", metavar="KEY", help="start from this state key (default: the initial state)")
     budget = p.add_mutually_exclusive_group()
-    budget.add_argument("--iterations", type=int, metavar="N", help="iterations to run (default 1000)")
-    budget.add_argument("--seconds", type=float, metavar="S", help="run for S seconds instead")
-    p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
-    p.add_argument("--policy", choices=POLICIES, default="ucb1")
-    p.add_argument("--c", type=float, default=None, metavar="C", help="UCB1's exploration constant (default sqrt 2)")
-    p.add_argument("--log", choices=LOG_VARIANTS, default="ln-n", help="ln N or ln(N+1) in UCB1")
-    p.add_argument("--c-puct", type=float, default=1.0, metavar="C", help="PUCT's exploration constant (default 1)")
-    p.add_argument("--q", choices=Q_VARIANTS, default="w/n", help="PUCT's Q: W/N or W/(1+N)")
-    p.add_argument("--fpu", type=float, default=0.0, help="PUCT's first-play value of unvisited children")
-    p.add_argument("--tie-break", choices=TIE_BREAKS, default="first")
-    p.add_argument("--reward", choices=REWARDS, default="pm1", help="pm1: returns as they are; 01: win 1, draw 0.5, loss 0")
-    p.add_argument("--expand", choices=EXPANSIONS, default="one")
-    p.add_argument("--rollout", choices=ROLLOUTS, default="random")
-    p.add_argument("--evaluator", metavar="FILE.py:FUNC", help="f(state) -> (priors, values) instead of rollouts")
-    p.add_argument("--transpositions", action="store_true", help="share nodes between equal states")
-    p.add_argument("--final", choices=FINAL_RULES, default="visits", help="choose the move by most visits or highest mean")
+    budget.add_argument("--iterations", type=int, metavar="N", help=f"{option_doc('iterations')} (default {DEFAULTS.iterations})")
+    budget.add_argument("--seconds", type=float, metavar="S", help=option_doc("seconds").replace("%", "%%"))
+    p.add_argument("--seed", type=int, default=0, help="seed of every random choice, 0 to 2**64 - 1 (default 0)")
+    _add_option_flags(p)
     p.add_argument("--record", choices=RECORD_LEVELS, default="full", help="trace level (with --trace)")
     p.add_argument("--trace", metavar="PATH", help="write the events to PATH (.jsonl or .msgpack, optionally .gz/.zst)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -46,27 +54,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_search(args: argparse.Namespace) -> int:
     from .. import games
-    from ..search import SQRT2, search
+    from ..search import search
 
     game = games.load(args.game)
     state = games.parse_state(game, args.state) if args.state is not None else None
-    options = dict(
-        iterations=None if args.seconds is not None else (1000 if args.iterations is None else args.iterations),
+    # The search's keywords are the record's fields; ``search`` checks them (one line on a bad one).
+    options = {name: getattr(args, name) for name in OPTION_NAMES if name not in _NOT_FLAGS}
+    options.update(
+        iterations=None if args.seconds is not None else (DEFAULTS.iterations if args.iterations is None else args.iterations),
         seconds=args.seconds,
         seed=args.seed,
-        policy=args.policy,
-        c=SQRT2 if args.c is None else args.c,
-        log=args.log,
-        c_puct=args.c_puct,
-        q=args.q,
-        fpu=args.fpu,
-        tie_break=args.tie_break,
-        reward=args.reward,
-        expand=args.expand,
-        rollout=args.rollout,
-        evaluator=args.evaluator,
-        transpositions=args.transpositions,
-        final=args.final,
         record=args.record,
     )
     with ExitStack() as stack:

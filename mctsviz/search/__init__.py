@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
-from .engine import EXPANSIONS, REWARDS, ROLLOUTS, SQRT2, ChildStats, Memory, SearchResult, Tree, search
-from .policies import FINAL_RULES, LOG_VARIANTS, POLICIES, Q_VARIANTS, TIE_BREAKS, puct, ucb1
+from ..options import (
+    EXPANSIONS,
+    FINAL_RULES,
+    LOG_VARIANTS,
+    POLICIES,
+    Q_VARIANTS,
+    REWARDS,
+    ROLLOUTS,
+    SQRT2,
+    TIE_BREAKS,
+    SearchOptions,
+)
+from .engine import ChildStats, Memory, SearchResult, Tree, search
+from .policies import puct, ucb1
 
 __all__ = [
     "EXPANSIONS",
@@ -17,6 +29,7 @@ __all__ = [
     "TIE_BREAKS",
     "ChildStats",
     "Memory",
+    "SearchOptions",
     "SearchResult",
     "Tree",
     "puct",

@@ -16,9 +16,9 @@ from typing import Any
 
 from .. import __version__
 from ..errors import MctsvizError
+from ..options import DEFAULTS, RECORD_LEVELS, SQRT2, SearchOptions, build_options, check_seed
 from ..trace.events import (
     FORMAT_NAME,
-    RECORD_LEVELS,
     SCHEMA_VERSION,
     Backprop,
     Decision,
@@ -34,12 +34,6 @@ from ..trace.events import (
 )
 from ..types import Action, Evaluator, Game, Recorder, State
 from . import policies
-from .policies import FINAL_RULES, LOG_VARIANTS, POLICIES, Q_VARIANTS, TIE_BREAKS
-
-EXPANSIONS = ("one", "one-random", "all", "second-visit")
-ROLLOUTS = ("random", "heuristic")
-REWARDS = ("pm1", "01")
-SQRT2 = math.sqrt(2.0)
 
 #: A simulation's (returns as floats, rewards credited), as the fast loops remember them.
 _Converted = tuple[tuple[float, ...], tuple[float, ...]]
@@ -217,7 +211,7 @@ class SearchResult:
     children: tuple[ChildStats, ...]
     iterations: int
     seconds: float
-    options: dict[str, Any]
+    options: SearchOptions
     tree: Tree = field(repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -234,44 +228,6 @@ class SearchResult:
                 for ch in self.children
             ],
         }
-
-
-def _choose_in(name: str, value: Any, allowed: Sequence[str]) -> str:
-    if value not in allowed:
-        raise MctsvizError(f"bad {name} {value!r}; choose one of: {', '.join(allowed)}")
-    return value
-
-
-def _number(name: str, value: Any, *, minimum: float = 0.0, integer: bool = False, allow_equal: bool = True) -> Any:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if ok and integer:
-        ok = float(value).is_integer()
-    if ok:
-        ok = value >= minimum if allow_equal else value > minimum
-    if not ok:
-        kind = "an integer" if integer else "a number"
-        bound = ">=" if allow_equal else ">"
-        raise MctsvizError(f"bad {name} {value!r}: expected {kind} {bound} {minimum:g}")
-    return int(value) if integer else float(value)
-
-
-def _normalise_script(script: Any) -> Any:
-    """Scripts as plain data: a list by iteration, or a dict by state key, of returns tuples."""
-
-    def returns(v: Any) -> tuple[float, ...]:
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            return (float(v),)
-        if isinstance(v, (list, tuple)) and v and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
-            return tuple(float(x) for x in v)
-        raise MctsvizError(f"bad scripted outcome {v!r}: expected a number or a list of numbers")
-
-    if script is None:
-        return None
-    if isinstance(script, Mapping):
-        return {str(k): [returns(v) for v in vals] for k, vals in script.items()}
-    if isinstance(script, (list, tuple)):
-        return [returns(v) for v in script]
-    raise MctsvizError("bad script: expected a list of outcomes (by iteration) or a dict by state key")
 
 
 def resolve_evaluator(evaluator: Evaluator | str | None) -> tuple[Evaluator | None, str | None]:
@@ -295,6 +251,7 @@ def search(
     game: Game,
     state: State | None = None,
     *,
+    options: SearchOptions | None = None,
     iterations: int | None = 1000,
     seconds: float | None = None,
     seed: int = 0,
@@ -319,12 +276,18 @@ def search(
 ) -> SearchResult:
     """Run one Monte Carlo Tree Search from ``state`` (the initial state by default).
 
+    The options that define the search come either as one :class:`mctsviz.options.SearchOptions`
+    (``options=``) or as the keywords below (their defaults are the record's); the search checks
+    them with :func:`mctsviz.options.option_problems`, uses the record's values and stores the
+    record in the trace header. Each option is documented on the record's field.
+
     Args:
         game: the rules (see ``mctsviz.types.Game``).
         state: where to search from.
+        options: every option at once; then leave the option keywords at their defaults.
         iterations: the budget in iterations (None: no limit, ``seconds`` must be given).
         seconds: the budget in seconds (the search stops at whichever budget ends first).
-        seed: seeds the one ``random.Random`` every random choice draws from.
+        seed: seeds the one ``random.Random`` every random choice draws from (0 to 2**64 - 1).
         policy: ``"ucb1"`` or ``"puct"`` (see ``mctsviz.search.policies``).
         c: UCB1's exploration constant C.
         log: ``"ln-n"`` for ln N or ``"ln-n1"`` for ln(N + 1) in UCB1's exploration term.
@@ -332,19 +295,16 @@ def search(
         q: PUCT's Q, ``"w/n"`` or ``"w/(1+n)"``.
         fpu: PUCT's first-play value: Q of an unvisited child when ``q="w/n"``.
         tie_break: ``"first"`` (the first best child in creation order) or ``"random"``.
-        expand: ``"one"`` (one child per visit, in legal-action order), ``"one-random"`` (one
-            child per visit, at random), ``"all"`` (all children at once, then the best-scored
-            one is simulated) or ``"second-visit"`` (a leaf's first visit evaluates the leaf
-            itself; its second expands all children; the root is expanded before iteration 1).
+        expand: ``"one"``, ``"one-random"``, ``"all"`` or ``"second-visit"`` (see
+            ``SearchOptions.expand``).
         rollout: ``"random"`` or ``"heuristic"`` (win if possible, else block, else random).
         evaluator: ``f(state) -> (priors, values)`` used instead of a rollout, or a
-            ``FILE.py:FUNC`` spec; its priors become the children's priors at expansion.
-        script: outcomes that replace simulations: a list (the outcome of iteration 1, 2, ...)
-            or a dict from state key to the outcomes of successive simulations from that state;
-            each outcome is a number (one-player) or one number per player. When exhausted, the
-            rollout or evaluator takes over. Defaults to the game's own ``script``, if any.
-        reward: ``"pm1"`` credits the game's returns as they are; ``"01"`` maps r to (r + 1) / 2
-            (win 1, draw 0.5, loss 0). A node is credited for the player who moved into it.
+            ``FILE.py:FUNC`` spec; its priors become the children's priors at expansion. The
+            record keeps its name.
+        script: outcomes that replace simulations (see ``SearchOptions.script``); when
+            exhausted, the rollout or evaluator takes over. Defaults to the game's own
+            ``script``, if any.
+        reward: ``"pm1"`` credits the game's returns as they are; ``"01"`` maps r to (r + 1) / 2.
         final: the rule for the chosen move, ``"visits"`` or ``"mean"`` (both are reported).
         transpositions: link an edge to an existing node with the same state key (a DAG).
         memory: node statistics carried across searches (see :class:`Memory`).
@@ -357,69 +317,53 @@ def search(
         The chosen move, the root's children and the tree.
 
     Raises:
-        MctsvizError: a bad option, or a terminal start state.
+        MctsvizError: a bad option or seed, options given both ways, or a terminal start state.
     """
     from ..games import check_game
 
     check_game(game)
-    _choose_in("policy", policy, POLICIES)
-    _choose_in("log", log, LOG_VARIANTS)
-    _choose_in("q", q, Q_VARIANTS)
-    _choose_in("tie_break", tie_break, TIE_BREAKS)
-    _choose_in("expand", expand, EXPANSIONS)
-    _choose_in("rollout", rollout, ROLLOUTS)
-    _choose_in("reward", reward, REWARDS)
-    _choose_in("final", final, FINAL_RULES)
-    _choose_in("record", record, RECORD_LEVELS)
-    c = _number("c", c)
-    c_puct = _number("c_puct", c_puct)
-    fpu = _number("fpu", fpu, minimum=-math.inf)
-    if iterations is not None:
-        iterations = _number("iterations", iterations, minimum=1, integer=True)
-    if seconds is not None:
-        seconds = _number("seconds", seconds, allow_equal=False)
-    if iterations is None and seconds is None:
-        raise MctsvizError("give a budget: iterations or seconds")
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise MctsvizError(f"bad seed {seed!r}: expected an integer")
-    if not -(1 << 63) <= seed < 1 << 64:
-        raise MctsvizError(f"bad seed {seed}: a seed must fit in 64 bits (-2**63 to 2**64 - 1), so that every trace format can store it")
+    keywords = {
+        "iterations": iterations, "seconds": seconds, "policy": policy, "c": c, "log": log, "c_puct": c_puct, "q": q,
+        "fpu": fpu, "tie_break": tie_break, "expand": expand, "rollout": rollout, "script": script, "reward": reward,
+        "final": final, "transpositions": transpositions,
+    }
+    if options is None:
+        values: dict[str, Any] = keywords
+        if script is None:
+            values["script"] = getattr(game, "script", None) or None
+    elif not isinstance(options, SearchOptions):
+        raise MctsvizError(f"options must be a SearchOptions record, not {type(options).__name__}")
+    else:
+        given = sorted(name for name, value in keywords.items() if value is not DEFAULTS[name] and value != DEFAULTS[name])
+        if given or evaluator is not None:
+            raise MctsvizError(f"give the options either as a SearchOptions or as keywords, not both ({', '.join(given) or 'evaluator'})")
+        values = dict(options.items())
+        evaluator = options.evaluator
+    if record not in RECORD_LEVELS:
+        raise MctsvizError(f"bad record {record!r}; choose one of: {', '.join(RECORD_LEVELS)}")
     eval_fn, eval_name = resolve_evaluator(evaluator)
-    if script is None:
-        script = getattr(game, "script", None) or None
-    script = _normalise_script(script)
+    values["evaluator"] = eval_name
+    values["memory"] = memory is not None
+    checked = build_options(values)
+    seed = check_seed(seed)
 
     root_state = game.initial_state() if state is None else state
     if game.is_terminal(root_state):
         raise MctsvizError("the start state is terminal: there is no move to search")
 
-    options: dict[str, Any] = {
-        "iterations": iterations,
-        "seconds": seconds,
-        "policy": policy,
-        "c": c,
-        "log": log,
-        "c_puct": c_puct,
-        "q": q,
-        "fpu": fpu,
-        "tie_break": tie_break,
-        "expand": expand,
-        "rollout": rollout,
-        "evaluator": eval_name,
-        "script": script,
-        "reward": reward,
-        "final": final,
-        "transpositions": bool(transpositions),
-        "memory": memory is not None,
-    }
-    engine = _Engine(game, options, random.Random(seed), eval_fn, memory, recorder, record)
+    engine = _Engine(game, checked, random.Random(seed), eval_fn, memory, recorder, record)
     engine.start(root_state, seed)
     started = time.perf_counter()
-    deadline = None if seconds is None else started + seconds
-    done = engine.run(iterations, deadline, progress)
+    deadline = None if checked.seconds is None else started + checked.seconds
+    done = engine.run(checked.iterations, deadline, progress)
     elapsed = time.perf_counter() - started
     return engine.finish(done, elapsed)
 
+
+def _short(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` cut to one short line for an error message."""
+    text = repr(value).replace("\n", " ")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def checked_returns(raw: Any, method: str, num_players: int) -> tuple[float, ...]:
@@ -432,7 +376,7 @@ def checked_returns(raw: Any, method: str, num_players: int) -> tuple[float, ...
     try:
         returns = tuple(map(float, raw))
     except (TypeError, ValueError):
-        raise MctsvizError(f"{method} returned {raw!r}: expected one number per player") from None
+        raise MctsvizError(f"{method} returned {_short(raw)}: expected one number per player") from None
     if len(returns) != num_players:
         raise MctsvizError(f"{method} returned {len(returns)} values for {num_players} players")
     if not all(map(math.isfinite, returns)):
@@ -441,7 +385,7 @@ def checked_returns(raw: Any, method: str, num_players: int) -> tuple[float, ...
 
 
 def score_records(
-    options: dict[str, Any],
+    options: SearchOptions,
     kids: Sequence[int],
     parent_visits: int,
     visits: Sequence[int],
@@ -466,7 +410,7 @@ def score_records(
 class _Engine:
     """One search's mutable working state; ``search`` is its only user."""
 
-    def __init__(self, game: Game, options: dict[str, Any], rng: random.Random, evaluator: Evaluator | None, memory: Memory | None, recorder: Recorder | None, record: str) -> None:
+    def __init__(self, game: Game, options: SearchOptions, rng: random.Random, evaluator: Evaluator | None, memory: Memory | None, recorder: Recorder | None, record: str) -> None:
         self.game = game
         self.options = options
         self.rng = rng
@@ -476,11 +420,11 @@ class _Engine:
         self.full = recorder is not None and record == "full"
         self.record = record
         self.tree = Tree(game)
-        self.need_keys = recorder is not None or options["transpositions"] or memory is not None
+        self.need_keys = recorder is not None or options.transpositions or memory is not None
         self.node_priors: dict[int, Mapping[Any, float]] = {}
         self.script_counts: dict[str, int] = {}
         self.two_or_more = game.num_players > 1
-        self.playout = self._playout_function(options["rollout"])
+        self.playout = self._playout_function(options.rollout)
         self._pinned_returns: list[Any] = []
 
     def _playout_function(self, rollout: str) -> Callable[[State, random.Random], tuple[Sequence[Action], Sequence[float]]]:
@@ -523,7 +467,7 @@ class _Engine:
                     record=self.record,
                 )
             )
-        if self.options["expand"] == "second-visit":
+        if self.options.expand == "second-visit":
             children = self._expand_all(0)
             if self.recorder is not None:
                 self.recorder(Expand(0, 0, children, 0, "root"))
@@ -535,7 +479,7 @@ class _Engine:
         means = [tree.mean(k) for k in kids]
         by_visits = policies.final_choice(visits, means, rule="visits")
         by_mean = policies.final_choice(visits, means, rule="mean")
-        chosen = by_visits if options["final"] == "visits" else by_mean
+        chosen = by_visits if options.final == "visits" else by_mean
         labels, priors = tree._child_labels_and_priors(0)
         children = tuple(
             ChildStats(k, tree.action[k], label, tree.visits[k], tree.value[k], tree.mean(k), prior)
@@ -549,7 +493,7 @@ class _Engine:
             self.recorder(
                 Decision(
                     iterations=iterations,
-                    rule=options["final"],
+                    rule=options.final,
                     move=label(chosen),
                     by_visits=label(by_visits),
                     by_mean=label(by_mean),
@@ -563,7 +507,7 @@ class _Engine:
         return SearchResult(
             move=None if chosen is None else tree.action[kids[chosen]],
             move_label=label(chosen),
-            rule=options["final"],
+            rule=options.final,
             by_visits=label(by_visits),
             by_mean=label(by_mean),
             children=children,
@@ -587,7 +531,7 @@ class _Engine:
         """The loop for every option set, built from the phase methods below."""
         tree = self.tree
         terminal, untried, children = tree.terminal, tree.untried, tree.children
-        expand_mode = self.options["expand"]
+        expand_mode = self.options.expand
         one_at_a_time = expand_mode in ("one", "one-random")
         recorder = self.recorder
         full = self.full
@@ -641,11 +585,11 @@ class _Engine:
     def _fast_path_applies(self) -> bool:
         options = self.options
         return (
-            options["policy"] == "ucb1"
-            and options["tie_break"] == "first"
-            and options["expand"] in ("one", "one-random")
-            and options["script"] is None
-            and not options["transpositions"]
+            options.policy == "ucb1"
+            and options.tie_break == "first"
+            and options.expand in ("one", "one-random")
+            and options.script is None
+            and not options.transpositions
             and self.evaluator is None
             and self.memory is None
         )
@@ -659,7 +603,7 @@ class _Engine:
         once and looked up by identity afterwards (it is kept alive, so its id stays its own).
         """
         returns = checked_returns(raw, method, self.game.num_players)
-        rewards = tuple([(r + 1.0) / 2.0 for r in returns]) if self.options["reward"] == "01" else returns
+        rewards = tuple([(r + 1.0) / 2.0 for r in returns]) if self.options.reward == "01" else returns
         if type(raw) is tuple and len(cache) < 64 and all(type(v) is float or type(v) is int for v in raw):
             self._pinned_returns.append(raw)
             cache[id(raw)] = (returns, rewards)
@@ -684,7 +628,7 @@ class _Engine:
         """The general argmax, for the rare step where no child scored above -infinity."""
         visits, value = self.tree.visits, self.tree.value
         best = policies.ucb1_argmax(
-            [value[k] for k in kids], [visits[k] for k in kids], visits[node], c=self.options["c"], log=self.options["log"]
+            [value[k] for k in kids], [visits[k] for k in kids], visits[node], c=self.options.c, log=self.options.log
         )
         return kids[best[0]]
 
@@ -704,10 +648,10 @@ class _Engine:
         next_state, is_terminal, current_player = game.next_state, game.is_terminal, game.current_player
         legal_actions, game_returns = game.legal_actions, game.returns
         playout, rng = self.playout, self.rng
-        pick = rng.randrange if options["expand"] == "one-random" else None
-        c = options["c"]
-        log_shift = 1 if options["log"] == "ln-n1" else 0
-        rollout = options["rollout"]
+        pick = rng.randrange if options.expand == "one-random" else None
+        c = options.c
+        log_shift = 1 if options.log == "ln-n1" else 0
+        rollout = options.rollout
         converted: dict[int, _Converted] = {}
         convert = self._convert_returns
         log, sqrt, clock = math.log, math.sqrt, time.perf_counter
@@ -795,10 +739,10 @@ class _Engine:
         next_state, is_terminal, current_player = game.next_state, game.is_terminal, game.current_player
         legal_actions, game_returns, state_key, action_label = game.legal_actions, game.returns, game.state_key, game.action_label
         playout, rng = self.playout, self.rng
-        pick = rng.randrange if options["expand"] == "one-random" else None
-        c = options["c"]
-        log_shift = 1 if options["log"] == "ln-n1" else 0
-        rollout = options["rollout"]
+        pick = rng.randrange if options.expand == "one-random" else None
+        c = options.c
+        log_shift = 1 if options.log == "ln-n1" else 0
+        rollout = options.rollout
         converted: dict[int, _Converted] = {}
         convert = self._convert_returns
         recorder, full = self.recorder, self.full
@@ -942,15 +886,15 @@ class _Engine:
         child_visits = [visits[k] for k in kids]
         child_values = [value[k] for k in kids]
         parent_visits = visits[node]
-        if options["policy"] == "ucb1":
-            best = policies.ucb1_argmax(child_values, child_visits, parent_visits, c=options["c"], log=options["log"])
+        if options.policy == "ucb1":
+            best = policies.ucb1_argmax(child_values, child_visits, parent_visits, c=options.c, log=options.log)
         else:
             priors = tree.prior
             best = policies.puct_argmax(
                 child_values, child_visits, [priors[k] for k in kids], parent_visits,
-                c_puct=options["c_puct"], q=options["q"], fpu=options["fpu"],
+                c_puct=options.c_puct, q=options.q, fpu=options.fpu,
             )
-        index = best[0] if len(best) == 1 or options["tie_break"] == "first" else best[self.rng.randrange(len(best))]
+        index = best[0] if len(best) == 1 or options.tie_break == "first" else best[self.rng.randrange(len(best))]
         chosen = kids[index]
         if steps is not None:
             steps.append(Step(node, chosen, parent_visits, self._scores(node, kids)))
@@ -989,17 +933,25 @@ class _Engine:
             return ()
         return tuple(self._new_child_record(child, leaf, a) for child, a in zip(added, actions))
 
-    def _evaluate(self, state: State) -> tuple[Any, Any]:
-        """The evaluator's ``(priors, values)`` for ``state``, its shape checked."""
-        assert self.evaluator is not None
-        result = self.evaluator(state)
+    def _evaluate(self, state: State) -> tuple[Mapping[Any, float] | None, Any]:
+        """The evaluator's (priors, values) for ``state``, its shape checked (values are checked
+        by ``checked_returns``).
+
+        Raises:
+            MctsvizError: the evaluator returned something else, named with what was expected.
+        """
+        result = self.evaluator(state)  # type: ignore[misc]
+        shape = "(priors, values): priors a map from action to a finite number >= 0, or None; values one number per player"
         if not isinstance(result, (tuple, list)) or len(result) != 2:
-            shape = f"a {type(result).__name__}" + (f" of {len(result)} items" if isinstance(result, (tuple, list)) else "")
-            raise MctsvizError(f"the evaluator returned {shape}: it must return (priors, values), priors a dict from action to probability or None")
-        priors = result[0]
-        if priors is not None and not isinstance(priors, Mapping):
-            raise MctsvizError(f"the evaluator returned priors of type {type(priors).__name__}: expected a dict from action to probability, or None")
-        return result[0], result[1]
+            raise MctsvizError(f"evaluator {self.options.evaluator} returned {_short(result)}: expected {shape}")
+        priors, values = result
+        if priors is not None:
+            ok = isinstance(priors, Mapping) and all(
+                isinstance(p, (int, float)) and not isinstance(p, bool) and math.isfinite(p) and p >= 0 for p in priors.values()
+            )
+            if not ok:
+                raise MctsvizError(f"evaluator {self.options.evaluator} returned priors {_short(priors)}: expected {shape}")
+        return priors, values
 
     def _prior(self, node: int, action: Action, count: int) -> float:
         priors = self.node_priors.get(node)
@@ -1016,7 +968,7 @@ class _Engine:
         state = game.next_state(tree.state[parent], action)
         key = game.state_key(state) if self.need_keys else None
         mover = tree.player[parent]
-        if self.options["transpositions"]:
+        if self.options.transpositions:
             existing = tree.by_key.get(key)
             if existing is not None and not self._is_ancestor(existing, parent):
                 tree.children[parent].append(existing)
@@ -1062,8 +1014,8 @@ class _Engine:
                 method = "evaluator"
             else:
                 actions, returns = self.playout(state, self.rng)
-                method = self.options["rollout"]
-        returns = checked_returns(returns, method, game.num_players)
+                method = self.options.rollout
+        returns = checked_returns(returns, f"evaluator {self.options.evaluator}" if method == "evaluator" else method, game.num_players)
         if self.recorder is not None:
             labels = None
             if self.full and actions is not None:
@@ -1077,10 +1029,10 @@ class _Engine:
         return returns
 
     def _scripted(self, iteration: int, node: int) -> Sequence[float] | None:
-        script = self.options["script"]
+        script = self.options.script
         if script is None:
             return None
-        if isinstance(script, list):
+        if not isinstance(script, dict):  # outcomes by iteration
             return script[iteration - 1] if iteration <= len(script) else None
         key = self.tree.key(node)
         outcomes = script.get(key)
@@ -1095,7 +1047,7 @@ class _Engine:
     def _backpropagate(self, iteration: int, path: list[int], returns: Sequence[float]) -> None:
         tree = self.tree
         visits, value, mover = tree.visits, tree.value, tree.mover
-        zero_one = self.options["reward"] == "01"
+        zero_one = self.options.reward == "01"
         full = self.full
         updates: list[Update] = []
         for node in reversed(path):

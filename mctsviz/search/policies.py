@@ -9,13 +9,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-INF = math.inf
+# The choices live with the options record; re-exported here for the policies' callers.
+from ..options import FINAL_RULES, LOG_VARIANTS, POLICIES, Q_VARIANTS, TIE_BREAKS, SearchOptions
 
-POLICIES = ("ucb1", "puct")
-LOG_VARIANTS = ("ln-n", "ln-n1")
-Q_VARIANTS = ("w/n", "w/(1+n)")
-FINAL_RULES = ("visits", "mean")
-TIE_BREAKS = ("first", "random")
+__all__ = [
+    "FINAL_RULES", "INF", "LOG_VARIANTS", "POLICIES", "Q_VARIANTS", "TIE_BREAKS",
+    "final_choice", "puct", "puct_argmax", "score_terms", "ucb1", "ucb1_argmax",
+]
+
+INF = math.inf
 
 
 def ucb1(value: float, visits: int, parent_visits: int, *, c: float, log: str = "ln-n") -> tuple[float, float, float]:
@@ -115,16 +117,16 @@ def puct_argmax(
 
 
 def score_terms(
-    options: dict,
+    options: SearchOptions,
     value: float,
     visits: int,
     parent_visits: int,
     prior: float,
 ) -> tuple[float, float, float]:
     """(exploit, explore, score) of one child under a search's recorded ``options``."""
-    if options["policy"] == "puct":
-        return puct(value, visits, parent_visits, prior, c_puct=options["c_puct"], q=options["q"], fpu=options["fpu"])
-    return ucb1(value, visits, parent_visits, c=options["c"], log=options["log"])
+    if options.policy == "puct":
+        return puct(value, visits, parent_visits, prior, c_puct=options.c_puct, q=options.q, fpu=options.fpu)
+    return ucb1(value, visits, parent_visits, c=options.c, log=options.log)
 
 
 def final_choice(visits: Sequence[int], means: Sequence[float | None], *, rule: str) -> int | None:

@@ -22,13 +22,20 @@ back in), and the records hold no reference cycles, so they skip the garbage col
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Annotated, Any, Union
 
 import msgspec
 
-SCHEMA_VERSION = 2
+# RECORD_LEVELS is re-exported: readers and the CLI name it with the events.
+from ..options import RECORD_LEVELS as RECORD_LEVELS
+from ..options import SearchOptions
+
+SCHEMA_VERSION = 3
 FORMAT_NAME = "mctsviz-trace"
-RECORD_LEVELS = ("full", "compact")
+
+#: A finite number: decoding rejects NaN and the infinities (MessagePack can carry them; JSON
+#: cannot), which would poison every mean above a node.
+Finite = Annotated[float, msgspec.Meta(ge=-1.7976931348623157e308, le=1.7976931348623157e308)]
 
 
 class _Record(msgspec.Struct, frozen=True, omit_defaults=True, gc=False, forbid_unknown_fields=True):
@@ -95,11 +102,11 @@ class Update(_Record, frozen=True):
     """One node's backpropagation update; the before/after fields are filled at ``full``."""
 
     node: int
-    reward: float
+    reward: Finite
     visits_before: int | None = None
-    value_before: float | None = None
+    value_before: Finite | None = None
     visits_after: int | None = None
-    value_after: float | None = None
+    value_after: Finite | None = None
 
 
 class RootChild(_Record, frozen=True):
@@ -116,9 +123,9 @@ class RootChild(_Record, frozen=True):
 class Header(msgspec.Struct, frozen=True, tag="header", tag_field="kind", omit_defaults=True, gc=False, forbid_unknown_fields=True):
     """The first line of a trace: what was searched, how, and at which recording level.
 
-    ``options`` holds every search option (policy, c, log, reward, expand, rollout, evaluator,
-    final, tie_break, c_puct, q, fpu, transpositions, memory, iterations, seconds, script), which
-    is everything needed to recompute a selection.
+    ``options`` is the search's :class:`mctsviz.options.SearchOptions`, every field written
+    (since schema version 3 a typed record; before, an object with the same keys): everything
+    needed to recompute a selection. ``seed`` is an integer from 0 to 2**64 - 1.
     """
 
     format: str
@@ -131,8 +138,8 @@ class Header(msgspec.Struct, frozen=True, tag="header", tag_field="kind", omit_d
     root_player: int
     root_mover: int
     root_visits: int
-    root_value: float
-    options: dict[str, Any]
+    root_value: Finite
+    options: SearchOptions
     seed: int
     record: str
 
@@ -173,7 +180,7 @@ class Simulate(msgspec.Struct, frozen=True, tag="simulate", tag_field="kind", om
     iteration: int
     node: int
     method: str
-    returns: tuple[float, ...]
+    returns: tuple[Finite, ...]
     actions: tuple[str, ...] | None = None
     priors: dict[str, float] | None = None
 

@@ -14,16 +14,22 @@ from ``MIN_SCHEMA_VERSION`` up to it and refuses newer ones with a message sayin
 the events' shape means bumping ``SCHEMA_VERSION``, adding a migration of the older lines here,
 and keeping an old trace in ``tests/fixtures/traces`` that must still load.
 
+* Version 3 (mctsviz 0.3): the header's ``options`` is the typed record
+  :class:`mctsviz.options.SearchOptions` (every field written, each checked by the rules the
+  search applies); the seed is an integer from 0 to 2**64 - 1; returns and rewards are finite.
 * Version 2 (mctsviz 0.2): a ``Score`` is an array ``[node, action, visits, value, prior,
   exploit, explore, score]``; MessagePack traces.
 * Version 1 (mctsviz 0.1): a ``Score`` is an object; read through the ``_V1`` records below and
   migrated on reading.
+
+Versions 1 and 2 wrote the options as an object with the same keys as version 3's record; they
+migrate by passing through the record's check (:func:`check_header`), so a damaged option in
+an old trace is refused as it is in a new one.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Iterable
 from importlib import resources
 from typing import Any, Union
@@ -31,6 +37,7 @@ from typing import Any, Union
 import msgspec
 
 from ..errors import MctsvizError, terminal_text
+from ..options import OPTION_NAMES, build_options, option_problems, seed_problem
 from .limits import MAX_DEPTH, MAX_PLAYERS, json_too_deep, msgpack_too_deep
 from .events import (
     FORMAT_NAME,
@@ -163,7 +170,8 @@ def _decode_v1_frame(payload: bytes) -> list[Event]:
 
 def describe_decode_error(exc: Exception) -> str:
     """A short reason for a line that does not decode, fit for a one-line message."""
-    text = str(exc)
+    # msgspec quotes a bad key or value as it is: keep a newline in one from breaking the line.
+    text = str(exc).replace("\r", "\\r").replace("\n", "\\n")
     if isinstance(exc, UnicodeDecodeError):
         return "not UTF-8 text"
     if text.startswith("Invalid value") and "`$.kind`" in text:
@@ -171,6 +179,8 @@ def describe_decode_error(exc: Exception) -> str:
         return f"unknown event kind {kind!r}"
     if text == "Input data was truncated":
         return "the JSON ends early (a truncated line)"
+    if "1.7976931348623157e+308" in text and " - at `" in text:  # the bounds of ``events.Finite``
+        return f"a number that is not finite (NaN or an infinity) at {text.rsplit(' - at ', 1)[1]}"
     if text.startswith("JSON is malformed"):
         return f"not valid JSON ({text[len('JSON is malformed: '):]})"
     return terminal_text(text[0].lower() + text[1:]) if text else type(exc).__name__
@@ -217,9 +227,13 @@ def decode_header_frame(payload: bytes | memoryview) -> Header:
 def check_header(probe: Any) -> Header:
     """Check a decoded header (plain data), version first, and convert it to a ``Header``.
 
+    Versions 1 and 2 stored the options as an untyped object with the keys of
+    :class:`~mctsviz.options.SearchOptions`; they migrate by passing through the same check
+    as version 3's record (:func:`mctsviz.options.build_options`).
+
     Raises:
-        MctsvizError: the data is not a header, comes from a newer schema, or misses an option
-            replay needs.
+        MctsvizError: the data is not a header, comes from a newer schema, or a field breaks
+            its rule (see :func:`header_problems`).
     """
     if not isinstance(probe, dict) or probe.get("kind") != "header":
         found = probe.get("kind") if isinstance(probe, dict) else type(probe).__name__
@@ -236,6 +250,15 @@ def check_header(probe: Any) -> Header:
         )
     if version < MIN_SCHEMA_VERSION:
         raise MctsvizError(f"schema version {version} is older than any this mctsviz reads ({MIN_SCHEMA_VERSION}-{SCHEMA_VERSION})")
+    raw_options: Any = probe.get("options")
+    problems = option_problems(raw_options, complete=True, header=True) if "options" in probe else []
+    if problems:
+        raise MctsvizError(f"bad header: {problems[0]}")
+    seed = probe.get("seed")
+    if "seed" in probe and seed_problem(seed):
+        raise MctsvizError(f"bad header: {seed_problem(seed)}")
+    if "options" in probe:
+        probe = {**probe, "options": build_options(raw_options, complete=True)}
     try:
         header = msgspec.convert(probe, Header)
     except msgspec.ValidationError as exc:
@@ -247,52 +270,37 @@ def check_header(probe: Any) -> Header:
 
 
 def header_problems(header: Header) -> list[str]:
-    """What in ``header`` would make a replay wrong or impossible (empty when it is sound).
+    """What in ``header`` breaks its documented rule (empty when it is sound).
 
-    Checks the recording level, the player numbers and every option a replay needs to
-    recompute a selection (policy, c, log, c_puct, q, fpu, tie_break, expand, reward, final).
+    Checks every field a reader relies on: the recording level, the player numbers, the root
+    and its statistics, the seed (:func:`mctsviz.options.seed_problem`) and every option
+    (:func:`mctsviz.options.option_problems`, the check the search applies to its options).
     """
-    from ..search.engine import (  # lazily: search imports this package
-        EXPANSIONS,
-        REWARDS,
-    )
-    from ..search.policies import (
-        FINAL_RULES,
-        LOG_VARIANTS,
-        POLICIES,
-        Q_VARIANTS,
-        TIE_BREAKS,
-    )
-
     problems = []
     if header.record not in RECORD_LEVELS:
         problems.append(f"record level {header.record!r} is not one of {', '.join(RECORD_LEVELS)}")
     if not 1 <= header.num_players <= MAX_PLAYERS:
         problems.append(f"num_players {header.num_players} must be from 1 to {MAX_PLAYERS}")
-    if not -(1 << 63) <= header.seed < 1 << 64:
-        problems.append(f"seed {header.seed} does not fit in 64 bits")
     if not 0 <= header.root_mover < max(header.num_players, 1):
         problems.append(f"root_mover {header.root_mover} is not a player of {header.num_players}")
+    if not 0 <= header.root_player < max(header.num_players, 1):
+        problems.append(f"root_player {header.root_player} is not a player of {header.num_players}")
+    if header.num_players > 1 and header.root_mover != (header.root_player - 1) % header.num_players:
+        problems.append(f"root_mover {header.root_mover} is not the player before root_player {header.root_player}")
     if header.root_visits < 0:
         problems.append(f"root_visits {header.root_visits} is negative")
-    options = header.options
-    choices = {
-        "policy": POLICIES, "log": LOG_VARIANTS, "q": Q_VARIANTS, "tie_break": TIE_BREAKS,
-        "expand": EXPANSIONS, "reward": REWARDS, "final": FINAL_RULES,
-    }
-    for name, allowed in choices.items():
-        if options.get(name) not in allowed:
-            problems.append(f"option {name}={options.get(name)!r} is not one of {', '.join(allowed)}")
-    for name in ("c", "c_puct", "fpu"):
-        value = options.get(name)
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
-            problems.append(f"option {name}={value!r} is not a finite number")
-    script = options.get("script")
-    if script is not None and not isinstance(script, (list, dict)):
-        problems.append(f"option script={script!r} is not a list of outcomes or an object from state key to outcomes")
-    evaluator = options.get("evaluator")
-    if evaluator is not None and not isinstance(evaluator, str):
-        problems.append(f"option evaluator={evaluator!r} is not the name of an evaluator")
+    if header.root_visits == 0 and header.root_value != 0:
+        problems.append(f"root_value {header.root_value!r} with no root visits")
+    if not header.options.memory and (header.root_visits or header.root_value):
+        problems.append("root statistics (root_visits, root_value) without the memory option")
+    if not header.root:
+        problems.append("an empty root key")
+    if not header.game:
+        problems.append("an empty game name")
+    seed = seed_problem(header.seed)
+    if seed:
+        problems.append(seed)
+    problems.extend(option_problems(dict(header.options.items()), complete=True, header=True))
     return problems
 
 
@@ -302,6 +310,8 @@ def header_problems(header: Header) -> list[str]:
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of one trace line, generated from the event records."""
     schema = msgspec.json.schema(Event)
+    # Every option has a default for the search's keywords, but a header must write them all.
+    schema["$defs"]["SearchOptions"]["required"] = list(OPTION_NAMES)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": f"{FORMAT_NAME} line (schema version {SCHEMA_VERSION})",
