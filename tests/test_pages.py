@@ -397,7 +397,8 @@ def test_site_command_writes_pages_and_rejects_bad_input(tmp_path, capsys, monke
     code = main(["site", str(trace), "-o", str(out), "--iterations", "2-3", "--copy-trace", "--no-progress"])
     assert code == 0, capsys.readouterr().err
     assert sorted(p.name for p in (out / "toy").glob("*.md")) == ["index.md", "iteration-2.md", "iteration-3.md", "slider.md"]
-    assert (out / "toy" / "toy.jsonl").read_bytes() == trace.read_bytes()
+    assert (out / "toy" / "download" / "trace.jsonl").read_bytes() == trace.read_bytes()
+    assert "(download/trace.jsonl)" in (out / "toy" / "index.md").read_text()
     assert "(toy/index.md)" in (out / "index.md").read_text()
     capsys.readouterr()
     for args, message in [

@@ -233,3 +233,23 @@ def test_a_killed_recording_is_found_at_its_partial_name(tmp_path, capsys):
     code, err = _run(capsys, "replay", str(tmp_path / "never.jsonl"))
     _one_line_error(code, err, "no such file")
     assert "partial" not in err
+
+
+# -- what the site writes ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["index.md", "slider.md", ".walkthrough.json", "iteration-2.md"])
+def test_a_copied_trace_never_replaces_a_generated_page(tmp_path, capsys, name):
+    source, _ = trace_file(tmp_path, "t.jsonl", iterations=4)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    trace = folder / name
+    trace.write_bytes(source.read_bytes())
+    out = tmp_path / "walk"
+    assert _run(capsys, "site", str(trace), "--name", "w", "--out", str(out), "--copy-trace", "--no-progress")[0] == 0
+    pages = out / "w"
+    assert (pages / "index.md").read_text().startswith("---\ntitle:")
+    assert (pages / "slider.md").read_text().startswith("---\ntitle:")
+    assert (pages / "download" / "trace.jsonl").read_bytes() == source.read_bytes()
+    assert "(download/trace.jsonl)" in (pages / "index.md").read_text()
+    assert sorted(p.name for p in pages.rglob("*") if p.is_file() and source.read_bytes() == p.read_bytes()) == ["trace.jsonl"]

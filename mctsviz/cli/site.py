@@ -51,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--title", metavar="TEXT", help="heading of the overview page (one trace only)")
     p.add_argument("--templates", metavar="DIR", help="a folder of Jinja2 templates that replace the built-in ones by file name")
     p.add_argument("--max-nodes", type=_positive, default=40, metavar="N", help="the most nodes a tree figure shows (default 40)")
-    p.add_argument("--copy-trace", action="store_true", help="put a copy of each trace beside its pages, linked for download")
+    p.add_argument("--copy-trace", action="store_true", help="put a copy of each trace in its walkthrough, as download/trace.jsonl (the suffix kept), linked from the overview")
     p.add_argument("--jobs", type=_positive, metavar="N", help="threads drawing figures (default: the CPUs, at most 8)")
     p.add_argument("--demo", action="store_true", help="build the demo site: the lecture walkthroughs and the gallery")
     p.add_argument("--docs", metavar="DIR", default="docs", help="the MkDocs docs folder, for --demo (default docs)")
@@ -75,7 +75,7 @@ def run_site(args: argparse.Namespace) -> int:
     from ..replay import Replay
     from ..trace.io import read_trace
     from ..walkthrough.figures import RenderFigures
-    from ..walkthrough.pages import build_pages, trace_name
+    from ..walkthrough.pages import build_pages, trace_copy_name, trace_name
     from ..walkthrough.write import write_index, write_pages
 
     out = Path(args.out) if args.out is not None else DEFAULT_OUT
@@ -95,12 +95,12 @@ def run_site(args: argparse.Namespace) -> int:
             pages = build_pages(
                 replay, name=name, iterations=args.iterations, figures=figures, templates=args.templates,
                 title=args.title, jobs=args.jobs, progress=lambda done: bar.update(done - bar.n),
-                trace_file=Path(trace).name if args.copy_trace else None,
+                trace_file=trace_copy_name(trace) if args.copy_trace else None,
             )
         finally:
             bar.close()
         if args.copy_trace:
-            pages[f"{name}/{Path(trace).name}"] = Path(trace).read_bytes()
+            pages[f"{name}/{trace_copy_name(trace)}"] = Path(trace).read_bytes()
         written = write_pages(pages, out)
         pages_count = sum(1 for p in pages if p.endswith(".md"))
         print(f"{trace}: {chosen_note}, {pages_count} pages in {out / name} ({len(written)} files written)")

@@ -32,7 +32,7 @@ from .escape import plain_line
 from .figures import FigureMaker, RenderFigures
 from .formulas import score_formula
 from .numbers import format_exact, format_number, format_score
-from .pages import NodeNames, Pages, build_pages, index_pages, render_template, template_environment
+from .pages import NodeNames, Pages, build_pages, index_pages, render_template, template_environment, trace_copy_name
 from .write import read_manifests, write_pages
 
 PAIR_SCRIPT = ((1, -1), (0, 0), (1, -1), (-1, 1))  # seed 004: P1 wins, draw, P1 wins, P1 loses
@@ -144,7 +144,7 @@ def trace_bytes(events: Sequence[Any], filename: str) -> bytes:
     from ..trace.io import write_trace
 
     with tempfile.TemporaryDirectory(prefix="mctsviz-trace-") as folder:
-        path = Path(folder) / filename
+        path = Path(folder) / Path(filename).name
         write_trace(path, events)
         return path.read_bytes()
 
@@ -385,7 +385,7 @@ def build_demo(
         for spec in specs:
             step(spec.name)
             events = record_walkthrough(spec)
-            filename = f"{spec.name}.jsonl.gz"
+            filename = trace_copy_name(f"{spec.name}.jsonl.gz")
             pages = build_pages(
                 events, name=spec.name, iterations=spec.iterations, figures=figures, templates=templates,
                 title=spec.title, description=plain_line(spec.description), jobs=jobs, trace_file=filename,

@@ -124,6 +124,24 @@ def trace_name(path: str | os.PathLike[str]) -> str:
     return slug(name)
 
 
+#: Where a copy of the trace goes inside a walkthrough folder: a generated name in a folder of
+#: its own, so that no trace, whatever it is called, can replace a page or the manifest.
+TRACE_COPY_FOLDER = "download"
+
+
+def trace_copy_name(path: str | os.PathLike[str]) -> str:
+    """The path, inside a walkthrough folder, of the copy of trace ``path``.
+
+    Only the encoding and compression suffixes are kept from the file's name (``trace.jsonl.gz``,
+    ``trace.msgpack``): a name from a trace never chooses where a file is written.
+    """
+    from ..trace.io import compression_of, format_of
+
+    suffix = {"jsonl": ".jsonl", "msgpack": ".msgpack"}[format_of(path)]
+    suffix += {"none": "", "gzip": ".gz", "zstd": ".zst"}[compression_of(path)]
+    return f"{TRACE_COPY_FOLDER}/trace{suffix}"
+
+
 # -- naming nodes and players -------------------------------------------------------------
 
 
