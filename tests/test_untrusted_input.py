@@ -253,3 +253,59 @@ def test_a_copied_trace_never_replaces_a_generated_page(tmp_path, capsys, name):
     assert (pages / "download" / "trace.jsonl").read_bytes() == source.read_bytes()
     assert "(download/trace.jsonl)" in (pages / "index.md").read_text()
     assert sorted(p.name for p in pages.rglob("*") if p.is_file() and source.read_bytes() == p.read_bytes()) == ["trace.jsonl"]
+
+
+# -- Ctrl-C pressed twice ----------------------------------------------------------------------
+
+
+def test_a_second_ctrl_c_while_the_writer_closes_still_lands_the_trace(tmp_path):
+    import signal
+
+    from mctsviz.search import search
+    from mctsviz.trace.events import Select
+    from mctsviz.trace.io import TraceWriter
+
+    path = tmp_path / "t.jsonl.gz"
+
+    class Twice(TraceWriter):
+        def __call__(self, event):
+            if isinstance(event, Select) and event.iteration == 100:
+                raise KeyboardInterrupt
+            super().__call__(event)
+
+        def close(self, **kwargs):
+            signal.raise_signal(signal.SIGINT)  # the second Ctrl-C, as the file is being finished
+            super().close(**kwargs)
+
+    with pytest.raises(KeyboardInterrupt):
+        with Twice(path) as recorder:
+            search(games.load("tictactoe"), iterations=1000, seed=3, recorder=recorder)
+    notes: list[str] = []
+    assert len(load_trace(path, on_warning=notes.append)) == 1 + 4 * 99
+    assert not path.with_name("t.jsonl.gz.partial").exists() and len(notes) == 1
+
+
+@pytest.mark.parametrize("gap", [0.0, 0.002, 0.02, 0.2])
+def test_ctrl_c_twice_on_the_command_line_exits_130_with_the_trace_whole(tmp_path, gap):
+    import signal
+    import time
+
+    trace = tmp_path / "t.jsonl.gz"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mctsviz", "search", "connect4", "--iterations", "100000000", "--trace", str(trace), "--no-progress"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+    )
+    partial = trace.with_name("t.jsonl.gz.partial")
+    deadline = time.monotonic() + 60
+    while (not partial.exists() or partial.stat().st_size < 2000) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    time.sleep(gap)
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == "mctsviz: interrupted", err
+    landed = trace if trace.exists() else partial
+    events = load_trace(landed, on_warning=lambda note: None)
+    assert len(events) > 1 and type(events[-1]).__name__ == "Backprop"

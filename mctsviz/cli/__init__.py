@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -58,12 +59,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"mctsviz: error: {terminal_text(exc)}", file=sys.stderr)  # one line, whatever a trace put in it
         return EXIT_USAGE
     except KeyboardInterrupt:
+        _ignore_interrupts()  # a second Ctrl-C must not turn this exit into a traceback
         print("mctsviz: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return EXIT_OK
 
 
+def _ignore_interrupts() -> None:
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: nothing to ignore there
+        pass
+
+
 def run() -> None:
     """Console-script entry point."""
-    sys.exit(main())
+    try:
+        code = main()
+    except KeyboardInterrupt:  # Ctrl-C pressed again before main could handle the first
+        _ignore_interrupts()
+        print("mctsviz: interrupted", file=sys.stderr)
+        code = 130
+    sys.exit(code)

@@ -310,7 +310,9 @@ class TraceWriter:
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        self.close(interrupted=exc_type is not None)
+        # A second Ctrl-C while the first unwinds must not cut the file short or stop the rename.
+        with _sigint_deferred():
+            self.close(interrupted=exc_type is not None)
 
     def open(self) -> None:
         """Create ``PATH.partial`` (done by ``with``)."""
