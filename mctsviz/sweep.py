@@ -1,6 +1,6 @@
 """Sweeps: one MCTS option varied over values, a match against a fixed opponent at each.
 
-Seed 000's U-shaped curve: strength against the exploration constant C (too little exploration
+The lecture's U-shaped curve: strength against the exploration constant C (too little exploration
 commits early to bad moves, too much never refines the best one), or against the iteration
 budget. Every point plays the same games (game ``i`` is seeded by ``(seed, i)`` through
 :func:`mctsviz.match.play_match`), so the points differ only by the swept option.

@@ -24,7 +24,7 @@ __all__ = ["ListRecorder", "capture_events", "encode_events", "recorded_replay",
 
 
 def toy_path() -> str:
-    """Path of the explicit tree of seed 000's toy walkthrough (S0, a1/a2, values 20 and 10)."""
+    """Path of the explicit tree of the lecture's four-iteration toy tree (S0, a1/a2, values 20 and 10)."""
     return str(resources.files("mctsviz.games") / "data" / "toy.json")
 
 

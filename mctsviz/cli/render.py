@@ -44,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--boards", action="store_true", help="draw the board inside each node (grid games)")
     p.add_argument("--keys", action="store_true", help="show each node's state key")
     p.add_argument("--no-ids", action="store_true", help="do not show node ids")
-    p.add_argument("--value-symbol", choices=("W", "t"), default="W", help="name of the total reward (seed 000 writes t)")
+    p.add_argument("--value-symbol", choices=("W", "t"), default="W", help="name of the total reward (the lecture's slides write t)")
     p.add_argument("--caption", action="store_true", help="add a caption: game, policy, seed, iteration, phase")
     p.add_argument("--no-highlight", action="store_true", help="do not mark the iteration's path, new node, rollout and updates")
     _output_argument(p, graph=True)

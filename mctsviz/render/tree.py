@@ -63,7 +63,7 @@ def render_tree(
             reward option's range ([0, 1] or [-1, 1]) widened to the snapshot's means.
         ids: show each node's id ("#3").
         keys: show each node's state key (explicit trees name their states: "S1").
-        value_symbol: the name of the total reward: "W" (default) or "t" (seed 000's slides).
+        value_symbol: the name of the total reward: "W" (default) or "t" (as the lecture's slides write it).
         caption: add a caption line (game, policy, seed, iteration, phase) under the tree. The
             same information is always in the graph's ``comment`` (a DOT attribute, written
             into SVG output as a comment).

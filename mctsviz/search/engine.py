@@ -40,7 +40,7 @@ _Converted = tuple[tuple[float, ...], tuple[float, ...]]
 
 
 class Memory:
-    """Node statistics kept across searches, keyed by state (seed 000's learner).
+    """Node statistics kept across searches, keyed by state (the lecture's learner).
 
     A search given a memory starts every node it creates with the visits and total value the
     memory holds for that state, and writes its final statistics back when it ends, so a

@@ -4,11 +4,11 @@
 into ``docs/walkthroughs/`` and the gallery into ``docs/gallery/generated/`` (both generated,
 never committed); ``mkdocs build`` then makes the site. The pieces:
 
-* seed 000's toy walkthrough: S0 with a1/a2, rollout values 20 and 10, C = 2, four iterations;
-* seed 004's Simple Pair Game: UCB1 with C = √2, rewards 1 / 0.5 / 0, the outcomes of
+* the lecture's four-iteration toy tree: S0 with a1/a2, rollout values 20 and 10, C = 2, four iterations;
+* the Simple Pair Game guide: UCB1 with C = √2, rewards 1 / 0.5 / 0, the outcomes of
   iterations 1-4 scripted as in the guide, then random rollouts, 50 iterations;
 * a Tic-Tac-Toe search seen at 10 and at 500 iterations;
-* seed 002's PUCT example: priors 0.8 / 0.2, N = 100, n = 80 / 5, c_puct = 1, Q = W/(1 + n);
+* the PUCT notebook's example: priors 0.8 / 0.2, N = 100, n = 80 / 5, c_puct = 1, Q = W/(1 + n);
 * move heatmaps by number of iterations, the UCB1 exploration term as a contour plot;
 * matches: MCTS against random and against minimax, the learner against the thinker, and
   MCTS's score against minimax as the exploration constant C varies.
@@ -35,19 +35,19 @@ from .numbers import format_exact, format_number, format_score
 from .pages import NodeNames, Pages, build_pages, index_pages, render_template, template_environment, trace_copy_name
 from .write import read_manifests, write_pages
 
-PAIR_SCRIPT = ((1, -1), (0, 0), (1, -1), (-1, 1))  # seed 004: P1 wins, draw, P1 wins, P1 loses
+PAIR_SCRIPT = ((1, -1), (0, 0), (1, -1), (-1, 1))  # the Simple Pair Game guide: P1 wins, draw, P1 wins, P1 loses
 PUCT_TREE = {
     "name": "puct-example",
-    "description": "Seed 002's PUCT example: two moves under a parent visited 100 times.",
+    "description": "The PUCT notebook's example: two moves under a parent visited 100 times.",
     "root": "s",
     "nodes": {"s": {"children": {"a1": "s1", "a2": "s2"}}, "s1": {"value": 0}, "s2": {"value": 0}},
 }
-#: Seed 002's statistics: the parent and its two children (visits, total value).
+#: The PUCT notebook's statistics: the parent and its two children (visits, total value).
 PUCT_STATS = {"s": (100, 0.0), "s1": (80, 0.0), "s2": (5, 0.0)}
 
 
-def seed002_priors(state: str) -> tuple[dict[str, float] | None, tuple[float]]:
-    """Seed 002's network, reduced to its example: priors 0.8 and 0.2 at the root, value 0."""
+def puct_notebook_priors(state: str) -> tuple[dict[str, float] | None, tuple[float]]:
+    """The PUCT notebook's network, reduced to its example: priors 0.8 and 0.2 at the root, value 0."""
     return ({"a1": 0.8, "a2": 0.2} if state == "s" else None), (0.0,)
 
 
@@ -74,7 +74,7 @@ def demo_walkthroughs() -> list[DemoWalkthrough]:
     return [
         DemoWalkthrough(
             "toy",
-            "Seed 000: the toy tree in four iterations",
+            "The lecture's toy tree in four iterations",
             "The walkthrough of the lecture slides: the root S0 with actions a1 and a2, rollouts "
             "worth 20 (from S1) and 10 (from S2), UCB1 with C = 2, and a leaf expanded on its "
             "second visit. At iteration 3, UCB1(S1) = 21.67 and UCB1(S2) = 11.67; at iteration 4, "
@@ -85,7 +85,7 @@ def demo_walkthroughs() -> list[DemoWalkthrough]:
         ),
         DemoWalkthrough(
             "pair-game",
-            "Seed 004: the Simple Pair Game",
+            "The Simple Pair Game guide",
             "The step-by-step guide's game: four cells, the first player to hold two adjacent "
             "cells wins. UCB1 with C = √2, wins counted 1, draws 0.5 and losses 0 from the side "
             "of the player who moved. The outcomes of iterations 1-4 are scripted as in the guide "
@@ -107,8 +107,8 @@ def demo_walkthroughs() -> list[DemoWalkthrough]:
         ),
         DemoWalkthrough(
             "puct-example",
-            "Seed 002: one PUCT selection",
-            "AlphaZero's rule on seed 002's example: priors 0.8 (a1) and 0.2 (a2), a parent "
+            "The PUCT notebook: one selection",
+            "AlphaZero's rule on the PUCT notebook's example: priors 0.8 (a1) and 0.2 (a2), a parent "
             "visited 100 times, children visited 80 and 5 times, c_puct = 1 and Q = W/(1 + n). "
             "The frequent, favoured a1 gets U = 0.0988; the rare a2 gets U = 0.3333 and is chosen.",
             "puct",
@@ -132,7 +132,7 @@ def record_walkthrough(spec: DemoWalkthrough) -> list[Any]:
         game = ExplicitTree.from_dict(PUCT_TREE)
         memory = Memory()
         memory.stats.update(PUCT_STATS)
-        search(game, recorder=events, evaluator=seed002_priors, memory=memory, **options)
+        search(game, recorder=events, evaluator=puct_notebook_priors, memory=memory, **options)
     else:
         game = games.load(_toy_path() if spec.game == "toy" else spec.game)
         search(game, recorder=events, **options)

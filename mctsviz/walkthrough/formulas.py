@@ -4,7 +4,7 @@ The numbers on the right of each formula are the scores the search used: the ``S
 of a trace (recorded at ``full``, recomputed by ``mctsviz.replay`` through
 ``mctsviz.search.policies`` at ``compact``). Nothing here computes a score; it only writes one.
 
-Example (seed 000's toy, iteration 4)::
+Example (the lecture's toy tree, iteration 4)::
 
     UCB1(S2) = 10/1 + 2·sqrt(ln 3 / 1) = 10 + 2.096 = 12.10
 """

@@ -154,8 +154,8 @@ def player_name(player: int) -> str:
 class NodeNames:
     """How a page calls each node, with what never changes about it (key, mover, terminal).
 
-    A one-player tree's nodes go by their state names ("S1", as in seed 000); a game's by
-    mover and move ("P1→0", as in seed 004); the root of a game is "root".
+    A one-player tree's nodes go by their state names ("S1", as in the lecture's slides); a game's by
+    mover and move ("P1→0", as in the Simple Pair Game guide); the root of a game is "root".
     """
 
     titles: tuple[str, ...]
