@@ -10,11 +10,3 @@ class MctsvizError(Exception):
     exception escaping mctsviz is a bug.
     """
 
-
-def terminal_text(text: object) -> str:
-    """``text`` on one line with control and other unprintable characters escaped.
-
-    Messages quote trace contents (labels, keys, field names), and a trace must not be able to
-    break a message over lines or drive the terminal.
-    """
-    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in str(text))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .errors import terminal_text
+from .escape import terminal as terminal_text
 from .replay import TreeSnapshot, snapshot_at
 
 def safe_text(text: Any) -> str:

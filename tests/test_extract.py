@@ -364,7 +364,7 @@ def test_number_formats():
 
 
 def test_html_text_escapes_markup_and_controls():
-    assert html_text('<script>"a" & \'b\'</script>') == "&lt;script&gt;&quot;a&quot; &amp; &#39;b&#39;&lt;/script&gt;"
+    assert html_text('<script>"a" & \'b\'</script>') == "&lt;script&gt;&quot;a&quot; &amp; &#x27;b&#x27;&lt;/script&gt;"
     assert html_text("a\nb\x00c") == "a b\\x00c"
     assert html_text("x" * 100, 10) == "x" * 9 + "…"
 

@@ -300,7 +300,8 @@ def test_markdown_escaping_round_trips():
         cell = re.search(r"<td>(.*)</td>", rendered).group(1)
         assert html.unescape(cell) == label
         assert "<" not in cell and ">" not in cell
-    assert markdown_text("a\nb\r\nc\x00") == "a b c"
+    # One line; a control character is shown as its escape (rendered: a b c\x00), never sent.
+    assert markdown_text("a\nb\r\nc\x00") == "a b c\\\\x00"
 
 
 # -- choosing iterations ---------------------------------------------------------------------

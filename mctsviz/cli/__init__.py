@@ -13,7 +13,8 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from ..errors import MctsvizError, terminal_text
+from ..errors import MctsvizError
+from ..escape import terminal as terminal_text
 
 #: Subcommand modules in the order their commands appear in ``--help``.
 COMMAND_MODULES = ("play", "search", "trace", "render", "site")

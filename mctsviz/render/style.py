@@ -16,6 +16,8 @@ matplotlib both read.
 
 from __future__ import annotations
 
+from .. import escape
+
 import math
 import re
 
@@ -138,30 +140,16 @@ def visit_penwidth(visits: int) -> float:
     return round(min(7.0, 1.0 + 1.25 * math.log10(1 + max(0, visits))), 2)
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
-
 def plain_text(text: object, limit: int = 60) -> str:
-    """Untrusted text made safe to place anywhere after escaping: control characters written
-    as ``\\xNN``, newlines and tabs as spaces, cut to ``limit`` characters with "…"."""
-    s = str(text)
-    s = s.replace("\r\n", " ").replace("\n", " ").replace("\t", " ").replace("\r", " ")
-    s = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", s)
-    if limit and len(s) > limit:
-        s = s[: limit - 1] + "…"
-    return s
+    """Untrusted text on one line, cut to ``limit`` characters (see :func:`mctsviz.escape.one_line`)."""
+    return escape.one_line(text, limit)
 
 
 def html_text(text: object, limit: int = 60) -> str:
-    """Untrusted text for a Graphviz HTML-like label or an SVG/HTML page: :func:`plain_text`,
-    then ``& < > " '`` as entities (so ``<script>`` stays text)."""
-    s = plain_text(text, limit)
-    return (
-        s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;").replace("'", "&#39;")
-    )
+    """Untrusted text for a Graphviz HTML-like label (see :func:`mctsviz.escape.html`)."""
+    return escape.html(text, limit)
 
 
 def mpl_text(text: object, limit: int = 60) -> str:
-    """Untrusted text for a matplotlib label: :func:`plain_text` with ``$`` escaped, so a label
-    such as ``$\\frac$`` is drawn as written instead of being parsed as mathtext."""
-    return plain_text(text, limit).replace("$", r"\$")
+    """Untrusted text for a matplotlib label (see :func:`mctsviz.escape.matplotlib`)."""
+    return escape.matplotlib(text, limit)

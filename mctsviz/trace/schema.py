@@ -36,7 +36,8 @@ from typing import Any, Union
 
 import msgspec
 
-from ..errors import MctsvizError, terminal_text
+from ..errors import MctsvizError
+from ..escape import terminal as terminal_text
 from ..options import OPTION_NAMES, build_options, option_problems, seed_problem
 from .limits import MAX_DEPTH, MAX_PLAYERS, json_too_deep, msgpack_too_deep
 from .events import (

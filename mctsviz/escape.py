@@ -1,0 +1,108 @@
+"""Untrusted text made inert for each place it lands: one function per output kind.
+
+Everything a trace holds (game names, parameters, labels, state keys, descriptions) comes from
+anywhere and may hold ``<script>``, ``</title>``, ``{{ }}``, Markdown links, ``$math$``, quotes,
+control characters or line separators. Every writer passes such text through the function for
+its output, here and nowhere else:
+
+=====================  ==========================================================
+output                 function
+=====================  ==========================================================
+a terminal line        :func:`terminal`
+HTML text, attributes,
+Graphviz HTML-like
+labels (and the SVG
+text dot makes of them) :func:`html`
+Markdown text, cells   :func:`markdown`
+a page's front matter
+title                  :func:`front_matter_title`
+matplotlib text        :func:`matplotlib`
+JSON inside ``<script>`` :func:`json_for_html`
+=====================  ==========================================================
+
+Standard library only: the core layers and every renderer may use it.
+"""
+
+from __future__ import annotations
+
+import html as _html
+import json
+import re
+from typing import Any
+
+_LINE_BREAKS = re.compile(r"\r\n|[\r\n\t\u2028\u2029\x0b\x0c\x85]")
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+# The characters Python-Markdown lets a backslash escape (its ESCAPED_CHARS, plus "|" from the
+# tables extension). "<", ">" and "&" are left to html escaping, which makes them entities;
+# Markdown passes entities through.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|])")
+
+
+def one_line(text: object, limit: int | None = None) -> str:
+    """``text`` on one line: line breaks and tabs become spaces, control characters ``\\xNN``.
+
+    Cut to ``limit`` characters with "…" when given. The base of every other function here.
+    """
+    s = _LINE_BREAKS.sub(" ", str(text))
+    s = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", s)
+    if limit and len(s) > limit:
+        s = s[: limit - 1] + "…"
+    return s
+
+
+def terminal(text: object) -> str:
+    """``text`` for a terminal: one line, every unprintable character escaped.
+
+    Messages quote trace contents, and a trace must not break a message over lines or send
+    the terminal escape sequences.
+    """
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in str(text))
+
+
+def html(text: object, limit: int | None = None) -> str:
+    """``text`` for HTML element content or a quoted attribute, and for Graphviz HTML-like labels.
+
+    ``& < > " '`` become entities, so ``<script>`` is shown, not run; dot copies the escaped
+    text into its SVG as text.
+    """
+    return _html.escape(one_line(text, limit), quote=True)
+
+
+def markdown(text: object, limit: int | None = None) -> str:
+    """``text`` shown literally in Markdown (paragraphs, list items, table cells, headings).
+
+    Markdown's active characters get a backslash, then HTML's become entities: ``a|b`` stays
+    one table cell, ``[x](javascript:...)`` is no link and ``<script>`` shows as text.
+    """
+    return _html.escape(_MARKDOWN_SPECIAL.sub(r"\\\1", one_line(text, limit)), quote=True)
+
+
+def front_matter_title(text: object) -> str:
+    """``text`` as the value of a page's ``title:`` front matter (a YAML double-quoted scalar).
+
+    MkDocs themes write a page's title into ``<title>`` and the navigation without escaping it,
+    and a title taken from a heading comes back unescaped: a game name holding
+    ``</title><script>`` would run. An explicit title, entity-escaped here, shows as text.
+    JSON's string syntax is a subset of YAML's double-quoted one.
+    """
+    return json.dumps(html(text))
+
+
+def matplotlib(text: object, limit: int | None = 60) -> str:
+    """``text`` for a matplotlib label or title: ``$`` escaped, so it is drawn as written and
+    never parsed as mathtext (an unbalanced ``$`` would otherwise fail the whole figure)."""
+    return one_line(text, limit).replace("$", r"\$")
+
+
+def json_for_html(value: Any) -> str:
+    """``value`` as JSON to embed in an HTML ``<script>`` element.
+
+    ``<``, ``>`` and ``&`` become ``\\u`` escapes, so no string can close the element or open a
+    comment (``</script>``, ``<!--``); U+2028 and U+2029, legal in JSON but line breaks in older
+    JavaScript, are escaped too.
+    """
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return (
+        text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    )
