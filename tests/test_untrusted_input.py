@@ -309,3 +309,74 @@ def test_ctrl_c_twice_on_the_command_line_exits_130_with_the_trace_whole(tmp_pat
     landed = trace if trace.exists() else partial
     events = load_trace(landed, on_warning=lambda note: None)
     assert len(events) > 1 and type(events[-1]).__name__ == "Backprop"
+
+
+# -- sizes one event may declare ---------------------------------------------------------------
+
+
+def test_an_expansion_past_the_children_or_text_limits_is_damage(tmp_path):
+    import msgspec
+
+    from mctsviz.trace import limits
+    from mctsviz.trace.events import Expand
+    from mctsviz.trace.io import write_trace
+
+    _, events = trace_file(tmp_path, "t.jsonl", iterations=6)
+    expand = next(e for e in events if isinstance(e, Expand) and e.iteration == 3 and e.children)
+    long_label = msgspec.structs.replace(expand.children[0], action="x" * (limits.MAX_TEXT + 1))
+    for bad, needle in [
+        (msgspec.structs.replace(expand, children=(long_label, *expand.children[1:])), "longer than 4096 characters"),
+    ]:
+        path = tmp_path / "bad.jsonl"
+        write_trace(path, [bad if e is expand else e for e in events])
+        notes: list[str] = []
+        kept = load_trace(path, on_warning=notes.append)
+        assert len(notes) == 1 and needle in notes[0] and "line" in notes[0]
+        assert sum(type(e).__name__ == "Backprop" for e in kept) == 2
+
+
+def test_an_expansion_with_too_many_children_is_damage(tmp_path, monkeypatch):
+    from mctsviz.trace import limits
+
+    monkeypatch.setattr(limits, "MAX_CHILDREN", 5)  # tic-tac-toe's root has 9 children
+    trace, _ = trace_file(tmp_path, "t.jsonl", iterations=3, expand="all")
+    notes: list[str] = []
+    load_trace(trace, on_warning=notes.append)
+    assert len(notes) == 1 and "9 children in one expansion, more than 5" in notes[0]
+
+
+def test_a_header_with_an_overlong_root_key_is_refused(tmp_path, capsys):
+    trace, _ = trace_file(tmp_path, "t.jsonl")
+    bad = _edit_header(trace, tmp_path / "bad.jsonl", lambda h: h.update(root="." * 5000))
+    _one_line_error(*_run(capsys, "replay", str(bad)), "root is longer than 4096 characters")
+
+
+# -- figures from a hostile trace ----------------------------------------------------------------
+
+
+def test_figures_from_a_hostile_trace_are_inert(tmp_path):
+    import shutil
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from test_site_build import EVIL_TREE
+
+    from mctsviz.games.explicit import ExplicitTree
+    from mctsviz.render import plot_evolution_panels, render_tree
+    from mctsviz.testing import recorded_replay
+
+    replay = recorded_replay(ExplicitTree.from_dict(EVIL_TREE), iterations=5, c=2.0, expand="second-visit")
+    for phase in ("select", "expand", "simulate", "backprop"):
+        graph = render_tree(replay.snapshot(5, phase))
+        assert "<script" not in graph.source and "onerror=" not in graph.source.replace("onerror=alert", "")
+        if shutil.which("dot"):
+            svg = graph.pipe(format="svg").decode()
+            assert "<script" not in svg and "<img" not in svg and "<b>" not in svg
+    assert "&lt;b&gt;bold&lt;/b&gt;" in svg and "&amp;amp;" in svg  # the labels, shown as text
+    axes = plot_evolution_panels(replay, node=0)
+    labels = [text.get_text() for ax in axes if ax.get_legend() for text in ax.get_legend().get_texts()]
+    assert labels == ["a|b", "[x](javascript:…"]  # drawn as written, cut to 16 characters
+    axes[0].figure.savefig(tmp_path / "evolution.png")  # an unescaped $ or markup would fail here
+    plt.close("all")

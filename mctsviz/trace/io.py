@@ -733,8 +733,12 @@ class TraceStructure:
                 return f"expand event of iteration {event.iteration} where iteration {self.iteration} was expected"
             if not 0 <= event.parent < self.nodes:
                 return f"iteration {event.iteration}: node {event.parent} was never created"
+            if len(event.children) > limits.MAX_CHILDREN:
+                return f"iteration {event.iteration}: {len(event.children)} children in one expansion, more than {limits.MAX_CHILDREN}"
             before = self.nodes
             for child in event.children:
+                if len(child.action) > limits.MAX_TEXT or len(child.key) > limits.MAX_TEXT:
+                    return f"iteration {event.iteration}: node {child.node}'s action or key is longer than {limits.MAX_TEXT} characters"
                 if child.existing:
                     if not 0 <= child.node < before:
                         return f"iteration {event.iteration}: node {child.node} was never created"

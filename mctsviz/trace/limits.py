@@ -31,6 +31,12 @@ MAX_DEPTH = 200
 #: sized by it.
 MAX_PLAYERS = 16
 
+#: The most children one expansion may add, and the longest action label or state key. Real
+#: games stay far below (Go has 362 moves, a Connect Four key of the largest board 192
+#: characters); the bounds keep one event from declaring a tree a renderer cannot lay out.
+MAX_CHILDREN = 4096
+MAX_TEXT = 4096
+
 #: Input that carries no events (blank or whitespace-only lines, empty MessagePack frames)
 #: a reader accepts in all before it calls the file damaged. A trace written by mctsviz has
 #: none; a hand-edited one may have a few blank lines.

@@ -39,7 +39,7 @@ import msgspec
 from ..errors import MctsvizError
 from ..escape import terminal as terminal_text
 from ..options import OPTION_NAMES, build_options, option_problems, seed_problem
-from .limits import MAX_DEPTH, MAX_PLAYERS, json_too_deep, msgpack_too_deep
+from .limits import MAX_DEPTH, MAX_PLAYERS, MAX_TEXT, json_too_deep, msgpack_too_deep
 from .events import (
     FORMAT_NAME,
     RECORD_LEVELS,
@@ -296,6 +296,9 @@ def header_problems(header: Header) -> list[str]:
         problems.append("root statistics (root_visits, root_value) without the memory option")
     if not header.root:
         problems.append("an empty root key")
+    for field in ("game", "root"):
+        if len(getattr(header, field)) > MAX_TEXT:
+            problems.append(f"{field} is longer than {MAX_TEXT} characters")
     if not header.game:
         problems.append("an empty game name")
     seed = seed_problem(header.seed)
