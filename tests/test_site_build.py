@@ -23,24 +23,11 @@ import yaml
 
 from mctsviz import games
 from mctsviz.games.explicit import ExplicitTree
-from mctsviz.testing import recorded_replay, toy_path
+from mctsviz.testing import hostile_tree, recorded_replay, toy_path
 from mctsviz.walkthrough import RenderFigures, build_pages, write_index, write_pages
 
 ROOT = Path(__file__).resolve().parent.parent
-EVIL_LABEL = "<script>alert(1)</script>"
-EVIL_TREE = {
-    # The name breaks out of <title> where a page title is not escaped (it reaches the
-    # overview's and the slider's titles and the navigation).
-    "name": "evil<b>|name</title><script>window.__pwned=1</script><title>",
-    "root": EVIL_LABEL,
-    "nodes": {
-        EVIL_LABEL: {"children": {"a|b": "x`y`*z*", "[x](javascript:alert(2))": "<img src=x onerror=alert(3)>"}},
-        "x`y`*z*": {"children": {"<b>bold</b>": "S3", "&amp;": "S4"}},
-        "<img src=x onerror=alert(3)>": {"value": 1},
-        "S3": {"value": 0},
-        "S4": {"value": 2},
-    },
-}
+EVIL_TREE = hostile_tree()
 #: mkdocs.yml's nav may name pages other engineers are still writing; MkDocs only warns.
 _MISSING_NAV = re.compile(r"A reference to '([^']+)' is included in the 'nav' configuration, which is not found")
 

@@ -361,13 +361,11 @@ def test_figures_from_a_hostile_trace_are_inert(tmp_path):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from test_site_build import EVIL_TREE
-
     from mctsviz.games.explicit import ExplicitTree
     from mctsviz.render import plot_evolution_panels, render_tree
-    from mctsviz.testing import recorded_replay
+    from mctsviz.testing import hostile_tree, recorded_replay
 
-    replay = recorded_replay(ExplicitTree.from_dict(EVIL_TREE), iterations=5, c=2.0, expand="second-visit")
+    replay = recorded_replay(ExplicitTree.from_dict(hostile_tree()), iterations=5, c=2.0, expand="second-visit")
     for phase in ("select", "expand", "simulate", "backprop"):
         graph = render_tree(replay.snapshot(5, phase))
         assert "<script" not in graph.source and "onerror=" not in graph.source.replace("onerror=alert", "")
