@@ -124,12 +124,12 @@ def test_a_few_blank_lines_are_still_read(tmp_path):
 def test_a_long_line_is_refused_before_it_is_read_whole(tmp_path, monkeypatch):
     """The reader stops at the limit: the rest of a 3x-limit line is never held."""
     from mctsviz.errors import MctsvizError
-    from mctsviz.trace import io as trace_io
+    from mctsviz.trace import reader as trace_reader
 
     trace = tmp_path / "long.jsonl.gz"
     trace.write_bytes(gzip_repeat(header_line(), b"7" * (4 * MIB), 12))
     chunks = 0
-    real = trace_io._chunks
+    real = trace_reader._chunks
 
     def counting(*args, **kwargs):
         nonlocal chunks
@@ -137,7 +137,7 @@ def test_a_long_line_is_refused_before_it_is_read_whole(tmp_path, monkeypatch):
             chunks += len(chunk)
             yield chunk
 
-    monkeypatch.setattr(trace_io, "_chunks", counting)
+    monkeypatch.setattr(trace_reader, "_chunks", counting)
     with pytest.raises(MctsvizError, match="longer than 16 MiB"):
-        list(trace_io.read_trace(trace))
+        list(trace_reader.read_trace(trace))
     assert chunks < limits.MAX_LINE_BYTES + 2 * MIB

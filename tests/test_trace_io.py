@@ -21,7 +21,7 @@ from mctsviz.options import SearchOptions
 from mctsviz.replay import PHASES, Replay, replay, snapshot_at, walk
 from mctsviz.search import search
 from mctsviz.testing import recorded_search
-from mctsviz.trace import io as trace_io
+from mctsviz.trace import codecs as trace_codecs
 from mctsviz.trace.events import SCHEMA_VERSION, Backprop, Decision, Header, Select
 from mctsviz.trace.io import (
     TraceWriter,
@@ -196,7 +196,7 @@ def test_ctrl_c_lands_the_trace_up_to_its_last_complete_iteration(tmp_path, name
 
 def test_ctrl_c_while_a_block_is_written_cannot_cut_it(tmp_path, monkeypatch):
     path = tmp_path / "t.jsonl.gz"
-    original = trace_io._GzipSink.write
+    original = trace_codecs._GzipSink.write
     calls = {"n": 0}
 
     def write_and_interrupt(self, data):
@@ -205,7 +205,7 @@ def test_ctrl_c_while_a_block_is_written_cannot_cut_it(tmp_path, monkeypatch):
             signal.raise_signal(signal.SIGINT)
         original(self, data)
 
-    monkeypatch.setattr(trace_io._GzipSink, "write", write_and_interrupt)
+    monkeypatch.setattr(trace_codecs._GzipSink, "write", write_and_interrupt)
     with pytest.raises(KeyboardInterrupt):
         with TraceWriter(path) as recorder:
             search(games.load("tictactoe"), iterations=5000, seed=3, recorder=recorder, record="compact")
@@ -231,7 +231,7 @@ def test_a_failing_disk_keeps_the_old_file(tmp_path, monkeypatch):
     path = tmp_path / "t.jsonl"
     path.write_text("old\n")
     calls = {"n": 0}
-    original = trace_io._PlainSink.write
+    original = trace_codecs._PlainSink.write
 
     def fail_later(self, data):
         calls["n"] += 1
@@ -239,7 +239,7 @@ def test_a_failing_disk_keeps_the_old_file(tmp_path, monkeypatch):
             raise OSError(28, "No space left on device")
         original(self, data)
 
-    monkeypatch.setattr(trace_io._PlainSink, "write", fail_later)
+    monkeypatch.setattr(trace_codecs._PlainSink, "write", fail_later)
     with pytest.raises(MctsvizError, match="No space left"):
         with TraceWriter(path) as recorder:
             search(games.load("tictactoe"), iterations=500, seed=1, recorder=recorder, record="compact")

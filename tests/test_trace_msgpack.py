@@ -224,11 +224,11 @@ def test_commands_on_a_damaged_msgpack_trace_exit_0_1_or_2_without_a_traceback(t
 
 
 def test_frames_longer_than_the_reading_chunk_are_put_together(tmp_path, monkeypatch, source):
-    from mctsviz.trace import io as trace_io
+    from mctsviz.trace import codecs as trace_codecs
 
     data, events = source
     path = tmp_path / "t.msgpack.gz"
     write_trace(path, events)
-    monkeypatch.setattr(trace_io, "_CHUNK", 64)  # every frame now spans many chunks
+    monkeypatch.setattr(trace_codecs, "_CHUNK", 64)  # every frame now spans many chunks
     assert max(b - a for a, b in zip([0, *_frame_ends(data)], _frame_ends(data))) > 20 * 64
     assert load_trace(path, strict=True) == events

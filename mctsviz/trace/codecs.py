@@ -1,0 +1,294 @@
+"""Trace file bytes: which encoding and compression a name means, compressing sinks for the
+writer, and bounded decompressing sources for the reader (see :mod:`mctsviz.trace.io`)."""
+
+from __future__ import annotations
+
+import os
+import struct
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from ..errors import MctsvizError
+from . import limits
+
+PARTIAL_SUFFIX = ".partial"
+#: Default compression levels: the fastest, since traces are compressed while the search runs
+#: (a compact Tic-Tac-Toe iteration still takes under 90 bytes of gzip, 45 of zstd).
+DEFAULT_LEVELS = {"gzip": 1, "zstd": 1}
+_LEVEL_RANGES = {"gzip": (0, 9), "zstd": (-7, 22)}
+_GZIP_MAGIC = b"\x1f\x8b"
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_CHUNK = 1 << 20
+#: Compressed bytes handed to the zstd decompressor at a time: a zstd block can expand 32,768
+#: times (a run-length block), so this bounds one call's output to 16 MiB.
+_ZSTD_PIECE = 512
+
+
+#: A MessagePack frame is a bin32 (marker, big-endian length) holding an array of events.
+_BIN32_PREFIX = struct.Struct(">BI")
+_BIN32 = 0xC6
+_ARRAYS = (0xDC, 0xDD)  # array16, array32 (a fixarray is 0x90-0x9F)
+_COMPRESSION_SUFFIXES = (".gz", ".zst", ".zstd")
+
+def compression_of(path: str | os.PathLike[str]) -> str:
+    """``"gzip"``, ``"zstd"`` or ``"none"``, from the file name (a ``.partial`` suffix is looked through)."""
+    name = Path(path).name.lower()
+    if name.endswith(PARTIAL_SUFFIX):
+        name = name[: -len(PARTIAL_SUFFIX)]
+    if name.endswith(".gz"):
+        return "gzip"
+    if name.endswith(".zst") or name.endswith(".zstd"):
+        return "zstd"
+    return "none"
+
+
+def format_of(path: str | os.PathLike[str]) -> str:
+    """``"msgpack"`` for a name like ``run.msgpack`` (or ``.msgpack.gz``, ``.msgpack.zst``), else ``"jsonl"``."""
+    name = Path(path).name.lower()
+    if name.endswith(PARTIAL_SUFFIX):
+        name = name[: -len(PARTIAL_SUFFIX)]
+    for suffix in _COMPRESSION_SUFFIXES:
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return "msgpack" if name.endswith(".msgpack") else "jsonl"
+
+
+def _zstandard() -> Any:
+    try:
+        import zstandard
+    except ImportError:
+        raise MctsvizError("a .zst trace needs the zstandard package: pip install zstandard (or use .jsonl.gz)") from None
+    return zstandard
+
+
+def _check_level(codec: str, level: int | None) -> int | None:
+    if codec == "none":
+        return None
+    if level is None:
+        return DEFAULT_LEVELS[codec]
+    low, high = _LEVEL_RANGES[codec]
+    if not isinstance(level, int) or isinstance(level, bool) or not low <= level <= high:
+        raise MctsvizError(f"bad {codec} compression level {level!r}: expected an integer from {low} to {high}")
+    return level
+
+
+class _PlainSink:
+    def __init__(self, handle: IO[bytes]) -> None:
+        self.handle = handle
+
+    def write(self, data: bytes) -> None:
+        self.handle.write(data)
+
+    def flush(self) -> None:
+        self.handle.flush()
+
+    def close(self) -> None:
+        self.handle.flush()
+
+
+class _GzipSink:
+    """A one-member gzip stream with a fixed header (mtime 0, no name, OS 255 "unknown")."""
+
+    HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
+
+    def __init__(self, handle: IO[bytes], level: int) -> None:
+        self.handle = handle
+        self.compressor = zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS, zlib.DEF_MEM_LEVEL, 0)
+        self.crc = 0
+        self.size = 0
+        handle.write(self.HEADER)
+
+    def write(self, data: bytes) -> None:
+        self.crc = zlib.crc32(data, self.crc)
+        self.size += len(data)
+        out = self.compressor.compress(data)
+        if out:
+            self.handle.write(out)
+
+    def flush(self) -> None:
+        self.handle.write(self.compressor.flush(zlib.Z_SYNC_FLUSH))
+        self.handle.flush()
+
+    def close(self) -> None:
+        self.handle.write(self.compressor.flush(zlib.Z_FINISH) + struct.pack("<II", self.crc, self.size & 0xFFFFFFFF))
+        self.handle.flush()
+
+
+class _ZstdSink:
+    def __init__(self, handle: IO[bytes], level: int) -> None:
+        zstandard = _zstandard()
+        self.handle = handle
+        self.flush_block = zstandard.COMPRESSOBJ_FLUSH_BLOCK
+        self.compressor = zstandard.ZstdCompressor(level=level, write_checksum=True).compressobj()
+
+    def write(self, data: bytes) -> None:
+        out = self.compressor.compress(data)
+        if out:
+            self.handle.write(out)
+
+    def flush(self) -> None:
+        self.handle.write(self.compressor.flush(self.flush_block))
+        self.handle.flush()
+
+    def close(self) -> None:
+        self.handle.write(self.compressor.flush())
+        self.handle.flush()
+
+
+def _make_sink(codec: str, handle: IO[bytes], level: int | None) -> Any:
+    if codec == "gzip":
+        return _GzipSink(handle, level)  # type: ignore[arg-type]
+    if codec == "zstd":
+        return _ZstdSink(handle, level)  # type: ignore[arg-type]
+    return _PlainSink(handle)
+
+
+class _StreamDamage(Exception):
+    """The bytes of a file end or break in the middle (after the lines already yielded)."""
+
+
+def _open_for_reading(path: Path) -> IO[bytes]:
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        partial = path.with_name(path.name + PARTIAL_SUFFIX)
+        if partial.is_file():
+            raise MctsvizError(
+                f"{path}: no such file; the recording that was writing it stopped before it ended, and its "
+                f"trace so far is {partial}: it replays as it is (mctsviz replay {partial})"
+            ) from None
+        raise MctsvizError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise MctsvizError(f"{path}: is a directory, not a trace file") from None
+    except PermissionError:
+        raise MctsvizError(f"{path}: permission denied") from None
+    except OSError as exc:
+        raise MctsvizError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+class _Budget:
+    """What one read of a trace has spent of the limits in :mod:`mctsviz.trace.limits`."""
+
+    __slots__ = ("path", "max_expansion", "produced", "idle_bytes", "idle_frames")
+
+    def __init__(self, path: Path, max_expansion: float | None) -> None:
+        self.path = path
+        self.max_expansion = limits.max_expansion(max_expansion)
+        self.produced = 0
+        self.idle_bytes = 0
+        self.idle_frames = 0
+
+    def expanded(self, size: int, consumed: int) -> None:
+        """Count ``size`` decompressed bytes, ``consumed`` compressed bytes having been read."""
+        self.produced += size
+        if self.produced > limits.EXPANSION_FLOOR and self.produced > self.max_expansion * max(consumed, 1):
+            raise MctsvizError(
+                f"{self.path}: the data expands to more than {self.max_expansion:g} times its compressed size "
+                f"(a compression bomb?); if the trace is genuine, set {limits.EXPANSION_VARIABLE} to a larger factor"
+            )
+
+    def idle(self, unit: str, number: int, size: int) -> None:
+        """Count ``size`` bytes of input that carry no event (blank lines, padding)."""
+        self.idle_bytes += size
+        if self.idle_bytes > limits.MAX_IDLE_BYTES:
+            raise MctsvizError(f"{self.path}: {unit} {number}: more than {limits.MAX_IDLE_BYTES >> 20} MiB of blank input between events: not a trace")
+
+    def empty_frame(self, number: int) -> None:
+        self.idle_frames += 1
+        if self.idle_frames > limits.MAX_IDLE_FRAMES:
+            raise MctsvizError(f"{self.path}: frame {number}: more than {limits.MAX_IDLE_FRAMES} frames without events: not a trace")
+
+
+def _chunks(path: Path, budget: _Budget, unit: str = "line") -> Iterator[bytes]:
+    """The decompressed bytes of ``path`` in chunks; raises _StreamDamage at a broken end."""
+    codec = compression_of(path)
+    with _open_for_reading(path) as handle:
+        try:
+            first = handle.read(_CHUNK)
+        except OSError as exc:  # e.g. a directory on some systems
+            raise MctsvizError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        if not first.strip():
+            raise MctsvizError(f"{path}: the file is empty: not a trace")
+        magic = "gzip" if first[:2] == _GZIP_MAGIC else "zstd" if first[:4] == _ZSTD_MAGIC else "none"
+        if magic != codec:
+            if codec == "none":
+                suffix = ".gz" if magic == "gzip" else ".zst"
+                raise MctsvizError(f"{path}: {unit} 1: the file is {magic}-compressed but its name does not end in {suffix} (rename it)")
+            raise MctsvizError(f"{path}: {unit} 1: the name says {codec} but the file is not {codec}-compressed")
+        if codec == "none":
+            yield first
+            while True:
+                block = handle.read(_CHUNK)
+                if not block:
+                    return
+                yield block
+        inflate = _gunzip if codec == "gzip" else _unzstd
+        for out in inflate(handle, first):
+            budget.expanded(len(out), handle.tell())
+            yield out
+
+
+def _gunzip(handle: IO[bytes], data: bytes) -> Iterator[bytes]:
+    """Decompress gzip members (several may follow one another), at most a chunk at a time."""
+    decompressor = zlib.decompressobj(zlib.MAX_WBITS | 16)
+    while True:
+        try:
+            out = decompressor.decompress(data, _CHUNK)
+        except zlib.error as exc:
+            raise _StreamDamage(f"the gzip data is corrupt ({exc})") from None
+        if out:
+            yield out
+        if decompressor.eof:
+            rest = decompressor.unused_data
+            if not rest:
+                data = handle.read(_CHUNK)
+                if not data:
+                    return
+                rest = data
+            if rest[:2] != _GZIP_MAGIC:
+                raise _StreamDamage("unexpected bytes after the end of the gzip data")
+            decompressor = zlib.decompressobj(zlib.MAX_WBITS | 16)
+            data = rest
+            continue
+        data = decompressor.unconsumed_tail
+        if data:
+            continue
+        data = handle.read(_CHUNK)
+        if not data:
+            tail = decompressor.flush()
+            if tail:
+                yield tail
+            raise _StreamDamage("the gzip data ends early (an interrupted write?)")
+
+
+def _unzstd(handle: IO[bytes], data: bytes) -> Iterator[bytes]:
+    """Decompress zstd frames, feeding small pieces so that each output stays small."""
+    zstandard = _zstandard()
+    factory = zstandard.ZstdDecompressor()
+    decompressor = factory.decompressobj()
+    fed = False  # has the current decompressor started a frame?
+    piece = _ZSTD_PIECE
+    while True:
+        for start in range(0, len(data), piece):
+            block = data[start:start + piece]
+            while block:
+                try:
+                    out = decompressor.decompress(block)
+                except zstandard.ZstdError as exc:
+                    raise _StreamDamage(f"the zstd data is corrupt ({exc})") from None
+                fed = True
+                if out:
+                    yield out
+                block = b""
+                if decompressor.eof:  # a frame ended: the rest of the block starts the next one
+                    block = decompressor.unused_data
+                    decompressor = factory.decompressobj()
+                    fed = False
+        data = handle.read(_CHUNK)
+        if not data:
+            if fed and not decompressor.eof:
+                raise _StreamDamage("the zstd data ends early (an interrupted write?)")
+            return
