@@ -20,6 +20,7 @@ from typing import Any
 from .escape import terminal as terminal_text
 from .replay import TreeSnapshot, snapshot_at
 
+
 def safe_text(text: Any) -> str:
     """``text`` with control characters escaped, so that a trace cannot drive the terminal."""
     return terminal_text(text)

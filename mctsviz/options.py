@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
-from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
 
 import msgspec
 
@@ -51,8 +51,8 @@ class SearchOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ``options["c"]`` or ``options.get("c")``.
     """
 
-    iterations: Annotated[Union[int, None], _doc("the budget in iterations (none: no limit; then seconds must be given); a whole number >= 1")] = 1000
-    seconds: Annotated[Union[float, None], _doc("the budget in seconds, > 0; the search stops at whichever budget ends first")] = None
+    iterations: Annotated[int | None, _doc("the budget in iterations (none: no limit; then seconds must be given); a whole number >= 1")] = 1000
+    seconds: Annotated[float | None, _doc("the budget in seconds, > 0; the search stops at whichever budget ends first")] = None
     policy: Annotated[Literal["ucb1", "puct"], _doc("the selection policy: UCB1 (W/n + C·sqrt(ln N / n)) or PUCT (Q + c_puct·P·sqrt(N)/(1 + n))")] = "ucb1"
     c: Annotated[float, _doc("UCB1's exploration constant C, a number >= 0")] = SQRT2
     log: Annotated[Literal["ln-n", "ln-n1"], _doc("UCB1's logarithm: ln N (ln-n) or ln(N + 1) (ln-n1)")] = "ln-n"
@@ -69,9 +69,9 @@ class SearchOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         ),
     ] = "one"
     rollout: Annotated[Literal["random", "heuristic"], _doc("the rollout: random moves, or win if possible, else block, else random (heuristic)")] = "random"
-    evaluator: Annotated[Union[str, None], _doc("the evaluator f(state) -> (priors, values) used instead of a rollout, as FILE.py:FUNC or module:name")] = None
+    evaluator: Annotated[str | None, _doc("the evaluator f(state) -> (priors, values) used instead of a rollout, as FILE.py:FUNC or module:name")] = None
     script: Annotated[
-        Union[list[Outcome], dict[str, list[Outcome]], None],
+        list[Outcome] | dict[str, list[Outcome]] | None,
         _doc(
             "outcomes that replace simulations: a list (the outcome of iteration 1, 2, ...) or a map from "
             "state key to the outcomes of successive simulations from that state; each outcome is one "

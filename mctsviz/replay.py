@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import MctsvizError
-from .search import policies
 from .options import SearchOptions
+from .search import policies
 from .search.engine import score_records
 from .trace.events import Backprop, Decision, Expand, Header, Score, Select, Simulate, Step, Update, event_kind
 from .trace.io import gc_paused

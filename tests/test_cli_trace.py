@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from broken_engines import CASES, broken_search
+
 from mctsviz.cli import main
 from mctsviz.explain import inspect_iteration
 from mctsviz.replay import Replay

@@ -38,7 +38,7 @@ def test_html_round_trips_through_an_html_parser():
         parser = HTMLParser(convert_charrefs=True)
         parser.handle_data = seen.append  # type: ignore[method-assign]
         tags: list[str] = []
-        parser.handle_starttag = lambda tag, attrs: tags.append(tag)  # type: ignore[method-assign]
+        parser.handle_starttag = lambda tag, attrs, tags=tags: tags.append(tag)  # type: ignore[method-assign]
         parser.feed(f"<p>{escape.html(text)}</p>")
         parser.close()
         assert tags == ["p"]

@@ -552,7 +552,7 @@ def test_heuristic_playouts_win_at_once_and_block():
     for game, key, allowed in cases:
         state = game.parse_state(key)
         for seed in range(30):
-            for playout in (game.heuristic_playout, lambda s, r: heuristic_playout(game, s, r)):
+            for playout in (game.heuristic_playout, lambda s, r, game=game: heuristic_playout(game, s, r)):
                 actions, _ = playout(state, random.Random(seed))
                 assert actions[0] in allowed, (key, actions)
 

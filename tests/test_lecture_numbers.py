@@ -8,7 +8,6 @@ import pytest
 
 from mctsviz import games
 from mctsviz.search import policies
-
 from mctsviz.testing import recorded_replay as replay_of
 
 

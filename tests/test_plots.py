@@ -12,6 +12,7 @@ import pytest
 from mctsviz import games
 from mctsviz.errors import MctsvizError
 from mctsviz.render import (
+    extract,
     figure_bytes,
     new_figure,
     plot_evolution,
@@ -25,7 +26,6 @@ from mctsviz.render import (
     plot_sweep,
     plot_ucb_contour,
 )
-from mctsviz.render import extract
 from mctsviz.testing import recorded_replay
 
 TTT = games.load("tictactoe")
@@ -86,7 +86,7 @@ def test_heatmaps_share_one_scale(ttt):
     for ax, k in zip(axes, (50, 150, 300)):
         grid = extract.move_grid(ttt.snapshot(k), "visits", game=TTT)
         np.testing.assert_allclose(ax.images[0].get_array().filled(np.nan), np.array(grid.values, dtype=float))
-        assert getattr(ax, "mctsviz_provenance")["iteration"] == str(k)
+        assert ax.mctsviz_provenance["iteration"] == str(k)
 
 
 def test_heatmaps_name_the_trace_range(ttt):

@@ -18,8 +18,7 @@ from pathlib import Path
 import pytest
 
 from mctsviz import __version__, games
-from mctsviz.render import BoardsUnavailable, figure_bytes, render_tree
-from mctsviz.render import extract, style
+from mctsviz.render import BoardsUnavailable, extract, figure_bytes, render_tree, style
 from mctsviz.testing import recorded_replay, toy_path
 
 GOLDEN = Path(__file__).parent / "golden" / "dot"

@@ -361,6 +361,7 @@ def test_figures_from_a_hostile_trace_are_inert(tmp_path):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     from mctsviz.games.explicit import ExplicitTree
     from mctsviz.render import plot_evolution_panels, render_tree
     from mctsviz.testing import hostile_tree, recorded_replay

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-
 from broken_engines import CASES, broken_search, skip_a_node_id
+
 from mctsviz import games
 from mctsviz.errors import MctsvizError
 from mctsviz.search import Memory

@@ -94,7 +94,7 @@ def run_site(args: argparse.Namespace) -> int:
         try:
             pages = build_pages(
                 replay, name=name, iterations=args.iterations, figures=figures, templates=args.templates,
-                title=args.title, jobs=args.jobs, progress=lambda done: bar.update(done - bar.n),
+                title=args.title, jobs=args.jobs, progress=lambda done, bar=bar: bar.update(done - bar.n),
                 trace_file=trace_copy_name(trace) if args.copy_trace else None,
             )
         finally:

@@ -16,10 +16,9 @@ matplotlib both read.
 
 from __future__ import annotations
 
-from .. import escape
-
 import math
-import re
+
+from .. import escape
 
 #: Okabe–Ito colours by name.
 BLACK = "#000000"

@@ -22,7 +22,7 @@ back in), and the records hold no reference cycles, so they skip the garbage col
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Union
+from typing import Annotated, Any
 
 import msgspec
 
@@ -203,7 +203,7 @@ class Decision(msgspec.Struct, frozen=True, tag="decision", tag_field="kind", om
     children: tuple[RootChild, ...]
 
 
-Event = Union[Header, Select, Expand, Simulate, Backprop, Decision]
+Event = Header | Select | Expand | Simulate | Backprop | Decision
 EVENT_TYPES: tuple[type, ...] = (Header, Select, Expand, Simulate, Backprop, Decision)
 ITERATION_EVENTS = ("select", "expand", "simulate", "backprop")
 

@@ -32,14 +32,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from importlib import resources
-from typing import Any, Union
+from typing import Any
 
 import msgspec
 
 from ..errors import MctsvizError
 from ..escape import terminal as terminal_text
 from ..options import OPTION_NAMES, build_options, option_problems, seed_problem
-from .limits import MAX_DEPTH, MAX_PLAYERS, MAX_TEXT, json_too_deep, msgpack_too_deep
 from .events import (
     FORMAT_NAME,
     RECORD_LEVELS,
@@ -55,6 +54,7 @@ from .events import (
     Simulate,
     Step,
 )
+from .limits import MAX_DEPTH, MAX_PLAYERS, MAX_TEXT, json_too_deep, msgpack_too_deep
 
 #: The oldest schema version this library reads.
 MIN_SCHEMA_VERSION = 1
@@ -138,7 +138,7 @@ class _ExpandV1(msgspec.Struct, frozen=True, tag="expand", tag_field="kind", gc=
     scores: tuple[_ScoreV1, ...] | None = None
 
 
-_EventV1 = Union[Header, _SelectV1, _ExpandV1, Simulate, Backprop, Decision]
+_EventV1 = Header | _SelectV1 | _ExpandV1 | Simulate | Backprop | Decision
 _V1_LINE_DECODER = msgspec.json.Decoder(_EventV1)
 _V1_FRAME_DECODER = msgspec.msgpack.Decoder(list[_EventV1])
 

@@ -217,7 +217,7 @@ def gallery_context(
     """
     from .. import games
     from ..match import play_match
-    from ..render import new_figure, plot_heatmaps, plot_match, plot_puct_bars, plot_sweep, plot_ucb_contour, figure_bytes
+    from ..render import figure_bytes, new_figure, plot_heatmaps, plot_match, plot_puct_bars, plot_sweep, plot_ucb_contour
     from ..sweep import sweep
     from ..testing import recorded_replay
 

@@ -20,15 +20,16 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import MctsvizError
-from ..replay import Replay, TreeSnapshot, replay as load_replay
+from ..replay import Replay, TreeSnapshot
+from ..replay import replay as load_replay
 from ..trace.events import Score, Update
 from .escape import front_matter_title, html_text, markdown_text, plain_line
 from .figures import FigureMaker
