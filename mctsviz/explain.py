@@ -18,7 +18,9 @@ import math
 from typing import Any
 
 from .escape import terminal as terminal_text
-from .replay import TreeSnapshot, snapshot_at
+from .iteration import IterationView, view_iteration
+from .replay import TreeSnapshot
+from .trace.events import Score
 
 
 def safe_text(text: Any) -> str:
@@ -39,24 +41,29 @@ def _number(value: float | None) -> float | None:
 def inspect_iteration(source: Any, iteration: int, **read_options: Any) -> dict[str, Any]:
     """Everything iteration ``iteration`` did, as a dict (see the module doc).
 
+    The numbers are those of :func:`mctsviz.iteration.view_iteration`; this only lays them out.
+
     Args:
         source: a :class:`~mctsviz.replay.Replay`, a trace file's path or a list of events.
         iteration: from 1.
         read_options: for a path, passed to ``read_trace`` (``strict``, ``on_warning``).
     """
-    if not isinstance(iteration, int) or isinstance(iteration, bool) or iteration < 1:
-        from .errors import MctsvizError
+    return iteration_dict(view_iteration(source, iteration, **read_options))
 
-        raise MctsvizError(f"iteration {iteration!r} is out of range: iterations start at 1")
-    snap = snapshot_at(source, iteration, "simulate", **read_options)
-    events = snap.events
-    assert events is not None
-    header = snap.header
-    steps = []
-    for step in snap.steps:
-        rows = [_score_row(s, s.node == step.chosen) for s in (step.scores or ())]
-        steps.append({"node": step.node, "action": _action(snap, step.node), "parent_visits": step.parent_visits, "chosen": step.chosen, "children": rows})
-    expand = events.expand
+
+#: The options ``mctsviz inspect`` shows (the ones that decide the numbers of its tables).
+SHOWN_OPTIONS = ("policy", "c", "log", "c_puct", "q", "fpu", "tie_break", "expand", "reward")
+
+
+def iteration_dict(view: IterationView) -> dict[str, Any]:
+    """An :class:`~mctsviz.iteration.IterationView` as plain JSON-ready values (``--json``)."""
+    actions = dict(zip(view.path, view.actions))
+    steps = [
+        {"node": step.node, "action": actions.get(step.node, ""), "parent_visits": step.parent_visits, "chosen": step.chosen,
+         "children": [_score_row(s, s.node == step.chosen) for s in (step.scores or ())]}
+        for step in view.steps
+    ]
+    expand = view.expand
     expansion: dict[str, Any] = {
         "parent": expand.parent,
         "rule": expand.rule,
@@ -66,38 +73,27 @@ def inspect_iteration(source: Any, iteration: int, **read_options: Any) -> dict[
              "visits": c.visits, "value": c.value, "existing": c.existing}
             for c in expand.children
         ],
-        "scores": None,
+        "scores": None if view.expansion_scores is None else [_score_row(s, s.node == expand.simulate_from) for s in view.expansion_scores],
     }
-    if expand.rule == "score":
-        if expand.scores is not None:
-            expansion["scores"] = [_score_row(s, s.node == expand.simulate_from) for s in expand.scores]
-        else:
-            kids = snap.children_ids(expand.parent)
-            expansion["scores"] = [_computed_row(snap, expand.parent, k, k == expand.simulate_from) for k in kids]
-    sim = events.simulate
+    sim = view.simulate
     simulation = {
         "node": sim.node, "method": sim.method, "returns": list(sim.returns),
         "moves": None if sim.actions is None else list(sim.actions),
         "priors": None if sim.priors is None else dict(sim.priors),
     }
-    backup = []
-    stats: dict[int, tuple[int, float]] = {}
-    for u in events.backprop.updates:
-        n, w = stats.get(u.node, (snap.visits(u.node), snap.value(u.node)))
-        after = (n + 1, w + u.reward)
-        stats[u.node] = after
-        backup.append({
-            "node": u.node, "action": _action(snap, u.node), "mover": snap.node(u.node).mover, "reward": u.reward,
-            "visits_before": n, "visits_after": after[0], "value_before": w, "value_after": after[1],
-            "mean_before": w / n if n else None, "mean_after": after[1] / after[0],
-        })
+    backup = [
+        {"node": b.node, "action": b.action, "mover": b.mover, "reward": b.reward,
+         "visits_before": b.visits_before, "visits_after": b.visits_after, "value_before": b.value_before, "value_after": b.value_after,
+         "mean_before": b.mean_before, "mean_after": b.mean_after}
+        for b in view.backup
+    ]
     return {
-        "iteration": iteration,
-        "game": header.game,
-        "record": header.record,
-        "options": {k: header.options.get(k) for k in ("policy", "c", "log", "c_puct", "q", "fpu", "tie_break", "expand", "reward")},
-        "path": list(events.select.path),
-        "path_actions": [_action(snap, n) for n in events.select.path],
+        "iteration": view.iteration,
+        "game": view.header.game,
+        "record": view.header.record,
+        "options": {name: getattr(view.options, name) for name in SHOWN_OPTIONS},
+        "path": list(view.path),
+        "path_actions": list(view.actions),
         "steps": steps,
         "expansion": expansion,
         "simulation": simulation,
@@ -105,23 +101,10 @@ def inspect_iteration(source: Any, iteration: int, **read_options: Any) -> dict[
     }
 
 
-def _action(snap: TreeSnapshot, node: int) -> str:
-    return "" if node == 0 else snap.node(node).action
-
-
-def _score_row(score: Any, chosen: bool) -> dict[str, Any]:
+def _score_row(score: Score, chosen: bool) -> dict[str, Any]:
     return {
         "node": score.node, "action": score.action, "visits": score.visits, "value": score.value,
         "q": score.exploit, "u": score.explore, "prior": score.prior, "score": score.score, "chosen": chosen,
-    }
-
-
-def _computed_row(snap: TreeSnapshot, parent: int, child: int, chosen: bool) -> dict[str, Any]:
-    exploit, explore, score = snap.score(parent, child)
-    stats = snap.node(child)
-    return {
-        "node": child, "action": stats.action, "visits": stats.visits, "value": stats.value,
-        "q": _number(exploit), "u": _number(explore), "prior": stats.prior, "score": _number(score), "chosen": chosen,
     }
 
 

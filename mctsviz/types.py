@@ -67,6 +67,14 @@ class Game(Protocol):
     def action_label(self, action: Action) -> str: ...
 
 
+class BoardGame(Game, Protocol):
+    """A game that can also draw its states: a grid of marks, and a state read back from its key."""
+
+    def parse_state(self, key: str) -> State: ...
+
+    def board(self, state: State) -> Sequence[Sequence[Any]]: ...
+
+
 class Recorder(Protocol):
     """Receives every event of a search, in order (see ``mctsviz.trace.record``)."""
 

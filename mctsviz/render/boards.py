@@ -9,11 +9,13 @@ move just played) are tinted. Marks are escaped: a user's game may put any text 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any, TypeGuard
 
 from .. import games
 from ..errors import MctsvizError
 from ..replay import TreeSnapshot
-from ..types import Game
+from ..trace.events import Header
+from ..types import BoardGame, Game
 from . import style
 
 Marks = tuple[tuple[str, ...], ...]
@@ -23,12 +25,12 @@ _MARK_PLAYER = {"X": 0, "O": 1, "1": 0, "2": 1}
 _MOVE_TINT = style.mix_colors(style.WHITE, style.YELLOW, 0.55)
 
 
-def supports_boards(game: Game) -> bool:
+def supports_boards(game: Game) -> TypeGuard[BoardGame]:
     """Whether ``game`` can draw a board from a state key (``parse_state`` and ``board``)."""
     return callable(getattr(game, "parse_state", None)) and callable(getattr(game, "board", None))
 
 
-def board_marks(game: Game, key: str) -> Marks:
+def board_marks(game: BoardGame, key: str) -> Marks:
     """The marks of the state ``key`` as rows of text.
 
     Raises:
@@ -38,7 +40,7 @@ def board_marks(game: Game, key: str) -> Marks:
     return tuple(tuple("" if m is None else str(m) for m in row) for row in rows)
 
 
-def node_boards(snapshot: TreeSnapshot, nodes: Iterable[int], game: Game) -> dict[int, tuple[Marks, frozenset[tuple[int, int]]]]:
+def node_boards(snapshot: TreeSnapshot, nodes: Iterable[int], game: BoardGame) -> dict[int, tuple[Marks, frozenset[tuple[int, int]]]]:
     """For each node: its marks and the cells that changed from its parent's board.
 
     Raises:
@@ -93,7 +95,7 @@ def board_table(marks: Marks, changed: Sequence[tuple[int, int]] | frozenset[tup
     )
 
 
-def board_game(snapshot: TreeSnapshot, game: Game | None = None) -> tuple[Game | None, str | None]:
+def board_game(snapshot: TreeSnapshot, game: Game | None = None) -> tuple[BoardGame | None, str | None]:
     """The game to draw boards with, or None and the reason boards cannot be drawn."""
     if game is None:
         try:
@@ -105,3 +107,38 @@ def board_game(snapshot: TreeSnapshot, game: Game | None = None) -> tuple[Game |
     if not supports_boards(game):
         return None, f"game {style.plain_text(game.name)!r} has no board(state) and parse_state(key); drawing the tree without boards"
     return game, None
+
+
+def trace_board_game(header: Header) -> Game | None:
+    """The game a trace was searched on, if it is built in and can draw boards (never a user's code)."""
+    if header.game not in games.BUILTIN_GAMES:
+        return None
+    try:
+        game = games.load(header.game, **dict(header.game_params or {}))
+    except MctsvizError:
+        return None
+    return game if supports_boards(game) else None
+
+
+def rollout_boards(game: BoardGame, start_key: str, labels: Sequence[str]) -> tuple[list[dict[str, Any]], bool]:
+    """The boards of a rollout, move by move: ([{"mover", "move", "rows"}...], complete).
+
+    The first board is the start (mover and move None); movers are player indices. ``complete``
+    is False when a label does not match a legal move (a trace from another version of the
+    game): the boards stop there.
+    """
+    try:
+        state = game.parse_state(start_key)
+    except Exception:  # a key this game cannot read: no boards rather than a failed page
+        return [], False
+    boards: list[dict[str, Any]] = [{"mover": None, "move": None, "rows": game.board(state)}]
+    for label in labels:
+        if game.is_terminal(state):
+            return boards, False
+        moves = {game.action_label(a): a for a in game.legal_actions(state)}
+        if label not in moves:
+            return boards, False
+        mover = game.current_player(state)
+        state = game.next_state(state, moves[label])
+        boards.append({"mover": mover, "move": label, "rows": game.board(state)})
+    return boards, True

@@ -58,11 +58,11 @@ class RenderFigures:
         self._one_player = False
 
     def start(self, replay: Replay) -> None:
+        from ..render.boards import trace_board_game
         from ..render.extract import reward_range
-        from .pages import board_game
 
         self._value_range = reward_range(replay)
-        self._game = board_game(replay.header)
+        self._game = trace_board_game(replay.header)
         self._one_player = replay.header.num_players == 1
 
     def _draw_boards(self) -> bool:

@@ -28,9 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MctsvizError
-from ..replay import Replay, TreeSnapshot
+from ..iteration import BackupRow, IterationView, view_iteration
+from ..options import SearchOptions
+from ..render.boards import rollout_boards, trace_board_game
+from ..replay import Replay
 from ..replay import replay as load_replay
-from ..trace.events import Score, Update
+from ..trace.events import Header, Score
+from ..types import BoardGame
 from .escape import front_matter_title, html_text, markdown_text, plain_line
 from .figures import FigureMaker
 from .formulas import formula_legend, policy_name, score_formula
@@ -198,54 +202,12 @@ def outcome_text(returns: Sequence[float]) -> str:
     return ", ".join(f"{player_name(i)} {format_exact(r)}" for i, r in enumerate(returns))
 
 
-# -- boards of a rollout --------------------------------------------------------------------
-
-
-def board_game(header: Any) -> Any | None:
-    """The built-in game a trace was searched on, if it can draw boards (never a user's code)."""
-    from ..games import BUILTIN_GAMES, load
-
-    if header.game not in BUILTIN_GAMES:
-        return None
-    try:
-        game = load(header.game, **dict(header.game_params or {}))
-    except MctsvizError:
-        return None
-    if not all(callable(getattr(game, m, None)) for m in ("board", "parse_state")):
-        return None
-    return game
-
-
-def rollout_boards(game: Any, start_key: str, labels: Sequence[str]) -> tuple[list[dict[str, Any]], bool]:
-    """The boards of a rollout, move by move: ([{"mover", "move", "rows"}...], complete).
-
-    The first board is the start (mover and move None). ``complete`` is False when a label
-    does not match a legal move (a trace from another version of the game): the boards stop.
-    """
-    try:
-        state = game.parse_state(start_key)
-    except Exception:  # a key this game cannot read: no boards rather than a failed page
-        return [], False
-    boards = [{"mover": None, "move": None, "rows": game.board(state)}]
-    for label in labels:
-        if game.is_terminal(state):
-            return boards, False
-        moves = {game.action_label(a): a for a in game.legal_actions(state)}
-        if label not in moves:
-            return boards, False
-        mover = game.current_player(state)
-        state = game.next_state(state, moves[label])
-        boards.append({"mover": player_name(mover), "move": label, "rows": game.board(state)})
-    return boards, True
-
-
 # -- what one iteration did ----------------------------------------------------------------
 
 
-def _score_rows(scores: Sequence[Score], parent_visits: int, chosen: int | None, options: Mapping[str, Any], names: NodeNames) -> list[dict[str, Any]]:
-    rows = []
-    for s in scores:
-        rows.append({
+def _score_rows(scores: Sequence[Score], parent_visits: int, chosen: int | None, options: SearchOptions, names: NodeNames) -> list[dict[str, Any]]:
+    return [
+        {
             "node": s.node,
             "name": names(s.node),
             "action": s.action,
@@ -257,75 +219,71 @@ def _score_rows(scores: Sequence[Score], parent_visits: int, chosen: int | None,
             "score": format_score(s.score),
             "formula": score_formula(s, parent_visits, options, names(s.node)),
             "chosen": s.node == chosen,
-        })
-    return rows
+        }
+        for s in scores
+    ]
 
 
-def _update_rows(updates: Sequence[Update], before: TreeSnapshot, names: NodeNames) -> list[dict[str, Any]]:
-    visits = {}
-    values = {}
-    rows = []
-    for u in updates:
-        n0 = u.visits_before if u.visits_before is not None else visits.get(u.node, before.visits(u.node))
-        w0 = u.value_before if u.value_before is not None else values.get(u.node, before.value(u.node))
-        n1 = u.visits_after if u.visits_after is not None else n0 + 1
-        w1 = u.value_after if u.value_after is not None else w0 + u.reward
-        visits[u.node], values[u.node] = n1, w1
-        rows.append({
-            "node": u.node,
-            "name": names(u.node),
-            "mover": player_name(names.movers[u.node]) if u.node else "–",
-            "reward": format_exact(u.reward),
-            "visits_before": format_exact(n0),
-            "visits_after": format_exact(n1),
-            "value_before": format_exact(w0),
-            "value_after": format_exact(w1),
-            "mean_after": format_number(w1 / n1 if n1 else None),
-        })
-    return rows
+def _update_rows(backup: Sequence[BackupRow], names: NodeNames) -> list[dict[str, Any]]:
+    return [
+        {
+            "node": b.node,
+            "name": names(b.node),
+            "mover": player_name(b.mover) if b.node else "–",
+            "reward": format_exact(b.reward),
+            "visits_before": format_exact(b.visits_before),
+            "visits_after": format_exact(b.visits_after),
+            "value_before": format_exact(b.value_before),
+            "value_after": format_exact(b.value_after),
+            "mean_after": format_number(b.mean_after),
+        }
+        for b in backup
+    ]
 
 
-def iteration_context(replay: Replay, k: int, names: NodeNames, game: Any | None) -> dict[str, Any]:
-    """Everything an iteration page shows, as plain values (strings unescaped)."""
-    header = replay.header
-    options = header.options
-    events = replay.events(k)
-    selected = replay.snapshot(k, "select")
-    steps = []
-    for step in selected.steps:
-        steps.append({
+def _rollout_boards(view: IterationView, game: BoardGame | None) -> tuple[list[dict[str, Any]], bool]:
+    simulate = view.simulate
+    if game is None or simulate.method not in ("random", "heuristic") or simulate.actions is None:
+        return [], True
+    boards, complete = rollout_boards(game, view.simulated_key, simulate.actions)
+    for board in boards:
+        if board["mover"] is not None:
+            board["mover"] = player_name(board["mover"])
+    return boards, complete
+
+
+def iteration_context(view: IterationView, names: NodeNames, game: BoardGame | None) -> dict[str, Any]:
+    """Everything an iteration page shows, formatted from ``view`` (strings unescaped)."""
+    options = view.options
+    steps = [
+        {
             "node": step.node,
             "name": names(step.node),
             "parent_visits": step.parent_visits,
             "chosen": step.chosen,
             "chosen_name": names(step.chosen),
             "rows": _score_rows(step.scores or (), step.parent_visits, step.chosen, options, names),
-        })
-    expand = events.expand
+        }
+        for step in view.steps
+    ]
+    expand = view.expand
     expansion_rows = []
-    scores = replay.expansion_scores(k)
-    if scores is not None:
-        parent_visits = selected.visits(expand.parent)
-        expansion_rows = _score_rows(scores, parent_visits, expand.simulate_from, options, names)
+    if view.expansion_scores is not None:
+        expansion_rows = _score_rows(view.expansion_scores, view.expansion_visits, expand.simulate_from, options, names)
     children = [
         {"node": ch.node, "name": names(ch.node), "action": ch.action, "key": ch.key, "terminal": ch.terminal,
          "prior": format_number(ch.prior), "existing": ch.existing}
         for ch in expand.children
     ]
-    simulate = events.simulate
-    boards: list[dict[str, Any]] = []
-    boards_complete = True
-    sim_key = names.keys[simulate.node]
-    if game is not None and simulate.method in ("random", "heuristic") and simulate.actions is not None:
-        boards, boards_complete = rollout_boards(game, sim_key, simulate.actions)
-    before = replay.snapshot(k, "simulate")
-    updates = _update_rows(events.backprop.updates, before, names)
+    simulate = view.simulate
+    boards, boards_complete = _rollout_boards(view, game)
     return {
-        "iteration": k,
-        "path": list(events.select.path),
-        "path_names": names.path(events.select.path),
-        "leaf": events.select.path[-1],
-        "leaf_name": names(events.select.path[-1]),
+        "iteration": view.iteration,
+        "path": list(view.path),
+        "path_names": names.path(view.path),
+        "leaf": view.leaf,
+        "leaf_name": names(view.leaf),
+        "root_children": view.root_children,
         "steps": steps,
         "expand": {
             "parent": expand.parent,
@@ -340,7 +298,7 @@ def iteration_context(replay: Replay, k: int, names: NodeNames, game: Any | None
         "simulate": {
             "node": simulate.node,
             "name": names(simulate.node),
-            "key": sim_key,
+            "key": view.simulated_key,
             "method": simulate.method,
             "returns": [format_exact(r) for r in simulate.returns],
             "players": [player_name(i) for i in range(len(simulate.returns))],
@@ -350,8 +308,8 @@ def iteration_context(replay: Replay, k: int, names: NodeNames, game: Any | None
             "boards": boards,
             "boards_complete": boards_complete,
         },
-        "updates": updates,
-        "reward": options.get("reward"),
+        "updates": _update_rows(view.backup, names),
+        "reward": options.reward,
         "policy": policy_name(options),
         "legend": formula_legend(options),
     }
@@ -498,65 +456,79 @@ def build_pages(
         figures = RenderFigures()
     env = template_environment(templates)
     names = NodeNames.of(rp)
-    game = board_game(header)
     figures.start(rp)
     width = len(str(rp.iterations))
-    title = plain_line(title) if title else f"{header.game}: {rp.iterations} iterations, seed {header.seed}"
+    common = {
+        "name": name,
+        "title": plain_line(title) if title else f"{header.game}: {rp.iterations} iterations, seed {header.seed}",
+        "game": header.game,
+        "iterations_total": rp.iterations,
+        "assets": "../assets",
+    }
 
+    contexts = _page_contexts(rp, chosen, names, trace_board_game(header), width)
     pages: Pages = {}
-    tree_jobs: list[tuple[str, int, str]] = []  # (path, iteration, phase)
-
-    contexts = []
-    for index, k in enumerate(chosen):
-        ctx = iteration_context(rp, k, names, game)
-        ctx["figures"] = {phase: _figure_path(k, phase, width) for phase in TREE_PHASES}
-        ctx["previous"] = _page_name(chosen[index - 1], width) if index else None
-        ctx["previous_iteration"] = chosen[index - 1] if index else None
-        ctx["next"] = _page_name(chosen[index + 1], width) if index + 1 < len(chosen) else None
-        ctx["next_iteration"] = chosen[index + 1] if index + 1 < len(chosen) else None
-        ctx["page"] = _page_name(k, width)
-        contexts.append(ctx)
-        tree_jobs.extend((f"{name}/{_figure_path(k, phase, width)}", k, phase) for phase in TREE_PHASES)
-    final_tree = "figures/final-tree.svg"
-    tree_jobs.append((f"{name}/{final_tree}", rp.iterations, "backprop"))
-
     plots = {}
     for kind in ("evolution", "heatmap"):
         svg = figures.plot(kind, rp)
         if svg is not None:
             plots[kind] = f"figures/{kind}.svg"
             pages[f"{name}/{plots[kind]}"] = svg
+    overview = _overview_context(rp, names, contexts, chosen, plots)
+    pages[f"{name}/index.md"] = render_template(env, "overview.md.j2", **common, **overview, description=description, trace_file=trace_file)
+    for ctx in contexts:
+        pages[f"{name}/{ctx['page']}"] = render_template(env, "iteration.md.j2", **common, it=ctx)
+    pages[f"{name}/slider.md"] = render_template(env, "slider.md.j2", **common, frames=_slider_frames(contexts))
+    pages[f"{name}/{MANIFEST}"] = _manifest_text(common, header, len(chosen))
+    pages.update(asset_pages())
 
-    final = rp.final()
+    # The trees last: the costly step, after every template has rendered without error.
+    tree_jobs = [(f"{name}/{ctx['figures'][phase]}", ctx["iteration"], phase) for ctx in contexts for phase in TREE_PHASES]
+    tree_jobs.append((f"{name}/{FINAL_TREE}", rp.iterations, "backprop"))
+    workers = jobs if jobs is not None else min(8, os.cpu_count() or 1)
+    pages.update(draw_trees(rp, figures, tree_jobs, workers=workers, progress=progress))
+    return dict(sorted(pages.items()))
+
+
+FINAL_TREE = "figures/final-tree.svg"
+
+
+def _page_contexts(rp: Replay, chosen: Sequence[int], names: NodeNames, game: BoardGame | None, width: int) -> list[dict[str, Any]]:
+    """The context of each chosen iteration's page, linked to its neighbours."""
+    contexts = []
+    for index, k in enumerate(chosen):
+        ctx = iteration_context(view_iteration(rp, k), names, game)
+        before = chosen[index - 1] if index else None
+        after = chosen[index + 1] if index + 1 < len(chosen) else None
+        ctx["figures"] = {phase: _figure_path(k, phase, width) for phase in TREE_PHASES}
+        ctx["previous"] = None if before is None else _page_name(before, width)
+        ctx["previous_iteration"] = before
+        ctx["next"] = None if after is None else _page_name(after, width)
+        ctx["next_iteration"] = after
+        ctx["page"] = _page_name(k, width)
+        contexts.append(ctx)
+    return contexts
+
+
+def _overview_context(rp: Replay, names: NodeNames, contexts: Sequence[Mapping[str, Any]], chosen: Sequence[int], plots: Mapping[str, str]) -> dict[str, Any]:
+    """What the overview page shows besides the common heading."""
+    header = rp.header
     decision = rp.decision
-    summary_rows = []
     linked = {c["iteration"]: c["page"] for c in contexts}
     table_iterations = range(1, rp.iterations + 1) if rp.iterations <= MAX_TABLE_ROWS else chosen
-    for k in table_iterations:
-        row = _iteration_summary(rp, k, names)
-        row["page"] = linked.get(k)
-        summary_rows.append(row)
-    root_children = []
-    for child in final.children(0):
-        root_children.append({
+    rows = [{**_iteration_summary(rp, k, names), "page": linked.get(k)} for k in table_iterations]
+    root_children = [
+        {
             "name": names(child.id),
             "action": child.action,
             "visits": format_exact(child.visits),
             "value": format_exact(child.value),
             "mean": format_number(child.mean),
             "prior": format_number(child.prior),
-        })
-    common = {
-        "name": name,
-        "title": title,
-        "game": header.game,
-        "iterations_total": rp.iterations,
-        "assets": "../assets",
-    }
-    overview = {
-        **common,
-        "description": description,
-        "trace_file": trace_file,
+        }
+        for child in rp.final().children(0)
+    ]
+    return {
         "params": _params_text(header.game_params),
         "players": header.num_players,
         "root": header.root,
@@ -573,37 +545,34 @@ def build_pages(
         },
         "root_children": root_children,
         "root_expansion": [names(ch.node) for ch in rp.root_expansion.children] if rp.root_expansion else None,
-        "plots": plots,
-        "final_tree": final_tree,
-        "rows": summary_rows,
+        "plots": dict(plots),
+        "final_tree": FINAL_TREE,
+        "rows": rows,
         "table_complete": rp.iterations <= MAX_TABLE_ROWS,
         "first_page": contexts[0]["page"],
-        "chosen": chosen,
+        "chosen": list(chosen),
     }
-    pages[f"{name}/index.md"] = render_template(env, "overview.md.j2", **overview)
-    for ctx in contexts:
-        pages[f"{name}/{ctx['page']}"] = render_template(env, "iteration.md.j2", **common, it=ctx)
-    frames = [
+
+
+def _slider_frames(contexts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [
         {"iteration": c["iteration"], "figure": c["figures"]["backprop"], "page": c["page"],
          "path_names": c["path_names"], "outcome": c["simulate"]["outcome"]}
         for c in contexts
     ]
-    pages[f"{name}/slider.md"] = render_template(env, "slider.md.j2", **common, frames=frames)
+
+
+def _manifest_text(common: Mapping[str, Any], header: Header, pages: int) -> str:
+    """The folder's ``.walkthrough.json``: what the list of walkthroughs shows of it."""
     manifest = {
-        "name": name,
-        "title": title,
+        "name": common["name"],
+        "title": common["title"],
         "game": header.game,
-        "iterations": rp.iterations,
-        "pages": len(chosen),
+        "iterations": common["iterations_total"],
+        "pages": pages,
         "seed": header.seed,
     }
-    pages[f"{name}/{MANIFEST}"] = json.dumps(manifest, sort_keys=True, indent=1) + "\n"
-    pages.update(asset_pages())
-
-    # The trees last: the costly step, after every template has rendered without error.
-    workers = jobs if jobs is not None else min(8, os.cpu_count() or 1)
-    pages.update(draw_trees(rp, figures, tree_jobs, workers=workers, progress=progress))
-    return dict(sorted(pages.items()))
+    return json.dumps(manifest, sort_keys=True, indent=1) + "\n"
 
 
 def draw_trees(
