@@ -83,6 +83,11 @@ class SearchOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     transpositions: Annotated[bool, _doc("link an edge to an existing node with the same state key (a DAG)")] = False
     memory: Annotated[bool, _doc("whether node statistics carried over from earlier searches seeded the tree")] = False
 
+    @property
+    def policy_name(self) -> str:
+        """The selection policy as pages and figures name it: "UCB1" or "PUCT"."""
+        return "PUCT" if self.policy == "puct" else "UCB1"
+
     # -- reading the record as a mapping (for code written when options were a dict) ---------
 
     def __getitem__(self, name: str) -> Any:

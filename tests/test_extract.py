@@ -10,6 +10,7 @@ import pytest
 
 from mctsviz import games
 from mctsviz.errors import MctsvizError
+from mctsviz.options import SearchOptions
 from mctsviz.render import extract
 from mctsviz.render.style import format_number, format_total, html_text, value_color
 from mctsviz.search import policies
@@ -185,7 +186,7 @@ def test_puct_notebook_u_terms():
     # The PUCT notebook's example: P = 0.8 and 0.2, N(s) = 100, N(s,a) = 80 and 5, c_puct = 1: U = 0.0988 and 0.3333.
     assert round(policies.puct(0.0, 80, 100, 0.8, c_puct=1.0)[1], 4) == 0.0988
     assert round(policies.puct(0.0, 5, 100, 0.2, c_puct=1.0)[1], 4) == 0.3333
-    assert extract.term_labels({"policy": "puct"}) == ("Q", "U")
+    assert extract.term_labels(SearchOptions(policy="puct")) == ("Q", "U")
 
 
 # -- evolution and growth ---------------------------------------------------------------------

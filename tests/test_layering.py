@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 HEAVY = ("matplotlib", "graphviz", "jinja2", "networkx")
 
@@ -43,3 +45,139 @@ def test_subpackages_are_not_shadowed_by_functions():
     for name in ("mctsviz.search", "mctsviz.replay", "mctsviz.games", "mctsviz.trace"):
         parent, _, child = name.rpartition(".")
         assert isinstance(getattr(importlib.import_module(parent), child), types.ModuleType), name
+
+
+# -- the order of mctsviz's own layers -------------------------------------------------------
+
+#: mctsviz's layers, lowest first. A module imports only from its own layer and those below,
+#: at the top of the file or inside a function alike (a lazy import is still a dependency).
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("base", ("mctsviz._version", "mctsviz.errors", "mctsviz.escape", "mctsviz.types", "mctsviz.options", "mctsviz.fileutil")),
+    # The events are the vocabulary the search speaks and every later layer reads.
+    ("events", ("mctsviz.trace.events",)),
+    ("games", ("mctsviz.games",)),
+    ("search", ("mctsviz.search",)),
+    ("trace", ("mctsviz.trace",)),
+    ("replay", ("mctsviz.replay", "mctsviz.iteration", "mctsviz.explain", "mctsviz.diff", "mctsviz.verify", "mctsviz.testing",
+                "mctsviz.players", "mctsviz.match", "mctsviz.sweep")),
+    ("render", ("mctsviz.render",)),
+    ("site", ("mctsviz.walkthrough",)),
+    ("cli", ("mctsviz.cli", "mctsviz.demo", "mctsviz.__main__", "mctsviz")),
+)
+
+
+def _layer_of(module: str) -> int:
+    best, index = "", -1
+    for i, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > len(best):
+                best, index = prefix, i
+    assert index >= 0, f"{module} is in no layer: add it to LAYERS"
+    return index
+
+
+def _package_modules() -> dict[str, Path]:
+    root = Path(__file__).resolve().parents[1] / "mctsviz"
+    found = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = ("mctsviz",) + path.relative_to(root).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = path
+    return found
+
+
+def _imports(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The mctsviz modules that ``module`` imports anywhere in its file (lazy imports too)."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            # "from . import x" names a submodule x when there is one, else a name of the package.
+            names = [f"{target}.{a.name}" if f"{target}.{a.name}" in modules else target for a in node.names]
+        else:
+            continue
+        out.update(n for n in names if n == "mctsviz" or n.startswith("mctsviz."))
+    return out
+
+
+def _import_graph() -> dict[str, set[str]]:
+    modules = _package_modules()
+    return {name: _imports(name, path, modules) for name, path in modules.items()}
+
+
+def test_every_module_imports_only_from_its_layer_and_below():
+    wrong = []
+    for module, imported in sorted(_import_graph().items()):
+        if module == "mctsviz":
+            continue  # the package's front door re-exports light names from below
+        for target in sorted(imported):
+            if _layer_of(target) > _layer_of(module):
+                wrong.append(f"{module} ({LAYERS[_layer_of(module)][0]}) imports {target} ({LAYERS[_layer_of(target)][0]})")
+    assert not wrong, "imports against the layer order:\n" + "\n".join(wrong)
+
+
+def test_modules_import_each_other_in_no_cycle():
+    graph = _import_graph()
+    # Package __init__ files re-export their submodules; the edge back from a submodule to its
+    # own package is that re-export, not a cycle of responsibilities.
+    edges = {m: {t for t in targets if not (m.startswith(t + "."))} for m, targets in graph.items()}
+    cycles = [sorted(c) for c in _strongly_connected(edges) if len(c) > 1]
+    assert not cycles, f"import cycles: {cycles}"
+
+
+def test_the_layer_check_sees_a_lazy_backward_import(tmp_path):
+    fake = tmp_path / "engine.py"
+    fake.write_text("def f():\n    from ..render import tree\n    return tree\n")
+    modules = {"mctsviz.search.engine": fake, "mctsviz.render.tree": fake}
+    assert _imports("mctsviz.search.engine", fake, modules) == {"mctsviz.render.tree"}
+    assert _layer_of("mctsviz.render.tree") > _layer_of("mctsviz.search.engine")
+
+
+def _strongly_connected(edges: dict[str, set[str]]) -> list[set[str]]:
+    """Tarjan's strongly connected components (Tarjan 1972), iteratively."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[set[str]] = []
+    for start in sorted(edges):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges.get(start, ()))))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            for child in children:
+                if child not in edges:
+                    continue
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges[child]))))
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = set()
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.add(member)
+                        if member == node:
+                            break
+                    found.append(component)
+    return found

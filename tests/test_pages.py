@@ -18,6 +18,7 @@ import markdown
 import pytest
 
 from mctsviz import MctsvizError, games
+from mctsviz.demo import demo_walkthroughs, record_walkthrough
 from mctsviz.games.explicit import ExplicitTree
 from mctsviz.options import SearchOptions
 from mctsviz.search import policies
@@ -33,7 +34,6 @@ from mctsviz.walkthrough import (
     write_index,
     write_pages,
 )
-from mctsviz.walkthrough.demo import demo_walkthroughs, record_walkthrough
 from mctsviz.walkthrough.escape import markdown_text
 from mctsviz.walkthrough.numbers import format_score
 from mctsviz.walkthrough.pages import MANIFEST, NodeNames

@@ -115,7 +115,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     for option in ("iterations", "name", "title"):
         if getattr(args, option) is not None:
             raise MctsvizError(f"--{option} does not go with --demo")
-    from ..walkthrough.demo import build_demo
+    from ..demo import build_demo
     from ..walkthrough.figures import RenderFigures
 
     docs = Path(args.docs)

@@ -17,6 +17,7 @@ from typing import Any
 
 from .. import __version__, games
 from ..errors import MctsvizError
+from ..options import SearchOptions
 from ..replay import Replay, TreeSnapshot
 from ..search import policies
 from ..trace.events import Header
@@ -98,12 +99,12 @@ def caption(header: Header, **position: Any) -> str:
     from .style import format_number
 
     options = header.options
-    if options.get("policy") == "puct":
-        policy = f"PUCT c_puct={format_number(options.get('c_puct'))} Q={options.get('q')}"
+    if options.policy == "puct":
+        policy = f"PUCT c_puct={format_number(options.c_puct)} Q={options.q}"
     else:
-        log = " ln(N+1)" if options.get("log") == "ln-n1" else ""
-        policy = f"UCB1 C={format_number(options.get('c'))}{log}"
-    parts = [str(header.game), policy, f"expand {options.get('expand')}", f"seed {header.seed}"]
+        log = " ln(N+1)" if options.log == "ln-n1" else ""
+        policy = f"UCB1 C={format_number(options.c)}{log}"
+    parts = [str(header.game), policy, f"expand {options.expand}", f"seed {header.seed}"]
     iteration = position.pop("iteration", None)
     phase = position.pop("phase", None)
     if iteration is not None:
@@ -158,16 +159,11 @@ def best_children(rows: Sequence[ChildRow]) -> list[int]:
     return [i for i, r in enumerate(rows) if r.score == best]
 
 
-def policy_label(options: Mapping[str, Any]) -> str:
-    """"PUCT" or "UCB1", as the trace's options say."""
-    return "PUCT" if options.get("policy") == "puct" else "UCB1"
-
-
-def term_labels(options: Mapping[str, Any]) -> tuple[str, str]:
+def term_labels(options: SearchOptions) -> tuple[str, str]:
     """Names of the exploit and explore terms: ("Q", "U") for PUCT, ("W/n", "C·√(ln N/n)") for UCB1."""
-    if options.get("policy") == "puct":
+    if options.policy == "puct":
         return "Q", "U"
-    log = "ln(N+1)" if options.get("log") == "ln-n1" else "ln N"
+    log = "ln(N+1)" if options.log == "ln-n1" else "ln N"
     return "W/n", f"C·√({log}/n)"
 
 
@@ -198,7 +194,7 @@ class MoveGrid:
     on_board: bool
 
 
-def quantity_title(quantity: str, options: Mapping[str, Any]) -> str:
+def quantity_title(quantity: str, options: SearchOptions) -> str:
     """The title a heatmap of ``quantity`` carries."""
     if quantity == "visits":
         return "visit share N(a) / ΣN"
@@ -207,7 +203,7 @@ def quantity_title(quantity: str, options: Mapping[str, Any]) -> str:
     if quantity == "prior":
         return "prior P(a)"
     if quantity == "score":
-        return f"{policy_label(options)} score"
+        return f"{options.policy_name} score"
     raise MctsvizError(f"unknown quantity {quantity!r}; choose one of: {', '.join(QUANTITIES)}")
 
 
@@ -335,7 +331,7 @@ class ScoreBars:
 def score_bars(snapshot: TreeSnapshot, node: int = 0) -> ScoreBars:
     """The children of ``node`` with their score terms (the PUCT notebook's Q/U bar chart, static)."""
     rows = tuple(child_rows(snapshot, node))
-    return ScoreBars(node, snapshot.visits(node), policy_label(snapshot.options), rows, tuple(best_children(rows)))
+    return ScoreBars(node, snapshot.visits(node), snapshot.options.policy_name, rows, tuple(best_children(rows)))
 
 
 # -- evolution of a node's children -----------------------------------------------------------
@@ -380,7 +376,7 @@ def evolution(replay: Replay, node: int = 0) -> Evolution:
     """
     header = replay.header
     options = header.options
-    rule = options.get("final", "visits")
+    rule = options.final
     visits: dict[int, int] = {0: header.root_visits}
     value: dict[int, float] = {0: float(header.root_value)}
     kids: list[tuple[int, str, float]] = []  # node's children: (id, edge label, prior)
@@ -490,7 +486,7 @@ def reward_range(replay: Replay) -> tuple[float, float]:
 
 def default_value_range(header: Header) -> tuple[float, float]:
     """[0, 1] for ``reward="01"``, [-1, 1] otherwise."""
-    return (0.0, 1.0) if header.options.get("reward") == "01" else (-1.0, 1.0)
+    return (0.0, 1.0) if header.options.reward == "01" else (-1.0, 1.0)
 
 
 # -- which nodes a tree figure shows ----------------------------------------------------------

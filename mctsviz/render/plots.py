@@ -285,7 +285,7 @@ def plot_evolution(replay: Replay, quantity: str = "visits", *, node: int = 0, a
         )
     for k in ev.changes:
         ax.axvline(k, color=style.GREY, linestyle=":", linewidth=0.8)
-    names = {"visits": "visits N", "mean": "mean W/N", "score": f"{extract.policy_label(replay.header.options)} score"}
+    names = {"visits": "visits N", "mean": "mean W/N", "score": f"{replay.header.options.policy_name} score"}
     ax.set_ylabel(names[quantity])
     ax.set_xlabel("iteration")
     ax.set_title(

@@ -25,7 +25,7 @@ from ..types import Game
 from . import boards as board_drawing
 from . import style
 from .extract import caption as make_caption
-from .extract import default_value_range, policy_label, provenance, provenance_text, tree_view
+from .extract import default_value_range, provenance, provenance_text, tree_view
 
 _PHASE_ORDER = {phase: i for i, phase in enumerate(PHASES)}  # replay's order of phases
 
@@ -89,7 +89,7 @@ def render_tree(
     new_nodes = set(snapshot.new_nodes) if phase else set()
     updates = {u.node: u for u in snapshot.updates} if phase else {}
     drawn_boards = _boards(snapshot, view.nodes, game) if boards else {}
-    score_name = policy_label(snapshot.options)
+    score_name = snapshot.options.policy_name
 
     info = provenance(
         snapshot.header, iteration=snapshot.iteration, phase=snapshot.phase,

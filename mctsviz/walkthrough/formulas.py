@@ -16,11 +16,6 @@ from ..trace.events import Score
 from .numbers import INFINITY, format_exact, format_score
 
 
-def policy_name(options: SearchOptions) -> str:
-    """"UCB1" or "PUCT", as the search's ``policy`` option says."""
-    return "PUCT" if options.policy == "puct" else "UCB1"
-
-
 def _log_text(parent_visits: int, options: SearchOptions) -> str:
     if options.log == "ln-n1":
         return f"ln({parent_visits} + 1)"
@@ -34,7 +29,7 @@ def formula_legend(options: SearchOptions) -> str:
     UCB1 = W/n + C·sqrt(ln N / n) (Auer et al. 2002), with ln(N + 1) when ``log="ln-n1"``;
     PUCT = Q + c_puct·P·sqrt(N)/(1 + n) (Silver et al. 2017), with Q = W/n or W/(1 + n).
     """
-    if policy_name(options) == "PUCT":
+    if options.policy == "puct":
         c_puct = format_exact(options.c_puct)
         if options.q == "w/(1+n)":
             q = "Q = W/(1 + n)"
@@ -56,7 +51,7 @@ def score_formula(score: Score, parent_visits: int, options: SearchOptions, name
             is the ``c`` of ``mctsviz search --c`` and of an ``mcts:c=...`` player.
         name: how the child is called on the page (plain text; escaping is the caller's job).
     """
-    policy = policy_name(options)
+    policy = options.policy_name
     w, n = format_exact(score.value), format_exact(score.visits)
     if score.score is None:
         return f"{policy}({name}) = {INFINITY} (unvisited)"

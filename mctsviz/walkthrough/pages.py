@@ -37,7 +37,7 @@ from ..trace.events import Header, Score
 from ..types import BoardGame
 from .escape import front_matter_title, html_text, markdown_text, plain_line
 from .figures import FigureMaker
-from .formulas import formula_legend, policy_name, score_formula
+from .formulas import formula_legend, score_formula
 from .numbers import format_exact, format_number, format_score
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
@@ -310,7 +310,7 @@ def iteration_context(view: IterationView, names: NodeNames, game: BoardGame | N
         },
         "updates": _update_rows(view.backup, names),
         "reward": options.reward,
-        "policy": policy_name(options),
+        "policy": options.policy_name,
         "legend": formula_legend(options),
     }
 
@@ -327,10 +327,9 @@ def _iteration_summary(replay: Replay, k: int, names: NodeNames) -> dict[str, An
     }
 
 
-def _options_rows(options: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _options_rows(options: SearchOptions) -> list[tuple[str, str]]:
     rows = []
-    for key in sorted(options):
-        value = options[key]
+    for key, value in sorted(options.items()):
         if key == "script" and value is not None:
             count = len(value)
             text = f"{count} scripted outcome{'s' if count != 1 else ''}" if isinstance(value, list) else f"scripted outcomes for {count} state{'s' if count != 1 else ''}"

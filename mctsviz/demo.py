@@ -1,4 +1,4 @@
-"""The demo site: the lecture material of the seeds, regenerated from real searches.
+"""The demo site: the lecture material, regenerated from real searches.
 
 :func:`build_demo` runs every search and match below with fixed seeds, writes the walkthroughs
 into ``docs/walkthroughs/`` and the gallery into ``docs/gallery/generated/`` (both generated,
@@ -26,14 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import MctsvizError
-from ..replay import Replay
-from .escape import plain_line
-from .figures import FigureMaker, RenderFigures
-from .formulas import score_formula
-from .numbers import format_exact, format_number, format_score
-from .pages import NodeNames, Pages, build_pages, index_pages, render_template, template_environment, trace_copy_name
-from .write import read_manifests, write_pages
+from .errors import MctsvizError
+from .replay import Replay
+from .walkthrough.escape import plain_line
+from .walkthrough.figures import FigureMaker, RenderFigures
+from .walkthrough.formulas import score_formula
+from .walkthrough.numbers import format_exact, format_number, format_score
+from .walkthrough.pages import NodeNames, Pages, build_pages, index_pages, render_template, template_environment, trace_copy_name
+from .walkthrough.write import read_manifests, write_pages
 
 PAIR_SCRIPT = ((1, -1), (0, 0), (1, -1), (-1, 1))  # the Simple Pair Game guide: P1 wins, draw, P1 wins, P1 loses
 PUCT_TREE = {
@@ -120,14 +120,14 @@ def demo_walkthroughs() -> list[DemoWalkthrough]:
 
 def record_walkthrough(spec: DemoWalkthrough) -> list[Any]:
     """Run the search of ``spec`` and return its events (a full trace)."""
-    from .. import games
-    from ..search import Memory, search
-    from ..trace.record import ListRecorder
+    from . import games
+    from .search import Memory, search
+    from .trace.record import ListRecorder
 
     options = dict(spec.options)
     events = ListRecorder()
     if spec.game == "puct":
-        from ..games.explicit import ExplicitTree
+        from .games.explicit import ExplicitTree
 
         game = ExplicitTree.from_dict(PUCT_TREE)
         memory = Memory()
@@ -141,7 +141,7 @@ def record_walkthrough(spec: DemoWalkthrough) -> list[Any]:
 
 def trace_bytes(events: Sequence[Any], filename: str) -> bytes:
     """The bytes of a trace file of ``events`` named ``filename`` (the suffix picks compression)."""
-    from ..trace.io import write_trace
+    from .trace.io import write_trace
 
     with tempfile.TemporaryDirectory(prefix="mctsviz-trace-") as folder:
         path = Path(folder) / Path(filename).name
@@ -174,7 +174,7 @@ def _formulas(replay: Replay, iteration: int) -> list[dict[str, Any]]:
 
 
 def _plot_svg(draw: Callable[[Any], Any], width: float = 6.4, height: float = 4.0) -> bytes:
-    from ..render import figure_bytes, new_figure
+    from .render import figure_bytes, new_figure
 
     _, axes = new_figure(width, height)
     draw(axes[0])
@@ -215,11 +215,11 @@ def gallery_context(
         quick: fewer games per match (for tests).
         progress: called with the name of each step as it starts.
     """
-    from .. import games
-    from ..match import play_match
-    from ..render import figure_bytes, new_figure, plot_heatmaps, plot_match, plot_puct_bars, plot_sweep, plot_ucb_contour
-    from ..sweep import sweep
-    from ..testing import recorded_replay
+    from . import games
+    from .match import play_match
+    from .render import figure_bytes, new_figure, plot_heatmaps, plot_match, plot_puct_bars, plot_sweep, plot_ucb_contour
+    from .sweep import sweep
+    from .testing import recorded_replay
 
     step = progress or (lambda name: None)
     out = Gallery()
