@@ -18,6 +18,7 @@ Everything is deterministic: the same mctsviz gives the same pages and figures, 
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import tempfile
@@ -28,6 +29,7 @@ from typing import Any
 
 from .errors import MctsvizError
 from .replay import Replay
+from .types import Game
 from .walkthrough.escape import plain_line
 from .walkthrough.figures import FigureMaker, RenderFigures
 from .walkthrough.formulas import score_formula
@@ -126,6 +128,7 @@ def record_walkthrough(spec: DemoWalkthrough) -> list[Any]:
 
     options = dict(spec.options)
     events = ListRecorder()
+    game: Game
     if spec.game == "puct":
         from .games.explicit import ExplicitTree
 
@@ -181,6 +184,12 @@ def _plot_svg(draw: Callable[[Any], Any], width: float = 6.4, height: float = 4.
     return figure_bytes(axes, "svg")
 
 
+def _draw_match(result: Any, ax: Any) -> Any:
+    from .render import plot_match
+
+    return plot_match(result, ax=ax)
+
+
 def _match_row(title: str, note: str, result: Any, figure: str) -> dict[str, Any]:
     return {
         "title": title,
@@ -217,7 +226,7 @@ def gallery_context(
     """
     from . import games
     from .match import play_match
-    from .render import figure_bytes, new_figure, plot_heatmaps, plot_match, plot_puct_bars, plot_sweep, plot_ucb_contour
+    from .render import figure_bytes, new_figure, plot_heatmaps, plot_puct_bars, plot_sweep, plot_ucb_contour
     from .sweep import sweep
     from .testing import recorded_replay
 
@@ -302,7 +311,7 @@ def gallery_context(
     for name, title, note, a, b, count in plan:
         step(title)
         result = play_match("tictactoe", a, b, games=count, seed=0, jobs=jobs)
-        figure = add(name, _plot_svg(lambda ax, r=result: plot_match(r, ax=ax)))
+        figure = add(name, _plot_svg(functools.partial(_draw_match, result)))
         matches.append(_match_row(title, note, result, figure))
     ctx["matches"] = matches
 

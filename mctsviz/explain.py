@@ -15,6 +15,7 @@ UCB1 score is +infinity (shown as ``inf``, ``null`` in JSON).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from .escape import terminal as terminal_text
@@ -146,7 +147,7 @@ def format_iteration(detail: dict[str, Any]) -> str:
     lines.append(f"simulation from node {sim['node']} ({sim['method']}): returns ({returns})" + (f"; {moves}" if moves else ""))
     lines.append("")
     lines.append("backup:")
-    rows = [("node", "action", "mover", "reward", "N", "W", "Q")]
+    rows: list[tuple[str, ...]] = [("node", "action", "mover", "reward", "N", "W", "Q")]
     for b in detail["backup"]:
         rows.append((
             str(b["node"]), safe_text(b["action"]) or "(root)", str(b["mover"]), f"{b['reward']:+g}",
@@ -158,7 +159,7 @@ def format_iteration(detail: dict[str, Any]) -> str:
 
 
 def _score_table(rows: list[dict[str, Any]]) -> list[str]:
-    table = [("", "action", "node", "N", "W", "Q", "U", "prior", "score")]
+    table: list[tuple[str, ...]] = [("", "action", "node", "N", "W", "Q", "U", "prior", "score")]
     for r in rows:
         table.append((
             "*" if r["chosen"] else "", safe_text(r["action"]), str(r["node"]), str(r["visits"]), f"{r['value']:g}",
@@ -177,7 +178,7 @@ def _mean(value: float | None) -> str:
     return "-" if value is None else f"{value:.4f}"
 
 
-def _table(rows: list[tuple[str, ...]]) -> list[str]:
+def _table(rows: Sequence[Sequence[str]]) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  " + "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip() for r in rows]
 
@@ -229,7 +230,7 @@ def format_position(table: dict[str, Any]) -> str:
     if table["path"]:
         lines.append(f"path: {' '.join(map(str, table['path']))}")
     if "tree" in table:
-        rows = [("action", "node", "N", "W", "Q", "prior", "score")]
+        rows: list[tuple[str, ...]] = [("action", "node", "N", "W", "Q", "prior", "score")]
         for r in table["tree"]:
             label = "(root)" if r["node"] == 0 else "  " * (r["depth"] - 1) + safe_text(r["action"])
             rows.append((label, str(r["node"]), str(r["visits"]), f"{r['value']:g}", _mean(r["mean"]),
@@ -246,6 +247,6 @@ def format_position(table: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _table_left(rows: list[tuple[str, ...]]) -> list[str]:
+def _table_left(rows: Sequence[Sequence[str]]) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip() for r in rows]

@@ -145,8 +145,8 @@ class MatchResult:
         try:
             records = tuple(
                 GameRecord(
-                    first=_player_index(r["first"], allow_none=False),
-                    winner=_player_index(r["winner"], allow_none=True),
+                    first=_player_index(r["first"]),
+                    winner=_winner_index(r["winner"]),
                     moves=tuple(str(m) for m in r["moves"]),
                     returns=(float(r["returns"][0]), float(r["returns"][1])),
                 )
@@ -170,12 +170,15 @@ class MatchResult:
         return result
 
 
-def _player_index(value: Any, *, allow_none: bool) -> int | None:
-    if value is None and allow_none:
-        return None
+def _player_index(value: Any) -> int:
     if value in (0, 1) and not isinstance(value, bool):
         return int(value)
-    raise ValueError(f"expected 0 or 1{' or null' if allow_none else ''}, not {value!r}")
+    raise ValueError(f"expected 0 or 1, not {value!r}")
+
+
+def _winner_index(value: Any) -> int | None:
+    """A game's winner: 0, 1, or None for a draw."""
+    return None if value is None else _player_index(value)
 
 
 def _plain(value: Any) -> Any:
@@ -277,7 +280,7 @@ def play_match(
     return MatchResult(
         game=game_obj.name,
         game_params=dict(getattr(game_obj, "params", None) or {}),
-        players=(player_spec(a) or getattr(a, "name", "a"), player_spec(b) or getattr(b, "name", "b")),
+        players=(player_spec(a) or str(getattr(a, "name", "a")), player_spec(b) or str(getattr(b, "name", "b"))),
         seed=seed,
         alternate=alternate,
         records=tuple(records),

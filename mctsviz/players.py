@@ -93,10 +93,13 @@ class MinimaxPlayer:
             best = tuple(map(float, game.returns(state)))
         else:
             player = game.current_player(state)
-            best = None
-            for action in game.legal_actions(state):
-                value = self._value(game, game.next_state(state, action), memo)
-                if best is None or value[player] > best[player]:
+            values = [self._value(game, game.next_state(state, action), memo) for action in game.legal_actions(state)]
+            if not values:
+                raise MctsvizError(f"state {game.state_key(state)!r} is not terminal but has no legal move")
+            # The first best move on a tie, as the lecture's minimax takes it.
+            best = values[0]
+            for value in values[1:]:
+                if value[player] > best[player]:
                     best = value
         memo[key] = best
         return best

@@ -14,10 +14,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import MctsvizError
 from .options import NUMBERS, option_problems
+
+if TYPE_CHECKING:
+    from .match import MatchResult
 
 FORMAT = "mctsviz-sweep"
 VERSION = 1
@@ -210,7 +213,7 @@ def sweep(
     if not isinstance(base, MCTSPlayer):
         raise MctsvizError(f"the swept player must be an MCTS player (mcts:...), not {player!r}")
     points = []
-    result = None
+    result: MatchResult | None = None
     for value in checked:
         swept = MCTSPlayer(persistent=base.persistent, **{**base.options, parameter: value})
         result = play_match(game, swept, opponent, games=games, seed=seed, alternate=alternate, jobs=jobs, progress=progress)
@@ -218,6 +221,7 @@ def sweep(
         points.append(
             SweepPoint(float(value), swept.spec, result.games, result.wins[0], result.draws, result.wins[1], mean, half)
         )
+    assert result is not None  # checked holds at least one value
     return SweepResult(
         game=result.game, game_params=dict(result.game_params), parameter=parameter, player=base.spec,
         opponent=result.players[1], seed=seed, games=games, alternate=alternate, points=tuple(points),

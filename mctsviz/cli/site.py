@@ -10,12 +10,19 @@ graphviz, matplotlib) are imported inside the handler.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from pathlib import Path
+from typing import Any
 
 from ..errors import MctsvizError
 
 DEFAULT_OUT = Path("docs") / "walkthroughs"
+
+
+def _advance(bar: Any, done: int) -> None:
+    """Move a progress bar to ``done`` figures."""
+    bar.update(done - bar.n)
 
 
 def _positive(text: str) -> int:
@@ -94,7 +101,7 @@ def run_site(args: argparse.Namespace) -> int:
         try:
             pages = build_pages(
                 replay, name=name, iterations=args.iterations, figures=figures, templates=args.templates,
-                title=args.title, jobs=args.jobs, progress=lambda done, bar=bar: bar.update(done - bar.n),
+                title=args.title, jobs=args.jobs, progress=functools.partial(_advance, bar),
                 trace_file=trace_copy_name(trace) if args.copy_trace else None,
             )
         finally:

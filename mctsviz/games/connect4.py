@@ -14,6 +14,7 @@ that shifted boards never wrap from one column into the next.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import MctsvizError
@@ -296,6 +297,7 @@ class ConnectFour:
         my_threats, their_threats = threats(me, mask), threats(other, mask)
         actions: list[int] = []
         rand = rng.random
+        choices: Sequence[int]
         while cols:
             wins = my_threats & playable
             if wins:

@@ -109,7 +109,7 @@ def board_game(snapshot: TreeSnapshot, game: Game | None = None) -> tuple[BoardG
     return game, None
 
 
-def trace_board_game(header: Header) -> Game | None:
+def trace_board_game(header: Header) -> BoardGame | None:
     """The game a trace was searched on, if it is built in and can draw boards (never a user's code)."""
     if header.game not in games.BUILTIN_GAMES:
         return None

@@ -478,9 +478,9 @@ def reward_range(replay: Replay) -> tuple[float, float]:
             low, high = min(low, update.reward), max(high, update.reward)
     final = replay.final()
     for i in range(len(final)):
-        n = final.node(i)
-        if n.visits:
-            low, high = min(low, n.mean), max(high, n.mean)
+        mean = final.node(i).mean
+        if mean is not None:
+            low, high = min(low, mean), max(high, mean)
     return low, high
 
 

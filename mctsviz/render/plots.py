@@ -131,6 +131,7 @@ def plot_heatmaps(
         image = _draw_grid(ax, grid, norm)
         ax.set_title(f"{k} iterations", fontsize=style.FONT_SIZE)
         _remember(ax, replay.header, figure="heatmaps", quantity=quantity, node=node, iteration=k)
+    assert image is not None  # at least one iteration was drawn
     fig = axes[0].figure
     fig.colorbar(image, ax=axes, shrink=0.8, label=grids[0].title)
     return axes
@@ -306,8 +307,9 @@ def plot_evolution_panels(replay: Replay, *, node: int = 0, axes: Sequence[Axes]
     ev = extract.evolution(replay, node)
     for i, (ax, quantity) in enumerate(zip(axes, EVOLUTION_QUANTITIES)):
         plot_evolution(replay, quantity, node=node, ax=ax, evolution=ev)
-        if i:  # one legend (the first panel's) is enough
-            ax.get_legend().remove()
+        legend = ax.get_legend()
+        if i and legend is not None:  # one legend (the first panel's) is enough
+            legend.remove()
             ax.set_title(ax.get_title().split(" (")[0], fontsize=style.FONT_SIZE)
         if i < 2:
             ax.set_xlabel("")

@@ -82,7 +82,7 @@ def render_tree(
     phase = _PHASE_ORDER[snapshot.phase] if snapshot.events is not None and highlight else 0
     path = snapshot.path if phase else ()
     path_edges = set(zip(path, path[1:]))
-    simulated = snapshot.events.expand.simulate_from if phase >= 2 else None
+    simulated = snapshot.events.expand.simulate_from if phase >= 2 and snapshot.events is not None else None
     if simulated is not None and path and simulated != path[-1]:
         path_edges.add((path[-1], simulated))
     on_path = set(path) | ({simulated} if simulated is not None else set())
@@ -189,7 +189,7 @@ def _snapshot_range(snapshot: TreeSnapshot, nodes: Any) -> tuple[float, float]:
 def _boards(snapshot: TreeSnapshot, nodes: Any, game: Game | None) -> dict:
     game, reason = board_drawing.board_game(snapshot, game)
     if game is None:
-        warnings.warn(reason, BoardsUnavailable, stacklevel=3)
+        warnings.warn(reason or "boards unavailable", BoardsUnavailable, stacklevel=3)
         return {}
     try:
         return board_drawing.node_boards(snapshot, nodes, game)

@@ -397,7 +397,8 @@ def render_template(env: Any, template: str, **context: Any) -> str:
     try:
         return env.get_template(template).render(**context)
     except jinja2.TemplateError as exc:
-        where = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""
+        line = getattr(exc, "lineno", None)
+        where = f" (line {line})" if line else ""
         raise MctsvizError(f"template {template}{where}: {exc.message or exc}") from None
 
 

@@ -71,7 +71,7 @@ def _remove_stale(folder: Path, keep: set[Path]) -> None:
 
 def read_manifests(out_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The walkthroughs found in ``out_dir`` (one ``.walkthrough.json`` per folder), by name."""
-    found = []
+    found: list[dict[str, Any]] = []
     root = Path(out_dir)
     if not root.is_dir():
         return found
