@@ -119,7 +119,7 @@ def test_puct_bars_stack_q_and_u():
     best = max(r.score for r in rows)
     assert starred and all(t.startswith(f"{best:.3g}"[:3]) for t in starred)
     assert f"N = {snap.visits(0)}" in ax.get_title() and "PUCT" in ax.get_title()
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["Q", "U"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["Q", "U", "score"]
 
 
 def test_score_bars_write_infinity_for_unvisited_children(ttt):
@@ -283,3 +283,32 @@ def test_plotting_touches_no_global_state_unless_the_caller_uses_pyplot():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["Figure", "False", "True", "None", "True"]
+
+
+@pytest.mark.parametrize("policy", ["puct", "ucb1"])
+def test_score_bars_with_negative_scores_keep_every_label_star_and_legend_apart(policy):
+    """Lost moves score below zero: their labels, the star and the legend must all stay readable."""
+    rp = recorded_replay(TTT, iterations=60, seed=2, policy=policy, c_puct=0.3, c=0.3)
+    snap = rp.final()
+    rows = extract.child_rows(snap, 0)
+    assert min(r.score for r in rows) < 0 < max(r.score for r in rows)
+    ax = plot_puct_bars(snap, 0, ax=_ax())
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(ax.figure)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    labels = list(ax.texts)
+    assert len(labels) == len(rows) and sum("★" in t.get_text() for t in labels) >= 1
+    low, high = ax.get_ylim()
+    assert low < min(min(r.score, r.exploit) for r in rows) and high > max(r.score for r in rows)
+    frame = ax.get_window_extent(renderer)
+    legend = ax.get_legend().get_window_extent(renderer)
+    for text in labels:
+        box = text.get_window_extent(renderer)
+        assert frame.y0 <= box.y0 and box.y1 <= frame.y1, text.get_text()  # inside the plot
+        assert not box.overlaps(legend), text.get_text()
+    # Each score is marked where the stack ends, below zero too.
+    marks = ax.collections[0].get_offsets()
+    assert [float(y) for _, y in marks] == pytest.approx([r.score for r in rows])
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == (["Q", "U", "score"] if policy == "puct" else ["W/n", "C·√(ln N/n)", "score"])

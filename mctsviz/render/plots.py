@@ -244,22 +244,39 @@ def plot_puct_bars(snapshot: TreeSnapshot, node: int = 0, *, ax: Axes | None = N
     ax.bar(x, np.where(finite, exploit, 0.0), color=style.BLUE, label=exploit_name, width=0.6, zorder=2)
     ax.bar(x, np.where(finite, explore, 0.0), bottom=np.where(finite, exploit, 0.0), color=style.ORANGE, label=explore_name, width=0.36, zorder=3)
     ax.axhline(0.0, color=style.GREY, linewidth=0.8)
-    tops = [r.score for r in bars.rows if math.isfinite(r.score)]
-    span = (max(tops + [0.0]) - min(tops + [0.0])) or 1.0
+    # The score is the top of the stack: a black tick marks it, so it reads whatever the signs.
+    scores = np.array([r.score if math.isfinite(r.score) else np.nan for r in bars.rows])
+    ax.scatter(x[finite], scores[finite], marker="_", s=260, linewidths=2.0, color=style.BLACK, label="score", zorder=4)
+    low, high = _bar_limits(exploit[finite], scores[finite])
+    pad = 0.04 * (high - low)
     for i, row in enumerate(bars.rows):
-        y = row.score if math.isfinite(row.score) else 0.0
         star = " ★" if i in bars.best else ""
+        y = row.score if math.isfinite(row.score) else 0.0
+        # The label goes beyond the bars' far end, on the side away from zero.
+        below = math.isfinite(row.score) and row.score < 0
+        bottom = min(y, float(exploit[i])) if below else 0.0
         ax.annotate(
-            style.format_number(row.score) + star, (i, max(y, 0.0) + 0.02 * span),
-            ha="center", va="bottom", fontsize=9, fontweight="bold" if star else "normal",
+            style.format_number(row.score) + star, (i, bottom - pad if below else max(y, 0.0) + pad),
+            ha="center", va="top" if below else "bottom", fontsize=9, fontweight="bold" if star else "normal",
         )
+    ax.set_ylim(low - 0.14 * (high - low), high + 0.14 * (high - low))
     ax.set_xticks(x, [f"{style.mpl_text(r.action, 12)}\nN={r.visits}\nP={style.format_number(r.prior, 2)}" for r in bars.rows], fontsize=8)
     ax.set_ylabel(f"{bars.policy} = {exploit_name} + {explore_name}")
-    ax.set_title(f"{bars.policy} at node {node} (N = {bars.parent_visits}), iteration {snapshot.iteration}", fontsize=style.FONT_SIZE)
-    ax.margins(y=0.15)
-    ax.legend(loc="upper right", fontsize=8)
+    ax.set_title(f"{bars.policy} at node {node} (N = {bars.parent_visits}), iteration {snapshot.iteration}", fontsize=style.FONT_SIZE, pad=22)
+    # Above the plot, under the title: a legend inside the axes would cover a bar or a star.
+    handles, labels = ax.get_legend_handles_labels()
+    order = [labels.index(name) for name in (exploit_name, explore_name, "score")]
+    ax.legend([handles[i] for i in order], [labels[i] for i in order], loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=3,
+              fontsize=8, frameon=False, borderaxespad=0.2)
     _remember(ax, snapshot.header, figure="puct-bars", node=node, iteration=snapshot.iteration, phase=snapshot.phase)
     return ax
+
+
+def _bar_limits(exploit: np.ndarray, scores: np.ndarray) -> tuple[float, float]:
+    """The y range the bars and their score labels need: zero, every bar end and every score."""
+    ends = [0.0, *exploit.tolist(), *scores.tolist()]
+    low, high = min(ends), max(ends)
+    return (low, high) if high > low else (low - 0.5, high + 0.5)
 
 
 # -- evolution and growth ---------------------------------------------------------------------
