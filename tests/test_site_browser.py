@@ -197,16 +197,16 @@ def test_numbers_on_walkthrough_pages_match_the_trace(site, tab):
         tables = tab.page.evaluate(_TABLES)
         text = tab.page.locator("article").inner_text()
         steps = rp.steps(k)
-        # One score table per selection step, in order: name, n, W, W/n, exploration, UCB1, chosen.
-        score_tables = [t for t in tables if t[0][-1] == "chosen" and t[0][0] == "child"][: len(steps)]
+        # One score table per selection step, in order: name, n, W, W/n, explore, UCB1 (the chosen one ticked).
+        score_tables = [t for t in tables if t[0][0] == "child" and t[0][-1] in ("UCB1", "PUCT")][: len(steps)]
         assert len(score_tables) == len(steps)
         for table, step in zip(score_tables, steps):
             rows = table[1:]
             assert [r[0] for r in rows] == [names(s.node) for s in step.scores]
             assert [r[1] for r in rows] == [format_exact(s.visits) for s in step.scores]
             assert [r[2] for r in rows] == [format_exact(s.value) for s in step.scores]
-            assert [r[5] for r in rows] == [format_score(s.score) for s in step.scores]
-            assert [r[6] == "✔" for r in rows] == [s.node == step.chosen for s in step.scores]
+            assert [r[5].removesuffix(" ✔") for r in rows] == [format_score(s.score) for s in step.scores]
+            assert [r[5].endswith("✔") for r in rows] == [s.node == step.chosen for s in step.scores]
             for s in step.scores:
                 assert score_formula(s, step.parent_visits, options, names(s.node)) in text
         backprop = [t for t in tables if t[0][:3] == ["node", "moved by", "reward"]]
@@ -249,3 +249,30 @@ def test_search_works_from_files(site, tab):
     tab.page.wait_for_selector(".md-search-result__item", timeout=10000)
     assert tab.page.locator(".md-search-result__item").count() > 0
     assert tab.problems == []
+
+
+_OVERFLOWING = """
+() => Array.from(document.querySelectorAll("article table, .mv-slider, .md-typeset__scrollwrap")).filter(
+  e => e.scrollWidth > e.clientWidth + 1 || e.getBoundingClientRect().right > document.documentElement.clientWidth + 1
+).map(e => `${e.tagName.toLowerCase()}.${e.className}: ${e.scrollWidth} > ${e.clientWidth}`)
+"""
+
+
+@pytest.mark.parametrize("width", [390, 1440])
+@pytest.mark.parametrize("scheme", ["default", "slate"])
+def test_tables_and_slider_fit_the_screen(site, chromium, width, scheme):
+    """No score table, backup table or slider hides a column behind a scroll bar, on a phone or a wide screen, light or dark."""
+    context = chromium.new_context(viewport={"width": width, "height": 900})
+    try:
+        page = context.new_page()
+        pages = [site / "walkthroughs" / name / page_name for name, page_name in
+                 (("pair", "iteration-5.html"), ("tictactoe", "iteration-12.html"), ("toy", "iteration-4.html"), ("pair", "slider.html"))]
+        for path in pages:
+            page.goto(path.resolve().as_uri())
+            page.evaluate(f"document.body.setAttribute('data-md-color-scheme', '{scheme}')")
+            assert page.evaluate(_OVERFLOWING) == [], f"{path.name} of {path.parent.name} at {width} px"
+            if path.name == "slider.html":  # buttons a finger can hit: 44 x 44 px at least
+                sizes = page.eval_on_selector_all(".mv-slider__controls button", "bs => bs.map(b => [b.offsetWidth, b.offsetHeight])")
+                assert sizes and all(w >= 44 and h >= 44 for w, h in sizes), sizes
+    finally:
+        context.close()
