@@ -301,3 +301,37 @@ def test_svg_is_byte_identical_across_runs():
 def test_dot_output_is_the_source(ttt):
     graph = render_tree(ttt.final(), depth=1)
     assert figure_bytes(graph, "dot") == graph.source.encode()
+
+
+# -- greyscale print and the colour key ---------------------------------------------------------
+
+
+def test_fills_and_path_survive_greyscale_print():
+    """Printed in grey, -1 and +1 fills must differ, and the path must stay darker than other edges."""
+    low, mid, high = (style.grey_level(style.value_color(v, -1.0, 1.0)) for v in (-1.0, 0.0, 1.0))
+    assert mid - low >= 40 and low - high >= 40
+    assert style.grey_level(style.HIGHLIGHT) < style.grey_level(style.GREY)
+
+
+def test_path_is_thicker_as_well_as_purple():
+    rp = recorded_replay(games.load(toy_path()), iterations=4, c=2.0, expand="second-visit")
+    snap = rp.snapshot(4, "select")
+    source = render_tree(snap).source
+    on_path = _node_line(source, "n2")
+    off_path = _node_line(source, "n1")
+    width = lambda line: float(re.search(r'penwidth="?([0-9.]+)', line).group(1))  # noqa: E731
+    assert width(on_path) == style.visit_penwidth(snap.visits(2)) + 1.5
+    assert width(off_path) == style.visit_penwidth(snap.visits(1))
+
+
+def test_key_names_the_scale_and_the_lines():
+    rp = recorded_replay(games.load(toy_path()), iterations=4, c=2.0, expand="second-visit")
+    snap = rp.snapshot(4, "select")
+    plain = render_tree(snap, value_range=(-1.0, 1.0)).source
+    keyed = render_tree(snap, value_range=(-1.0, 1.0), key=True).source
+    assert "line width: visits" not in plain
+    assert "mean −1" in keyed and "mean 0" in keyed and "mean 1" in keyed
+    for v in (-1.0, 0.0, 1.0):
+        assert f'BGCOLOR="{style.value_color(v, -1.0, 1.0)}"' in keyed
+    assert "thick purple: this iteration" in keyed
+    assert "thick purple" not in render_tree(snap, value_range=(-1.0, 1.0), key=True, highlight=False).source

@@ -271,6 +271,9 @@ def test_tables_and_slider_fit_the_screen(site, chromium, width, scheme):
             page.goto(path.resolve().as_uri())
             page.evaluate(f"document.body.setAttribute('data-md-color-scheme', '{scheme}')")
             assert page.evaluate(_OVERFLOWING) == [], f"{path.name} of {path.parent.name} at {width} px"
+            # No white block in dark mode: tree figures are inverted to the dark background.
+            filters = page.eval_on_selector_all(".mv-tree img, .mv-frame img", "is => is.map(i => getComputedStyle(i).filter)")
+            assert filters and all(("invert" in f) == (scheme == "slate") for f in filters), filters
             if path.name == "slider.html":  # buttons a finger can hit: 44 x 44 px at least
                 sizes = page.eval_on_selector_all(".mv-slider__controls button", "bs => bs.map(b => [b.offsetWidth, b.offsetHeight])")
                 assert sizes and all(w >= 44 and h >= 44 for w, h in sizes), sizes

@@ -38,12 +38,15 @@ CYCLE = (BLUE, ORANGE, BLUISH_GREEN, VERMILLION, SKY_BLUE, REDDISH_PURPLE, YELLO
 
 #: The diverging value scale: low, middle, high.
 VALUE_LOW, VALUE_MID, VALUE_HIGH = VERMILLION, "#F7F7F7", BLUE
-#: How far a tree node's fill goes towards the scale's ends (1 would be the full colour);
-#: lighter fills keep black text readable.
-_FILL_STRENGTH = 0.6
+#: How far a tree node's fill goes towards each end of the scale (1 would be the full colour):
+#: light enough for black text, and unequal, so that the low end stays lighter than the high
+#: end in greyscale print (vermillion and blue are nearly the same grey at equal strength).
+_FILL_STRENGTH_LOW = 0.45
+_FILL_STRENGTH_HIGH = 0.7
 
-#: The current iteration's highlight, and a darker shade of it for text on coloured fills.
-HIGHLIGHT = REDDISH_PURPLE
+#: The current iteration's highlight (Paul Tol's "wine"): a purple darker than the grey of
+#: ordinary edges, so the path still stands out in greyscale; and the shade for text.
+HIGHLIGHT = "#882255"
 HIGHLIGHT_TEXT = "#7A2E5C"
 #: Player marks on boards (player 0 blue, player 1 orange, as in the PUCT notebook's drawings).
 PLAYER_COLORS = (BLUE, VERMILLION, BLUISH_GREEN, REDDISH_PURPLE)
@@ -114,21 +117,28 @@ def mix_colors(a: str, b: str, t: float) -> str:
     return "#" + "".join(f"{round(x + (y - x) * t):02X}" for x, y in zip(ca, cb))
 
 
-def value_color(value: float | None, low: float, high: float, *, strength: float = _FILL_STRENGTH) -> str:
+def value_color(value: float | None, low: float, high: float) -> str:
     """The fill colour of a node whose mean is ``value`` on the scale ``low``..``high``.
 
-    The middle of the range maps to near-white, ``low`` to vermillion and ``high`` to blue
-    (``strength`` of the way there); values outside the range are clamped; None (unvisited)
-    is white.
+    The middle of the range maps to near-white, ``low`` towards vermillion and ``high`` towards
+    blue, the blue end darker than the vermillion end (see ``_FILL_STRENGTH_LOW``); values
+    outside the range are clamped; None (unvisited) is white.
     """
     if value is None or math.isnan(value):
         return WHITE
     if high <= low:
-        return mix_colors(WHITE, VALUE_MID, strength)
+        return VALUE_MID
     t = (value - low) / (high - low) * 2.0 - 1.0  # -1 .. 1
     t = max(-1.0, min(1.0, t))
-    end = VALUE_HIGH if t >= 0 else VALUE_LOW
-    return mix_colors(VALUE_MID, end, abs(t) * strength)
+    if t >= 0:
+        return mix_colors(VALUE_MID, VALUE_HIGH, t * _FILL_STRENGTH_HIGH)
+    return mix_colors(VALUE_MID, VALUE_LOW, -t * _FILL_STRENGTH_LOW)
+
+
+def grey_level(color: str) -> float:
+    """The grey a hex colour prints as, 0 (black) to 255 (white): the luma of ITU-R BT.601."""
+    r, g, b = (int(color[i:i + 2], 16) for i in (1, 3, 5))
+    return 0.299 * r + 0.587 * g + 0.114 * b
 
 
 def visit_penwidth(visits: int) -> float:

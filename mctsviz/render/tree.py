@@ -46,6 +46,7 @@ def render_tree(
     value_symbol: str = "W",
     caption: bool = False,
     highlight: bool = True,
+    key: bool = False,
 ) -> graphviz.Digraph:
     """The tree of ``snapshot`` as a Graphviz digraph.
 
@@ -69,6 +70,8 @@ def render_tree(
             into SVG output as a comment).
         highlight: mark the current iteration (path, new node, rollout, backed-up statistics)
             and keep its nodes whatever the filters; False draws the plain tree.
+        key: add a key under the tree: the fill scale's three colours with their means, what
+            line width and the purple path mean.
 
     Returns:
         The digraph; writing it is the caller's step (``.render()``, ``.pipe()`` or
@@ -110,10 +113,15 @@ def render_tree(
         node_attr={"shape": "box", "style": "rounded,filled", "fontname": style.FONT, "fontsize": str(style.FONT_SIZE), "margin": "0.06,0.03"},
         edge_attr={"fontname": style.FONT, "fontsize": str(style.SMALL_FONT_SIZE), "arrowsize": "0.6", "color": style.GREY},
     )
+    below_tree = []
     if caption:
         text = make_caption(snapshot.header, iteration=snapshot.iteration, phase=snapshot.phase)
         legend = f"fill: mean from {style.format_number(low)} (vermillion) to {style.format_number(high)} (blue); line width: visits"
-        graph.attr(label=f'<<FONT POINT-SIZE="{style.SMALL_FONT_SIZE}" COLOR="{style.GREY}">{style.html_text(text, 200)}<BR/>{legend}</FONT>>', labelloc="b")
+        below_tree.append(f'<TR><TD><FONT POINT-SIZE="{style.SMALL_FONT_SIZE}" COLOR="{style.GREY}">{style.html_text(text, 200)}<BR/>{legend}</FONT></TD></TR>')
+    if key:
+        below_tree.append(f"<TR><TD>{_key_table(low, high, highlight=bool(phase))}</TD></TR>")
+    if below_tree:
+        graph.attr(label=f'<<TABLE BORDER="0" CELLSPACING="0" CELLPADDING="2">{"".join(below_tree)}</TABLE>>', labelloc="b")
 
     drawn_parent: dict[int, int] = {}
     for parent, child in view.edges:
@@ -146,7 +154,8 @@ def render_tree(
         attrs = {
             "label": _table(rows),
             "fillcolor": style.value_color(stats.mean, low, high),
-            "penwidth": str(style.visit_penwidth(stats.visits)),
+            # The path is thicker as well as purple: in greyscale, width is what tells it apart.
+            "penwidth": str(style.visit_penwidth(stats.visits) + (1.5 if node in on_path else 0)),
             "color": style.HIGHLIGHT if node in on_path else style.BLACK,
         }
         if node in new_nodes:
@@ -175,6 +184,23 @@ def render_tree(
         graph.node("outcome", label=_outcome_label(sim), shape="note", style="filled", fillcolor="white", color=style.HIGHLIGHT, fontcolor=style.HIGHLIGHT)
         graph.edge(f"n{sim.node}", "outcome", style="dashed", color=style.HIGHLIGHT, penwidth="1.5", arrowhead="none")
     return graph
+
+
+def _key_table(low: float, high: float, *, highlight: bool) -> str:
+    """The colour key: three swatches of the fill scale with their means, and what lines mean."""
+    middle = (low + high) / 2
+    cells = "".join(
+        f'<TD BGCOLOR="{style.value_color(v, low, high)}" BORDER="1" COLOR="{style.GREY}">'
+        f'<FONT POINT-SIZE="{style.SMALL_FONT_SIZE}">mean {style.format_number(v)}</FONT></TD>'
+        for v in (low, middle, high)
+    )
+    notes = "white: not visited; line width: visits"
+    if highlight:
+        notes += "; thick purple: this iteration's path"
+    return (
+        f'<TABLE BORDER="0" CELLSPACING="3" CELLPADDING="3"><TR>{cells}'
+        f'<TD><FONT POINT-SIZE="{style.SMALL_FONT_SIZE}" COLOR="{style.GREY}">{notes}</FONT></TD></TR></TABLE>'
+    )
 
 
 def _snapshot_range(snapshot: TreeSnapshot, nodes: Any) -> tuple[float, float]:

@@ -83,6 +83,7 @@ class RenderFigures:
             game=self._game,
             value_range=self._value_range,
             keys=self._one_player,
+            key=True,
         )
         return figure_bytes(graph, "svg")
 
