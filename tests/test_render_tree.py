@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from mctsviz import __version__, games
+from mctsviz.errors import MctsvizError
 from mctsviz.render import BoardsUnavailable, extract, figure_bytes, render_tree, style
 from mctsviz.testing import recorded_replay, toy_path
 
@@ -335,3 +336,48 @@ def test_key_names_the_scale_and_the_lines():
         assert f'BGCOLOR="{style.value_color(v, -1.0, 1.0)}"' in keyed
     assert "thick purple: this iteration" in keyed
     assert "thick purple" not in render_tree(snap, value_range=(-1.0, 1.0), key=True, highlight=False).source
+
+
+# -- the phases of one iteration on one canvas --------------------------------------------------
+
+
+def _neato_places(graph):
+    """Visible nodes' (x, y, width, height) as neato draws the pinned graph."""
+    out = {}
+    for line in graph.pipe(format="plain").decode().splitlines():
+        fields = line.split(" ")
+        if fields[0] == "node" and "invis" not in line:
+            out[fields[1]] = tuple(float(v) for v in fields[2:6])
+        if fields[0] == "graph":
+            out["(canvas)"] = tuple(float(v) for v in fields[2:4])
+    return out
+
+
+@needs_dot
+def test_the_four_phases_share_one_canvas_and_every_node_keeps_its_place():
+    from mctsviz.render.phases import render_phases
+
+    rp = recorded_replay(TTT, iterations=30, seed=3)
+    graphs = render_phases(rp, 30, max_nodes=14, key=True, value_range=extract.reward_range(rp))
+    assert list(graphs) == ["select", "expand", "simulate", "backprop"]
+    places = {phase: _neato_places(g) for phase, g in graphs.items()}
+    canvases = {p["(canvas)"] for p in places.values()}
+    assert len(canvases) == 1
+    svgs = [re.search(r'<svg width="(\w+)" height="(\w+)"', figure_bytes(g, "svg").decode()).groups() for g in graphs.values()]
+    assert len(set(svgs)) == 1
+    # The new node (#30) appears at expansion; every node drawn in two phases sits at the same place.
+    assert "n30" not in places["select"] and "n30" in places["expand"]
+    for name, where in places["backprop"].items():
+        for phase in ("select", "expand", "simulate"):
+            if name in places[phase]:
+                assert places[phase][name] == where, (name, phase)
+    # Without the shared layout the phases differ: what this function is for.
+    plain = [render_tree(rp.snapshot(30, p), max_nodes=14, key=True) for p in graphs]
+    assert len({re.search(r'<svg width="(\w+)" height="(\w+)"', figure_bytes(g, "svg").decode()).groups() for g in plain}) > 1
+
+
+def test_render_phases_refuses_an_unknown_phase():
+    from mctsviz.render.phases import render_phases
+
+    with pytest.raises(MctsvizError, match="unknown phase"):
+        render_phases(recorded_replay(TTT, iterations=3, seed=3), 2, phases=("start",))

@@ -8,6 +8,7 @@ with the same two methods.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from ..replay import Replay, TreeSnapshot
@@ -19,7 +20,9 @@ class FigureMaker(Protocol):
     """Draws the figures of one walkthrough as SVG bytes.
 
     ``start`` is called once per trace, before the other two, in the caller's thread; ``tree``
-    may then be called from several threads at once (``plot`` only from the caller's).
+    may then be called from several threads at once (``plot`` only from the caller's). A maker
+    may also have ``trees(snapshots) -> list[bytes]``, drawing the phases of one iteration
+    together (on one canvas); pages then ask for those figures in one call.
     """
 
     def start(self, replay: Replay) -> None:
@@ -74,9 +77,21 @@ class RenderFigures:
         return True
 
     def tree(self, snapshot: TreeSnapshot) -> bytes:
-        from ..render import figure_bytes, render_tree
+        from ..render import figure_bytes
 
-        graph = render_tree(
+        return figure_bytes(self._graph(snapshot), "svg")
+
+    def trees(self, snapshots: Sequence[TreeSnapshot]) -> list[bytes]:
+        """The phases of one iteration on one canvas: a node keeps its place from phase to phase."""
+        from ..render import figure_bytes
+        from ..render.phases import render_on_one_canvas
+
+        return [figure_bytes(g, "svg") for g in render_on_one_canvas([self._graph(s) for s in snapshots])]
+
+    def _graph(self, snapshot: TreeSnapshot) -> Any:
+        from ..render import render_tree
+
+        return render_tree(
             snapshot,
             max_nodes=self.max_nodes,
             boards=self._draw_boards(),
@@ -85,7 +100,6 @@ class RenderFigures:
             keys=self._one_player,
             key=True,
         )
-        return figure_bytes(graph, "svg")
 
     def plot(self, kind: str, replay: Replay) -> bytes | None:
         from ..render import figure_bytes, new_figure, plot_evolution_panels, plot_heatmap

@@ -31,7 +31,7 @@ from ..errors import MctsvizError
 from ..iteration import BackupRow, IterationView, view_iteration
 from ..options import SearchOptions
 from ..render.boards import rollout_boards, trace_board_game
-from ..replay import Replay
+from ..replay import Replay, TreeSnapshot
 from ..replay import replay as load_replay
 from ..trace.events import Header, Score
 from ..types import BoardGame
@@ -586,24 +586,32 @@ def draw_trees(
     """Draw the tree at each (path, iteration, phase) of ``jobs``: ``{path: SVG bytes}``.
 
     Graphviz lays trees out in a ``dot`` subprocess, so ``workers`` threads overlap well. The
-    snapshots are taken in this thread (a replay moves between positions; a snapshot, once
+    phases of one iteration go to the figure maker together when it can draw them on one
+    canvas (``trees``). The snapshots are taken in this thread (a replay moves between positions; a snapshot, once
     taken, is a copy that threads may read) and at most two per worker wait at a time, so a
     long trace never holds all its snapshots in memory at once.
     """
     out: dict[str, bytes] = {}
-    pending: deque[tuple[str, Future[bytes]]] = deque()
+    pending: deque[tuple[list[str], Future[list[bytes]]]] = deque()
     workers = max(1, workers)
+    together = getattr(figures, "trees", None)
+
+    def draw_one(snapshots: list[TreeSnapshot]) -> list[bytes]:
+        if together is not None and len(snapshots) > 1:
+            return list(together(snapshots))
+        return [figures.tree(s) for s in snapshots]
 
     def collect_one() -> None:
-        path, future = pending.popleft()
-        out[path] = future.result()
+        paths, future = pending.popleft()
+        out.update(zip(paths, future.result()))
         if progress is not None:
             progress(len(out))
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         try:
-            for path, iteration, phase in jobs:
-                pending.append((path, pool.submit(figures.tree, replay.snapshot(iteration, phase))))
+            for group in _by_iteration(jobs):
+                snapshots = [replay.snapshot(iteration, phase) for _, iteration, phase in group]
+                pending.append(([path for path, _, _ in group], pool.submit(draw_one, snapshots)))
                 if len(pending) >= 2 * workers:
                     collect_one()
             while pending:
@@ -612,6 +620,17 @@ def draw_trees(
             for _, future in pending:
                 future.cancel()
     return out
+
+
+def _by_iteration(jobs: Sequence[tuple[str, int, str]]) -> list[list[tuple[str, int, str]]]:
+    """Consecutive jobs of one iteration, grouped: its phases are drawn together."""
+    groups: list[list[tuple[str, int, str]]] = []
+    for job in jobs:
+        if groups and groups[-1][0][1] == job[1]:
+            groups[-1].append(job)
+        else:
+            groups.append([job])
+    return groups
 
 
 def asset_pages(prefix: str = "assets") -> Pages:
