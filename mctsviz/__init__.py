@@ -8,8 +8,7 @@ it never loads matplotlib, graphviz or jinja2.
 
 from __future__ import annotations
 
-__version__ = "0.3.0"
-
+from ._version import __version__
 from .errors import MctsvizError
 from .games import load as load_game
 from .options import SearchOptions

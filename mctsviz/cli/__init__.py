@@ -30,7 +30,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .. import __version__
+    from .._version import __version__
 
     parser = _Parser(prog="mctsviz", description="See Monte Carlo Tree Search: search, trace, replay, render.")
     parser.add_argument("--version", action="version", version=f"mctsviz {__version__}")

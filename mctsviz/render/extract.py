@@ -15,7 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .. import __version__, games
+from .. import games
+from .._version import __version__
 from ..errors import MctsvizError
 from ..options import SearchOptions
 from ..replay import Replay, TreeSnapshot

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from .._version import __version__
 from ..errors import MctsvizError
 from .extract import provenance_text
 
