@@ -413,7 +413,7 @@ class Replay:
         self._check_iteration(iteration, allow_zero=False)
         return self._iterations[iteration - 1]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[IterationEvents]:
         return iter(self._iterations)
 
     def _check_iteration(self, iteration: int, *, allow_zero: bool = True) -> None:
@@ -494,12 +494,6 @@ class Replay:
         # Recompute from the statistics before this iteration's backpropagation.
         self._move_to(iteration - 1)
         return _recompute_steps(self.header.options, self._structure, self._visits, self._value, events)
-
-    def recompute_step(self, node: int, chosen: int, iteration: int) -> Step:
-        """The scores of ``node``'s children as the search saw them at ``iteration``."""
-        self._move_to(iteration - 1)
-        kids = self._structure.kids_at(node, iteration, "select")
-        return Step(node, chosen, self._visits[node], self._scores(node, kids))
 
     def expansion_scores(self, iteration: int) -> tuple[Score, ...] | None:
         """The scores by which the simulated child was picked among new children, if any."""

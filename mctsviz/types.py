@@ -29,7 +29,6 @@ Optional hooks a game may add (mctsviz checks with ``hasattr``):
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -81,7 +80,6 @@ class Recorder(Protocol):
     def __call__(self, event: Any) -> None: ...
 
 
-Rng = random.Random
 
 GAME_METHODS = (
     "initial_state",

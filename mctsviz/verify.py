@@ -190,7 +190,7 @@ def verify(source: Any, *, game: Any = None, limit: int = 20, on_warning: Any = 
     if isinstance(source, (str, bytes)) or hasattr(source, "__fspath__"):
         from .trace.io import format_of, read_trace
 
-        if format_of(source) == "jsonl":  # type: ignore[arg-type]
+        if format_of(source) == "jsonl":
             report.position = "line"
         events: Iterator[Any] = read_trace(source, strict=True, structure=False, on_warning=on_warning or report.notes.append)
     else:
@@ -486,9 +486,9 @@ class _Checker:
         if [s.node for s in recorded] != kids:
             self.flag("scores", iteration, node, kids, [s.node for s in recorded], "the recorded children")
             return
-        for s, k, (exploit, explore, score) in zip(recorded, kids, terms):
-            if score == math.inf:
-                exploit = explore = score = None  # recorded as null
+        for s, k, terms_of_k in zip(recorded, kids, terms):
+            # +infinity is recorded as null, all three terms together.
+            exploit, explore, score = (None, None, None) if terms_of_k[2] == math.inf else terms_of_k
             pairs = (("visits", self.visits[k], s.visits), ("value", self.value[k], s.value), ("prior", self.prior[k], s.prior),
                      ("exploit", exploit, s.exploit), ("explore", explore, s.explore), ("score", score, s.score))
             for name, want, got in pairs:

@@ -50,7 +50,8 @@ def load(spec: str | Game, **params: Any) -> Game:
         module_name, class_name, _ = BUILTIN_GAMES[spec]
         module = importlib.import_module(f"{__name__}.{module_name}")
         try:
-            return getattr(module, class_name)(**params)
+            built: Game = getattr(module, class_name)(**params)
+            return built
         except TypeError as exc:
             raise MctsvizError(f"game {spec!r}: bad parameters {params}: {exc}") from None
     if spec.endswith(".json"):
@@ -65,7 +66,8 @@ def load(spec: str | Game, **params: Any) -> Game:
             except Exception as exc:  # a user's constructor may fail any way
                 raise MctsvizError(f"game {spec!r}: constructing it failed: {exc}") from None
         check_game(game, spec)
-        return game
+        checked: Game = game
+        return checked
     raise MctsvizError(
         f"unknown game {spec!r}; built-in games: {', '.join(game_names())} "
         "(or FILE.json, or FILE.py:ClassName)"

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from ..errors import MctsvizError
 from ..types import Action, Game, State
@@ -99,7 +98,7 @@ def get_playout(game: Game, kind: str = "random") -> Playout:
     """
     if kind not in PLAYOUT_KINDS:
         raise MctsvizError(f"unknown playout {kind!r}; choose from {', '.join(PLAYOUT_KINDS)}")
-    hook: Any = getattr(game, "playout" if kind == "random" else "heuristic_playout", None)
+    hook: Playout | None = getattr(game, "playout" if kind == "random" else "heuristic_playout", None)
     if callable(hook):
         return hook
     generic = random_playout if kind == "random" else heuristic_playout

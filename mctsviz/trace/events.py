@@ -205,9 +205,8 @@ class Decision(msgspec.Struct, frozen=True, tag="decision", tag_field="kind", om
 
 Event = Header | Select | Expand | Simulate | Backprop | Decision
 EVENT_TYPES: tuple[type, ...] = (Header, Select, Expand, Simulate, Backprop, Decision)
-ITERATION_EVENTS = ("select", "expand", "simulate", "backprop")
 
 
 def event_kind(event: Any) -> str:
     """The ``kind`` tag of an event (``"select"``, ...)."""
-    return type(event).__struct_config__.tag
+    return str(type(event).__struct_config__.tag)

@@ -86,7 +86,7 @@ class _Damage(Exception):
 def _jsonl_events(source: Path, budget: _Budget) -> Iterator[tuple[int, Any]]:
     """``(line number, event)`` for each line of a JSON Lines trace, the checked header first."""
     number = 0
-    decode = decode_event
+    decode: Callable[[bytes], Event] = decode_event
     for batch, complete in _line_batches(source, budget):
         for line in batch:
             number += 1
@@ -138,7 +138,7 @@ def _frames(source: Path, budget: _Budget) -> Iterator[tuple[int, bytes]]:
 
 def _msgpack_events(source: Path, budget: _Budget) -> Iterator[tuple[int, Any]]:
     """``(frame number, event)`` for each event of a MessagePack trace, the checked header first."""
-    decode = decode_frame
+    decode: Callable[[bytes | memoryview], list[Event]] = decode_frame
     for number, payload in _frames(source, budget):
         if number == 1:
             try:

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from typing import Any
 
 
-class ListRecorder(list):
+class ListRecorder(list[Any]):
     """Collects events in memory, in order (a list you can call)."""
 
     def __call__(self, event: Any) -> None:

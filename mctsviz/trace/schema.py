@@ -85,7 +85,8 @@ def encode_lines(events: Iterable[Any]) -> bytes:
 
 def decode_event(line: bytes) -> Event:
     """Decode one line of the current version into an event (raises one of ``DECODE_ERRORS``)."""
-    return _DECODER.decode(line)
+    event: Event = _DECODER.decode(line)
+    return event
 
 
 def decode_frame(payload: bytes | memoryview) -> list[Event]:
@@ -93,7 +94,7 @@ def decode_frame(payload: bytes | memoryview) -> list[Event]:
     return _MSGPACK_FRAME_DECODER.decode(payload)
 
 
-def event_decoders(version: int) -> tuple[Callable[[bytes], Event], Callable[[bytes], list[Event]]]:
+def event_decoders(version: int) -> tuple[Callable[[bytes], Event], Callable[[bytes | memoryview], list[Event]]]:
     """The line and frame decoders for a trace of schema ``version``; older events are migrated."""
     if version >= 2:
         return _DECODER.decode, _MSGPACK_FRAME_DECODER.decode
@@ -149,23 +150,22 @@ def _scores_from_v1(scores: tuple[_ScoreV1, ...] | None) -> tuple[Score, ...] | 
     return tuple(Score(*msgspec.structs.astuple(s)) for s in scores)
 
 
-def _upgrade_v1(event: Any) -> Event:
-    kind = type(event)
-    if kind is _SelectV1:
+def _upgrade_v1(event: _EventV1) -> Event:
+    if isinstance(event, _SelectV1):
         steps = None if event.steps is None else tuple(
             Step(s.node, s.chosen, s.parent_visits, _scores_from_v1(s.scores)) for s in event.steps
         )
         return Select(event.iteration, event.path, steps)
-    if kind is _ExpandV1:
+    if isinstance(event, _ExpandV1):
         return Expand(event.iteration, event.parent, event.children, event.simulate_from, event.rule, _scores_from_v1(event.scores))
-    return event  # type: ignore[no-any-return]
+    return event
 
 
 def _decode_v1_line(line: bytes) -> Event:
     return _upgrade_v1(_V1_LINE_DECODER.decode(line))
 
 
-def _decode_v1_frame(payload: bytes) -> list[Event]:
+def _decode_v1_frame(payload: bytes | memoryview) -> list[Event]:
     return [_upgrade_v1(event) for event in _V1_FRAME_DECODER.decode(payload)]
 
 
