@@ -24,7 +24,7 @@ from typing import Any
 from .errors import MctsvizError
 from .options import SearchOptions
 from .search import policies
-from .search.engine import score_records
+from .search.records import score_records
 from .trace.events import Backprop, Decision, Expand, Header, Score, Select, Simulate, Step, Update, event_kind
 from .trace.io import gc_paused
 

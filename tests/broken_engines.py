@@ -1,6 +1,6 @@
 """Deliberately broken MCTS engines: each has one bug a real implementation could have.
 
-Each is a small subclass of the real engine (``mctsviz.search.engine._Engine``) that overrides
+Each is a small subclass of the real engine (``mctsviz.search.phases.Engine``) that overrides
 one phase method with the bug in it, run through the real ``search()`` with the fast loops off
 (they would bypass the overridden methods). ``verify`` must flag every one of them, with the
 kind of violation the bug causes; ``tests/test_verify.py`` checks that it does.
@@ -22,7 +22,7 @@ from mctsviz.search import policies
 from mctsviz.trace.events import Backprop, Expand, Select, Simulate, Step, Update
 from mctsviz.trace.record import ListRecorder
 
-_Engine = engine_module._Engine
+_Engine = engine_module.Engine
 
 
 class _General(_Engine):
@@ -256,12 +256,12 @@ CASES: dict[str, BrokenCase] = {
 @contextmanager
 def broken_engine(cls: type) -> Iterator[None]:
     """Make ``search()`` build ``cls`` instead of the real engine, for the block."""
-    original = engine_module._Engine
-    engine_module._Engine = cls
+    original = engine_module.Engine
+    engine_module.Engine = cls
     try:
         yield
     finally:
-        engine_module._Engine = original
+        engine_module.Engine = original
 
 
 def broken_search(cls: type, game: Any = "tictactoe", **options: Any) -> list[Any]:

@@ -16,6 +16,7 @@ from mctsviz import games
 from mctsviz.errors import MctsvizError
 from mctsviz.games.explicit import ExplicitTree
 from mctsviz.search import engine
+from mctsviz.search import fast as fast_loops
 from mctsviz.search.engine import Memory, search
 from mctsviz.testing import capture_events, encode_events
 
@@ -51,9 +52,9 @@ class _Spy:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.calls = 0
-        for name in ("_run_fast", "_run_fast_recorded"):
-            original = getattr(engine._Engine, name)
-            monkeypatch.setattr(engine._Engine, name, self._wrap(original))
+        for name in ("run_unrecorded", "run_recorded"):
+            original = getattr(fast_loops, name)
+            monkeypatch.setattr(fast_loops, name, self._wrap(original))
 
     def _wrap(self, original):
         def counted(engine_self, *args):
@@ -65,7 +66,7 @@ class _Spy:
 
 def _run(game, record, fast, monkeypatch, **options):
     """(encoded events or None, result dict without the time, tree lists, progress calls)."""
-    monkeypatch.setattr(engine._Engine, "fast_path_enabled", fast)
+    monkeypatch.setattr(engine.Engine, "fast_path_enabled", fast)
     progress: list[int] = []
     options.setdefault("iterations", 150)
     if record is None:
@@ -235,7 +236,7 @@ def test_wrong_number_of_returns_fails_alike(monkeypatch):
     game = _TableGame({}, default=(1, -1, 0))
     messages = []
     for fast in (True, False):
-        monkeypatch.setattr(engine._Engine, "fast_path_enabled", fast)
+        monkeypatch.setattr(engine.Engine, "fast_path_enabled", fast)
         with pytest.raises(MctsvizError) as info:
             search(game, iterations=5)
         messages.append(str(info.value))

@@ -1,0 +1,415 @@
+"""The engine's phases: selection, expansion, simulation and backpropagation, one method each.
+
+:class:`Engine` holds one search's working state (the tree, the rng, the options, the
+recorder) and runs the general loop, built from the phase methods, for every option set; the
+fast loops (``mctsviz.search.fast``) cover the common one. It formats nothing: it emits plain
+events (``mctsviz.trace.events``) to an optional recorder and builds none without one.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .._version import __version__
+from ..errors import MctsvizError
+from ..options import SearchOptions
+from ..trace.events import (
+    FORMAT_NAME,
+    SCHEMA_VERSION,
+    Backprop,
+    Decision,
+    Expand,
+    Header,
+    NewChild,
+    RootChild,
+    Score,
+    Select,
+    Simulate,
+    Step,
+    Update,
+)
+from ..types import Action, Evaluator, Game, Recorder, State
+from . import fast, policies
+from .records import _short, checked_returns, score_records
+from .tree import ChildStats, Memory, SearchResult, Tree
+
+
+def resolve_evaluator(evaluator: Evaluator | str | None) -> tuple[Evaluator | None, str | None]:
+    """The evaluator callable and the name written into traces (``FILE.py:FUNC`` specs load)."""
+    if evaluator is None:
+        return None, None
+    if isinstance(evaluator, str):
+        from ..games import load_object
+
+        func = load_object(evaluator, what="evaluator")
+        if not callable(func):
+            raise MctsvizError(f"evaluator {evaluator!r} is not callable")
+        return func, evaluator
+    if not callable(evaluator):
+        raise MctsvizError(f"evaluator {evaluator!r} is not callable")
+    name = getattr(evaluator, "__qualname__", None) or type(evaluator).__name__
+    return evaluator, f"{getattr(evaluator, '__module__', '?')}:{name}"
+
+
+class Engine:
+    """One search's mutable working state and its phases; ``search`` is its only user.
+
+    ``start`` adds the root (and writes the header), ``run`` runs iterations (the fast loops of
+    ``mctsviz.search.fast`` when they cover the options, else :meth:`run_general` over the
+    phase methods), ``finish`` writes the decision and returns the :class:`SearchResult`. Tests
+    subclass it to plant bugs in one phase method (``tests/broken_engines.py``).
+    """
+
+    #: Switched off by tests to run the general loop on options the fast paths cover.
+    fast_path_enabled = True
+
+    def __init__(self, game: Game, options: SearchOptions, rng: random.Random, evaluator: Evaluator | None, memory: Memory | None, recorder: Recorder | None, record: str) -> None:
+        self.game = game
+        self.options = options
+        self.rng = rng
+        self.evaluator = evaluator
+        self.memory = memory
+        self.recorder = recorder
+        self.full = recorder is not None and record == "full"
+        self.record = record
+        self.tree = Tree(game)
+        self.need_keys = recorder is not None or options.transpositions or memory is not None
+        self.node_priors: dict[int, Mapping[Any, float]] = {}
+        self.script_counts: dict[str, int] = {}
+        self.two_or_more = game.num_players > 1
+        self.playout = self._playout_function(options.rollout)
+        # Raw returns the fast loops cache by id: kept alive so that no id is reused.
+        self.pinned_returns: list[Any] = []
+
+    def _playout_function(self, rollout: str) -> Callable[[State, random.Random], tuple[Sequence[Action], Sequence[float]]]:
+        game = self.game
+        name = "heuristic_playout" if rollout == "heuristic" else "playout"
+        hook: Callable[[State, random.Random], tuple[Sequence[Action], Sequence[float]]] | None = getattr(game, name, None)
+        if callable(hook):
+            return hook
+        from ..games import playouts  # generic versions over the protocol, for users' games
+
+        generic = getattr(playouts, "heuristic_playout" if rollout == "heuristic" else "random_playout")
+        return lambda state, rng: generic(game, state, rng)
+
+    # -- setup and teardown ---------------------------------------------------------------
+
+    def start(self, root_state: State, seed: int) -> None:
+        game, tree = self.game, self.tree
+        root_player = game.current_player(root_state)
+        root_mover = (root_player - 1) % game.num_players if self.two_or_more else 0
+        key = game.state_key(root_state) if self.need_keys else None
+        stats = self.memory.get(key) if self.memory is not None and key is not None else (0, 0.0)
+        tree.add(root_state, -1, None, root_mover, 1.0, key, stats)
+        if self.recorder is not None:
+            params = getattr(game, "params", None) or {}
+            self.recorder(
+                Header(
+                    format=FORMAT_NAME,
+                    schema_version=SCHEMA_VERSION,
+                    library_version=__version__,
+                    game=game.name,
+                    game_params=dict(params),
+                    num_players=game.num_players,
+                    root=tree.key(0),
+                    root_player=root_player,
+                    root_mover=root_mover,
+                    root_visits=stats[0],
+                    root_value=stats[1],
+                    options=self.options,
+                    seed=seed,
+                    record=self.record,
+                )
+            )
+        if self.options.expand == "second-visit":
+            children = self._expand_all(0)
+            if self.recorder is not None:
+                self.recorder(Expand(0, 0, children, 0, "root"))
+
+    def finish(self, iterations: int, seconds: float) -> SearchResult:
+        tree, options = self.tree, self.options
+        kids = tree.children[0]
+        visits = [tree.visits[k] for k in kids]
+        means = [tree.mean(k) for k in kids]
+        by_visits = policies.final_choice(visits, means, rule="visits")
+        by_mean = policies.final_choice(visits, means, rule="mean")
+        chosen = by_visits if options.final == "visits" else by_mean
+        labels, priors = tree._child_labels_and_priors(0)
+        children = tuple(
+            ChildStats(k, tree.action[k], label, tree.visits[k], tree.value[k], tree.mean(k), prior)
+            for k, label, prior in zip(kids, labels, priors)
+        )
+
+        def label(i: int | None) -> str | None:
+            return None if i is None else labels[i]
+
+        if self.recorder is not None:
+            self.recorder(
+                Decision(
+                    iterations=iterations,
+                    rule=options.final,
+                    move=label(chosen),
+                    by_visits=label(by_visits),
+                    by_mean=label(by_mean),
+                    children=tuple(RootChild(ch.node, ch.label, ch.visits, ch.value, ch.mean, ch.prior) for ch in children),
+                )
+            )
+        if self.memory is not None:
+            stats = self.memory.stats
+            for node in range(len(tree)):
+                stats[tree.key(node)] = (tree.visits[node], tree.value[node])
+        return SearchResult(
+            move=None if chosen is None else tree.action[kids[chosen]],
+            move_label=label(chosen),
+            rule=options.final,
+            by_visits=label(by_visits),
+            by_mean=label(by_mean),
+            children=children,
+            iterations=iterations,
+            seconds=seconds,
+            options=options,
+            tree=tree,
+        )
+
+    # -- the loop -------------------------------------------------------------------------
+
+    def run(self, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
+        """Run iterations until a budget ends; return how many were done."""
+        if self.fast_path_enabled and fast.applies(self):
+            if self.recorder is None:
+                return fast.run_unrecorded(self, iterations, deadline, progress)
+            return fast.run_recorded(self, iterations, deadline, progress)
+        return self.run_general(iterations, deadline, progress)
+
+    def run_general(self, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
+        """The loop for every option set, built from the phase methods below."""
+        tree = self.tree
+        terminal, untried, children = tree.terminal, tree.untried, tree.children
+        expand_mode = self.options.expand
+        one_at_a_time = expand_mode in ("one", "one-random")
+        recorder = self.recorder
+        full = self.full
+        choose = self._choose
+        clock = time.perf_counter
+        done = 0
+        while iterations is None or done < iterations:
+            if deadline is not None and clock() >= deadline:
+                break
+            iteration = done + 1
+            node = 0
+            path = [0]
+            steps: list[Step] | None = [] if full else None
+            while not terminal[node] and not (one_at_a_time and untried[node]):
+                kids = children[node]
+                if not kids:
+                    break
+                node = choose(node, kids, steps)
+                path.append(node)
+            if recorder is not None:
+                recorder(Select(iteration, tuple(path), None if steps is None else tuple(steps)))
+            leaf = node
+            sim, new_children, rule, scores = self._expand(leaf, one_at_a_time, expand_mode)
+            if recorder is not None:
+                recorder(Expand(iteration, leaf, new_children, sim, rule, scores))
+            if sim != leaf:
+                path.append(sim)
+            returns = self._simulate(iteration, sim)
+            self._backpropagate(iteration, path, returns)
+            done = iteration
+            if progress is not None and not done & 255:
+                progress(done)
+        if progress is not None:
+            progress(done)
+        return done
+
+    def _choose(self, node: int, kids: list[int], steps: list[Step] | None) -> int:
+        """Pick a child of ``node`` by the selection policy (recording the scores at full)."""
+        tree, options = self.tree, self.options
+        visits, value = tree.visits, tree.value
+        child_visits = [visits[k] for k in kids]
+        child_values = [value[k] for k in kids]
+        parent_visits = visits[node]
+        if options.policy == "ucb1":
+            best = policies.ucb1_argmax(child_values, child_visits, parent_visits, c=options.c, log=options.log)
+        else:
+            priors = tree.prior
+            best = policies.puct_argmax(
+                child_values, child_visits, [priors[k] for k in kids], parent_visits,
+                c_puct=options.c_puct, q=options.q, fpu=options.fpu,
+            )
+        index = best[0] if len(best) == 1 or options.tie_break == "first" else best[self.rng.randrange(len(best))]
+        chosen = kids[index]
+        if steps is not None:
+            steps.append(Step(node, chosen, parent_visits, self._scores(node, kids)))
+        return chosen
+
+    def _scores(self, node: int, kids: list[int]) -> tuple[Score, ...]:
+        tree = self.tree
+        return score_records(self.options, kids, tree.visits[node], tree.visits, tree.value, tree.prior, tree.label)
+
+    def _expand(self, leaf: int, one_at_a_time: bool, expand_mode: str) -> tuple[int, tuple[NewChild, ...], str, tuple[Score, ...] | None]:
+        tree = self.tree
+        if tree.terminal[leaf]:
+            return leaf, (), "leaf", None
+        if one_at_a_time:
+            untried = tree.untried[leaf]
+            index = self.rng.randrange(len(untried)) if expand_mode == "one-random" else 0
+            action = untried.pop(index)
+            prior = self._prior(leaf, action, len(tree.edges[leaf]) + len(untried) + 1)
+            child = self._add_child(leaf, action, prior)
+            one: tuple[NewChild, ...] = (self._new_child_record(child, leaf, action),) if self.recorder is not None else ()
+            return child, one, "new", None
+        if expand_mode == "second-visit" and tree.visits[leaf] == 0:
+            return leaf, (), "leaf", None
+        new = self._expand_all(leaf)
+        steps: list[Step] | None = [] if self.full else None
+        sim = self._choose(leaf, tree.children[leaf], steps)
+        return sim, new, "score", (steps[0].scores if steps else None)
+
+    def _expand_all(self, leaf: int) -> tuple[NewChild, ...]:
+        tree = self.tree
+        actions = tree.untried[leaf]
+        tree.untried[leaf] = []
+        count = len(actions)
+        added = [self._add_child(leaf, a, self._prior(leaf, a, count)) for a in actions]
+        if self.recorder is None:
+            return ()
+        return tuple(self._new_child_record(child, leaf, a) for child, a in zip(added, actions))
+
+    def _evaluate(self, state: State) -> tuple[Mapping[Any, float] | None, Any]:
+        """The evaluator's (priors, values) for ``state``, its shape checked (values are checked
+        by ``checked_returns``).
+
+        Raises:
+            MctsvizError: the evaluator returned something else, named with what was expected.
+        """
+        result = self.evaluator(state)  # type: ignore[misc]
+        shape = "(priors, values): priors a map from action to a finite number >= 0, or None; values one number per player"
+        if not isinstance(result, (tuple, list)) or len(result) != 2:
+            raise MctsvizError(f"evaluator {self.options.evaluator} returned {_short(result)}: expected {shape}")
+        priors, values = result
+        if priors is not None:
+            ok = isinstance(priors, Mapping) and all(
+                isinstance(p, (int, float)) and not isinstance(p, bool) and math.isfinite(p) and p >= 0 for p in priors.values()
+            )
+            if not ok:
+                raise MctsvizError(f"evaluator {self.options.evaluator} returned priors {_short(priors)}: expected {shape}")
+        return priors, values
+
+    def _prior(self, node: int, action: Action, count: int) -> float:
+        priors = self.node_priors.get(node)
+        if priors is None and self.evaluator is not None:
+            priors, _ = self._evaluate(self.tree.state[node])
+            if priors is not None:
+                self.node_priors[node] = priors
+        if priors is None:
+            return 1.0 / count
+        return float(priors.get(action, 0.0))
+
+    def _add_child(self, parent: int, action: Action, prior: float) -> int:
+        tree, game = self.tree, self.game
+        state = game.next_state(tree.state[parent], action)
+        key = game.state_key(state) if self.need_keys else None
+        mover = tree.player[parent]
+        if self.options.transpositions:
+            existing = tree.by_key.get(key) if key is not None else None
+            if existing is not None and not self._is_ancestor(existing, parent):
+                tree.children[parent].append(existing)
+                tree.edges[parent].append(action)
+                return existing
+        stats = self.memory.get(key) if self.memory is not None and key is not None else (0, 0.0)
+        child = tree.add(state, parent, action, mover, prior, key, stats)
+        tree.children[parent].append(child)
+        tree.edges[parent].append(action)
+        return child
+
+    def _is_ancestor(self, candidate: int, node: int) -> bool:
+        parent = self.tree.parent
+        while node >= 0:
+            if node == candidate:
+                return True
+            node = parent[node]
+        return False
+
+    def _new_child_record(self, child: int, parent: int, action: Action) -> NewChild:
+        tree = self.tree
+        existing = tree.parent[child] != parent
+        return NewChild(
+            child, self.game.action_label(action), tree.key(child), tree.prior[child], tree.mover[child], tree.terminal[child],
+            tree.visits[child], tree.value[child], existing,
+        )
+
+    def _simulate(self, iteration: int, node: int) -> Sequence[float]:
+        tree, game = self.tree, self.game
+        state = tree.state[node]
+        actions: Sequence[Action] | None = None
+        priors = None
+        returns: Sequence[float] | None
+        if tree.terminal[node]:
+            returns, method = game.returns(state), "terminal"
+        else:
+            returns = self._scripted(iteration, node)
+            if returns is not None:
+                method = "script"
+            elif self.evaluator is not None:
+                priors, returns = self._evaluate(state)
+                if priors is not None:
+                    self.node_priors[node] = priors
+                method = "evaluator"
+            else:
+                actions, returns = self.playout(state, self.rng)
+                method = self.options.rollout
+        returns = checked_returns(returns, f"evaluator {self.options.evaluator}" if method == "evaluator" else method, game.num_players)
+        if self.recorder is not None:
+            labels = None
+            if self.full and actions is not None:
+                labels = tuple(game.action_label(a) for a in actions)
+            elif self.full:
+                labels = ()
+            prior_labels = None
+            if priors is not None:
+                prior_labels = {game.action_label(a): float(p) for a, p in priors.items()}
+            self.recorder(Simulate(iteration, node, method, returns, labels, prior_labels))
+        return returns
+
+    def _scripted(self, iteration: int, node: int) -> Sequence[float] | None:
+        script = self.options.script
+        if script is None:
+            return None
+        if not isinstance(script, dict):  # outcomes by iteration
+            return script[iteration - 1] if iteration <= len(script) else None
+        key = self.tree.key(node)
+        outcomes = script.get(key)
+        if not outcomes:
+            return None
+        used = self.script_counts.get(key, 0)
+        if used >= len(outcomes):
+            return None
+        self.script_counts[key] = used + 1
+        return outcomes[used]
+
+    def _backpropagate(self, iteration: int, path: list[int], returns: Sequence[float]) -> None:
+        tree = self.tree
+        visits, value, mover = tree.visits, tree.value, tree.mover
+        zero_one = self.options.reward == "01"
+        full = self.full
+        updates: list[Update] = []
+        for node in reversed(path):
+            reward = returns[mover[node]]
+            if zero_one:
+                reward = (reward + 1.0) / 2.0
+            if full:
+                before_n, before_w = visits[node], value[node]
+            visits[node] += 1
+            value[node] += reward
+            if self.recorder is not None:
+                if full:
+                    updates.append(Update(node, reward, before_n, before_w, visits[node], value[node]))
+                else:
+                    updates.append(Update(node, reward))
+        if self.recorder is not None:
+            self.recorder(Backprop(iteration, tuple(updates)))
