@@ -55,6 +55,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
+        extra = getattr(args, "extra", None)
+        if extra is not None:
+            from ..extras import require_extra
+
+            require_extra(extra, f"mctsviz {args.command}")
         return int(handler(args) or 0)
     except MctsvizError as exc:
         print(f"mctsviz: error: {terminal_text(exc)}", file=sys.stderr)  # one line, whatever a trace put in it

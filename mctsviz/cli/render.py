@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ".svg, .pdf, .png (and .dot for trees). The same input and options give the same bytes.",
     )
     figures = render.add_subparsers(dest="figure", metavar="FIGURE", parser_class=type(render))
-    render.set_defaults(handler=lambda args: _missing_figure(render))
+    render.set_defaults(handler=lambda args: _missing_figure(render), extra="render")
 
     p = figures.add_parser("tree", help="the search tree at an iteration and phase (Graphviz)")
     _trace_argument(p)
@@ -329,6 +329,9 @@ def _run_sweep(args: argparse.Namespace) -> int:
     if not args.out and not args.output:
         raise MctsvizError("say where the sweep goes: --out SWEEP.json for the results, -o OUT.svg for the plot, or both")
     if args.output:
+        from ..extras import require_extra
+
+        require_extra("render", "plotting a sweep (-o)")
         _check_output(args.output, getattr(args, "trace", None))
     from ..sweep import parse_values, sweep
 

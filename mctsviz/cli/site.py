@@ -64,7 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--docs", metavar="DIR", default="docs", help="the MkDocs docs folder, for --demo (default docs)")
     p.add_argument("--quick", action="store_true", help="with --demo: fewer games per match (a faster, rougher gallery)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(handler=run_site)
+    p.set_defaults(handler=run_site, extra="site")
 
 
 def run_site(args: argparse.Namespace) -> int:
