@@ -161,3 +161,14 @@ def test_walkthrough_html_shows_untrusted_labels_as_text(built):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in overview
     it = (site / "walkthroughs" / "toy" / "iteration-4.html").read_text(encoding="utf-8")
     assert "UCB1(S2) = 10/1 + 2·sqrt(ln 3 / 1) = 10 + 2.096 = 12.10" in html.unescape(re.sub(r"<[^>]+>", "", it))
+
+
+def test_the_vendored_search_worker_shim_is_upstreams_file():
+    """The shim is iframe-worker's own ``shim/index.js``, byte for byte, with its licence beside it."""
+    import hashlib
+
+    folder = ROOT / "mctsviz" / "walkthrough" / "theme" / "assets" / "mctsviz"
+    notes = (folder / "README.md").read_text(encoding="utf-8")
+    digest = hashlib.sha256((folder / "iframe-worker.js").read_bytes()).hexdigest()
+    assert digest in notes and "iframe-worker](https://www.npmjs.com/package/iframe-worker) 1.0.4" in notes
+    assert "Martin Donath" in (folder / "iframe-worker.LICENSE").read_text(encoding="utf-8")
