@@ -59,7 +59,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
         genuine = tmp / "genuine.jsonl.zst"
-        subprocess.run([sys.executable, "-m", "mctsviz", "search", "tictactoe", "--iterations", "2000", "--trace", str(genuine)], check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "mctsviz", "search", "tictactoe", "--iterations", "2000", "--trace", str(genuine)], check=True, capture_output=True
+        )
         peer = {}
         print(f"{'file':38} {'command':8} {'seconds':>8} {'peak MB':>8} {'exit':>4} {'time/peer':>9} {'mem/peer':>8}")
         for name, command in commands.items():

@@ -91,8 +91,10 @@ def main() -> None:
 
     medians = {name: statistics.median(t) for name, t in times.items()}
     peer = medians["peer: plain labels"]
-    print(f"Tic-Tac-Toe, {args.iterations} iterations ({len(snapshot)} nodes, trace {size / 1e6:.1f} MB), "
-          f"snapshot of the {args.nodes} most visited nodes; medians of {args.repeats} runs")
+    print(
+        f"Tic-Tac-Toe, {args.iterations} iterations ({len(snapshot)} nodes, trace {size / 1e6:.1f} MB), "
+        f"snapshot of the {args.nodes} most visited nodes; medians of {args.repeats} runs"
+    )
     print(f"{'row':<24}{'seconds':>10}{'vs peer':>10}")
     for name, seconds in medians.items():
         print(f"{name:<24}{seconds:>10.3f}{seconds / peer:>10.2f}")

@@ -61,7 +61,9 @@ def mkdocs_build(root: Path, docs: Path) -> float:
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config_file)],
-        capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
     )
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
@@ -114,15 +116,19 @@ def main() -> int:
     medians = {k: statistics.median(v) for k, v in rows.items()}
     pages_count = sum(1 for p in pages if p.endswith(".md"))
     svg_count = sum(1 for p in pages if p.endswith(".svg"))
-    print(f"Tic-Tac-Toe, {args.iterations} iterations: {pages_count} pages, {svg_count} SVG figures "
-          f"({trees} trees); {os.cpu_count()} CPUs; median of {args.repeats} runs")
+    print(
+        f"Tic-Tac-Toe, {args.iterations} iterations: {pages_count} pages, {svg_count} SVG figures "
+        f"({trees} trees); {os.cpu_count()} CPUs; median of {args.repeats} runs"
+    )
     total = medians["total"]
     for name, value in medians.items():
         ratio = value / total if total else float("nan")
         print(f"  {name:<28} {value:7.2f} s   {ratio:5.2f} x total")
-    print(f"budget: total {total:.1f} s {'<=' if total <= BUDGET else '>'} {BUDGET:.0f} s "
-          f"({'within' if total <= BUDGET else 'OVER'} budget); trees on threads vs one by one: "
-          f"{medians['pages'] / medians['peer: one tree x figures']:.2f} x")
+    print(
+        f"budget: total {total:.1f} s {'<=' if total <= BUDGET else '>'} {BUDGET:.0f} s "
+        f"({'within' if total <= BUDGET else 'OVER'} budget); trees on threads vs one by one: "
+        f"{medians['pages'] / medians['peer: one tree x figures']:.2f} x"
+    )
     return 0
 
 

@@ -89,8 +89,10 @@ def sizes_and_write_costs(iterations: int, repeat: int, folder: Path) -> None:
             whole = median_time(traced_search, repeat)
             reading = median_time(lambda: load_trace(path), repeat)
             per_iteration = path.stat().st_size / iterations
-            print(f"{level:8} {suffix:13} {per_iteration:>9.1f} {dropped / untraced - 1:>7.2f}x {alone / untraced:>7.2f}x "
-                  f"{whole / untraced - 1:>7.2f}x {reading / untraced:>7.2f}x")
+            print(
+                f"{level:8} {suffix:13} {per_iteration:>9.1f} {dropped / untraced - 1:>7.2f}x {alone / untraced:>7.2f}x "
+                f"{whole / untraced - 1:>7.2f}x {reading / untraced:>7.2f}x"
+            )
     print()
     print("targets: compact .jsonl.gz <= 120 bytes/it; writing <= 0.50x the untraced search time")
 

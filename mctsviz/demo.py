@@ -168,11 +168,13 @@ def _formulas(replay: Replay, iteration: int) -> list[dict[str, Any]]:
     out = []
     for step in replay.steps(iteration)[:1]:
         for s in step.scores or ():
-            out.append({
-                "text": score_formula(s, step.parent_visits, replay.header.options, names(s.node)),
-                "chosen": s.node == step.chosen,
-                "score": format_score(s.score),
-            })
+            out.append(
+                {
+                    "text": score_formula(s, step.parent_visits, replay.header.options, names(s.node)),
+                    "chosen": s.node == step.chosen,
+                    "score": format_score(s.score),
+                }
+            )
     return out
 
 
@@ -258,10 +260,7 @@ def gallery_context(
         "formulas5": _formulas(pair, 5),
         "figure": add("pair-iteration-5", figures.tree(pair.snapshot(5, "select"))),
         "iterations": pair.iterations,
-        "children": [
-            {"name": f"P1→{c.action}", "visits": c.visits, "value": format_exact(c.value), "mean": format_number(c.mean)}
-            for c in final.children(0)
-        ],
+        "children": [{"name": f"P1→{c.action}", "visits": c.visits, "value": format_exact(c.value), "mean": format_number(c.mean)} for c in final.children(0)],
         "by_visits": pair.decision.by_visits if pair.decision else None,
         "by_mean": pair.decision.by_mean if pair.decision else None,
     }
@@ -299,14 +298,31 @@ def gallery_context(
     games_per_match = 20 if quick else 100
     matches = []
     plan = [
-        ("mcts-vs-random", "MCTS against a random player", "200 iterations per move; the players take turns moving first.",
-         "mcts:iterations=200", "random", games_per_match),
-        ("mcts-vs-minimax", "MCTS against minimax", "Minimax plays perfectly: the best MCTS can do is draw.",
-         "mcts:iterations=200", "minimax", games_per_match),
-        ("learner-vs-thinker", "The learner against the thinker",
-         "The learner searches only 10 iterations per move but keeps its statistics across moves and "
-         "games; the thinker searches 40 iterations per move from a fresh tree every time.",
-         "mcts:iterations=10,persistent=1", "mcts:iterations=40", 60 if quick else 375),
+        (
+            "mcts-vs-random",
+            "MCTS against a random player",
+            "200 iterations per move; the players take turns moving first.",
+            "mcts:iterations=200",
+            "random",
+            games_per_match,
+        ),
+        (
+            "mcts-vs-minimax",
+            "MCTS against minimax",
+            "Minimax plays perfectly: the best MCTS can do is draw.",
+            "mcts:iterations=200",
+            "minimax",
+            games_per_match,
+        ),
+        (
+            "learner-vs-thinker",
+            "The learner against the thinker",
+            "The learner searches only 10 iterations per move but keeps its statistics across moves and "
+            "games; the thinker searches 40 iterations per move from a fresh tree every time.",
+            "mcts:iterations=10,persistent=1",
+            "mcts:iterations=40",
+            60 if quick else 375,
+        ),
     ]
     for name, title, note, a, b, count in plan:
         step(title)
@@ -319,8 +335,14 @@ def gallery_context(
     # Against minimax: a random opponent loses whatever C is; a perfect one shows the curve.
     values = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 128.0)
     swept = sweep(
-        "tictactoe", "c", values, player="mcts:iterations=100", opponent="minimax",
-        games=20 if quick else 100, seed=0, jobs=jobs,
+        "tictactoe",
+        "c",
+        values,
+        player="mcts:iterations=100",
+        opponent="minimax",
+        games=20 if quick else 100,
+        seed=0,
+        jobs=jobs,
     )
     ctx["sweep"] = {
         "figure": add("c-sweep", _plot_svg(lambda ax: plot_sweep(swept, ax=ax).set_xscale("log"))),  # C spans three decades
@@ -328,8 +350,14 @@ def gallery_context(
         "opponent": swept.opponent,
         "games": swept.games,
         "points": [
-            {"c": format_exact(p.value), "score": format_number(p.score), "interval": format_number(p.interval),
-             "wins": p.wins, "draws": p.draws, "losses": p.losses}
+            {
+                "c": format_exact(p.value),
+                "score": format_number(p.score),
+                "interval": format_number(p.interval),
+                "wins": p.wins,
+                "draws": p.draws,
+                "losses": p.losses,
+            }
             for p in swept.points
         ],
     }
@@ -396,8 +424,15 @@ def build_demo(
             events = record_walkthrough(spec)
             filename = trace_copy_name(f"{spec.name}.jsonl.gz")
             pages = build_pages(
-                events, name=spec.name, iterations=spec.iterations, figures=figures, templates=templates,
-                title=spec.title, description=plain_line(spec.description), jobs=jobs, trace_file=filename,
+                events,
+                name=spec.name,
+                iterations=spec.iterations,
+                figures=figures,
+                templates=templates,
+                title=spec.title,
+                description=plain_line(spec.description),
+                jobs=jobs,
+                trace_file=filename,
             )
             pages[f"{spec.name}/{filename}"] = trace_bytes(events, filename)
             written += len(write_pages(pages, walk_dir))
@@ -408,7 +443,13 @@ def build_demo(
         page_dir = docs  # the gallery part is included into docs/gallery.md
         links = {name: f"{_relative(walk_dir, page_dir)}/{name}/index.md" for name in replays}
         gallery = gallery_context(
-            replays, figures, links=links, prefix=_relative(gal_dir, page_dir) + "/", jobs=jobs, quick=quick, progress=step,
+            replays,
+            figures,
+            links=links,
+            prefix=_relative(gal_dir, page_dir) + "/",
+            jobs=jobs,
+            quick=quick,
+            progress=step,
         )
         env = template_environment(templates)
         gallery_pages: Pages = dict(gallery.figures)

@@ -98,9 +98,16 @@ class TraceDiff:
             "identical": self.identical,
             "iterations": {"a": self.iterations_a, "b": self.iterations_b},
             "header_differences": [{"field": f, "a": _plain(a), "b": _plain(b)} for f, a, b in self.header_differences],
-            "divergence": None if d is None else {
-                "event": d.event, "iteration": d.iteration, "kind_a": d.kind_a, "kind_b": d.kind_b,
-                "field": d.field, "a": _plain(d.value_a), "b": _plain(d.value_b),
+            "divergence": None
+            if d is None
+            else {
+                "event": d.event,
+                "iteration": d.iteration,
+                "kind_a": d.kind_a,
+                "kind_b": d.kind_b,
+                "field": d.field,
+                "a": _plain(d.value_a),
+                "b": _plain(d.value_b),
             },
             "rows": [{"iteration": r.iteration, "a": summary(r.a), "b": summary(r.b)} for r in rows],
         }
@@ -128,8 +135,9 @@ class TraceDiff:
         elif d.kind_a != d.kind_b:
             lines.append(f"first divergence: event {d.event} ({where}): {d.kind_a} | {d.kind_b}")
         else:
-            lines.append(f"first divergence: event {d.event} ({where}, {d.kind_a}), field {d.field}: "
-                         f"{safe_text(_short(d.value_a))} | {safe_text(_short(d.value_b))}")
+            lines.append(
+                f"first divergence: event {d.event} ({where}, {d.kind_a}), field {d.field}: {safe_text(_short(d.value_a))} | {safe_text(_short(d.value_b))}"
+            )
         lines.append(f"iterations: A {self.iterations_a}, B {self.iterations_b}")
         rows = self.rows if all_rows else self.sampled_rows()
         if rows:

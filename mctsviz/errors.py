@@ -9,4 +9,3 @@ class MctsvizError(Exception):
     The command line prints it as one line on stderr and exits with code 2. Any other
     exception escaping mctsviz is a bug.
     """
-

@@ -102,7 +102,4 @@ def json_for_html(value: Any) -> str:
     JavaScript, are escaped too.
     """
     text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    return (
-        text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-        .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-    )
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")

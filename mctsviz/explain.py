@@ -60,8 +60,13 @@ def iteration_dict(view: IterationView) -> dict[str, Any]:
     """An :class:`~mctsviz.iteration.IterationView` as plain JSON-ready values (``--json``)."""
     actions = dict(zip(view.path, view.actions))
     steps = [
-        {"node": step.node, "action": actions.get(step.node, ""), "parent_visits": step.parent_visits, "chosen": step.chosen,
-         "children": [_score_row(s, s.node == step.chosen) for s in (step.scores or ())]}
+        {
+            "node": step.node,
+            "action": actions.get(step.node, ""),
+            "parent_visits": step.parent_visits,
+            "chosen": step.chosen,
+            "children": [_score_row(s, s.node == step.chosen) for s in (step.scores or ())],
+        }
         for step in view.steps
     ]
     expand = view.expand
@@ -70,22 +75,42 @@ def iteration_dict(view: IterationView) -> dict[str, Any]:
         "rule": expand.rule,
         "simulate_from": expand.simulate_from,
         "children": [
-            {"node": c.node, "action": c.action, "key": c.key, "prior": c.prior, "mover": c.mover, "terminal": c.terminal,
-             "visits": c.visits, "value": c.value, "existing": c.existing}
+            {
+                "node": c.node,
+                "action": c.action,
+                "key": c.key,
+                "prior": c.prior,
+                "mover": c.mover,
+                "terminal": c.terminal,
+                "visits": c.visits,
+                "value": c.value,
+                "existing": c.existing,
+            }
             for c in expand.children
         ],
         "scores": None if view.expansion_scores is None else [_score_row(s, s.node == expand.simulate_from) for s in view.expansion_scores],
     }
     sim = view.simulate
     simulation = {
-        "node": sim.node, "method": sim.method, "returns": list(sim.returns),
+        "node": sim.node,
+        "method": sim.method,
+        "returns": list(sim.returns),
         "moves": None if sim.actions is None else list(sim.actions),
         "priors": None if sim.priors is None else dict(sim.priors),
     }
     backup = [
-        {"node": b.node, "action": b.action, "mover": b.mover, "reward": b.reward,
-         "visits_before": b.visits_before, "visits_after": b.visits_after, "value_before": b.value_before, "value_after": b.value_after,
-         "mean_before": b.mean_before, "mean_after": b.mean_after}
+        {
+            "node": b.node,
+            "action": b.action,
+            "mover": b.mover,
+            "reward": b.reward,
+            "visits_before": b.visits_before,
+            "visits_after": b.visits_after,
+            "value_before": b.value_before,
+            "value_after": b.value_after,
+            "mean_before": b.mean_before,
+            "mean_after": b.mean_after,
+        }
         for b in view.backup
     ]
     return {
@@ -104,16 +129,22 @@ def iteration_dict(view: IterationView) -> dict[str, Any]:
 
 def _score_row(score: Score, chosen: bool) -> dict[str, Any]:
     return {
-        "node": score.node, "action": score.action, "visits": score.visits, "value": score.value,
-        "q": score.exploit, "u": score.explore, "prior": score.prior, "score": score.score, "chosen": chosen,
+        "node": score.node,
+        "action": score.action,
+        "visits": score.visits,
+        "value": score.value,
+        "q": score.exploit,
+        "u": score.explore,
+        "prior": score.prior,
+        "score": score.score,
+        "chosen": chosen,
     }
 
 
 def format_iteration(detail: dict[str, Any]) -> str:
     """The text of ``mctsviz inspect``: one table per selection step, then expansion, simulation, backup."""
     o = detail["options"]
-    policy = (f"UCB1, c={o['c']:g}, {o['log']}" if o["policy"] == "ucb1"
-              else f"PUCT, c_puct={o['c_puct']:g}, q={o['q']}, fpu={o['fpu']:g}")
+    policy = f"UCB1, c={o['c']:g}, {o['log']}" if o["policy"] == "ucb1" else f"PUCT, c_puct={o['c_puct']:g}, q={o['q']}, fpu={o['fpu']:g}"
     path = " -> ".join(["root"] + [safe_text(a) for a in detail["path_actions"][1:]])
     lines = [
         f"iteration {detail['iteration']} of {safe_text(detail['game'])} ({detail['record']} level; {policy}; "
@@ -132,8 +163,13 @@ def format_iteration(detail: dict[str, Any]) -> str:
     if ex["rule"] == "leaf":
         lines.append(f"expansion: none at node {ex['parent']} (a terminal node, or a first visit); simulated from node {ex['simulate_from']}")
     else:
-        added = ", ".join(f"{safe_text(c['action'])} (node {c['node']}{', shared' if c['existing'] else ''}{', terminal' if c['terminal'] else ''})"
-                          for c in ex["children"]) or "none"
+        added = (
+            ", ".join(
+                f"{safe_text(c['action'])} (node {c['node']}{', shared' if c['existing'] else ''}{', terminal' if c['terminal'] else ''})"
+                for c in ex["children"]
+            )
+            or "none"
+        )
         lines.append(f"expansion at node {ex['parent']} (rule {ex['rule']}): added {added}; simulated from node {ex['simulate_from']}")
         if ex["scores"]:
             lines.extend(_score_table(ex["scores"]))
@@ -149,11 +185,17 @@ def format_iteration(detail: dict[str, Any]) -> str:
     lines.append("backup:")
     rows: list[tuple[str, ...]] = [("node", "action", "mover", "reward", "N", "W", "Q")]
     for b in detail["backup"]:
-        rows.append((
-            str(b["node"]), safe_text(b["action"]) or "(root)", str(b["mover"]), f"{b['reward']:+g}",
-            f"{b['visits_before']} -> {b['visits_after']}", f"{b['value_before']:g} -> {b['value_after']:g}",
-            f"{_mean(b['mean_before'])} -> {_mean(b['mean_after'])}",
-        ))
+        rows.append(
+            (
+                str(b["node"]),
+                safe_text(b["action"]) or "(root)",
+                str(b["mover"]),
+                f"{b['reward']:+g}",
+                f"{b['visits_before']} -> {b['visits_after']}",
+                f"{b['value_before']:g} -> {b['value_after']:g}",
+                f"{_mean(b['mean_before'])} -> {_mean(b['mean_after'])}",
+            )
+        )
     lines.extend(_table(rows))
     return "\n".join(lines)
 
@@ -161,10 +203,19 @@ def format_iteration(detail: dict[str, Any]) -> str:
 def _score_table(rows: list[dict[str, Any]]) -> list[str]:
     table: list[tuple[str, ...]] = [("", "action", "node", "N", "W", "Q", "U", "prior", "score")]
     for r in rows:
-        table.append((
-            "*" if r["chosen"] else "", safe_text(r["action"]), str(r["node"]), str(r["visits"]), f"{r['value']:g}",
-            _fmt(r["q"]), _fmt(r["u"]), f"{r['prior']:.4g}", _fmt(r["score"]),
-        ))
+        table.append(
+            (
+                "*" if r["chosen"] else "",
+                safe_text(r["action"]),
+                str(r["node"]),
+                str(r["visits"]),
+                f"{r['value']:g}",
+                _fmt(r["q"]),
+                _fmt(r["u"]),
+                f"{r['prior']:.4g}",
+                _fmt(r["score"]),
+            )
+        )
     return _table(table)
 
 
@@ -193,9 +244,18 @@ def position_table(snap: TreeSnapshot, *, tree: bool = False) -> dict[str, Any]:
         stats = snap.node(node)
         exploit, explore, score = snap.score(parent, node) if parent >= 0 else (None, None, None)
         return {
-            "node": node, "parent": stats.parent, "action": stats.action, "depth": stats.depth,
-            "visits": stats.visits, "value": stats.value, "mean": stats.mean, "prior": stats.prior,
-            "q": _number(exploit), "u": _number(explore), "score": _number(score), "terminal": stats.terminal,
+            "node": node,
+            "parent": stats.parent,
+            "action": stats.action,
+            "depth": stats.depth,
+            "visits": stats.visits,
+            "value": stats.value,
+            "mean": stats.mean,
+            "prior": stats.prior,
+            "q": _number(exploit),
+            "u": _number(explore),
+            "score": _number(score),
+            "terminal": stats.terminal,
         }
 
     out: dict[str, Any] = {
@@ -233,13 +293,15 @@ def format_position(table: dict[str, Any]) -> str:
         rows: list[tuple[str, ...]] = [("action", "node", "N", "W", "Q", "prior", "score")]
         for r in table["tree"]:
             label = "(root)" if r["node"] == 0 else "  " * (r["depth"] - 1) + safe_text(r["action"])
-            rows.append((label, str(r["node"]), str(r["visits"]), f"{r['value']:g}", _mean(r["mean"]),
-                         f"{r['prior']:.4g}", "" if r["node"] == 0 else _fmt(r["score"])))
+            rows.append(
+                (label, str(r["node"]), str(r["visits"]), f"{r['value']:g}", _mean(r["mean"]), f"{r['prior']:.4g}", "" if r["node"] == 0 else _fmt(r["score"]))
+            )
     else:
         rows = [("action", "node", "N", "W", "Q", "U", "prior", "score")]
         for r in table["children"]:
-            rows.append((safe_text(r["action"]), str(r["node"]), str(r["visits"]), f"{r['value']:g}", _fmt(r["q"]), _fmt(r["u"]),
-                         f"{r['prior']:.4g}", _fmt(r["score"])))
+            rows.append(
+                (safe_text(r["action"]), str(r["node"]), str(r["visits"]), f"{r['value']:g}", _fmt(r["q"]), _fmt(r["u"]), f"{r['prior']:.4g}", _fmt(r["score"]))
+            )
         if not table["children"]:
             lines.append("the root has no children yet")
             return "\n".join(lines)

@@ -125,10 +125,7 @@ class MatchResult:
         """Plain data for the results file (``from_dict`` reads it back)."""
         out = self.summary()
         out["running_average"] = [list(self.running[0]), list(self.running[1])]
-        out["records"] = [
-            {"first": r.first, "winner": r.winner, "moves": list(r.moves), "returns": list(r.returns)}
-            for r in self.records
-        ]
+        out["records"] = [{"first": r.first, "winner": r.winner, "moves": list(r.moves), "returns": list(r.returns)} for r in self.records]
         return out
 
     @classmethod

@@ -338,9 +338,7 @@ def parse_player(spec: str) -> Any:
     kind, colon, rest = text.partition(":")
     kind = kind.lower()
     if kind not in PLAYER_KINDS:
-        raise MctsvizError(
-            f"unknown player {spec!r}; choose from {', '.join(PLAYER_KINDS)} (with options like mcts:iterations=500,c=1.4)"
-        )
+        raise MctsvizError(f"unknown player {spec!r}; choose from {', '.join(PLAYER_KINDS)} (with options like mcts:iterations=500,c=1.4)")
     if colon and not rest:
         raise MctsvizError(f"player {spec!r}: nothing after the colon; give options (like {kind}:key=value) or drop the colon")
     if kind == "random":
@@ -382,4 +380,3 @@ def as_player(player: Any) -> Any:
     if not callable(getattr(player, "choose", None)):
         raise MctsvizError(f"{player!r} is not a player: it has no choose(game, state, rng)")
     return player
-

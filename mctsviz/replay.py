@@ -222,7 +222,18 @@ class TreeSnapshot:
 
     __slots__ = ("header", "iteration", "phase", "events", "_structure", "_count", "_visits", "_value", "_steps")
 
-    def __init__(self, header: Header, iteration: int, phase: str, events: IterationEvents | None, structure: _Structure, count: int, visits: list[int], value: list[float], steps: tuple[Step, ...] | None) -> None:
+    def __init__(
+        self,
+        header: Header,
+        iteration: int,
+        phase: str,
+        events: IterationEvents | None,
+        structure: _Structure,
+        count: int,
+        visits: list[int],
+        value: list[float],
+        steps: tuple[Step, ...] | None,
+    ) -> None:
         self.header = header
         self.iteration = iteration
         self.phase = phase
@@ -256,8 +267,17 @@ class TreeSnapshot:
             raise MctsvizError(f"node {node} does not exist at iteration {self.iteration} ({self.phase})")
         s = self._structure
         return NodeStats(
-            node, s.parent[node], s.action[node], s.key[node], s.mover[node], s.terminal[node], s.depth[node],
-            self._visits[node], self._value[node], s.prior[node], self.children_ids(node),
+            node,
+            s.parent[node],
+            s.action[node],
+            s.key[node],
+            s.mover[node],
+            s.terminal[node],
+            s.depth[node],
+            self._visits[node],
+            self._value[node],
+            s.prior[node],
+            self.children_ids(node),
         )
 
     def nodes(self) -> list[NodeStats]:
@@ -378,8 +398,8 @@ class Replay:
                 checkpoints[0] = (visits0[:before_count], value0[:before_count])
                 first = False
             if len(visits) < after_count:
-                visits.extend(visits0[len(visits):after_count])
-                value.extend(value0[len(value):after_count])
+                visits.extend(visits0[len(visits) : after_count])
+                value.extend(value0[len(value) : after_count])
             updates = events.backprop.updates
             nodes = [u.node for u in updates]
             before = (nodes, [visits[n] for n in nodes], [value[n] for n in nodes])
@@ -397,8 +417,8 @@ class Replay:
                 checkpoints[events.iteration] = (visits[:], value[:])
         if first:
             checkpoints[0] = (visits0[:], value0[:])
-        visits.extend(visits0[len(visits):])
-        value.extend(value0[len(value):])
+        visits.extend(visits0[len(visits) :])
+        value.extend(value0[len(value) :])
         return visits, value
 
     # -- positions ------------------------------------------------------------------------
@@ -471,8 +491,15 @@ class Replay:
             before, after = self._counts[iteration - 1]
             count = after if _PHASE_INDEX[phase] >= 2 else before
         return TreeSnapshot(
-            self.header, iteration, phase, events, self._structure, count,
-            self._visits[:count], self._value[:count], steps,
+            self.header,
+            iteration,
+            phase,
+            events,
+            self._structure,
+            count,
+            self._visits[:count],
+            self._value[:count],
+            steps,
         )
 
     def final(self) -> TreeSnapshot:
@@ -561,8 +588,8 @@ def walk(source: Any, phases: Sequence[str] = PHASES[1:], *, until: int | None =
     visits, value = structure.visits0[:], structure.value0[:]
     for events, before, after in groups:
         if len(visits) < after:
-            visits.extend(structure.visits0[len(visits):after])
-            value.extend(structure.value0[len(value):after])
+            visits.extend(structure.visits0[len(visits) : after])
+            value.extend(structure.value0[len(value) : after])
         steps: tuple[Step, ...] | None = None
         applied = False
         for phase in order:
@@ -618,8 +645,8 @@ def snapshot_at(source: Any, iteration: int | None = None, phase: str = "backpro
         if iteration == 0:
             return TreeSnapshot(header, 0, "backprop", None, structure, before, structure.visits0[:before], structure.value0[:before], None)
         if len(visits) < after:
-            visits.extend(structure.visits0[len(visits):after])
-            value.extend(structure.value0[len(value):after])
+            visits.extend(structure.visits0[len(visits) : after])
+            value.extend(structure.value0[len(value) : after])
         if events.iteration == iteration:
             return _snapshot_here(header, structure, visits, value, events, before, after, phase)
         if iteration is None:
@@ -641,7 +668,9 @@ def snapshot_at(source: Any, iteration: int | None = None, phase: str = "backpro
     raise MctsvizError(f"iteration {iteration} is out of range: the trace has iterations 1-{done}")
 
 
-def _snapshot_here(header: Header, structure: _Structure, visits: list[int], value: list[float], events: IterationEvents, before: int, after: int, phase: str) -> TreeSnapshot:
+def _snapshot_here(
+    header: Header, structure: _Structure, visits: list[int], value: list[float], events: IterationEvents, before: int, after: int, phase: str
+) -> TreeSnapshot:
     """A snapshot of ``events``' iteration from the statistics before its backpropagation."""
     steps = None
     if phase != "start":

@@ -80,8 +80,14 @@ class SweepResult:
             "alternate": self.alternate,
             "points": [
                 {
-                    "value": p.value, "player": p.player, "games": p.games, "wins": p.wins, "draws": p.draws,
-                    "losses": p.losses, "score": p.score, "interval": p.interval,
+                    "value": p.value,
+                    "player": p.player,
+                    "games": p.games,
+                    "wins": p.wins,
+                    "draws": p.draws,
+                    "losses": p.losses,
+                    "score": p.score,
+                    "interval": p.interval,
                 }
                 for p in self.points
             ],
@@ -101,15 +107,27 @@ class SweepResult:
         try:
             points = tuple(
                 SweepPoint(
-                    value=_finite(p["value"]), player=str(p["player"]), games=int(p["games"]), wins=int(p["wins"]),
-                    draws=int(p["draws"]), losses=int(p["losses"]), score=_finite(p["score"]), interval=_finite(p["interval"]),
+                    value=_finite(p["value"]),
+                    player=str(p["player"]),
+                    games=int(p["games"]),
+                    wins=int(p["wins"]),
+                    draws=int(p["draws"]),
+                    losses=int(p["losses"]),
+                    score=_finite(p["score"]),
+                    interval=_finite(p["interval"]),
                 )
                 for p in data["points"]
             )
             result = cls(
-                game=str(data["game"]), game_params=dict(data.get("game_params") or {}), parameter=str(data["parameter"]),
-                player=str(data["player"]), opponent=str(data["opponent"]), seed=int(data["seed"]), games=int(data["games"]),
-                alternate=bool(data.get("alternate", True)), points=points,
+                game=str(data["game"]),
+                game_params=dict(data.get("game_params") or {}),
+                parameter=str(data["parameter"]),
+                player=str(data["player"]),
+                opponent=str(data["opponent"]),
+                seed=int(data["seed"]),
+                games=int(data["games"]),
+                alternate=bool(data.get("alternate", True)),
+                points=points,
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise MctsvizError(f"damaged sweep results: {type(exc).__name__}: {exc}") from None
@@ -218,11 +236,16 @@ def sweep(
         swept = MCTSPlayer(persistent=base.persistent, **{**base.options, parameter: value})
         result = play_match(game, swept, opponent, games=games, seed=seed, alternate=alternate, jobs=jobs, progress=progress)
         mean, half = score_interval([r.score(0) for r in result.records])
-        points.append(
-            SweepPoint(float(value), swept.spec, result.games, result.wins[0], result.draws, result.wins[1], mean, half)
-        )
+        points.append(SweepPoint(float(value), swept.spec, result.games, result.wins[0], result.draws, result.wins[1], mean, half))
     assert result is not None  # checked holds at least one value
     return SweepResult(
-        game=result.game, game_params=dict(result.game_params), parameter=parameter, player=base.spec,
-        opponent=result.players[1], seed=seed, games=games, alternate=alternate, points=tuple(points),
+        game=result.game,
+        game_params=dict(result.game_params),
+        parameter=parameter,
+        player=base.spec,
+        opponent=result.players[1],
+        seed=seed,
+        games=games,
+        alternate=alternate,
+        points=tuple(points),
     )

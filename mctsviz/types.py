@@ -80,7 +80,6 @@ class Recorder(Protocol):
     def __call__(self, event: Any) -> None: ...
 
 
-
 GAME_METHODS = (
     "initial_state",
     "current_player",

@@ -87,8 +87,13 @@ class Violation:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "check": self.check, "line": self.line, "iteration": self.iteration, "node": self.node,
-            "expected": _plain(self.expected), "found": _plain(self.found), "message": self.message,
+            "check": self.check,
+            "line": self.line,
+            "iteration": self.iteration,
+            "node": self.node,
+            "expected": _plain(self.expected),
+            "found": _plain(self.found),
+            "message": self.message,
         }
 
 
@@ -140,9 +145,14 @@ class VerifyReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "valid": self.ok, "iterations": self.iterations, "record": self.record, "game": self.game,
-            "total": self.total, "violations": [v.to_dict() for v in self.violations],
-            "skipped": list(self.skipped), "notes": list(self.notes),
+            "valid": self.ok,
+            "iterations": self.iterations,
+            "record": self.record,
+            "game": self.game,
+            "total": self.total,
+            "violations": [v.to_dict() for v in self.violations],
+            "skipped": list(self.skipped),
+            "notes": list(self.notes),
         }
 
 
@@ -335,7 +345,9 @@ class _Checker:
             wanted = (Select, Expand, Simulate, Backprop)[stage]
             if kind is not wanted or getattr(event, "iteration", None) != expected_iteration:
                 found = f"{event_kind(event)} of iteration {getattr(event, 'iteration', None)}" if hasattr(type(event), "__struct_config__") else repr(event)
-                self.flag("order", expected_iteration, None, f"{wanted.__struct_config__.tag} of iteration {expected_iteration}", found, "an event out of order")
+                self.flag(
+                    "order", expected_iteration, None, f"{wanted.__struct_config__.tag} of iteration {expected_iteration}", found, "an event out of order"
+                )
                 return
             pending.append(event)
             stage += 1
@@ -466,8 +478,14 @@ class _Checker:
             ok = chosen == best[0]
         if not ok:
             detail = ", ".join(f"{k}: {_show(s)}" for k, s in zip(kids, scores))
-            self.flag(check, iteration, node, best[0] if len(best) == 1 or options.get("tie_break") != "random" else best, chosen,
-                      f"child {chosen} chosen at node {node} (N={parent_visits}); scores {detail}")
+            self.flag(
+                check,
+                iteration,
+                node,
+                best[0] if len(best) == 1 or options.get("tie_break") != "random" else best,
+                chosen,
+                f"child {chosen} chosen at node {node} (N={parent_visits}); scores {detail}",
+            )
         if step is None:
             return
         recorded = step.scores if check == "selection" else step
@@ -489,8 +507,14 @@ class _Checker:
         for s, k, terms_of_k in zip(recorded, kids, terms):
             # +infinity is recorded as null, all three terms together.
             exploit, explore, score = (None, None, None) if terms_of_k[2] == math.inf else terms_of_k
-            pairs = (("visits", self.visits[k], s.visits), ("value", self.value[k], s.value), ("prior", self.prior[k], s.prior),
-                     ("exploit", exploit, s.exploit), ("explore", explore, s.explore), ("score", score, s.score))
+            pairs = (
+                ("visits", self.visits[k], s.visits),
+                ("value", self.value[k], s.value),
+                ("prior", self.prior[k], s.prior),
+                ("exploit", exploit, s.exploit),
+                ("explore", explore, s.explore),
+                ("score", score, s.score),
+            )
             for name, want, got in pairs:
                 if not _close(want, got):
                     self.flag("scores", iteration, k, want, got, f"recorded {name} of child {k} under node {node}")
@@ -722,8 +746,14 @@ class _Checker:
             if u is not None:
                 if not _close(u.reward, reward):
                     rule = "(r + 1) / 2 of" if self.zero_one else ""
-                    self.flag("reward", iteration, node, reward, u.reward,
-                              f"credited {rule} returns[{self.mover[node]}] (the player who moved into node {node})".replace("  ", " "))
+                    self.flag(
+                        "reward",
+                        iteration,
+                        node,
+                        reward,
+                        u.reward,
+                        f"credited {rule} returns[{self.mover[node]}] (the player who moved into node {node})".replace("  ", " "),
+                    )
                 if self.full:
                     self._update_check(u, node, reward, iteration)
             self.visits[node] += 1
@@ -766,7 +796,9 @@ class _Checker:
             # compact: the decision's root children carry the engine's own visit counts
             found = self.visits0[0] + self.ends[0] + sum(ch.visits - self.visits0[ch.node] for ch in decision.children if 0 <= ch.node < len(self.visits0))
             if found != root_visits:
-                self.flag("root-visits", iterations, 0, root_visits, found, "the root's visits (its children's reported visits plus the visits that ended at it)")
+                self.flag(
+                    "root-visits", iterations, 0, root_visits, found, "the root's visits (its children's reported visits plus the visits that ended at it)"
+                )
         if decision is None:
             if iterations:
                 self.report.notes.append(f"no decision: the search stopped after iteration {iterations} (interrupted?)")
@@ -784,13 +816,25 @@ class _Checker:
                 if tree and self.parent[child] == node:
                     gained = visits[child] - self.visits0[child]
                     if gained != self.traversed.get((node, child), 0):
-                        self.flag("visits", iteration, child, self.traversed.get((node, child), 0), gained,
-                                  f"node {child}'s visits gained equal the backups from its parent {node}")
+                        self.flag(
+                            "visits",
+                            iteration,
+                            child,
+                            self.traversed.get((node, child), 0),
+                            gained,
+                            f"node {child}'s visits gained equal the backups from its parent {node}",
+                        )
                         return
             want = self.ends[node] + through
             if visits[node] - self.visits0[node] != want:
-                self.flag("visits", iteration, node, want + self.visits0[node], visits[node],
-                          f"node {node}'s visits: its children's plus the {self.ends[node]} that ended at it")
+                self.flag(
+                    "visits",
+                    iteration,
+                    node,
+                    want + self.visits0[node],
+                    visits[node],
+                    f"node {node}'s visits: its children's plus the {self.ends[node]} that ended at it",
+                )
                 return
 
     def _decision_check(self, decision: Decision) -> None:

@@ -60,7 +60,7 @@ def _nested_msgpack_header(depth: int) -> bytes:
     key = msgspec.msgpack.encode("game_params")
     start = payload.index(key) + len(key)
     assert payload[start] == 0x80  # an empty map: game_params is {}
-    payload = payload[:start] + b"\x81" + msgspec.msgpack.encode("x") + nested + payload[start + 1:]
+    payload = payload[:start] + b"\x81" + msgspec.msgpack.encode("x") + nested + payload[start + 1 :]
     return _BIN32 + len(payload).to_bytes(4, "big") + payload
 
 
@@ -82,7 +82,6 @@ BOMBS = {
     "plain line over the limit": ("long.jsonl", lambda: header_line() + b'{"kind":"select","iteration":1,"path":[0' + b",0" * (limits.MAX_LINE_BYTES // 2)),
     "plain blank lines": ("blank.jsonl", lambda: header_line() + b"\n" * (limits.MAX_IDLE_BYTES + MIB)),
 }
-
 
 
 def build(folder: Path, bomb: str) -> Path:

@@ -36,7 +36,7 @@ class _General(_Engine):
         visits, value, mover = tree.visits, tree.value, tree.mover
         zero_one = self.options["reward"] == "01"
         updates = []
-        for node in (nodes if nodes is not None else list(reversed(path))):
+        for node in nodes if nodes is not None else list(reversed(path)):
             reward = credit(node, returns) if credit else returns[mover[node]]
             if zero_one and credit is None:
                 reward = (reward + 1.0) / 2.0
@@ -243,7 +243,9 @@ CASES: dict[str, BrokenCase] = {
     "leaf counted twice": BrokenCase(LeafCountedTwice, {}, {"full": {"update-path"}, "compact": {"update-path"}}),
     "ln N where ln(N+1) was declared": BrokenCase(LnNWhereLnN1Declared, {"log": "ln-n1"}, {"full": {"scores"}, "compact": {"selection"}}),
     "PUCT with sqrt(N+1)": BrokenCase(PuctSqrtNPlusOne, {"policy": "puct"}, {"full": {"scores"}, "compact": {"selection"}}),
-    "Q = W/N where W/(1+N) was declared": BrokenCase(QOverNWhereQOverOnePlusNDeclared, {"policy": "puct", "q": "w/(1+n)"}, {"full": {"scores"}, "compact": {"selection"}}),
+    "Q = W/N where W/(1+N) was declared": BrokenCase(
+        QOverNWhereQOverOnePlusNDeclared, {"policy": "puct", "q": "w/(1+n)"}, {"full": {"scores"}, "compact": {"selection"}}
+    ),
     "no exploration term": BrokenCase(GreedySelection, {}, {"full": {"scores"}, "compact": {"selection"}}),
     "wrong tie-break": BrokenCase(LastOfTies, {"expand": "all"}, {"full": {"expansion", "selection"}, "compact": {"expansion", "selection"}}),
     "expands the last untried action": BrokenCase(LastUntriedFirst, {}, {"full": {"expansion"}, "compact": {"expansion"}}),
@@ -284,14 +286,29 @@ def skip_a_node_id(events: list[Any], at: int = 5) -> list[Any]:
     out = []
     for e in events:
         if isinstance(e, Select):
-            e = msgspec.structs.replace(e, path=tuple(map(shift, e.path)), steps=None if e.steps is None else tuple(
-                msgspec.structs.replace(s, node=shift(s.node), chosen=shift(s.chosen),
-                                        scores=None if s.scores is None else tuple(msgspec.structs.replace(x, node=shift(x.node)) for x in s.scores))
-                for s in e.steps))
+            e = msgspec.structs.replace(
+                e,
+                path=tuple(map(shift, e.path)),
+                steps=None
+                if e.steps is None
+                else tuple(
+                    msgspec.structs.replace(
+                        s,
+                        node=shift(s.node),
+                        chosen=shift(s.chosen),
+                        scores=None if s.scores is None else tuple(msgspec.structs.replace(x, node=shift(x.node)) for x in s.scores),
+                    )
+                    for s in e.steps
+                ),
+            )
         elif isinstance(e, Expand):
-            e = msgspec.structs.replace(e, parent=shift(e.parent), simulate_from=shift(e.simulate_from),
-                                        children=tuple(msgspec.structs.replace(c, node=shift(c.node)) for c in e.children),
-                                        scores=None if e.scores is None else tuple(msgspec.structs.replace(x, node=shift(x.node)) for x in e.scores))
+            e = msgspec.structs.replace(
+                e,
+                parent=shift(e.parent),
+                simulate_from=shift(e.simulate_from),
+                children=tuple(msgspec.structs.replace(c, node=shift(c.node)) for c in e.children),
+                scores=None if e.scores is None else tuple(msgspec.structs.replace(x, node=shift(x.node)) for x in e.scores),
+            )
         elif isinstance(e, Simulate):
             e = msgspec.structs.replace(e, node=shift(e.node))
         elif isinstance(e, Backprop):

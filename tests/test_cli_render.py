@@ -131,8 +131,24 @@ def test_render_match(capsys, tmp_path):
 def test_sweep_writes_results_and_plot(capsys, tmp_path):
     results, plot = tmp_path / "sweep.json", tmp_path / "sweep.svg"
     out, _ = _ok(
-        capsys, "sweep", "--game", "tictactoe", "--parameter", "c", "--values", "0,2", "--player", "mcts:iterations=5",
-        "--games", 4, "--seed", 1, "--out", results, "-o", plot,
+        capsys,
+        "sweep",
+        "--game",
+        "tictactoe",
+        "--parameter",
+        "c",
+        "--values",
+        "0,2",
+        "--player",
+        "mcts:iterations=5",
+        "--games",
+        4,
+        "--seed",
+        1,
+        "--out",
+        results,
+        "-o",
+        plot,
     )
     data = json.loads(results.read_text())
     assert data["format"] == "mctsviz-sweep" and [p["value"] for p in data["points"]] == [0.0, 2.0]

@@ -53,7 +53,7 @@ def test_a_different_constant_diverges_where_its_scores_first_differ():
     # One row per iteration from there on, both summaries until A ends, then B alone.
     assert [r.iteration for r in result.rows] == list(range(d.iteration, 151))
     ra, rb = Replay(a), Replay(b)
-    for row in result.rows[:: 17]:
+    for row in result.rows[::17]:
         if row.iteration <= 120:
             assert row.a.leader == _leader(ra, row.iteration)
             assert row.a.visits == row.iteration

@@ -21,8 +21,20 @@ from mctsviz.search.engine import Memory, search
 from mctsviz.testing import capture_events, encode_events
 
 TREE_LISTS = (
-    "state", "keys", "parent", "action", "label", "mover", "player", "terminal",
-    "visits", "value", "prior", "children", "edges", "untried",
+    "state",
+    "keys",
+    "parent",
+    "action",
+    "label",
+    "mover",
+    "player",
+    "terminal",
+    "visits",
+    "value",
+    "prior",
+    "children",
+    "edges",
+    "untried",
 )
 
 #: Option sets the fast loops cover; between them every covered option value appears.

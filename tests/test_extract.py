@@ -32,8 +32,10 @@ def toy_replay():
 
 
 def test_extract_loads_no_drawing_library():
-    code = "import sys, mctsviz.render.extract, mctsviz.render.style, mctsviz.render.boards\n" \
+    code = (
+        "import sys, mctsviz.render.extract, mctsviz.render.style, mctsviz.render.boards\n"
         "print(','.join(m for m in ('matplotlib', 'graphviz') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
 
@@ -359,13 +361,19 @@ def test_provenance_text_is_safe_in_comments():
 
 def test_number_formats():
     assert [format_number(x) for x in (20.0, 21.666, 1.4, 0.0, -0.25, None, math.inf)] == [
-        "20", "21.7", "1.40", "0", "−0.250", "–", "∞",
+        "20",
+        "21.7",
+        "1.40",
+        "0",
+        "−0.250",
+        "–",
+        "∞",
     ]
     assert [format_total(x) for x in (44.0, 13.5, 2 / 3, -1.0)] == ["44", "13.5", "0.6667", "−1"]
 
 
 def test_html_text_escapes_markup_and_controls():
-    assert html_text('<script>"a" & \'b\'</script>') == "&lt;script&gt;&quot;a&quot; &amp; &#x27;b&#x27;&lt;/script&gt;"
+    assert html_text("<script>\"a\" & 'b'</script>") == "&lt;script&gt;&quot;a&quot; &amp; &#x27;b&#x27;&lt;/script&gt;"
     assert html_text("a\nb\x00c") == "a b\\x00c"
     assert html_text("x" * 100, 10) == "x" * 9 + "…"
 

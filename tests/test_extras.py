@@ -13,13 +13,7 @@ from mctsviz.extras import EXTRAS, missing_modules, require_extra
 
 def _run_without(blocked: tuple[str, ...], *argv: str) -> subprocess.CompletedProcess:
     """``mctsviz ARGV`` in a Python where the ``blocked`` modules cannot be imported."""
-    code = (
-        "import sys\n"
-        f"for name in {blocked!r}:\n"
-        "    sys.modules[name] = None\n"
-        "from mctsviz.cli import main\n"
-        f"sys.exit(main({list(argv)!r}))\n"
-    )
+    code = f"import sys\nfor name in {blocked!r}:\n    sys.modules[name] = None\nfrom mctsviz.cli import main\nsys.exit(main({list(argv)!r}))\n"
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
 
 

@@ -585,9 +585,7 @@ def test_generic_playouts_work_for_a_game_without_hooks():
             return getattr(self.inner, attr)
 
     bare = Bare()
-    assert get_playout(bare, "random")(bare.initial_state(), random.Random(3)) == random_playout(
-        bare.inner, bare.initial_state(), random.Random(3)
-    )
+    assert get_playout(bare, "random")(bare.initial_state(), random.Random(3)) == random_playout(bare.inner, bare.initial_state(), random.Random(3))
     assert get_playout(PairGame(), "heuristic").__name__ == "heuristic_playout"
     one_player = load("toy.json")
     actions, values = heuristic_playout(one_player, "S0", random.Random(0))

@@ -25,7 +25,7 @@ PLAIN = [msgspec.json.decode(msgspec.json.encode(e)) for e in EVENTS]  # plain l
 def write_msgpack(path: Path, events: list) -> Path:
     """Events (plain data) as a MessagePack trace: the header's frame, then a frame per iteration
     (four events; the decision comes alone last)."""
-    frames = [events[:1], *(events[i:i + 4] for i in range(1, len(events), 4))]
+    frames = [events[:1], *(events[i : i + 4] for i in range(1, len(events), 4))]
     with open(path, "wb") as f:
         for frame in frames:
             payload = msgspec.msgpack.encode(frame)
@@ -62,7 +62,7 @@ def with_header(**changes) -> list:
     for key, value in changes.items():
         target = events[0]
         if key.startswith("options_"):
-            target, key = target["options"], key[len("options_"):]
+            target, key = target["options"], key[len("options_") :]
         target[key] = value
     return events
 

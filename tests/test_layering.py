@@ -28,12 +28,7 @@ def test_core_imports_no_heavy_library():
 
 
 def test_cli_help_loads_no_heavy_library():
-    code = (
-        "import sys\n"
-        "from mctsviz.cli import build_parser\n"
-        "build_parser()\n"
-        f"print(','.join(sorted(m for m in {HEAVY!r} if m in sys.modules)))\n"
-    )
+    code = f"import sys\nfrom mctsviz.cli import build_parser\nbuild_parser()\nprint(','.join(sorted(m for m in {HEAVY!r} if m in sys.modules)))\n"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
 
@@ -58,8 +53,20 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("games", ("mctsviz.games",)),
     ("search", ("mctsviz.search",)),
     ("trace", ("mctsviz.trace",)),
-    ("replay", ("mctsviz.replay", "mctsviz.iteration", "mctsviz.explain", "mctsviz.diff", "mctsviz.verify", "mctsviz.testing",
-                "mctsviz.players", "mctsviz.match", "mctsviz.sweep")),
+    (
+        "replay",
+        (
+            "mctsviz.replay",
+            "mctsviz.iteration",
+            "mctsviz.explain",
+            "mctsviz.diff",
+            "mctsviz.verify",
+            "mctsviz.testing",
+            "mctsviz.players",
+            "mctsviz.match",
+            "mctsviz.sweep",
+        ),
+    ),
     ("render", ("mctsviz.render",)),
     ("site", ("mctsviz.walkthrough",)),
     ("cli", ("mctsviz.cli", "mctsviz.demo", "mctsviz.__main__", "mctsviz")),

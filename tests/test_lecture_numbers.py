@@ -49,7 +49,10 @@ def test_simple_pair_game_guide_iteration_5():
     rp = replay_of(game, iterations=5, c=math.sqrt(2), reward="01", expand="one", script=script, seed=3)
     after4 = rp.snapshot(4)
     assert [(n.action, n.visits, n.value) for n in after4.children(0)] == [
-        ("0", 1, 1.0), ("1", 1, 0.5), ("2", 1, 1.0), ("3", 1, 0.0),
+        ("0", 1, 1.0),
+        ("1", 1, 0.5),
+        ("2", 1, 1.0),
+        ("3", 1, 0.0),
     ]
     assert after4.root.visits == 4
     step = rp.steps(5)[0]
@@ -85,6 +88,7 @@ def test_uct_slides_ucb1_bandit_table():
 
 def test_puct_notebook_exploration_terms():
     """The PUCT notebook: U = c_puct P sqrt(N) / (1 + n) with c_puct = 1."""
+
     def u(prior, n, parent):
         return policies.puct(0.0, n, parent, prior, c_puct=1.0, q="w/(1+n)")[1]
 

@@ -316,8 +316,14 @@ def test_parse_iterations():
     assert default_iterations(30) == list(range(1, 31))
     assert default_iterations(500) == [*range(1, 11), 20, 50, 100, 200, 500]
     assert default_iterations(1234) == [*range(1, 11), 20, 50, 100, 200, 500, 1000, 1234]
-    for spec, message in [("0", "out of range"), ("101", "out of range: the trace has iterations 1-100"),
-                          ("5-3", "runs backwards"), ("x", "bad iterations"), ("", "bad iterations"), ([True], "whole number")]:
+    for spec, message in [
+        ("0", "out of range"),
+        ("101", "out of range: the trace has iterations 1-100"),
+        ("5-3", "runs backwards"),
+        ("x", "bad iterations"),
+        ("", "bad iterations"),
+        ([True], "whole number"),
+    ]:
         with pytest.raises(MctsvizError, match=message):
             parse_iterations(spec, 100)
 

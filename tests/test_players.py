@@ -260,12 +260,7 @@ def test_as_player_accepts_players_and_specs():
 def test_mcts_player_loads_an_evaluator_file_once(tmp_path):
     log = tmp_path / "loads.txt"
     source = tmp_path / "flat.py"
-    source.write_text(
-        f"with open({str(log)!r}, 'a') as f:\n"
-        "    f.write('loaded\\n')\n"
-        "def flat(state):\n"
-        "    return None, (0.0, 0.0)\n"
-    )
+    source.write_text(f"with open({str(log)!r}, 'a') as f:\n    f.write('loaded\\n')\ndef flat(state):\n    return None, (0.0, 0.0)\n")
     player = parse_player(f"mcts:iterations=30,policy=puct,evaluator={source}:flat")
     assert player.options["evaluator"] == f"{source}:flat"  # the spec keeps the text
     game = load("tictactoe")

@@ -182,9 +182,7 @@ def test_match_plot_rejects_other_files():
 def test_sweep_plot_draws_scores_and_intervals():
     from mctsviz.sweep import SweepPoint, SweepResult
 
-    points = tuple(
-        SweepPoint(c, f"mcts:c={c}", 10, w, d, 10 - w - d, (w + d / 2) / 10, 0.1) for c, w, d in ((0.0, 3, 2), (1.0, 8, 1), (4.0, 5, 0))
-    )
+    points = tuple(SweepPoint(c, f"mcts:c={c}", 10, w, d, 10 - w - d, (w + d / 2) / 10, 0.1) for c, w, d in ((0.0, 3, 2), (1.0, 8, 1), (4.0, 5, 0)))
     sweep = SweepResult("tictactoe", {}, "c", "mcts:iterations=20", "random", 0, 10, True, points)
     ax = plot_sweep(sweep.to_dict(), ax=_ax())
     np.testing.assert_allclose(ax.lines[0].get_xdata(), [0.0, 1.0, 4.0])

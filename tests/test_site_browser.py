@@ -265,8 +265,10 @@ def test_tables_and_slider_fit_the_screen(site, chromium, width, scheme):
     context = chromium.new_context(viewport={"width": width, "height": 900})
     try:
         page = context.new_page()
-        pages = [site / "walkthroughs" / name / page_name for name, page_name in
-                 (("pair", "iteration-5.html"), ("tictactoe", "iteration-12.html"), ("toy", "iteration-4.html"), ("pair", "slider.html"))]
+        pages = [
+            site / "walkthroughs" / name / page_name
+            for name, page_name in (("pair", "iteration-5.html"), ("tictactoe", "iteration-12.html"), ("toy", "iteration-4.html"), ("pair", "slider.html"))
+        ]
         for path in pages:
             page.goto(path.resolve().as_uri())
             page.evaluate(f"document.body.setAttribute('data-md-color-scheme', '{scheme}')")

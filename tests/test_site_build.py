@@ -68,7 +68,10 @@ def build_test_site(root: Path) -> tuple[Path, subprocess.CompletedProcess]:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     done = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "-f", str(root / "mkdocs.yml")],
-        capture_output=True, text=True, cwd=root, env=env,
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env=env,
     )
     return root / "site", done
 
@@ -101,10 +104,21 @@ def test_mkdocs_build_succeeds_without_warnings(built):
             continue  # a nav page another engineer has not written yet
         problems.append(line)
     assert problems == [], "\n".join(problems)
-    for page in ("index.html", "walkthroughs.html", "api.html", "walkthroughs/index.html", "walkthroughs/toy/index.html",
-                 "walkthroughs/toy/iteration-4.html", "walkthroughs/toy/slider.html", "walkthroughs/tictactoe/iteration-12.html",
-                 "walkthroughs/toy/figures/evolution.svg", "walkthroughs/tictactoe/figures/heatmap.svg",
-                 "walkthroughs/assets/mctsviz-walkthrough.js", "assets/mctsviz/iframe-worker.js", "search/search_index.js"):
+    for page in (
+        "index.html",
+        "walkthroughs.html",
+        "api.html",
+        "walkthroughs/index.html",
+        "walkthroughs/toy/index.html",
+        "walkthroughs/toy/iteration-4.html",
+        "walkthroughs/toy/slider.html",
+        "walkthroughs/tictactoe/iteration-12.html",
+        "walkthroughs/toy/figures/evolution.svg",
+        "walkthroughs/tictactoe/figures/heatmap.svg",
+        "walkthroughs/assets/mctsviz-walkthrough.js",
+        "assets/mctsviz/iframe-worker.js",
+        "search/search_index.js",
+    ):
         assert (site / page).is_file(), page
     # No page of a dot file (the walkthrough list is included into walkthroughs.md instead).
     assert not list(site.rglob(".list*")) and not list(site.rglob(".walkthrough*"))
@@ -128,7 +142,7 @@ def test_site_needs_no_server_and_nothing_from_the_internet(built):
     for page in html_pages(site):
         text = page.read_text(encoding="utf-8")
         for tag, _, url in _RESOURCE.findall(text):
-            if tag.lower() == "link" and re.search(r'rel="(canonical|alternate)"', text[text.find(url) - 200: text.find(url)]):
+            if tag.lower() == "link" and re.search(r'rel="(canonical|alternate)"', text[text.find(url) - 200 : text.find(url)]):
                 continue
             parts = urlsplit(html.unescape(url))
             assert not parts.scheme and not parts.netloc, f"{page.relative_to(site)} loads {url}"

@@ -47,9 +47,7 @@ SAMPLE = ("zstd 2 GiB of blank lines", "json header nested 200,000 deep", "gzip 
 
 def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
-    return subprocess.run(
-        [sys.executable, "-m", "mctsviz", *args], capture_output=True, text=True, cwd=cwd, env=env, preexec_fn=_cap, timeout=120
-    )
+    return subprocess.run([sys.executable, "-m", "mctsviz", *args], capture_output=True, text=True, cwd=cwd, env=env, preexec_fn=_cap, timeout=120)
 
 
 def _build(tmp_path: Path, bomb: str) -> Path:

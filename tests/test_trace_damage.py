@@ -64,8 +64,11 @@ WHOLE_FILE_DAMAGE = [
     ("gzip-named-plain.jsonl", gzip.compress(TEXT), r"gzip-named-plain.jsonl: line 1: the file is gzip-compressed but its name does not end in .gz"),
     ("zstd-named-plain.jsonl", zstandard.ZstdCompressor().compress(TEXT), r"line 1: the file is zstd-compressed but its name does not end in .zst"),
     ("plain-named.jsonl.gz", TEXT, r"plain-named.jsonl.gz: line 1: the name says gzip but the file is not gzip-compressed"),
-    ("future.jsonl", TEXT.replace(b'"schema_version":%d' % SCHEMA_VERSION, b'"schema_version":99', 1),
-     rf"future.jsonl: line 1: schema version 99 comes from a newer mctsviz \(this one reads versions 1-{SCHEMA_VERSION}\)"),
+    (
+        "future.jsonl",
+        TEXT.replace(b'"schema_version":%d' % SCHEMA_VERSION, b'"schema_version":99', 1),
+        rf"future.jsonl: line 1: schema version 99 comes from a newer mctsviz \(this one reads versions 1-{SCHEMA_VERSION}\)",
+    ),
     ("other-format.jsonl", TEXT.replace(b'"format":"mctsviz-trace"', b'"format":"other"', 1), r"line 1: not a trace: format 'other'"),
     ("header-truncated.jsonl", LINES[0][:50], r"line 1: not a trace header: the JSON ends early"),
     ("header-missing-field.jsonl", TEXT.replace(b'"seed":2,', b"", 1), r"line 1: bad header: object missing required field `seed`"),
@@ -109,8 +112,13 @@ MIDDLE_DAMAGE = [
     ("unknown-kind", _damaged_at(21, LINES[21].replace(b'"kind":"select"', b'"kind":"teleport"')), 22, "unknown event kind 'teleport'", 5),
     ("wrong-type", _damaged_at(21, LINES[21].replace(b'"iteration":6', b'"iteration":"six"')), 22, "expected `int`, got `str`", 5),
     ("node-never-created", _damaged_at(24, LINES[24].replace(b'{"node":0,', b'{"node":77,')), 25, "iteration 6: node 77 was never created", 5),
-    ("skipped-id", _damaged_at(22, LINES[22].replace(b'"node":6,', b'"node":8,').replace(b'"simulate_from":6', b'"simulate_from":8')), 23,
-     "new node 8 where node 6 was expected", 5),
+    (
+        "skipped-id",
+        _damaged_at(22, LINES[22].replace(b'"node":6,', b'"node":8,').replace(b'"simulate_from":6', b'"simulate_from":8')),
+        23,
+        "new node 8 where node 6 was expected",
+        5,
+    ),
     ("lost-line", _damaged_at(22, None), 23, "a simulate event where the expand event of iteration 6 was expected", 5),
     ("repeated-line", b"\n".join(LINES[:23] + [LINES[22]] + LINES[23:]) + b"\n", 24, "an expand event where the simulate event", 5),
     ("second-header", b"\n".join(LINES[:9] + [LINES[0]] + LINES[9:]) + b"\n", 10, "a second header", 2),
@@ -218,7 +226,7 @@ def mutations(draw):
             assume(numbers)
             m = draw(st.sampled_from(numbers))
             new = str(draw(st.one_of(st.integers(-3, 300), st.floats(-5, 5, allow_nan=False)))).encode()
-            lines[i] = lines[i][: m.start()] + new + lines[i][m.end():]
+            lines[i] = lines[i][: m.start()] + new + lines[i][m.end() :]
         else:
             lines.insert(i, draw(st.sampled_from(lines)))
         data = b"\n".join(lines) + b"\n"

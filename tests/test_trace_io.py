@@ -107,8 +107,8 @@ def test_a_msgpack_trace_is_a_stream_of_frames_of_event_arrays(tmp_path):
     data, frames, at = path.read_bytes(), [], 0
     while at < len(data):
         assert data[at] == 0xC6  # a MessagePack bin32: marker, big-endian length, payload
-        size = int.from_bytes(data[at + 1:at + 5], "big")
-        frames.append(msgspec.msgpack.decode(data[at + 5:at + 5 + size]))
+        size = int.from_bytes(data[at + 1 : at + 5], "big")
+        frames.append(msgspec.msgpack.decode(data[at + 5 : at + 5 + size]))
         at += 5 + size
     assert at == len(data)
     kinds = [[event["kind"] for event in frame] for frame in frames]
@@ -328,7 +328,7 @@ def test_old_traces_still_load_replay_and_verify(name):
     path = FIXTURES / name
     events = load_trace(path, strict=True)
     header = events[0]
-    assert isinstance(header, Header) and header.schema_version == int(name[1:name.index("-")])
+    assert isinstance(header, Header) and header.schema_version == int(name[1 : name.index("-")])
     rp = Replay(events)
     final = rp.final()
     decision = rp.decision
@@ -380,10 +380,15 @@ def _same(a, b):
     assert a.steps == b.steps and a.path == b.path
 
 
-@pytest.mark.parametrize("options", [
-    {"expand": "all"}, {"expand": "second-visit", "record": "compact"}, {"transpositions": True, "expand": "all", "record": "compact"},
-    {"policy": "puct", "expand": "one-random"},
-])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"expand": "all"},
+        {"expand": "second-visit", "record": "compact"},
+        {"transpositions": True, "expand": "all", "record": "compact"},
+        {"policy": "puct", "expand": "one-random"},
+    ],
+)
 def test_streamed_snapshots_equal_the_loaded_replays(tmp_path, options):
     path, events = trace_file(tmp_path, "t.jsonl.gz", iterations=60, **options)
     rp = replay(path)

@@ -50,7 +50,7 @@ def _frame_ends(data: bytes) -> list[int]:
     """The byte offset where each frame ends."""
     ends, at = [], 0
     while at < len(data):
-        at += 5 + int.from_bytes(data[at + 1:at + 5], "big")
+        at += 5 + int.from_bytes(data[at + 1 : at + 5], "big")
         ends.append(at)
     return ends
 
@@ -138,7 +138,7 @@ def test_a_header_from_a_newer_schema_is_refused(tmp_path, source):
     write_trace(path, events)  # the writer stamps today's version; a newer mctsviz would stamp its own
     header = msgspec.msgpack.encode([msgspec.structs.replace(events[0], schema_version=99)])
     data = path.read_bytes()
-    path.write_bytes(b"\xc6" + len(header).to_bytes(4, "big") + header + data[_frame_ends(data)[0]:])
+    path.write_bytes(b"\xc6" + len(header).to_bytes(4, "big") + header + data[_frame_ends(data)[0] :])
     with pytest.raises(MctsvizError, match=r"future.msgpack: frame 1: schema version 99 comes from a newer mctsviz"):
         list(read_trace(path))
 
@@ -186,7 +186,7 @@ def mutations(draw):
 
 SOURCE_BYTES, SOURCE_EVENTS = _trace_bytes(Path(tempfile.mkdtemp()), iterations=10, seed=5, expand="second-visit")
 SOURCE_FRAME_SIZES = [
-    len(msgspec.msgpack.decode(SOURCE_BYTES[start + 5:end])) for start, end in zip([0, *_frame_ends(SOURCE_BYTES)], _frame_ends(SOURCE_BYTES))
+    len(msgspec.msgpack.decode(SOURCE_BYTES[start + 5 : end])) for start, end in zip([0, *_frame_ends(SOURCE_BYTES)], _frame_ends(SOURCE_BYTES))
 ]
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 

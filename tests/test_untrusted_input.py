@@ -216,7 +216,9 @@ def test_bad_heatmap_iterations_are_refused(tmp_path, capsys, spec):
 def test_a_node_that_does_not_exist_is_refused(tmp_path, capsys, figure):
     trace, _ = trace_file(tmp_path, "t.jsonl")
     nodes = len(__import__("mctsviz.replay", fromlist=["replay"]).replay(trace).snapshot(40))
-    _one_line_error(*_run(capsys, "render", figure, str(trace), "--node", str(nodes), "-o", str(tmp_path / "f.png")), f"node {nodes} does not exist", f"0-{nodes - 1}")
+    _one_line_error(
+        *_run(capsys, "render", figure, str(trace), "--node", str(nodes), "-o", str(tmp_path / "f.png")), f"node {nodes} does not exist", f"0-{nodes - 1}"
+    )
     assert _run(capsys, "render", figure, str(trace), "--node", "0", "-o", str(tmp_path / "f.png"))[0] == 0
 
 
@@ -293,7 +295,10 @@ def test_ctrl_c_twice_on_the_command_line_exits_130_with_the_trace_whole(tmp_pat
     trace = tmp_path / "t.jsonl.gz"
     process = subprocess.Popen(
         [sys.executable, "-m", "mctsviz", "search", "connect4", "--iterations", "100000000", "--trace", str(trace), "--no-progress"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
     )
     partial = trace.with_name("t.jsonl.gz.partial")
     deadline = time.monotonic() + 60

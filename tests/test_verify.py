@@ -31,13 +31,24 @@ def test_the_real_engine_passes(game, policy, expand, record):
     assert report.iterations == 60 and not report.skipped
 
 
-@pytest.mark.parametrize("options", [
-    {"log": "ln-n1"}, {"reward": "01"}, {"reward": "01", "policy": "puct", "q": "w/(1+n)", "fpu": 0.25},
-    {"tie_break": "random", "expand": "all"}, {"tie_break": "random", "policy": "puct", "expand": "second-visit"},
-    {"transpositions": True}, {"transpositions": True, "expand": "all", "record": "compact"},
-    {"rollout": "heuristic"}, {"final": "mean"}, {"c": 0.5, "log": "ln-n1", "expand": "one-random"},
-    {"script": [[1, -1], [0, 0], [-1, 1]] * 4}, {"script": {"....X....": [[1, -1], [1, -1]]}, "expand": "all"},
-], ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items())[:60])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"log": "ln-n1"},
+        {"reward": "01"},
+        {"reward": "01", "policy": "puct", "q": "w/(1+n)", "fpu": 0.25},
+        {"tie_break": "random", "expand": "all"},
+        {"tie_break": "random", "policy": "puct", "expand": "second-visit"},
+        {"transpositions": True},
+        {"transpositions": True, "expand": "all", "record": "compact"},
+        {"rollout": "heuristic"},
+        {"final": "mean"},
+        {"c": 0.5, "log": "ln-n1", "expand": "one-random"},
+        {"script": [[1, -1], [0, 0], [-1, 1]] * 4},
+        {"script": {"....X....": [[1, -1], [1, -1]]}, "expand": "all"},
+    ],
+    ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items())[:60],
+)
 def test_the_real_engine_passes_with_more_options(options):
     _, events = recorded_search("tictactoe", iterations=80, seed=5, **options)
     report = verify(events)
@@ -163,7 +174,7 @@ def test_verify_reads_files_strictly(tmp_path):
     _, events = recorded_search("tictactoe", iterations=20, seed=1)
     path = write_trace(tmp_path / "t.jsonl.gz", events)
     assert verify(path).ok
-    text = (tmp_path / "u.jsonl")
+    text = tmp_path / "u.jsonl"
     lines = path.read_bytes()
     import gzip
 

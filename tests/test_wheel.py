@@ -36,7 +36,9 @@ def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     (found,) = out.glob("mctsviz-*.whl")
     return found
@@ -75,8 +77,9 @@ def test_the_installed_wheel_searches_renders_and_builds_a_site(wheel, tmp_path)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env["NO_MKDOCS_2_WARNING"] = "1"
     # pip of this interpreter installs into the venv with --prefix-free target: use the venv's own.
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q", str(wheel)],
-                   check=True, capture_output=True, text=True, env=env)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q", str(wheel)], check=True, capture_output=True, text=True, env=env
+    )
     work = tmp_path / "outside"
     work.mkdir()
 

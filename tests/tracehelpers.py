@@ -32,8 +32,12 @@ def assert_commands_fail_cleanly(path: Path) -> None:
     """replay, verify, inspect and diff on ``path`` exit 0, 1 (verify, diff) or 2 with one error line, never a traceback."""
     from mctsviz.cli import main
 
-    for argv, allowed in ((["replay", str(path), "--tree"], {0, 2}), (["verify", str(path)], {0, 1, 2}),
-                          (["inspect", str(path), "-k", "3"], {0, 2}), (["diff", str(path), str(path)], {0, 1, 2})):
+    for argv, allowed in (
+        (["replay", str(path), "--tree"], {0, 2}),
+        (["verify", str(path)], {0, 1, 2}),
+        (["inspect", str(path), "-k", "3"], {0, 2}),
+        (["diff", str(path), str(path)], {0, 1, 2}),
+    ):
         err = io.StringIO()
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
             code = main(argv)

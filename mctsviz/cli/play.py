@@ -46,8 +46,14 @@ def run_match(args: argparse.Namespace) -> int:
 
     progress = not args.no_progress and sys.stderr.isatty()
     result = play_match(
-        args.game, args.player_a, args.player_b,
-        games=args.games, seed=args.seed, alternate=not args.fixed_sides, jobs=args.jobs, progress=progress,
+        args.game,
+        args.player_a,
+        args.player_b,
+        games=args.games,
+        seed=args.seed,
+        alternate=not args.fixed_sides,
+        jobs=args.jobs,
+        progress=progress,
     )
     for note in result.notes:
         print(f"mctsviz: note: {note}", file=sys.stderr)

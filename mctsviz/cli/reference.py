@@ -47,7 +47,12 @@ def cli_reference() -> str:
             "",
             "The help text of every command, as `mctsviz` itself prints it.",
             "",
-            "## mctsviz", "", "```text", parser.format_help().rstrip(), "```", "",
+            "## mctsviz",
+            "",
+            "```text",
+            parser.format_help().rstrip(),
+            "```",
+            "",
         ]
         for name, sub in _subcommands(parser, "mctsviz"):
             parts += [f"## {name}", "", "```text", sub.format_help().rstrip(), "```", ""]

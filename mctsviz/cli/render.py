@@ -253,9 +253,19 @@ def _render_tree(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", BoardsUnavailable)
         graph = render_tree(
-            snapshot, depth=args.depth, top=args.top, min_visits=args.min_visits, max_nodes=args.max_nodes,
-            show=args.show, boards=args.boards, value_range=reward_range(replay), ids=not args.no_ids,
-            keys=args.keys, value_symbol=args.value_symbol, caption=args.caption, highlight=not args.no_highlight,
+            snapshot,
+            depth=args.depth,
+            top=args.top,
+            min_visits=args.min_visits,
+            max_nodes=args.max_nodes,
+            show=args.show,
+            boards=args.boards,
+            value_range=reward_range(replay),
+            ids=not args.no_ids,
+            keys=args.keys,
+            value_symbol=args.value_symbol,
+            caption=args.caption,
+            highlight=not args.no_highlight,
         )
     for warning in caught:
         if issubclass(warning.category, BoardsUnavailable):
@@ -337,13 +347,19 @@ def _run_sweep(args: argparse.Namespace) -> int:
 
     values = parse_values(args.values, args.parameter)
     result = sweep(
-        args.game, args.parameter, values, player=args.player, opponent=args.opponent, games=args.games,
-        seed=args.seed, alternate=not args.fixed_sides, jobs=args.jobs,
+        args.game,
+        args.parameter,
+        values,
+        player=args.player,
+        opponent=args.opponent,
+        games=args.games,
+        seed=args.seed,
+        alternate=not args.fixed_sides,
+        jobs=args.jobs,
         progress=not args.no_progress and sys.stderr.isatty(),
     )
     for point in result.points:
-        print(f"{args.parameter}={point.value:g}: score {point.score:.3f} ± {point.interval:.3f} "
-              f"({point.wins} won, {point.draws} drawn, {point.losses} lost)")
+        print(f"{args.parameter}={point.value:g}: score {point.score:.3f} ± {point.interval:.3f} ({point.wins} won, {point.draws} drawn, {point.losses} lost)")
     if args.out:
         from ..fileutil import atomic_write
 

@@ -43,22 +43,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "one page per chosen iteration (selection with every score written out, expansion, the rollout's "
         "boards, backpropagation, the tree at each phase) and a slider page. Then run `mkdocs build`. "
         "With --demo, run the lecture's searches and matches and write their walkthroughs and the gallery.",
-        epilog="examples:\n"
-        "  mctsviz site run.jsonl.gz --iterations 1-20,50,100\n"
-        "  mctsviz site --demo && mkdocs build",
+        epilog="examples:\n  mctsviz site run.jsonl.gz --iterations 1-20,50,100\n  mctsviz site --demo && mkdocs build",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("traces", nargs="*", metavar="TRACE", help="trace files (.jsonl or .msgpack, optionally .gz/.zst)")
-    p.add_argument("-o", "--out", metavar="DIR", default=None,
-                   help=f"folder of the walkthroughs, inside the MkDocs docs folder (default {DEFAULT_OUT.as_posix()})")
-    p.add_argument("--iterations", metavar="SPEC",
-                   help="iterations that get a page, like 1-20,50,100, or all, or last "
-                   "(default: all up to 30, else 1-10, 20, 50, 100, ... and the last)")
+    p.add_argument(
+        "-o", "--out", metavar="DIR", default=None, help=f"folder of the walkthroughs, inside the MkDocs docs folder (default {DEFAULT_OUT.as_posix()})"
+    )
+    p.add_argument(
+        "--iterations",
+        metavar="SPEC",
+        help="iterations that get a page, like 1-20,50,100, or all, or last (default: all up to 30, else 1-10, 20, 50, 100, ... and the last)",
+    )
     p.add_argument("--name", metavar="NAME", help="folder name of the walkthrough (one trace only; default: the file's name)")
     p.add_argument("--title", metavar="TEXT", help="heading of the overview page (one trace only)")
     p.add_argument("--templates", metavar="DIR", help="a folder of Jinja2 templates that replace the built-in ones by file name")
     p.add_argument("--max-nodes", type=_positive, default=40, metavar="N", help="the most nodes a tree figure shows (default 40)")
-    p.add_argument("--copy-trace", action="store_true", help="put a copy of each trace in its walkthrough, as download/trace.jsonl (the suffix kept), linked from the overview")
+    p.add_argument(
+        "--copy-trace",
+        action="store_true",
+        help="put a copy of each trace in its walkthrough, as download/trace.jsonl (the suffix kept), linked from the overview",
+    )
     p.add_argument("--jobs", type=_positive, metavar="N", help="threads drawing figures (default: the CPUs, at most 8)")
     p.add_argument("--demo", action="store_true", help="build the demo site: the lecture walkthroughs and the gallery")
     p.add_argument("--docs", metavar="DIR", default="docs", help="the MkDocs docs folder, for --demo (default docs)")
@@ -100,8 +105,14 @@ def run_site(args: argparse.Namespace) -> int:
         bar = tqdm(desc=name, unit="figure", file=sys.stderr, leave=False, disable=args.no_progress or None)
         try:
             pages = build_pages(
-                replay, name=name, iterations=args.iterations, figures=figures, templates=args.templates,
-                title=args.title, jobs=args.jobs, progress=functools.partial(_advance, bar),
+                replay,
+                name=name,
+                iterations=args.iterations,
+                figures=figures,
+                templates=args.templates,
+                title=args.title,
+                jobs=args.jobs,
+                progress=functools.partial(_advance, bar),
                 trace_file=trace_copy_name(trace) if args.copy_trace else None,
             )
         finally:
@@ -135,8 +146,10 @@ def _run_demo(args: argparse.Namespace) -> int:
         quick=args.quick,
         progress=not args.no_progress,
     )
-    print(f"demo: walkthroughs ({', '.join(summary['names'])}) in {summary['walkthroughs']}, gallery in {summary['gallery']} "
-          f"({summary['files_written']} files written)")
+    print(
+        f"demo: walkthroughs ({', '.join(summary['names'])}) in {summary['walkthroughs']}, gallery in {summary['gallery']} "
+        f"({summary['files_written']} files written)"
+    )
     print("next: mkdocs build, then open site/index.html")
     return 0
 

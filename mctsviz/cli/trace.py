@@ -27,8 +27,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("trace", help="a trace file (.jsonl or .msgpack, optionally .gz/.zst)")
     p.add_argument("--iteration", "-k", type=int, metavar="K", help="the iteration (default: the last; 0: before the first)")
-    p.add_argument("--phase", choices=PHASES, default="backprop",
-                   help="the moment within the iteration: before it starts, after selection, expansion, simulation or backpropagation (default)")
+    p.add_argument(
+        "--phase",
+        choices=PHASES,
+        default="backprop",
+        help="the moment within the iteration: before it starts, after selection, expansion, simulation or backpropagation (default)",
+    )
     p.add_argument("--tree", action="store_true", help="list every node, not only the root's children")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=run_replay)

@@ -68,10 +68,7 @@ def load(spec: str | Game, **params: Any) -> Game:
         check_game(game, spec)
         checked: Game = game
         return checked
-    raise MctsvizError(
-        f"unknown game {spec!r}; built-in games: {', '.join(game_names())} "
-        "(or FILE.json, or FILE.py:ClassName)"
-    )
+    raise MctsvizError(f"unknown game {spec!r}; built-in games: {', '.join(game_names())} (or FILE.json, or FILE.py:ClassName)")
 
 
 def check_game(game: Any, spec: str | None = None) -> None:
@@ -125,7 +122,6 @@ def parse_state(game: Game, key: str) -> Any:
         return parser(key)
     except Exception as exc:  # a user's parser may raise anything for bad text
         raise MctsvizError(f"illegal state {key!r} for {game.name}: {exc}") from None
-
 
 
 def load_recorded(name: str, params: dict[str, Any]) -> Game:

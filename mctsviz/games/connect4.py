@@ -141,9 +141,7 @@ class ConnectFour:
             text = cache.get(code)
             if text is None:
                 xs, os_ = code >> rows, code & mask
-                text = cache[code] = "".join(
-                    "X" if xs >> r & 1 else "O" if os_ >> r & 1 else "." for r in reversed(range(rows))
-                )
+                text = cache[code] = "".join("X" if xs >> r & 1 else "O" if os_ >> r & 1 else "." for r in reversed(range(rows)))
             columns.append(text)
         return "/".join(map("".join, zip(*columns)))
 
@@ -154,10 +152,7 @@ class ConnectFour:
         """Rows bottom to top."""
         x, o, _ = state
         h = self._h
-        return [
-            ["X" if x >> (c * h + r) & 1 else "O" if o >> (c * h + r) & 1 else empty for c in range(self.cols)]
-            for r in range(self.rows)
-        ]
+        return [["X" if x >> (c * h + r) & 1 else "O" if o >> (c * h + r) & 1 else empty for c in range(self.cols)] for r in range(self.rows)]
 
     # -- optional hooks -------------------------------------------------------------------
 
@@ -177,10 +172,7 @@ class ConnectFour:
         """
         rows = key.split("/") if isinstance(key, str) else []
         if len(rows) != self.rows or any(len(r) != self.cols or set(r) - set("XO.") for r in rows):
-            raise MctsvizError(
-                f"connect4 state {key!r}: expected {self.rows} rows of {self.cols} characters "
-                "(X, O or .), top row first, joined by /"
-            )
+            raise MctsvizError(f"connect4 state {key!r}: expected {self.rows} rows of {self.cols} characters (X, O or .), top row first, joined by /")
         h = self._h
         x = o = 0
         for r, row in enumerate(reversed(rows)):
@@ -303,10 +295,7 @@ class ConnectFour:
             if wins:
                 choices = [i for i, bit in enumerate(free) if bit & wins]
             elif their_threats & (playable | (playable << 1)):
-                choices = [
-                    i for i, bit in enumerate(free)
-                    if not their_threats & ((playable & ~bit) | ((bit << 1) & board))
-                ] or range(len(cols))
+                choices = [i for i, bit in enumerate(free) if not their_threats & ((playable & ~bit) | ((bit << 1) & board))] or range(len(cols))
             else:
                 choices = range(len(cols))
             i = choices[int(rand() * len(choices))]

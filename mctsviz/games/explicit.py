@@ -89,8 +89,7 @@ class ExplicitTree:
         self.children = {node: tuple(edges.items()) for node, edges in children.items()}
         self.values = {node: float(v) for node, v in values.items()}
         self.script: dict[str, list[tuple[float, ...]]] = {
-            key: [tuple(float(x) for x in (v if isinstance(v, (list, tuple)) else [v])) for v in vals]
-            for key, vals in (script or {}).items()
+            key: [tuple(float(x) for x in (v if isinstance(v, (list, tuple)) else [v])) for v in vals] for key, vals in (script or {}).items()
         }
         self._actions = {node: tuple(a for a, _ in edges) for node, edges in self.children.items()}
         self._next = {node: dict(edges) for node, edges in self.children.items()}
@@ -285,7 +284,7 @@ def _check_acyclic_and_reachable(root: str, children: Mapping[str, Mapping[str, 
             done.add(node)
             continue
         if child in on_path_set:
-            cycle = on_path[on_path.index(child):] + [child]
+            cycle = on_path[on_path.index(child) :] + [child]
             raise fail(f"cycle {' -> '.join(cycle)}")
         if child not in done:
             stack.append((child, iter(children.get(child, {}).values())))

@@ -93,7 +93,7 @@ class Nim:
             ok = False
         if not ok:
             raise MctsvizError(f"nim: illegal action {action!r} in {self.state_key(state)}")
-        return (1 - player, heaps[:heap] + (heaps[heap] - count,) + heaps[heap + 1:])
+        return (1 - player, heaps[:heap] + (heaps[heap] - count,) + heaps[heap + 1 :])
 
     def is_terminal(self, state: State) -> bool:
         return not any(state[1])

@@ -73,7 +73,7 @@ class PairGame:
         if not isinstance(action, int) or not 0 <= action < self.cells or state[action] or self._winner(state):
             raise MctsvizError(f"pair: illegal action {action!r} in {self.state_key(state)}")
         mark = 1 + self.current_player(state)
-        return state[:action] + (mark,) + state[action + 1:]
+        return state[:action] + (mark,) + state[action + 1 :]
 
     def is_terminal(self, state: State) -> bool:
         return bool(self._winner(state)) or 0 not in state
@@ -114,7 +114,7 @@ class PairGame:
                 raise MctsvizError(f"pair state {key!r}: P{mark} holds a pair but the other player moved after it")
             # The winner's last mark must be the one that made the (only) pair.
             own = [i for i, m in enumerate(state) if m == mark]
-            if all(self._winner(state[:i] + (0,) + state[i + 1:]) for i in own):
+            if all(self._winner(state[:i] + (0,) + state[i + 1 :]) for i in own):
                 raise MctsvizError(f"pair state {key!r}: P{mark} kept playing after making a pair")
         return state
 

@@ -21,9 +21,16 @@ from ..errors import MctsvizError
 
 State = tuple[int, int]
 
-_LINES = (0b000000111, 0b000111000, 0b111000000,  # rows
-          0b001001001, 0b010010010, 0b100100100,  # columns
-          0b100010001, 0b001010100)  # diagonals
+_LINES = (
+    0b000000111,
+    0b000111000,
+    0b111000000,  # rows
+    0b001001001,
+    0b010010010,
+    0b100100100,  # columns
+    0b100010001,
+    0b001010100,
+)  # diagonals
 _FULL = 0b111111111
 
 #: _WIN[mask]: does this set of cells contain a line?
@@ -33,16 +40,11 @@ _CELLS = tuple(tuple(c for c in range(9) if m >> c & 1) for m in range(512))
 _EMPTY = tuple(_CELLS[_FULL & ~m] for m in range(512))
 _POP = tuple(len(c) for c in _CELLS)
 #: _THREATS[mask]: cells that would complete a line for the owner of ``mask``.
-_THREATS = tuple(
-    sum(1 << c for c in range(9) if not m >> c & 1 and _WIN[m | 1 << c]) for m in range(512)
-)
+_THREATS = tuple(sum(1 << c for c in range(9) if not m >> c & 1 and _WIN[m | 1 << c]) for m in range(512))
 _BIT = {c: 1 << c for c in range(9)}
 # One row of the key from its X and O bits (3 each): keys are built in every recorded
 # iteration, so a table lookup per row beats a loop over cells.
-_ROW_TEXT = tuple(
-    tuple("".join("X" if x >> c & 1 else "O" if o >> c & 1 else "." for c in range(3)) for o in range(8))
-    for x in range(8)
-)
+_ROW_TEXT = tuple(tuple("".join("X" if x >> c & 1 else "O" if o >> c & 1 else "." for c in range(3)) for o in range(8)) for x in range(8))
 
 _X_WINS, _O_WINS, _DRAW = (1.0, -1.0), (-1.0, 1.0), (0.0, 0.0)
 
@@ -132,7 +134,7 @@ class TicTacToe:
     def board(self, state: State) -> list[list[str]]:
         """Rows top to bottom of "X", "O" or "" (empty)."""
         key = self.state_key(state).replace(".", " ")
-        return [[ch.strip() for ch in key[r * 3:r * 3 + 3]] for r in range(3)]
+        return [[ch.strip() for ch in key[r * 3 : r * 3 + 3]] for r in range(3)]
 
     def action_cell(self, action: int) -> tuple[int, int]:
         return divmod(action, 3)

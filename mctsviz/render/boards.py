@@ -61,10 +61,7 @@ def node_boards(snapshot: TreeSnapshot, nodes: Iterable[int], game: BoardGame) -
         if parent >= 0:
             before = marks(parent)
             changed = frozenset(
-                (r, c)
-                for r, row in enumerate(own)
-                for c, mark in enumerate(row)
-                if r >= len(before) or c >= len(before[r]) or before[r][c] != mark
+                (r, c) for r, row in enumerate(own) for c, mark in enumerate(row) if r >= len(before) or c >= len(before[r]) or before[r][c] != mark
             )
         out[node] = (own, changed)
     return out
@@ -89,9 +86,7 @@ def board_table(marks: Marks, changed: Sequence[tuple[int, int]] | frozenset[tup
     # A fixed size keeps the board's cells together when the node's text is wider than it.
     return (
         f'<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="0" COLOR="{style.LIGHT_GREY}" '
-        f'FIXEDSIZE="TRUE" WIDTH="{cols * size}" HEIGHT="{len(marks) * size}">'
-        + "".join(cells)
-        + "</TABLE>"
+        f'FIXEDSIZE="TRUE" WIDTH="{cols * size}" HEIGHT="{len(marks) * size}">' + "".join(cells) + "</TABLE>"
     )
 
 

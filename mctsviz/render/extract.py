@@ -88,6 +88,7 @@ def provenance_text(info: Mapping[str, str]) -> str:
     Characters outside a plain set (quotes, backslashes, angle brackets, ``&``, control
     characters, ``-`` runs that would end an XML comment) are percent-encoded.
     """
+
     def clean(text: str) -> str:
         quoted = urllib.parse.quote(text, safe=" .,:;=+_/()[]{}*!@$^~|?'")
         return re.sub("-(?=-)", "%2D", quoted)  # "--" would end an XML comment
@@ -146,9 +147,7 @@ def child_rows(snapshot: TreeSnapshot, node: int = 0) -> list[ChildRow]:
     rows = []
     for child in snapshot.children(node):
         exploit, explore, score = snapshot.score(node, child.id)
-        rows.append(
-            ChildRow(child.id, snapshot.edge_label(node, child.id), child.visits, child.value, child.mean, child.prior, exploit, explore, score)
-        )
+        rows.append(ChildRow(child.id, snapshot.edge_label(node, child.id), child.visits, child.value, child.mean, child.prior, exploit, explore, score))
     return rows
 
 
@@ -241,9 +240,7 @@ def move_grid(snapshot: TreeSnapshot, quantity: str = "visits", *, node: int = 0
     for row, value, (r, c) in zip(rows, values, cells):
         grid[r][c] = value
         labels[r][c] = row.action
-    return MoveGrid(
-        quantity, title, tuple(map(tuple, grid)), tuple(map(tuple, labels)), marks, snapshot.iteration, True
-    )
+    return MoveGrid(quantity, title, tuple(map(tuple, grid)), tuple(map(tuple, labels)), marks, snapshot.iteration, True)
 
 
 def _board_cells(game: Game, key: str, rows: Sequence[ChildRow]) -> tuple[tuple[int, int], list[tuple[int, int]], tuple[tuple[str, ...], ...] | None] | None:
@@ -306,9 +303,7 @@ def explore_grid(c: float, max_n: int, *, log: str = "ln-n") -> ExploreGrid:
     if log not in policies.LOG_VARIANTS:
         raise MctsvizError(f"bad log {log!r}; choose one of: {', '.join(policies.LOG_VARIANTS)}")
     ns = tuple(range(1, max_n + 1))
-    values = tuple(
-        tuple(policies.ucb1(0.0, n, big_n, c=c, log=log)[1] if n <= big_n else None for big_n in ns) for n in ns
-    )
+    values = tuple(tuple(policies.ucb1(0.0, n, big_n, c=c, log=log)[1] if n <= big_n else None for big_n in ns) for n in ns)
     return ExploreGrid(float(c), log, ns, ns, values)
 
 

@@ -191,9 +191,7 @@ def _text_color(rgba: Sequence[float]) -> str:
 # -- the UCB1 exploration term ----------------------------------------------------------------
 
 
-def plot_ucb_contour(
-    c: float = math.sqrt(2), max_n: int = 100, *, log: str = "ln-n", levels: int = 12, log_axes: bool = True, ax: Axes | None = None
-) -> Axes:
+def plot_ucb_contour(c: float = math.sqrt(2), max_n: int = 100, *, log: str = "ln-n", levels: int = 12, log_axes: bool = True, ax: Axes | None = None) -> Axes:
     """The UCB1 exploration term C·sqrt(ln N / n) as filled contours over N and n (as in the lecture).
 
     The values are :func:`mctsviz.search.policies.ucb1`'s explore term (through
@@ -256,8 +254,12 @@ def plot_puct_bars(snapshot: TreeSnapshot, node: int = 0, *, ax: Axes | None = N
         below = math.isfinite(row.score) and row.score < 0
         bottom = min(y, float(exploit[i])) if below else 0.0
         ax.annotate(
-            style.format_number(row.score) + star, (i, bottom - pad if below else max(y, 0.0) + pad),
-            ha="center", va="top" if below else "bottom", fontsize=9, fontweight="bold" if star else "normal",
+            style.format_number(row.score) + star,
+            (i, bottom - pad if below else max(y, 0.0) + pad),
+            ha="center",
+            va="top" if below else "bottom",
+            fontsize=9,
+            fontweight="bold" if star else "normal",
         )
     ax.set_ylim(low - 0.14 * (high - low), high + 0.14 * (high - low))
     ax.set_xticks(x, [f"{style.mpl_text(r.action, 12)}\nN={r.visits}\nP={style.format_number(r.prior, 2)}" for r in bars.rows], fontsize=8)
@@ -266,8 +268,16 @@ def plot_puct_bars(snapshot: TreeSnapshot, node: int = 0, *, ax: Axes | None = N
     # Above the plot, under the title: a legend inside the axes would cover a bar or a star.
     handles, labels = ax.get_legend_handles_labels()
     order = [labels.index(name) for name in (exploit_name, explore_name, "score")]
-    ax.legend([handles[i] for i in order], [labels[i] for i in order], loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=3,
-              fontsize=8, frameon=False, borderaxespad=0.2)
+    ax.legend(
+        [handles[i] for i in order],
+        [labels[i] for i in order],
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.0),
+        ncols=3,
+        fontsize=8,
+        frameon=False,
+        borderaxespad=0.2,
+    )
     _remember(ax, snapshot.header, figure="puct-bars", node=node, iteration=snapshot.iteration, phase=snapshot.phase)
     return ax
 
@@ -298,7 +308,11 @@ def plot_evolution(replay: Replay, quantity: str = "visits", *, node: int = 0, a
         # Past the palette's length, the colours come back dashed, then dotted.
         linestyle = ("-", "--", ":")[(i // len(style.CYCLE)) % 3]
         ax.plot(
-            x, _float_array(values), color=style.CYCLE[i % len(style.CYCLE)], linestyle=linestyle, linewidth=1.2,
+            x,
+            _float_array(values),
+            color=style.CYCLE[i % len(style.CYCLE)],
+            linestyle=linestyle,
+            linewidth=1.2,
             label=style.mpl_text(child.action, 16),
         )
     for k in ev.changes:
@@ -306,9 +320,7 @@ def plot_evolution(replay: Replay, quantity: str = "visits", *, node: int = 0, a
     names = {"visits": "visits N", "mean": "mean W/N", "score": f"{replay.header.options.policy_name} score"}
     ax.set_ylabel(names[quantity])
     ax.set_xlabel("iteration")
-    ax.set_title(
-        f"children of node {node}: {names[quantity]} (dotted: the leading move by {ev.rule} changed)", fontsize=style.FONT_SIZE
-    )
+    ax.set_title(f"children of node {node}: {names[quantity]} (dotted: the leading move by {ev.rule} changed)", fontsize=style.FONT_SIZE)
     ax.legend(title="move", fontsize=7, title_fontsize=8, ncols=2 if len(ev.children) > 5 else 1)
     _remember(ax, replay.header, figure="evolution", quantity=quantity, node=node, iterations=replay.iterations)
     return ax
@@ -424,12 +436,18 @@ def plot_sweep(sweep: Any, *, ax: Axes | None = None) -> Axes:
     ax.set_xlabel(sweep.parameter)
     ax.set_ylabel("average score vs opponent (win 1, draw ½)")
     ax.set_title(
-        f"{style.mpl_text(sweep.game, 24)}: {style.mpl_text(sweep.player, 40)} against {style.mpl_text(sweep.opponent, 40)}, "
-        f"{sweep.games} games per point",
+        f"{style.mpl_text(sweep.game, 24)}: {style.mpl_text(sweep.player, 40)} against {style.mpl_text(sweep.opponent, 40)}, {sweep.games} games per point",
         fontsize=style.FONT_SIZE,
     )
     _remember(
-        ax, None, figure="sweep", game=sweep.game, parameter=sweep.parameter, player=sweep.player,
-        opponent=sweep.opponent, seed=sweep.seed, games=sweep.games,
+        ax,
+        None,
+        figure="sweep",
+        game=sweep.game,
+        parameter=sweep.parameter,
+        player=sweep.player,
+        opponent=sweep.opponent,
+        seed=sweep.seed,
+        games=sweep.games,
     )
     return ax

@@ -82,7 +82,7 @@ def format_number(x: float | int | None, digits: int = 3) -> str:
         return "nan"
     if math.isinf(x):
         return INFINITY if x > 0 else MINUS + INFINITY
-    if float(x).is_integer() or abs(x) >= 10 ** digits:
+    if float(x).is_integer() or abs(x) >= 10**digits:
         text = str(round(x))
     else:
         text = f"{x:#.{digits}g}"
@@ -112,8 +112,8 @@ def _signed(text: str) -> str:
 
 def mix_colors(a: str, b: str, t: float) -> str:
     """The colour ``t`` of the way from hex colour ``a`` to ``b``."""
-    ca = [int(a[i:i + 2], 16) for i in (1, 3, 5)]
-    cb = [int(b[i:i + 2], 16) for i in (1, 3, 5)]
+    ca = [int(a[i : i + 2], 16) for i in (1, 3, 5)]
+    cb = [int(b[i : i + 2], 16) for i in (1, 3, 5)]
     return "#" + "".join(f"{round(x + (y - x) * t):02X}" for x, y in zip(ca, cb))
 
 
@@ -137,7 +137,7 @@ def value_color(value: float | None, low: float, high: float) -> str:
 
 def grey_level(color: str) -> float:
     """The grey a hex colour prints as, 0 (black) to 255 (white): the luma of ITU-R BT.601."""
-    r, g, b = (int(color[i:i + 2], 16) for i in (1, 3, 5))
+    r, g, b = (int(color[i : i + 2], 16) for i in (1, 3, 5))
     return 0.299 * r + 0.587 * g + 0.114 * b
 
 

@@ -95,7 +95,9 @@ def render_tree(
     score_name = snapshot.options.policy_name
 
     info = provenance(
-        snapshot.header, iteration=snapshot.iteration, phase=snapshot.phase,
+        snapshot.header,
+        iteration=snapshot.iteration,
+        phase=snapshot.phase,
         view=f"show={show} depth={depth} top={top} min_visits={min_visits} max_nodes={max_nodes} boards={boards} highlight={highlight}",
     )
     graph = graphviz.Digraph(
@@ -130,9 +132,7 @@ def render_tree(
         stats = snapshot.node(node)
         rows = []
         if ids or keys:
-            title = " ".join(
-                part for part in (f"#{node}" if ids else "", style.html_text(stats.key, 24) if keys else "") if part
-            )
+            title = " ".join(part for part in (f"#{node}" if ids else "", style.html_text(stats.key, 24) if keys else "") if part)
             rows.append(f'<FONT POINT-SIZE="{style.SMALL_FONT_SIZE}" COLOR="{style.GREY}">{title}</FONT>')
         if node in drawn_boards:
             rows.append(board_drawing.board_table(*drawn_boards[node]))
@@ -243,7 +243,13 @@ def _backup_row(update: Any, visits: int, value: float, value_symbol: str) -> st
 
 
 def _outcome_label(sim: Any) -> str:
-    method = {"random": "random rollout", "heuristic": "heuristic rollout", "evaluator": "evaluator", "script": "scripted outcome", "terminal": "terminal state"}.get(sim.method, style.html_text(sim.method, 20))
+    method = {
+        "random": "random rollout",
+        "heuristic": "heuristic rollout",
+        "evaluator": "evaluator",
+        "script": "scripted outcome",
+        "terminal": "terminal state",
+    }.get(sim.method, style.html_text(sim.method, 20))
     rows = [method]
     if sim.actions:
         rows.append(f'<FONT POINT-SIZE="{style.SMALL_FONT_SIZE}">{len(sim.actions)} moves</FONT>')

@@ -100,9 +100,21 @@ def search(
 
     check_game(game)
     keywords = {
-        "iterations": iterations, "seconds": seconds, "policy": policy, "c": c, "log": log, "c_puct": c_puct, "q": q,
-        "fpu": fpu, "tie_break": tie_break, "expand": expand, "rollout": rollout, "script": script, "reward": reward,
-        "final": final, "transpositions": transpositions,
+        "iterations": iterations,
+        "seconds": seconds,
+        "policy": policy,
+        "c": c,
+        "log": log,
+        "c_puct": c_puct,
+        "q": q,
+        "fpu": fpu,
+        "tie_break": tie_break,
+        "expand": expand,
+        "rollout": rollout,
+        "script": script,
+        "reward": reward,
+        "final": final,
+        "transpositions": transpositions,
     }
     if options is None:
         values: dict[str, Any] = keywords

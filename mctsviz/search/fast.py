@@ -47,6 +47,7 @@ def applies(engine: Engine) -> bool:
         and engine.memory is None
     )
 
+
 def _convert_returns(engine: Engine, raw: Sequence[float], method: str, cache: dict[int, _Converted]) -> _Converted:
     """(returns as floats, rewards credited) for a simulation's raw returns.
 
@@ -61,6 +62,7 @@ def _convert_returns(engine: Engine, raw: Sequence[float], method: str, cache: d
         engine.pinned_returns.append(raw)
         cache[id(raw)] = (returns, rewards)
     return returns, rewards
+
 
 def _labels(game: Game, actions: Sequence[Action], cache: dict[Action, str]) -> tuple[str, ...]:
     """The labels of ``actions``, remembered by action (labels are a function of the action;
@@ -77,13 +79,13 @@ def _labels(game: Game, actions: Sequence[Action], cache: dict[Action, str]) -> 
         out.append(text)
     return tuple(out)
 
+
 def _ucb1_choice(engine: Engine, node: int, kids: list[int]) -> int:
     """The general argmax, for the rare step where no child scored above -infinity."""
     visits, value = engine.tree.visits, engine.tree.value
-    best = policies.ucb1_argmax(
-        [value[k] for k in kids], [visits[k] for k in kids], visits[node], c=engine.options.c, log=engine.options.log
-    )
+    best = policies.ucb1_argmax([value[k] for k in kids], [visits[k] for k in kids], visits[node], c=engine.options.c, log=engine.options.log)
     return kids[best[0]]
+
 
 def run_unrecorded(engine: Engine, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
     """The fast loop with no recorder: it builds no events at all.
@@ -182,6 +184,7 @@ def run_unrecorded(engine: Engine, iterations: int | None, deadline: float | Non
     if progress is not None:
         progress(done)
     return done
+
 
 def run_recorded(engine: Engine, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
     """The fast loop with a recorder: the same steps, emitting the four events."""

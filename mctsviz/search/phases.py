@@ -67,7 +67,9 @@ class Engine:
     #: Switched off by tests to run the general loop on options the fast paths cover.
     fast_path_enabled = True
 
-    def __init__(self, game: Game, options: SearchOptions, rng: random.Random, evaluator: Evaluator | None, memory: Memory | None, recorder: Recorder | None, record: str) -> None:
+    def __init__(
+        self, game: Game, options: SearchOptions, rng: random.Random, evaluator: Evaluator | None, memory: Memory | None, recorder: Recorder | None, record: str
+    ) -> None:
         self.game = game
         self.options = options
         self.rng = rng
@@ -140,8 +142,7 @@ class Engine:
         chosen = by_visits if options.final == "visits" else by_mean
         labels, priors = tree._child_labels_and_priors(0)
         children = tuple(
-            ChildStats(k, tree.action[k], label, tree.visits[k], tree.value[k], tree.mean(k), prior)
-            for k, label, prior in zip(kids, labels, priors)
+            ChildStats(k, tree.action[k], label, tree.visits[k], tree.value[k], tree.mean(k), prior) for k, label, prior in zip(kids, labels, priors)
         )
 
         def label(i: int | None) -> str | None:
@@ -238,8 +239,13 @@ class Engine:
         else:
             priors = tree.prior
             best = policies.puct_argmax(
-                child_values, child_visits, [priors[k] for k in kids], parent_visits,
-                c_puct=options.c_puct, q=options.q, fpu=options.fpu,
+                child_values,
+                child_visits,
+                [priors[k] for k in kids],
+                parent_visits,
+                c_puct=options.c_puct,
+                q=options.q,
+                fpu=options.fpu,
             )
         index = best[0] if len(best) == 1 or options.tie_break == "first" else best[self.rng.randrange(len(best))]
         chosen = kids[index]
@@ -339,8 +345,15 @@ class Engine:
         tree = self.tree
         existing = tree.parent[child] != parent
         return NewChild(
-            child, self.game.action_label(action), tree.key(child), tree.prior[child], tree.mover[child], tree.terminal[child],
-            tree.visits[child], tree.value[child], existing,
+            child,
+            self.game.action_label(action),
+            tree.key(child),
+            tree.prior[child],
+            tree.mover[child],
+            tree.terminal[child],
+            tree.visits[child],
+            tree.value[child],
+            existing,
         )
 
     def _simulate(self, iteration: int, node: int) -> Sequence[float]:

@@ -13,8 +13,18 @@ from collections.abc import Sequence
 from ..options import FINAL_RULES, LOG_VARIANTS, POLICIES, Q_VARIANTS, TIE_BREAKS, SearchOptions
 
 __all__ = [
-    "FINAL_RULES", "INF", "LOG_VARIANTS", "POLICIES", "Q_VARIANTS", "TIE_BREAKS",
-    "final_choice", "puct", "puct_argmax", "score_terms", "ucb1", "ucb1_argmax",
+    "FINAL_RULES",
+    "INF",
+    "LOG_VARIANTS",
+    "POLICIES",
+    "Q_VARIANTS",
+    "TIE_BREAKS",
+    "final_choice",
+    "puct",
+    "puct_argmax",
+    "score_terms",
+    "ucb1",
+    "ucb1_argmax",
 ]
 
 INF = math.inf

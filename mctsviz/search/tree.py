@@ -141,7 +141,7 @@ class Tree:
         edges = self._edges
         for node, kids in enumerate(children):
             if node < known:
-                edges[node].extend(action[k] for k in kids[len(edges[node]):])
+                edges[node].extend(action[k] for k in kids[len(edges[node]) :])
             else:
                 edges.append([action[k] for k in kids])
         legal = [len(kids) + len(todo) for kids, todo in zip(children, untried)]
@@ -159,7 +159,6 @@ class Tree:
     def mean(self, node: int) -> float | None:
         n = self.visits[node]
         return self.value[node] / n if n else None
-
 
 
 @dataclass(frozen=True)
@@ -199,9 +198,5 @@ class SearchResult:
             "by_mean": self.by_mean,
             "iterations": self.iterations,
             "seconds": self.seconds,
-            "children": [
-                {"action": ch.label, "visits": ch.visits, "value": ch.value, "mean": ch.mean, "prior": ch.prior}
-                for ch in self.children
-            ],
+            "children": [{"action": ch.label, "visits": ch.visits, "value": ch.value, "mean": ch.mean, "prior": ch.prior} for ch in self.children],
         }
-

@@ -32,6 +32,7 @@ _BIN32 = 0xC6
 _ARRAYS = (0xDC, 0xDD)  # array16, array32 (a fixarray is 0x90-0x9F)
 _COMPRESSION_SUFFIXES = (".gz", ".zst", ".zstd")
 
+
 def compression_of(path: str | os.PathLike[str]) -> str:
     """``"gzip"``, ``"zstd"`` or ``"none"``, from the file name (a ``.partial`` suffix is looked through)."""
     name = Path(path).name.lower()
@@ -273,7 +274,7 @@ def _unzstd(handle: IO[bytes], data: bytes) -> Iterator[bytes]:
     piece = _ZSTD_PIECE
     while True:
         for start in range(0, len(data), piece):
-            block = data[start:start + piece]
+            block = data[start : start + piece]
             while block:
                 try:
                     out = decompressor.decompress(block)

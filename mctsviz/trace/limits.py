@@ -96,8 +96,26 @@ def json_too_deep(data: bytes, limit: int = MAX_DEPTH) -> bool:
 
 
 # MessagePack: the size of each scalar type's payload, and how container lengths are stored.
-_FIXED = {0xC0: 0, 0xC2: 0, 0xC3: 0, 0xCA: 4, 0xCB: 8, 0xCC: 1, 0xCD: 2, 0xCE: 4, 0xCF: 8,
-          0xD0: 1, 0xD1: 2, 0xD2: 4, 0xD3: 8, 0xD4: 2, 0xD5: 3, 0xD6: 5, 0xD7: 9, 0xD8: 17}
+_FIXED = {
+    0xC0: 0,
+    0xC2: 0,
+    0xC3: 0,
+    0xCA: 4,
+    0xCB: 8,
+    0xCC: 1,
+    0xCD: 2,
+    0xCE: 4,
+    0xCF: 8,
+    0xD0: 1,
+    0xD1: 2,
+    0xD2: 4,
+    0xD3: 8,
+    0xD4: 2,
+    0xD5: 3,
+    0xD6: 5,
+    0xD7: 9,
+    0xD8: 17,
+}
 _SIZED = {0xC4: 1, 0xC5: 2, 0xC6: 4, 0xD9: 1, 0xDA: 2, 0xDB: 4}  # bin and str: length bytes
 _EXT = {0xC7: 1, 0xC8: 2, 0xC9: 4}  # ext: length bytes, then a type byte
 _CONTAINERS = {0xDC: (2, 1), 0xDD: (4, 1), 0xDE: (2, 2), 0xDF: (4, 2)}  # length bytes, items per entry
@@ -134,13 +152,13 @@ def msgpack_too_deep(data: bytes | memoryview, limit: int = MAX_DEPTH) -> bool:
                 at += _FIXED[byte]
             elif byte in _SIZED:
                 width = _SIZED[byte]
-                at += width + int.from_bytes(data[at:at + width], "big")
+                at += width + int.from_bytes(data[at : at + width], "big")
             elif byte in _EXT:
                 width = _EXT[byte]
-                at += width + 1 + int.from_bytes(data[at:at + width], "big")
+                at += width + 1 + int.from_bytes(data[at : at + width], "big")
             elif byte in _CONTAINERS:
                 width, per = _CONTAINERS[byte]
-                count = per * int.from_bytes(data[at:at + width], "big")
+                count = per * int.from_bytes(data[at : at + width], "big")
                 at += width
             else:
                 return False

@@ -122,14 +122,14 @@ def _frames(source: Path, budget: _Budget) -> Iterator[tuple[int, bytes]]:
         while available - start >= 5:
             if pending[start] != _BIN32:
                 raise _Damage(number + 1, "not the start of a frame (a damaged file?)")
-            size = int.from_bytes(pending[start + 1:start + 5], "big")
+            size = int.from_bytes(pending[start + 1 : start + 5], "big")
             if size > limits.MAX_LINE_BYTES:
                 raise MctsvizError(f"{source}: frame {number + 1}: declares {size} bytes, more than {limits.MAX_LINE_BYTES >> 20} MiB: not a trace")
             end = start + 5 + size
             if end > available:
                 break
             number += 1
-            yield number, bytes(pending[start + 5:end])
+            yield number, bytes(pending[start + 5 : end])
             start = end
         del pending[:start]
     if pending:

@@ -152,9 +152,7 @@ def _scores_from_v1(scores: tuple[_ScoreV1, ...] | None) -> tuple[Score, ...] | 
 
 def _upgrade_v1(event: _EventV1) -> Event:
     if isinstance(event, _SelectV1):
-        steps = None if event.steps is None else tuple(
-            Step(s.node, s.chosen, s.parent_visits, _scores_from_v1(s.scores)) for s in event.steps
-        )
+        steps = None if event.steps is None else tuple(Step(s.node, s.chosen, s.parent_visits, _scores_from_v1(s.scores)) for s in event.steps)
         return Select(event.iteration, event.path, steps)
     if isinstance(event, _ExpandV1):
         return Expand(event.iteration, event.parent, event.children, event.simulate_from, event.rule, _scores_from_v1(event.scores))
@@ -183,7 +181,7 @@ def describe_decode_error(exc: Exception) -> str:
     if "1.7976931348623157e+308" in text and " - at `" in text:  # the bounds of ``events.Finite``
         return f"a number that is not finite (NaN or an infinity) at {text.rsplit(' - at ', 1)[1]}"
     if text.startswith("JSON is malformed"):
-        return f"not valid JSON ({text[len('JSON is malformed: '):]})"
+        return f"not valid JSON ({text[len('JSON is malformed: ') :]})"
     return terminal_text(text[0].lower() + text[1:]) if text else type(exc).__name__
 
 
@@ -246,8 +244,7 @@ def check_header(probe: Any) -> Header:
         raise MctsvizError(f"bad schema_version {version!r}: expected an integer")
     if version > SCHEMA_VERSION:
         raise MctsvizError(
-            f"schema version {version} comes from a newer mctsviz (this one reads versions "
-            f"{MIN_SCHEMA_VERSION}-{SCHEMA_VERSION}); upgrade mctsviz to read it"
+            f"schema version {version} comes from a newer mctsviz (this one reads versions {MIN_SCHEMA_VERSION}-{SCHEMA_VERSION}); upgrade mctsviz to read it"
         )
     if version < MIN_SCHEMA_VERSION:
         raise MctsvizError(f"schema version {version} is older than any this mctsviz reads ({MIN_SCHEMA_VERSION}-{SCHEMA_VERSION})")

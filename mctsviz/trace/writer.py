@@ -41,6 +41,7 @@ from .schema import (
 
 DEFAULT_FLUSH_EVERY = 64
 
+
 @contextmanager
 def _sigint_deferred() -> Iterator[None]:
     """Hold back Ctrl-C while a block runs, then deliver it (main thread only).
@@ -145,8 +146,7 @@ class TraceWriter:
             fd = os.open(self.partial_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o644)
         except FileExistsError:
             raise MctsvizError(
-                f"{self.partial_path} exists: another search is writing {self.path}, or one was killed "
-                "(replay the .partial file, or delete it)"
+                f"{self.partial_path} exists: another search is writing {self.path}, or one was killed (replay the .partial file, or delete it)"
             ) from None
         except OSError as exc:
             raise MctsvizError(f"cannot write the trace {self.path}: {exc.strerror or exc}") from None

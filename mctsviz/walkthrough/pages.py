@@ -181,7 +181,10 @@ class NodeNames:
             else:
                 titles.append(f"{player_name(node.mover)}→{plain_line(node.action)}")
         return cls(
-            tuple(titles), tuple(n.key for n in nodes), tuple(n.mover for n in nodes), tuple(n.terminal for n in nodes),
+            tuple(titles),
+            tuple(n.key for n in nodes),
+            tuple(n.mover for n in nodes),
+            tuple(n.terminal for n in nodes),
         )
 
     def __call__(self, node: int) -> str:
@@ -271,8 +274,15 @@ def iteration_context(view: IterationView, names: NodeNames, game: BoardGame | N
     if view.expansion_scores is not None:
         expansion_rows = _score_rows(view.expansion_scores, view.expansion_visits, expand.simulate_from, options, names)
     children = [
-        {"node": ch.node, "name": names(ch.node), "action": ch.action, "key": ch.key, "terminal": ch.terminal,
-         "prior": format_number(ch.prior), "existing": ch.existing}
+        {
+            "node": ch.node,
+            "name": names(ch.node),
+            "action": ch.action,
+            "key": ch.key,
+            "terminal": ch.terminal,
+            "prior": format_number(ch.prior),
+            "existing": ch.existing,
+        }
         for ch in expand.children
     ]
     simulate = view.simulate
@@ -332,7 +342,11 @@ def _options_rows(options: SearchOptions) -> list[tuple[str, str]]:
     for key, value in sorted(options.items()):
         if key == "script" and value is not None:
             count = len(value)
-            text = f"{count} scripted outcome{'s' if count != 1 else ''}" if isinstance(value, list) else f"scripted outcomes for {count} state{'s' if count != 1 else ''}"
+            text = (
+                f"{count} scripted outcome{'s' if count != 1 else ''}"
+                if isinstance(value, list)
+                else f"scripted outcomes for {count} state{'s' if count != 1 else ''}"
+            )
         elif isinstance(value, float):
             text = format_exact(value)
         elif value is None:
@@ -537,7 +551,9 @@ def _overview_context(rp: Replay, names: NodeNames, contexts: Sequence[Mapping[s
         "library_version": header.library_version,
         "options": _options_rows(header.options),
         "legend": formula_legend(header.options),
-        "decision": None if decision is None else {
+        "decision": None
+        if decision is None
+        else {
             "rule": decision.rule,
             "move": decision.move,
             "by_visits": decision.by_visits,
@@ -556,8 +572,7 @@ def _overview_context(rp: Replay, names: NodeNames, contexts: Sequence[Mapping[s
 
 def _slider_frames(contexts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [
-        {"iteration": c["iteration"], "figure": c["figures"]["backprop"], "page": c["page"],
-         "path_names": c["path_names"], "outcome": c["simulate"]["outcome"]}
+        {"iteration": c["iteration"], "figure": c["figures"]["backprop"], "page": c["page"], "path_names": c["path_names"], "outcome": c["simulate"]["outcome"]}
         for c in contexts
     ]
 
