@@ -25,7 +25,8 @@ from .errors import MctsvizError
 from .options import SearchOptions
 from .search import policies
 from .search.records import score_records
-from .trace.events import Backprop, Decision, Expand, Header, Score, Select, Simulate, Step, Update, event_kind
+from .trace.events import Backprop, Decision, Expand, Header, Score, Select, Simulate, Step, Update
+from .trace.grammar import TraceStructure
 from .trace.io import gc_paused
 
 PHASES = ("start", "select", "expand", "simulate", "backprop")
@@ -145,57 +146,37 @@ class _Groups:
     def __iter__(self) -> Iterator[tuple[IterationEvents, int, int]]:
         structure = self.structure
         parents = structure.parent
-        expected = 1
-        stage = 0  # the event expected next: 0 select, 1 expand, 2 simulate, 3 backprop
-        select = expand = simulate = None
+        # The one order check of every trace reader (mctsviz.trace.grammar); grouping is all
+        # that is left to do here.
+        check = TraceStructure().check
+        select: Select | None = None
+        expand: Expand | None = None
+        simulate: Simulate | None = None
         before = after = 1
         for event in self._events:
+            problem = check(event)
+            if problem is not None:
+                raise MctsvizError(str(problem))
             kind = type(event)
-            if kind is Select and stage == 0 and event.iteration == expected:
-                path = event.path
-                if not path or min(path) < 0 or max(path) >= len(parents):
-                    bad = [n for n in path if not 0 <= n < len(parents)]
-                    raise MctsvizError(f"iteration {expected}: " + (f"node {bad[0]} was never created" if bad else "an empty selection path"))
+            if kind is Select:
                 select = event
-                stage = 1
-            elif kind is Expand and stage == 1 and event.iteration == expected:
-                before = len(parents)
-                structure.add_children(event, expected)
-                after = len(parents)
-                expand = event
-                stage = 2
-            elif kind is Simulate and stage == 2 and event.iteration == expected:
-                if not 0 <= event.node < len(parents):
-                    raise MctsvizError(f"iteration {expected}: node {event.node} was never created")
+            elif kind is Expand:
+                if event.iteration == 0:
+                    structure.add_children(event, 0)
+                    self.root_expansion = event
+                else:
+                    before = len(parents)
+                    structure.add_children(event, event.iteration)
+                    after = len(parents)
+                    expand = event
+            elif kind is Simulate:
                 simulate = event
-                stage = 3
-            elif kind is Backprop and stage == 3 and event.iteration == expected:
-                for u in event.updates:
-                    if not 0 <= u.node < after:
-                        raise MctsvizError(f"iteration {expected}: node {u.node} was never created")
-                yield IterationEvents(expected, select, expand, simulate, event), before, after  # type: ignore[arg-type]
-                expected += 1
-                stage = 0
-            elif kind is Expand and event.iteration == 0 and stage == 0 and expected == 1 and self.root_expansion is None:
-                structure.add_children(event, 0)
-                self.root_expansion = event
-            elif kind is Decision and stage == 0:
+            elif kind is Backprop:
+                assert select is not None and expand is not None and simulate is not None  # the grammar's order
+                yield IterationEvents(event.iteration, select, expand, simulate, event), before, after
+            elif kind is Decision:
                 self.decision = event
                 return
-            else:
-                _out_of_order(event, expected, stage)
-
-
-def _out_of_order(event: Any, expected: int, stage: int) -> None:
-    """Raise the error for an event that does not come where the trace's order says."""
-    kind = event_kind(event) if hasattr(type(event), "__struct_config__") else type(event).__name__
-    if kind == "header":
-        raise MctsvizError("a second header inside the trace")
-    iteration = getattr(event, "iteration", None)
-    if iteration != expected:
-        raise MctsvizError(f"event {kind} of iteration {iteration} where iteration {expected} was expected")
-    wanted = ("select", "expand", "simulate", "backprop")[stage]
-    raise MctsvizError(f"iteration {iteration}: {kind} event where {wanted} was expected")
 
 
 def _scores(options: SearchOptions, structure: _Structure, visits: Sequence[int], value: Sequence[float], node: int, kids: Sequence[int]) -> tuple[Score, ...]:

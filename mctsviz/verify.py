@@ -35,13 +35,15 @@ from typing import Any
 
 from .errors import MctsvizError
 from .search import policies
-from .trace.events import Backprop, Decision, Expand, Header, Score, Select, Simulate, event_kind
+from .trace.events import Backprop, Decision, Expand, Header, Score, Select, Simulate
+from .trace.grammar import TraceStructure
 
 #: Each check's name and what it asserts.
 CHECKS: dict[str, str] = {
     "header": "the header's options are ones the search accepts",
     "order": "events come in order: per iteration a select, an expand, a simulate, a backprop",
     "node-ids": "new node ids are consecutive and every node named exists",
+    "limits": "declared sizes stay within mctsviz's reading limits (children per expansion, label length)",
     "path": "a selection path starts at the root and follows the tree's edges",
     "stop": "selection stops where the expansion mode says",
     "selection": "each chosen child is the best under the recorded formula, options and tie-break",
@@ -318,8 +320,9 @@ class _Checker:
     # -- the fold -------------------------------------------------------------------------
 
     def run(self, events: Iterator[Any]) -> None:
-        stage = 0
-        expected_iteration = 1
+        # The order and the node ids are the grammar's (mctsviz.trace.grammar), as for every
+        # reader; what follows checks what the options imply.
+        grammar = TraceStructure()
         pending: list[Any] = []
         decision = None
         root_expanded = False
@@ -327,41 +330,28 @@ class _Checker:
         for event in events:
             position += 1
             self.line = position
-            kind = type(event)
-            if decision is not None:
-                self.flag("order", self.iterations, None, "nothing", event_kind(event), "an event after the decision")
+            problem = grammar.check(event)
+            if problem is not None:
+                self.flag(problem.check, problem.iteration, problem.node, problem.expected, problem.found, problem.message)
                 return
-            if kind is Expand and event.iteration == 0 and stage == 0 and expected_iteration == 1 and not root_expanded:
+            kind = type(event)
+            if kind is Expand and event.iteration == 0:
                 root_expanded = True
                 if not self._root_expansion(event):
                     return
-                continue
-            if kind is Decision:
-                if stage != 0:
-                    self.flag("order", expected_iteration, None, "the rest of the iteration", "decision", "the decision comes inside an iteration")
-                    return
+            elif kind is Decision:
                 decision = event
-                continue
-            wanted = (Select, Expand, Simulate, Backprop)[stage]
-            if kind is not wanted or getattr(event, "iteration", None) != expected_iteration:
-                found = f"{event_kind(event)} of iteration {getattr(event, 'iteration', None)}" if hasattr(type(event), "__struct_config__") else repr(event)
-                self.flag(
-                    "order", expected_iteration, None, f"{wanted.__struct_config__.tag} of iteration {expected_iteration}", found, "an event out of order"
-                )
-                return
-            pending.append(event)
-            stage += 1
-            if stage == 4:
-                self.iteration_start = position - 3
-                if not self._iteration(*pending):
-                    return
-                pending = []
-                stage = 0
-                expected_iteration += 1
+            else:
+                pending.append(event)
+                if kind is Backprop:
+                    self.iteration_start = position - 3
+                    if not self._iteration(*pending):
+                        return
+                    pending = []
         if self.options.get("expand") == "second-visit" and not root_expanded and self.iterations:
             self.flag("expansion", 0, 0, "the root's expansion (iteration 0)", "none", "second-visit mode expands the root before iteration 1")
-        if stage:
-            self.report.notes.append(f"the trace ends inside iteration {expected_iteration}; it was not checked")
+        if pending:
+            self.report.notes.append(f"the trace ends inside iteration {grammar.iteration}; it was not checked")
         self.report.iterations = self.iterations
         self.line = position if decision is not None else None
         self._final_checks(decision)
@@ -383,8 +373,6 @@ class _Checker:
         iteration = select.iteration
         first = self.iteration_start
         self.line = first
-        if not self._ids(select, expand, simulate, backprop):
-            return False
         if not self._selection(select):
             return False
         leaf = select.path[-1]
@@ -397,31 +385,6 @@ class _Checker:
         self.line = first + 3
         self._backpropagation(backprop, select.path, leaf, sim, returns, iteration)
         self.iterations = self.report.iterations = iteration
-        return True
-
-    def _ids(self, select: Select, expand: Expand, simulate: Simulate, backprop: Backprop) -> bool:
-        """Every node named exists (or is created by this expansion, with the next free id)."""
-        iteration = select.iteration
-        count = len(self.parent)
-        for node in list(select.path) + [expand.parent]:
-            if not 0 <= node < count:
-                self.flag("node-ids", iteration, node, f"an id below {count}", node, "a node that was never created")
-                return False
-        next_id = count
-        for child in expand.children:
-            if child.existing:
-                if not 0 <= child.node < count:
-                    self.flag("node-ids", iteration, child.node, f"an id below {count}", child.node, "a node that was never created")
-                    return False
-            elif child.node != next_id:
-                self.flag("node-ids", iteration, child.node, next_id, child.node, "new node ids are consecutive")
-                return False
-            else:
-                next_id += 1
-        for node in [expand.simulate_from, simulate.node] + [u.node for u in backprop.updates]:
-            if not 0 <= node < next_id:
-                self.flag("node-ids", iteration, node, f"an id below {next_id}", node, "a node that was never created")
-                return False
         return True
 
     # -- selection ------------------------------------------------------------------------
@@ -594,12 +557,6 @@ class _Checker:
             if child.existing:
                 if not options.get("transpositions"):
                     self.flag("expansion", iteration, child.node, "a new node", "an existing node", "a shared node without transpositions")
-                if not 0 <= child.node < len(self.parent):
-                    self.flag("node-ids", iteration, child.node, f"an id below {len(self.parent)}", child.node, "a node that was never created")
-                    return False
-            elif child.node != len(self.parent):
-                self.flag("node-ids", iteration, child.node, len(self.parent), child.node, "new node ids are consecutive")
-                return False
             if child.action in self.edge_labels[leaf]:
                 self.flag("expansion", iteration, leaf, "a new action", child.action, f"action {child.action!r} expanded twice")
             # prior: uniform 1/k without an evaluator; the evaluator's recorded prior with one

@@ -1,8 +1,15 @@
-"""The grammar of a trace's events: one order check for the reader, replay and verify."""
+"""The grammar of a trace's events: one order check for the reader, replay and verify.
+
+:class:`TraceStructure` consumes events one at a time and answers each with None or a
+:class:`GrammarProblem`: which rule broke (``order``, ``node-ids`` or ``limits``), where, what
+was expected and what was found. The reader turns a problem into a warning or an error about
+the file, replay into an error, ``verify`` into a violation; the rules live only here.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from . import limits
@@ -15,6 +22,39 @@ from .events import (
     Simulate,
     event_kind,
 )
+
+
+@dataclass(frozen=True, slots=True)
+class GrammarProblem:
+    """What is wrong with an event where it stands in a trace.
+
+    Attributes:
+        check: ``"order"`` (an event out of place), ``"node-ids"`` (a node that does not exist,
+            or a new id that is not the next one) or ``"limits"`` (a size past the reading limits).
+        iteration: the iteration the event belongs to (0: the root's expansion), when known.
+        node: the node concerned, if any.
+        expected, found: what the grammar wanted and what the event holds.
+        message: the problem in one line, as readers print it.
+    """
+
+    check: str
+    iteration: int | None
+    node: int | None
+    expected: Any
+    found: Any
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _order(iteration: int | None, expected: Any, found: Any, message: str) -> GrammarProblem:
+    return GrammarProblem("order", iteration, None, expected, found, message)
+
+
+def _unknown(iteration: int | None, node: int, count: int, where: str = "") -> GrammarProblem:
+    prefix = where or f"iteration {iteration}"
+    return GrammarProblem("node-ids", iteration, node, f"an id below {count}", node, f"{prefix}: node {node} was never created")
 
 
 class TraceStructure:
@@ -34,95 +74,150 @@ class TraceStructure:
         self.stage = 0  # 0 select (or root expansion), 1 expand, 2 simulate, 3 backprop
         self.decided = False
 
-    def _missing(self, nodes: Iterable[int]) -> int | None:
+    def _missing(self, nodes: Sequence[int]) -> int | None:
+        """The first of ``nodes`` that does not exist yet, or None."""
         count = self.nodes
-        for node in nodes:
-            if not 0 <= node < count:
-                return node
-        return None
+        # min and max run in C: the common case (all fine) costs two passes, no Python loop.
+        if not nodes or (min(nodes) >= 0 and max(nodes) < count):
+            return None
+        return next(node for node in nodes if not 0 <= node < count)
 
-    def check(self, event: Any) -> str | None:
+    def check(self, event: Any) -> GrammarProblem | None:
+        """None if ``event`` may come next, else what is wrong with it."""
         kind = type(event)
+        it = self.iteration
         if self.decided:
-            return f"a {event_kind(event)} event after the decision"
+            return _order(self.iterations_done, "nothing", _kind(event), f"a {_kind(event)} event after the decision")
         expected = ("select", "expand", "simulate", "backprop")[self.stage]
         if kind is Select:
             if self.stage != 0:
-                return f"a select event where the {expected} event of iteration {self.iteration} was expected"
-            if event.iteration != self.iteration:
-                return f"select event of iteration {event.iteration} where iteration {self.iteration} was expected"
+                return _order(it, expected, "select", f"a select event where the {expected} event of iteration {it} was expected")
+            if event.iteration != it:
+                return _order(
+                    it,
+                    f"select of iteration {it}",
+                    f"select of iteration {event.iteration}",
+                    f"select event of iteration {event.iteration} where iteration {it} was expected",
+                )
             path = event.path
             if not path:
-                return f"iteration {self.iteration}: an empty selection path"
-            if min(path) < 0 or max(path) >= self.nodes:
-                return f"iteration {self.iteration}: node {self._missing(path)} was never created"
+                return _order(it, "a selection path", "an empty one", f"iteration {it}: an empty selection path")
+            missing = self._missing(path)
+            if missing is not None:
+                return _unknown(it, missing, self.nodes)
             if event.steps:
-                for step in event.steps:
-                    ids = [step.node, step.chosen] + ([s.node for s in step.scores] if step.scores else [])
-                    missing = self._missing(ids)
-                    if missing is not None:
-                        return f"iteration {self.iteration}: node {missing} was never created"
+                ids = [n for step in event.steps for n in (step.node, step.chosen)]
+                ids += [s.node for step in event.steps if step.scores for s in step.scores]
+                missing = self._missing(ids)
+                if missing is not None:
+                    return _unknown(it, missing, self.nodes)
             self.stage = 1
             return None
         if kind is Expand:
             root = event.iteration == 0
             if root:
                 if self.iteration != 1 or self.stage != 0 or self.nodes != 1:
-                    return "the root's expansion (iteration 0) must come right after the header"
+                    return _order(it, expected, "the root's expansion", "the root's expansion (iteration 0) must come right after the header")
             elif self.stage != 1:
-                return f"an expand event where the {expected} event of iteration {self.iteration} was expected"
-            elif event.iteration != self.iteration:
-                return f"expand event of iteration {event.iteration} where iteration {self.iteration} was expected"
+                return _order(it, expected, "expand", f"an expand event where the {expected} event of iteration {it} was expected")
+            elif event.iteration != it:
+                return _order(
+                    it,
+                    f"expand of iteration {it}",
+                    f"expand of iteration {event.iteration}",
+                    f"expand event of iteration {event.iteration} where iteration {it} was expected",
+                )
+            at = event.iteration
             if not 0 <= event.parent < self.nodes:
-                return f"iteration {event.iteration}: node {event.parent} was never created"
+                return _unknown(at, event.parent, self.nodes)
             if len(event.children) > limits.MAX_CHILDREN:
-                return f"iteration {event.iteration}: {len(event.children)} children in one expansion, more than {limits.MAX_CHILDREN}"
+                return GrammarProblem(
+                    "limits",
+                    at,
+                    event.parent,
+                    f"at most {limits.MAX_CHILDREN} children",
+                    len(event.children),
+                    f"iteration {at}: {len(event.children)} children in one expansion, more than {limits.MAX_CHILDREN}",
+                )
             before = self.nodes
             for child in event.children:
                 if len(child.action) > limits.MAX_TEXT or len(child.key) > limits.MAX_TEXT:
-                    return f"iteration {event.iteration}: node {child.node}'s action or key is longer than {limits.MAX_TEXT} characters"
+                    return GrammarProblem(
+                        "limits",
+                        at,
+                        child.node,
+                        f"at most {limits.MAX_TEXT} characters",
+                        max(len(child.action), len(child.key)),
+                        f"iteration {at}: node {child.node}'s action or key is longer than {limits.MAX_TEXT} characters",
+                    )
                 if child.existing:
                     if not 0 <= child.node < before:
-                        return f"iteration {event.iteration}: node {child.node} was never created"
+                        return _unknown(at, child.node, before)
                 elif child.node != self.nodes:
-                    return f"iteration {event.iteration}: new node {child.node} where node {self.nodes} was expected (ids are consecutive)"
+                    return GrammarProblem(
+                        "node-ids",
+                        at,
+                        child.node,
+                        self.nodes,
+                        child.node,
+                        f"iteration {at}: new node {child.node} where node {self.nodes} was expected (ids are consecutive)",
+                    )
                 else:
                     self.nodes += 1
             ids = [event.simulate_from] + ([s.node for s in event.scores] if event.scores else [])
             missing = self._missing(ids)
             if missing is not None:
-                return f"iteration {event.iteration}: node {missing} was never created"
+                return _unknown(at, missing, self.nodes)
             if not root:
                 self.stage = 2
             return None
         if kind is Simulate:
             if self.stage != 2:
-                return f"a simulate event where the {expected} event of iteration {self.iteration} was expected"
-            if event.iteration != self.iteration:
-                return f"simulate event of iteration {event.iteration} where iteration {self.iteration} was expected"
+                return _order(it, expected, "simulate", f"a simulate event where the {expected} event of iteration {it} was expected")
+            if event.iteration != it:
+                return _order(
+                    it,
+                    f"simulate of iteration {it}",
+                    f"simulate of iteration {event.iteration}",
+                    f"simulate event of iteration {event.iteration} where iteration {it} was expected",
+                )
             if not 0 <= event.node < self.nodes:
-                return f"iteration {self.iteration}: node {event.node} was never created"
+                return _unknown(it, event.node, self.nodes)
             self.stage = 3
             return None
         if kind is Backprop:
             if self.stage != 3:
-                return f"a backprop event where the {expected} event of iteration {self.iteration} was expected"
-            if event.iteration != self.iteration:
-                return f"backprop event of iteration {event.iteration} where iteration {self.iteration} was expected"
-            nodes = [u.node for u in event.updates]
-            if nodes and (min(nodes) < 0 or max(nodes) >= self.nodes):
-                return f"iteration {self.iteration}: node {self._missing(nodes)} was never created"
+                return _order(it, expected, "backprop", f"a backprop event where the {expected} event of iteration {it} was expected")
+            if event.iteration != it:
+                return _order(
+                    it,
+                    f"backprop of iteration {it}",
+                    f"backprop of iteration {event.iteration}",
+                    f"backprop event of iteration {event.iteration} where iteration {it} was expected",
+                )
+            missing = self._missing([u.node for u in event.updates])
+            if missing is not None:
+                return _unknown(it, missing, self.nodes)
             self.stage = 0
             self.iteration += 1
             return None
         if kind is Decision:
             if self.stage != 0:
-                return f"the decision comes inside iteration {self.iteration} (before its {expected} event)"
+                return _order(it, f"the {expected} event", "the decision", f"the decision comes inside iteration {it} (before its {expected} event)")
             missing = self._missing([c.node for c in event.children])
             if missing is not None:
-                return f"decision: node {missing} was never created"
+                return _unknown(None, missing, self.nodes, "decision")
             self.decided = True
             return None
         if kind is Header:
-            return "a second header"
-        return f"not an event: {event!r}"
+            return _order(it, expected, "a header", "a second header")
+        return _order(it, expected, repr(event)[:80], f"not an event: {event!r}")
+
+    @property
+    def iterations_done(self) -> int:
+        """The iterations whose four events have all come."""
+        return self.iteration - 1
+
+
+def _kind(event: Any) -> str:
+    return event_kind(event) if hasattr(type(event), "__struct_config__") else type(event).__name__

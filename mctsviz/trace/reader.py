@@ -218,7 +218,7 @@ def read_trace(
                 continue
             problem = checker.check(event)
             if problem is not None:
-                _damage(source, unit, number, problem, iteration_done, strict, warn)
+                _damage(source, unit, number, str(problem), iteration_done, strict, warn)
                 return
             if kind is Backprop:
                 pending.append(event)
