@@ -47,8 +47,8 @@ class SearchOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     Build one with keywords (``SearchOptions(c=2.0, expand="all")``) and check it with
     :meth:`checked`, or from plain values with :func:`build_options` (which checks). Fields are
-    in the order a trace header writes them. Code that reads options as a mapping may write
-    ``options["c"]`` or ``options.get("c")``.
+    in the order a trace header writes them; read them as attributes (``options.c``), or all
+    of them with :meth:`items`.
     """
 
     iterations: Annotated[int | None, _doc("the budget in iterations (none: no limit; then seconds must be given); a whole number >= 1")] = 1000
@@ -87,30 +87,6 @@ class SearchOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     def policy_name(self) -> str:
         """The selection policy as pages and figures name it: "UCB1" or "PUCT"."""
         return "PUCT" if self.policy == "puct" else "UCB1"
-
-    # -- reading the record as a mapping (for code written when options were a dict) ---------
-
-    def __getitem__(self, name: str) -> Any:
-        if name not in OPTION_NAMES:
-            raise KeyError(name)
-        return getattr(self, name)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(OPTION_NAMES)
-
-    def __len__(self) -> int:
-        return len(OPTION_NAMES)
-
-    def __contains__(self, name: object) -> bool:
-        return name in OPTION_NAMES
-
-    def get(self, name: str, default: Any = None) -> Any:
-        """The field ``name``, or ``default`` when there is no such option."""
-        return getattr(self, name) if name in OPTION_NAMES else default
-
-    def keys(self) -> tuple[str, ...]:
-        """The option names, in field order."""
-        return OPTION_NAMES
 
     def items(self) -> Iterator[tuple[str, Any]]:
         """(name, value) of every option, in field order."""

@@ -207,7 +207,7 @@ def _search_options() -> dict[str, Any]:
     """The search options (``mctsviz.options.SearchOptions``) a player may set, with their defaults."""
     from .options import DEFAULTS, OPTION_NAMES
 
-    return {name: DEFAULTS[name] for name in OPTION_NAMES if name not in _NOT_FOR_PLAYERS}
+    return {name: getattr(DEFAULTS, name) for name in OPTION_NAMES if name not in _NOT_FOR_PLAYERS}
 
 
 class MCTSPlayer:

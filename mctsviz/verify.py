@@ -231,8 +231,8 @@ class _Checker:
         for problem in header_problems(header):
             self.flag("header", None, None, "a valid option", problem.split(" is not")[0], problem)
         self.full = header.record == "full"
-        self.one_at_a_time = self.options.get("expand") in ("one", "one-random")
-        self.zero_one = self.options.get("reward") == "01"
+        self.one_at_a_time = self.options.expand in ("one", "one-random")
+        self.zero_one = self.options.reward == "01"
         # The tree as verify replays it, by node id.
         self.parent = [-1]
         self.children: list[list[int]] = [[]]
@@ -348,7 +348,7 @@ class _Checker:
                     if not self._iteration(*pending):
                         return
                     pending = []
-        if self.options.get("expand") == "second-visit" and not root_expanded and self.iterations:
+        if self.options.expand == "second-visit" and not root_expanded and self.iterations:
             self.flag("expansion", 0, 0, "the root's expansion (iteration 0)", "none", "second-visit mode expands the root before iteration 1")
         if pending:
             self.report.notes.append(f"the trace ends inside iteration {grammar.iteration}; it was not checked")
@@ -357,7 +357,7 @@ class _Checker:
         self._final_checks(decision)
 
     def _root_expansion(self, event: Expand) -> bool:
-        if self.options.get("expand") != "second-visit":
+        if self.options.expand != "second-visit":
             self.flag("expansion", 0, 0, "no root expansion", "an expansion at iteration 0", "only second-visit mode expands the root first")
         if event.parent != 0 or event.rule != "root":
             self.flag("expansion", 0, event.parent, "parent 0, rule 'root'", f"parent {event.parent}, rule {event.rule!r}", "the root's expansion")
@@ -435,7 +435,7 @@ class _Checker:
         scores = [t[2] for t in terms]
         top = max(scores)
         best = [k for k, s in zip(kids, scores) if s == top]
-        if options.get("tie_break") == "random":
+        if options.tie_break == "random":
             ok = chosen in best
         else:
             ok = chosen == best[0]
@@ -445,7 +445,7 @@ class _Checker:
                 check,
                 iteration,
                 node,
-                best[0] if len(best) == 1 or options.get("tie_break") != "random" else best,
+                best[0] if len(best) == 1 or options.tie_break != "random" else best,
                 chosen,
                 f"child {chosen} chosen at node {node} (N={parent_visits}); scores {detail}",
             )
@@ -490,7 +490,7 @@ class _Checker:
         if expand.parent != leaf:
             self.flag("expansion", iteration, expand.parent, leaf, expand.parent, "the expansion is not at the end of the path")
             return None
-        mode = self.options.get("expand")
+        mode = self.options.expand
         new = expand.children
         if self.terminal[leaf]:
             want_rule = "leaf"
@@ -555,12 +555,12 @@ class _Checker:
         priors = self.recorded_priors.get(leaf)
         for child in new:
             if child.existing:
-                if not options.get("transpositions"):
+                if not options.transpositions:
                     self.flag("expansion", iteration, child.node, "a new node", "an existing node", "a shared node without transpositions")
             if child.action in self.edge_labels[leaf]:
                 self.flag("expansion", iteration, leaf, "a new action", child.action, f"action {child.action!r} expanded twice")
             # prior: uniform 1/k without an evaluator; the evaluator's recorded prior with one
-            if options.get("evaluator") is None:
+            if options.evaluator is None:
                 if untried is not None or all_actions:
                     if not _close(child.prior, 1.0 / count if count else 0.0) and not child.existing:
                         self.flag("prior", iteration, child.node, 1.0 / count if count else 0.0, child.prior, f"uniform prior over {count} actions")
@@ -568,7 +568,7 @@ class _Checker:
                 want = priors.get(child.action, 0.0)
                 if not _close(child.prior, want):
                     self.flag("prior", iteration, child.node, want, child.prior, "the evaluator's prior for this action")
-            if not options.get("memory") and not child.existing and (child.visits or child.value):
+            if not options.memory and not child.existing and (child.visits or child.value):
                 self.flag("expansion", iteration, child.node, (0, 0.0), (child.visits, child.value), "a new node starts unvisited (no memory)")
             child_state = None
             if state is not None:
@@ -627,10 +627,10 @@ class _Checker:
             method = "terminal"
         elif scripted is not None:
             method = "script"
-        elif options.get("evaluator") is not None:
+        elif options.evaluator is not None:
             method = "evaluator"
         else:
-            method = options.get("rollout")
+            method = options.rollout
         if simulate.method != method:
             self.flag("simulation", iteration, sim, method, simulate.method, "the simulation method")
         if scripted is not None and simulate.method == "script" and not all(_close(a, b) for a, b in zip(scripted, returns)):
@@ -644,7 +644,7 @@ class _Checker:
         return returns
 
     def _scripted(self, iteration: int, node: int) -> tuple[float, ...] | None:
-        script = self.options.get("script")
+        script = self.options.script
         if not script:
             return None
         if not isinstance(script, dict):  # outcomes by iteration
@@ -749,7 +749,7 @@ class _Checker:
         visits = [reported.get(n, v) for n, v in enumerate(self.visits)] if self.full else None
         if visits is not None:
             self._sum_check(visits, iterations)
-        elif decision is not None and not self.options.get("transpositions"):
+        elif decision is not None and not self.options.transpositions:
             # compact: the decision's root children carry the engine's own visit counts
             found = self.visits0[0] + self.ends[0] + sum(ch.visits - self.visits0[ch.node] for ch in decision.children if 0 <= ch.node < len(self.visits0))
             if found != root_visits:
@@ -765,7 +765,7 @@ class _Checker:
     def _sum_check(self, visits: list[int], iteration: int) -> None:
         """visits(n) - initial = backups that ended at n + backups through each edge out of n,
         and, in a tree, each edge's backups are the child's visits."""
-        tree = not self.options.get("transpositions")
+        tree = not self.options.transpositions
         for node in range(len(visits)):
             through = 0
             for child in self.children[node]:
@@ -815,7 +815,7 @@ class _Checker:
             want = None if index is None else labels[index]
             if want != found:
                 self.flag("decision", iterations, 0, want, found, f"the move by {rule}")
-        rule = self.options.get("final")
+        rule = self.options.final
         if decision.rule != rule:
             self.flag("decision", iterations, 0, rule, decision.rule, "the final-move rule")
         chosen = decision.by_visits if decision.rule == "visits" else decision.by_mean

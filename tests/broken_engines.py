@@ -34,7 +34,7 @@ class _General(_Engine):
         """``_backpropagate`` with hooks for the bugs below (the defaults give the real one)."""
         tree = self.tree
         visits, value, mover = tree.visits, tree.value, tree.mover
-        zero_one = self.options["reward"] == "01"
+        zero_one = self.options.reward == "01"
         updates = []
         for node in nodes if nodes is not None else list(reversed(path)):
             reward = credit(node, returns) if credit else returns[mover[node]]
@@ -137,15 +137,15 @@ class LnNWhereLnN1Declared(_ScoresWith):
     """Declares log="ln-n1" but scores with ln N."""
 
     def _terms(self, value, visits, parent_visits, prior):
-        return policies.ucb1(value, visits, parent_visits, c=self.options["c"], log="ln-n")
+        return policies.ucb1(value, visits, parent_visits, c=self.options.c, log="ln-n")
 
 
 class PuctSqrtNPlusOne(_ScoresWith):
     """PUCT's exploration with sqrt(N + 1) instead of sqrt(N)."""
 
     def _terms(self, value, visits, parent_visits, prior):
-        exploit = value / visits if visits else self.options["fpu"]
-        explore = self.options["c_puct"] * prior * math.sqrt(parent_visits + 1) / (1 + visits)
+        exploit = value / visits if visits else self.options.fpu
+        explore = self.options.c_puct * prior * math.sqrt(parent_visits + 1) / (1 + visits)
         return exploit, explore, exploit + explore
 
 
@@ -153,7 +153,7 @@ class QOverNWhereQOverOnePlusNDeclared(_ScoresWith):
     """Declares q="w/(1+n)" but uses Q = W/N."""
 
     def _terms(self, value, visits, parent_visits, prior):
-        return policies.puct(value, visits, parent_visits, prior, c_puct=self.options["c_puct"], q="w/n", fpu=self.options["fpu"])
+        return policies.puct(value, visits, parent_visits, prior, c_puct=self.options.c_puct, q="w/n", fpu=self.options.fpu)
 
 
 class GreedySelection(_ScoresWith):
@@ -170,7 +170,7 @@ class LastOfTies(_General):
 
     def _choose(self, node, kids, steps):
         tree, options = self.tree, self.options
-        best = policies.ucb1_argmax([tree.value[k] for k in kids], [tree.visits[k] for k in kids], tree.visits[node], c=options["c"], log=options["log"])
+        best = policies.ucb1_argmax([tree.value[k] for k in kids], [tree.visits[k] for k in kids], tree.visits[node], c=options.c, log=options.log)
         chosen = kids[best[-1]]
         if steps is not None:
             steps.append(Step(node, chosen, tree.visits[node], self._scores(node, kids)))

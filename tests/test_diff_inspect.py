@@ -45,7 +45,7 @@ def test_a_different_constant_diverges_where_its_scores_first_differ():
     _, b = recorded_search("tictactoe", iterations=150, seed=3, c=0.7)
     result = diff_traces(a, b)
     assert not result.identical
-    assert [(f, x, y) for f, x, y in result.header_differences] == [("options.c", a[0].options["c"], 0.7), ("options.iterations", 120, 150)]
+    assert [(f, x, y) for f, x, y in result.header_differences] == [("options.c", a[0].options.c, 0.7), ("options.iterations", 120, 150)]
     index = _first_difference(a[1:], b[1:]) + 1
     d = result.divergence
     assert d.event == index + 1 and d.kind_a == d.kind_b == "select" and d.iteration == a[index].iteration

@@ -349,7 +349,7 @@ def test_tree_view_rejects_bad_options(ttt, bad):
 def test_provenance_names_game_seed_options_and_position(ttt):
     info = extract.provenance(ttt.header, iteration=7, phase="select")
     assert info["game"] == "tictactoe" and info["seed"] == "11" and info["iteration"] == "7"
-    assert info["policy"] == "ucb1" and info["c"] == str(ttt.header.options["c"])
+    assert info["policy"] == "ucb1" and info["c"] == str(ttt.header.options.c)
 
 
 def test_provenance_text_is_safe_in_comments():

@@ -37,7 +37,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "mctsviz"
 def test_the_record_has_a_doc_a_default_and_a_rule_for_every_field():
     for name in OPTION_NAMES:
         assert option_doc(name)
-        assert option_problems({name: DEFAULTS[name]}) == []
+        assert option_problems({name: getattr(DEFAULTS, name)}) == []
     assert set(CHOICES) | set(NUMBERS) | {"evaluator", "script", "transpositions", "memory"} == set(OPTION_NAMES)
 
 

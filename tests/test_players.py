@@ -268,6 +268,6 @@ def test_mcts_player_loads_an_evaluator_file_once(tmp_path):
     for _ in range(3):
         player.choose(game, game.initial_state(), rng)
     assert log.read_text().count("loaded") == 1
-    assert player.last_result.options["evaluator"]
+    assert player.last_result.options.evaluator
     with pytest.raises(MctsvizError, match="no such file"):
         parse_player(f"mcts:evaluator={tmp_path}/absent.py:flat")

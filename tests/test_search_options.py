@@ -248,7 +248,7 @@ def test_file_evaluator_traces_do_not_depend_on_the_run(tmp_path):
         "from mctsviz.testing import recorded_search, encode_events\n"
         f"f = load_object({str(source)!r} + ':evaluate', what='evaluator')\n"
         "r, ev = recorded_search('tictactoe', iterations=20, evaluator=f)\n"
-        "sys.stdout.write(ev[0].options['evaluator'])\n"
+        "sys.stdout.write(ev[0].options.evaluator)\n"
     )
     names = {
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env={"PYTHONHASHSEED": str(seed), "PATH": ""}).stdout

@@ -314,7 +314,7 @@ def test_every_line_follows_the_json_schema(tmp_path, record):
 
 def test_a_header_with_an_unknown_option_value_is_refused(tmp_path):
     path, events = trace_file(tmp_path, "t.jsonl", iterations=5)
-    header = msgspec.structs.replace(events[0], options={**events[0].options, "log": "log2"})
+    header = msgspec.structs.replace(events[0], options={**dict(events[0].options.items()), "log": "log2"})
     write_trace(path, [header, *events[1:]])
     with pytest.raises(MctsvizError, match=r"t.jsonl: line 1: bad header: option log='log2'"):
         list(read_trace(path))

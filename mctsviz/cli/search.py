@@ -19,7 +19,7 @@ def _add_option_flags(p: argparse.ArgumentParser) -> None:
         if name in _NOT_FLAGS:
             continue
         flag = "--" + name.replace("_", "-")
-        default = DEFAULTS[name]
+        default = getattr(DEFAULTS, name)
         doc = option_doc(name).replace("%", "%%")
         if name in CHOICES:
             p.add_argument(flag, choices=CHOICES[name], default=default, help=f"{doc} (default {default})")

@@ -123,7 +123,7 @@ def search(
     elif not isinstance(options, SearchOptions):
         raise MctsvizError(f"options must be a SearchOptions record, not {type(options).__name__}")
     else:
-        given = sorted(name for name, value in keywords.items() if value is not DEFAULTS[name] and value != DEFAULTS[name])
+        given = sorted(name for name, value in keywords.items() if value is not getattr(DEFAULTS, name) and value != getattr(DEFAULTS, name))
         if given or evaluator is not None:
             raise MctsvizError(f"give the options either as a SearchOptions or as keywords, not both ({', '.join(given) or 'evaluator'})")
         values = dict(options.items())
