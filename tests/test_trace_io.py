@@ -476,3 +476,22 @@ def test_the_format_documents_every_event_and_field():
         section = doc.split(f"### `{kind}`")[1].split("\n### ")[0]
         for name in event_type.__struct_fields__:
             assert f"`{name}`" in section or f"`{name}," in section or f", `{name}`" in section, (kind, name)
+
+
+@pytest.mark.parametrize(
+    ("name", "stem", "suffix"),
+    [
+        ("run.jsonl", "run", ".jsonl"),
+        ("run.jsonl.gz", "run", ".jsonl.gz"),
+        ("Run.MSGPACK.ZST", "Run", ".msgpack.zst"),
+        ("t.msgpack.zstd", "t", ".msgpack.zst"),
+        ("a.b.json", "a.b", ".jsonl"),
+        ("plain", "plain", ".jsonl"),
+    ],
+)
+def test_trace_names_are_parsed_in_one_place(name, stem, suffix):
+    from mctsviz.trace.codecs import trace_stem, trace_suffix
+    from mctsviz.walkthrough.pages import trace_copy_name
+
+    assert (trace_stem(name), trace_suffix(name)) == (stem, suffix)
+    assert trace_copy_name(name) == f"download/trace{suffix}"

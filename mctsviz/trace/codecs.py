@@ -45,6 +45,28 @@ def compression_of(path: str | os.PathLike[str]) -> str:
     return "none"
 
 
+#: The name endings a trace file may carry, after its stem: an encoding, then a compression.
+FORMAT_SUFFIXES = {"jsonl": ".jsonl", "msgpack": ".msgpack"}
+COMPRESSION_SUFFIXES = {"none": "", "gzip": ".gz", "zstd": ".zst"}
+
+
+def trace_suffix(path: str | os.PathLike[str]) -> str:
+    """The canonical suffix of a trace file's format and compression: ``.jsonl``, ``.msgpack.zst``, ..."""
+    return FORMAT_SUFFIXES[format_of(path)] + COMPRESSION_SUFFIXES[compression_of(path)]
+
+
+def trace_stem(path: str | os.PathLike[str]) -> str:
+    """A trace file's name without its encoding and compression suffixes (``run.msgpack.gz`` -> ``run``).
+
+    ``.json`` and ``.trace`` go too (names people give JSON Lines traces).
+    """
+    name = Path(path).name
+    for suffix in (*_COMPRESSION_SUFFIXES, ".msgpack", ".jsonl", ".json", ".trace"):
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
+    return name
+
+
 def format_of(path: str | os.PathLike[str]) -> str:
     """``"msgpack"`` for a name like ``run.msgpack`` (or ``.msgpack.gz``, ``.msgpack.zst``), else ``"jsonl"``."""
     name = Path(path).name.lower()

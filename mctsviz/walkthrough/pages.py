@@ -122,11 +122,9 @@ def slug(text: str) -> str:
 
 def trace_name(path: str | os.PathLike[str]) -> str:
     """The walkthrough name of a trace file: its name without the trace suffixes, as a slug."""
-    name = Path(path).name
-    for suffix in (".gz", ".zst", ".zstd", ".msgpack", ".jsonl", ".json", ".trace"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-    return slug(name)
+    from ..trace.codecs import trace_stem
+
+    return slug(trace_stem(path))
 
 
 #: Where a copy of the trace goes inside a walkthrough folder: a generated name in a folder of
@@ -140,11 +138,9 @@ def trace_copy_name(path: str | os.PathLike[str]) -> str:
     Only the encoding and compression suffixes are kept from the file's name (``trace.jsonl.gz``,
     ``trace.msgpack``): a name from a trace never chooses where a file is written.
     """
-    from ..trace.io import compression_of, format_of
+    from ..trace.codecs import trace_suffix
 
-    suffix = {"jsonl": ".jsonl", "msgpack": ".msgpack"}[format_of(path)]
-    suffix += {"none": "", "gzip": ".gz", "zstd": ".zst"}[compression_of(path)]
-    return f"{TRACE_COPY_FOLDER}/trace{suffix}"
+    return f"{TRACE_COPY_FOLDER}/trace{trace_suffix(path)}"
 
 
 # -- naming nodes and players -------------------------------------------------------------
