@@ -10,6 +10,7 @@ and builds them with MkDocs.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -33,9 +34,15 @@ def _package_data_files() -> list[str]:
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
+    # Built from a copy: setuptools writes build/ and *.egg-info beside the sources, and two test
+    # workers building in the checkout at once would trip over each other.
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(ROOT / name, source / name)
+    shutil.copytree(ROOT / "mctsviz", source / "mctsviz", ignore=shutil.ignore_patterns("__pycache__"))
     out = tmp_path_factory.mktemp("dist")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(source)],
         check=True,
         capture_output=True,
         text=True,

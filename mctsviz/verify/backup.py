@@ -1,0 +1,149 @@
+"""Backpropagation and the end of the trace: updates, rewards, visit sums and the decision."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..search import policies
+from ..trace.events import Backprop, Decision
+from .report import close_enough
+from .selection import SelectionChecks
+
+
+class BackupChecks(SelectionChecks):
+    """Backpropagation and the end of the trace: updates, rewards, visit sums and the decision."""
+
+    # -- backpropagation ------------------------------------------------------------------
+
+    def _backpropagation(self, backprop: Backprop, path: tuple[int, ...], leaf: int, sim: int, returns: tuple[float, ...], iteration: int) -> None:
+        chain = list(path) + ([sim] if sim != leaf else [])
+        want_nodes = chain[::-1]
+        got_nodes = [u.node for u in backprop.updates]
+        if got_nodes != want_nodes:
+            self.flag("update-path", iteration, None, want_nodes, got_nodes, "the nodes updated: the simulated node, then each ancestor up to the root")
+        by_node = {u.node: u for u in backprop.updates}
+        for node in want_nodes:
+            r = returns[self.mover[node]] if 0 <= self.mover[node] < len(returns) else 0.0
+            reward = (r + 1.0) / 2.0 if self.zero_one else r
+            u = by_node.get(node)
+            if u is not None:
+                if not close_enough(u.reward, reward):
+                    rule = "(r + 1) / 2 of" if self.zero_one else ""
+                    self.flag(
+                        "reward",
+                        iteration,
+                        node,
+                        reward,
+                        u.reward,
+                        f"credited {rule} returns[{self.mover[node]}] (the player who moved into node {node})".replace("  ", " "),
+                    )
+                if self.full:
+                    self._update_check(u, node, reward, iteration)
+            self.visits[node] += 1
+            self.value[node] += reward
+        self.ends[chain[-1]] += 1
+        for parent, child in zip(chain, chain[1:]):
+            self.traversed[(parent, child)] = self.traversed.get((parent, child), 0) + 1
+
+    def _update_check(self, u: Any, node: int, reward: float, iteration: int) -> None:
+        fields = (u.visits_before, u.value_before, u.visits_after, u.value_after)
+        if any(f is None for f in fields):
+            self.flag("update", iteration, node, "before/after statistics", None, "a full-level update without its statistics")
+            return
+        if u.visits_before != self.visits[node] or not close_enough(u.value_before, self.value[node]):
+            self.flag("update", iteration, node, (self.visits[node], self.value[node]), (u.visits_before, u.value_before), "the statistics before the update")
+        if u.visits_after != u.visits_before + 1:
+            self.flag("update", iteration, node, u.visits_before + 1, u.visits_after, "one more visit after the update")
+        if not close_enough(u.value_after, u.value_before + u.reward):
+            self.flag("update", iteration, node, u.value_before + u.reward, u.value_after, "the value after adds the reward")
+        self.reported[node] = u.visits_after
+
+    # -- at the end -----------------------------------------------------------------------
+
+    def _final_checks(self, decision: Decision | None) -> None:
+        iterations = self.iterations
+        # The engine's own statistics: recorded at full; at compact only the decision's.
+        reported = dict(self.reported)
+        if decision is not None:
+            for ch in decision.children:
+                reported.setdefault(ch.node, ch.visits)
+        root_visits = self.visits0[0] + iterations
+        if self.full and iterations:
+            found = reported.get(0, self.visits0[0])
+            if found != root_visits:
+                self.flag("root-visits", iterations, 0, root_visits, found, "the root's visits after the last iteration")
+        visits = [reported.get(n, v) for n, v in enumerate(self.visits)] if self.full else None
+        if visits is not None:
+            self._sum_check(visits, iterations)
+        elif decision is not None and not self.options.transpositions:
+            # compact: the decision's root children carry the engine's own visit counts
+            found = self.visits0[0] + self.ends[0] + sum(ch.visits - self.visits0[ch.node] for ch in decision.children if 0 <= ch.node < len(self.visits0))
+            if found != root_visits:
+                self.flag(
+                    "root-visits", iterations, 0, root_visits, found, "the root's visits (its children's reported visits plus the visits that ended at it)"
+                )
+        if decision is None:
+            if iterations:
+                self.report.notes.append(f"no decision: the search stopped after iteration {iterations} (interrupted?)")
+            return
+        self._decision_check(decision)
+
+    def _sum_check(self, visits: list[int], iteration: int) -> None:
+        """visits(n) - initial = backups that ended at n + backups through each edge out of n,
+        and, in a tree, each edge's backups are the child's visits."""
+        tree = not self.options.transpositions
+        for node in range(len(visits)):
+            through = 0
+            for child in self.children[node]:
+                through += self.traversed.get((node, child), 0)
+                if tree and self.parent[child] == node:
+                    gained = visits[child] - self.visits0[child]
+                    if gained != self.traversed.get((node, child), 0):
+                        self.flag(
+                            "visits",
+                            iteration,
+                            child,
+                            self.traversed.get((node, child), 0),
+                            gained,
+                            f"node {child}'s visits gained equal the backups from its parent {node}",
+                        )
+                        return
+            want = self.ends[node] + through
+            if visits[node] - self.visits0[node] != want:
+                self.flag(
+                    "visits",
+                    iteration,
+                    node,
+                    want + self.visits0[node],
+                    visits[node],
+                    f"node {node}'s visits: its children's plus the {self.ends[node]} that ended at it",
+                )
+                return
+
+    def _decision_check(self, decision: Decision) -> None:
+        iterations = self.iterations
+        if decision.iterations != iterations:
+            self.flag("decision", iterations, None, iterations, decision.iterations, "the number of iterations")
+        kids = self.children[0]
+        if [c.node for c in decision.children] != kids:
+            self.flag("decision", iterations, 0, kids, [c.node for c in decision.children], "the root's children")
+            return
+        for c in decision.children:
+            n, w = self.visits[c.node], self.value[c.node]
+            mean = w / n if n else None
+            if c.visits != n or not close_enough(c.value, w) or not close_enough(c.mean, mean) or not close_enough(c.prior, self.prior[c.node]):
+                self.flag("decision", iterations, c.node, (n, w, mean), (c.visits, c.value, c.mean), "a root child's final statistics")
+        visits = [self.visits[k] for k in kids]
+        means = [self.value[k] / self.visits[k] if self.visits[k] else None for k in kids]
+        labels = self.edge_labels[0]
+        for rule, found in (("visits", decision.by_visits), ("mean", decision.by_mean)):
+            index = policies.final_choice(visits, means, rule=rule)
+            want = None if index is None else labels[index]
+            if want != found:
+                self.flag("decision", iterations, 0, want, found, f"the move by {rule}")
+        rule = self.options.final
+        if decision.rule != rule:
+            self.flag("decision", iterations, 0, rule, decision.rule, "the final-move rule")
+        chosen = decision.by_visits if decision.rule == "visits" else decision.by_mean
+        if decision.move != chosen:
+            self.flag("decision", iterations, 0, chosen, decision.move, f"the move chosen by the {decision.rule} rule")

@@ -1,0 +1,86 @@
+"""The verifier: the phase checks put together, run over a trace's events in order."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ..trace.events import Backprop, Decision, Expand, Select, Simulate
+from ..trace.grammar import TraceStructure
+from .backup import BackupChecks
+from .expansion import ExpansionChecks
+from .simulation import SimulationChecks
+
+
+class Checker(ExpansionChecks, SimulationChecks, BackupChecks):
+    """Checks one trace, iteration by iteration, with every phase's checks."""
+
+    # -- the fold -------------------------------------------------------------------------
+
+    def run(self, events: Iterator[Any]) -> None:
+        # The order and the node ids are the grammar's (mctsviz.trace.grammar), as for every
+        # reader; what follows checks what the options imply.
+        grammar = TraceStructure()
+        pending: list[Any] = []
+        decision = None
+        root_expanded = False
+        position = 1
+        for event in events:
+            position += 1
+            self.line = position
+            problem = grammar.check(event)
+            if problem is not None:
+                self.flag(problem.check, problem.iteration, problem.node, problem.expected, problem.found, problem.message)
+                return
+            kind = type(event)
+            if kind is Expand and event.iteration == 0:
+                root_expanded = True
+                if not self._root_expansion(event):
+                    return
+            elif kind is Decision:
+                decision = event
+            else:
+                pending.append(event)
+                if kind is Backprop:
+                    self.iteration_start = position - 3
+                    if not self._iteration(*pending):
+                        return
+                    pending = []
+        if self.options.expand == "second-visit" and not root_expanded and self.iterations:
+            self.flag("expansion", 0, 0, "the root's expansion (iteration 0)", "none", "second-visit mode expands the root before iteration 1")
+        if pending:
+            self.report.notes.append(f"the trace ends inside iteration {grammar.iteration}; it was not checked")
+        self.report.iterations = self.iterations
+        self.line = position if decision is not None else None
+        self._final_checks(decision)
+
+    def _root_expansion(self, event: Expand) -> bool:
+        if self.options.expand != "second-visit":
+            self.flag("expansion", 0, 0, "no root expansion", "an expansion at iteration 0", "only second-visit mode expands the root first")
+        if event.parent != 0 or event.rule != "root":
+            self.flag("expansion", 0, event.parent, "parent 0, rule 'root'", f"parent {event.parent}, rule {event.rule!r}", "the root's expansion")
+            if event.parent != 0:
+                return False  # its children would hang from a node that does not exist yet
+        if not self._add_children(event, 0, all_actions=True):
+            return False
+        if event.simulate_from != 0:
+            self.flag("expansion", 0, event.simulate_from, 0, event.simulate_from, "the root's expansion simulates nothing")
+        return True
+
+    def _iteration(self, select: Select, expand: Expand, simulate: Simulate, backprop: Backprop) -> bool:
+        iteration = select.iteration
+        first = self.iteration_start
+        self.line = first
+        if not self._selection(select):
+            return False
+        leaf = select.path[-1]
+        self.line = first + 1
+        sim = self._expansion(expand, leaf, iteration)
+        if sim is None:
+            return False
+        self.line = first + 2
+        returns = self._simulation(simulate, sim, iteration)
+        self.line = first + 3
+        self._backpropagation(backprop, select.path, leaf, sim, returns, iteration)
+        self.iterations = self.report.iterations = iteration
+        return True

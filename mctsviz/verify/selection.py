@@ -1,0 +1,111 @@
+"""Selection: the path, where it stops, each choice and the recorded scores."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..search import policies
+from ..trace.events import Score, Select
+from .report import close_enough, show_value
+from .state import CheckerState
+
+
+class SelectionChecks(CheckerState):
+    """Selection: the path, where it stops, each choice and the recorded scores."""
+
+    # -- selection ------------------------------------------------------------------------
+
+    def _selection(self, select: Select) -> bool:
+        iteration, path = select.iteration, select.path
+        if not path:
+            self.flag("path", iteration, None, "a path from the root", "an empty path", "the selection path is empty")
+            return False
+        if path[0] != 0:
+            self.flag("path", iteration, path[0], 0, path[0], "the selection path does not start at the root")
+            return False
+        steps = select.steps
+        if self.full and steps is None:
+            self.flag("scores", iteration, None, "recorded steps", None, "a full-level trace without selection scores")
+        elif steps is not None and len(steps) != len(path) - 1:
+            self.flag("scores", iteration, None, len(path) - 1, len(steps), "one recorded step per move down the path")
+            steps = None
+        for i in range(len(path) - 1):
+            node, chosen = path[i], path[i + 1]
+            kids = self.children[node]
+            if chosen not in kids:
+                self.flag("path", iteration, chosen, f"a child of node {node}", chosen, "the path leaves the tree's edges")
+                return False
+            self._stop_check(node, iteration, last=False)
+            self._choice(node, kids, chosen, iteration, "selection", steps[i] if steps else None)
+        self._stop_check(path[-1], iteration, last=True)
+        return True
+
+    def _stop_check(self, node: int, iteration: int, *, last: bool) -> None:
+        """Selection goes on exactly while the node is not terminal, has children and (one
+        child at a time) has no untried action."""
+        untried = self.untried[node] if self.untried is not None else None
+        goes_on = not self.terminal[node] and bool(self.children[node])
+        if self.one_at_a_time and untried is not None:
+            goes_on = goes_on and not untried
+        elif self.one_at_a_time:
+            return  # without the game, whether a node is fully expanded is unknown
+        if goes_on == last:
+            what = "stops" if last else "goes on"
+            self.flag("stop", iteration, node, "go on" if last else "stop", what, f"selection {what} at node {node}")
+
+    def _choice(self, node: int, kids: list[int], chosen: int, iteration: int, check: str, step: Any) -> None:
+        """Is ``chosen`` the best of ``kids`` under the options (and do recorded scores agree)?"""
+        options = self.options
+        parent_visits = self.visits[node]
+        terms = [policies.score_terms(options, self.value[k], self.visits[k], parent_visits, self.prior[k]) for k in kids]
+        scores = [t[2] for t in terms]
+        top = max(scores)
+        best = [k for k, s in zip(kids, scores) if s == top]
+        if options.tie_break == "random":
+            ok = chosen in best
+        else:
+            ok = chosen == best[0]
+        if not ok:
+            detail = ", ".join(f"{k}: {show_value(s)}" for k, s in zip(kids, scores))
+            self.flag(
+                check,
+                iteration,
+                node,
+                best[0] if len(best) == 1 or options.tie_break != "random" else best,
+                chosen,
+                f"child {chosen} chosen at node {node} (N={parent_visits}); scores {detail}",
+            )
+        if step is None:
+            return
+        recorded = step.scores if check == "selection" else step
+        if check == "selection":
+            if step.node != node or step.chosen != chosen:
+                self.flag("scores", iteration, node, (node, chosen), (step.node, step.chosen), "the recorded step is not the path's")
+            if step.parent_visits != parent_visits:
+                self.flag("scores", iteration, node, parent_visits, step.parent_visits, "the recorded parent visits")
+        if recorded is None:
+            if self.full:
+                self.flag("scores", iteration, node, "recorded scores", None, "a full-level step without scores")
+            return
+        self._compare_scores(recorded, kids, terms, iteration, node)
+
+    def _compare_scores(self, recorded: tuple[Score, ...], kids: list[int], terms: list[tuple[float, float, float]], iteration: int, node: int) -> None:
+        if [s.node for s in recorded] != kids:
+            self.flag("scores", iteration, node, kids, [s.node for s in recorded], "the recorded children")
+            return
+        for s, k, terms_of_k in zip(recorded, kids, terms):
+            # +infinity is recorded as null, all three terms together.
+            exploit, explore, score = (None, None, None) if terms_of_k[2] == math.inf else terms_of_k
+            pairs = (
+                ("visits", self.visits[k], s.visits),
+                ("value", self.value[k], s.value),
+                ("prior", self.prior[k], s.prior),
+                ("exploit", exploit, s.exploit),
+                ("explore", explore, s.explore),
+                ("score", score, s.score),
+            )
+            for name, want, got in pairs:
+                if not close_enough(want, got):
+                    self.flag("scores", iteration, k, want, got, f"recorded {name} of child {k} under node {node}")
+                    return

@@ -1,0 +1,87 @@
+"""Simulation: where it starts, its method, its returns, and the rollout's legality."""
+
+from __future__ import annotations
+
+from ..trace.events import Simulate
+from .report import close_enough
+from .state import CheckerState
+
+
+class SimulationChecks(CheckerState):
+    """Simulation: where it starts, its method, its returns, and the rollout's legality."""
+
+    # -- simulation -----------------------------------------------------------------------
+
+    def _simulation(self, simulate: Simulate, sim: int, iteration: int) -> tuple[float, ...]:
+        returns = tuple(simulate.returns)
+        options = self.options
+        if simulate.node != sim:
+            self.flag("simulation", iteration, simulate.node, sim, simulate.node, "the node simulated is the one expansion chose")
+        players = self.header.num_players
+        if len(returns) != players:
+            self.flag("simulation", iteration, sim, players, len(returns), "one return per player")
+            returns = (returns + (0.0,) * players)[:players]
+        scripted = None if self.terminal[sim] else self._scripted(iteration, sim)
+        if self.terminal[sim]:
+            method = "terminal"
+        elif scripted is not None:
+            method = "script"
+        elif options.evaluator is not None:
+            method = "evaluator"
+        else:
+            method = options.rollout
+        if simulate.method != method:
+            self.flag("simulation", iteration, sim, method, simulate.method, "the simulation method")
+        if scripted is not None and simulate.method == "script" and not all(close_enough(a, b) for a, b in zip(scripted, returns)):
+            self.flag("simulation", iteration, sim, scripted, returns, "the scripted outcome")
+        if simulate.priors is not None:
+            self.recorded_priors[sim] = dict(simulate.priors)
+        if self.full and simulate.actions is None:
+            self.flag("simulation", iteration, sim, "recorded rollout moves", None, "a full-level simulation without its moves")
+        if self.states is not None:
+            self._simulation_rules(simulate, sim, iteration, returns)
+        return returns
+
+    def _scripted(self, iteration: int, node: int) -> tuple[float, ...] | None:
+        script = self.options.script
+        if not script:
+            return None
+        if not isinstance(script, dict):  # outcomes by iteration
+            outcome = script[iteration - 1] if iteration <= len(script) else None
+        else:
+            outcomes = script.get(self.key[node])
+            used = self.script_used.get(self.key[node], 0)
+            if not outcomes or used >= len(outcomes):
+                return None
+            self.script_used[self.key[node]] = used + 1
+            outcome = outcomes[used]
+        if outcome is None:
+            return None
+        if isinstance(outcome, (int, float)):
+            return (float(outcome),)
+        return tuple(float(x) for x in outcome)
+
+    def _simulation_rules(self, simulate: Simulate, sim: int, iteration: int, returns: tuple[float, ...]) -> None:
+        game, state = self.game, self.states[sim]  # type: ignore[index]
+        if state is None:
+            return
+        if simulate.method == "terminal":
+            want = tuple(float(r) for r in game.returns(state))
+            if not all(close_enough(a, b) for a, b in zip(want, returns)):
+                self.flag("simulation", iteration, sim, want, returns, "the returns of a terminal node are the game's")
+            return
+        if simulate.method not in ("random", "heuristic") or not simulate.actions:
+            return
+        for number, label in enumerate(simulate.actions, 1):
+            following = self._play(state, label)
+            if following is None:
+                legal = self._labels(game, state)
+                self.flag("legal", iteration, sim, f"one of {legal}", label, f"rollout move {number} is illegal")
+                return
+            state = following
+        if not game.is_terminal(state):
+            self.flag("simulation", iteration, sim, "a terminal state", game.state_key(state), "the rollout stops before the game ends")
+            return
+        want = tuple(float(r) for r in game.returns(state))
+        if not all(close_enough(a, b) for a, b in zip(want, returns)):
+            self.flag("simulation", iteration, sim, want, returns, "the rollout's returns are those of the state it ends in")
