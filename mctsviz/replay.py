@@ -17,7 +17,7 @@ recorded values (no floating-point undo), and checkpoints bound the cost of long
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, MutableMapping, MutableSequence, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -384,10 +384,7 @@ class Replay:
             updates = events.backprop.updates
             nodes = [u.node for u in updates]
             before = (nodes, [visits[n] for n in nodes], [value[n] for n in nodes])
-            for u in updates:
-                node = u.node
-                visits[node] += 1
-                value[node] += u.reward
+            apply_updates(updates, visits, value)
             # Values after the whole iteration: with a node listed twice, applying these in
             # order (or the befores in reverse) still ends at the right values.
             undo_list.append(before)
@@ -589,10 +586,22 @@ def walk(source: Any, phases: Sequence[str] = PHASES[1:], *, until: int | None =
             return
 
 
-def _apply(backprop: Backprop, visits: list[int], value: list[float]) -> None:
-    for u in backprop.updates:
+def apply_updates(
+    updates: Iterable[Update], visits: MutableSequence[int] | MutableMapping[int, int], value: MutableSequence[float] | MutableMapping[int, float]
+) -> None:
+    """Backpropagation's update rule, N <- N + 1 and W <- W + reward, for each update in order.
+
+    The one fold of a trace's statistics: replay, its snapshots and the figures' series all add
+    updates through this function (``verify`` alone keeps its own, from recomputed rewards, on
+    purpose). Statistics are lists or dicts indexed by node id.
+    """
+    for u in updates:
         visits[u.node] += 1
         value[u.node] += u.reward
+
+
+def _apply(backprop: Backprop, visits: list[int], value: list[float]) -> None:
+    apply_updates(backprop.updates, visits, value)
 
 
 def snapshot_at(source: Any, iteration: int | None = None, phase: str = "backprop", **read_options: Any) -> TreeSnapshot:

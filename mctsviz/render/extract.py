@@ -19,7 +19,7 @@ from .. import games
 from .._version import __version__
 from ..errors import MctsvizError
 from ..options import SearchOptions
-from ..replay import Replay, TreeSnapshot
+from ..replay import Replay, TreeSnapshot, apply_updates
 from ..search import policies
 from ..trace.events import Header
 from ..types import Game
@@ -393,9 +393,7 @@ def evolution(replay: Replay, node: int = 0) -> Evolution:
         if k:
             events = replay.events(k)
             expand(events.expand)
-            for update in events.backprop.updates:
-                visits[update.node] += 1
-                value[update.node] += update.reward
+            apply_updates(events.backprop.updates, visits, value)
         counts, means = [], []
         for child, action, prior in kids:
             if child not in series:
