@@ -281,3 +281,21 @@ def test_tables_and_slider_fit_the_screen(site, chromium, width, scheme):
                 assert sizes and all(w >= 44 and h >= 44 for w, h in sizes), sizes
     finally:
         context.close()
+
+
+def test_what_a_page_says_of_the_selection_matches_the_trees_root(site, tab):
+    """A page says the root has no children only when it has none (the tree drawn right below)."""
+    replays = site_replays()
+    seen = set()
+    for name, pages in (("tictactoe", ("01", "02", "03", "12")), ("pair", ("1", "2", "3", "4", "5")), ("toy", ("1", "2", "3", "4"))):
+        rp = replays[name]
+        for page in pages:
+            k = int(page)
+            tab.open(site / "walkthroughs" / name / f"iteration-{page}.html")
+            text = tab.page.locator("article").inner_text()
+            root_children = len(rp.snapshot(k, "select").children_ids(0))
+            says_childless = "The root has no children yet" in text
+            assert says_childless == (root_children == 0), f"{name} iteration {k}: the root has {root_children} children"
+            seen.add(says_childless)
+    assert seen == {True, False}  # both cases are on these pages
+    assert tab.problems == []
