@@ -66,6 +66,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--jobs", type=_positive, metavar="N", help="threads drawing figures (default: the CPUs, at most 8)")
     p.add_argument("--demo", action="store_true", help="build the demo site: the lecture walkthroughs and the gallery")
+    p.add_argument(
+        "--init",
+        metavar="DIR",
+        help="start a site of your own in DIR: mkdocs.yml (offline search, iteration pages out of the sidebar), a home page, the search shim",
+    )
     p.add_argument("--docs", metavar="DIR", default="docs", help="the MkDocs docs folder, for --demo (default docs)")
     p.add_argument("--quick", action="store_true", help="with --demo: fewer games per match (a faster, rougher gallery)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -73,6 +78,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_site(args: argparse.Namespace) -> int:
+    if args.init is not None:
+        return _run_init(args)
     if args.demo:
         return _run_demo(args)
     if not args.traces:
@@ -124,6 +131,23 @@ def run_site(args: argparse.Namespace) -> int:
         print(f"{trace}: {chosen_note}, {pages_count} pages in {out / name} ({len(written)} files written)")
     write_index(out, args.templates)
     print(f"next: mkdocs build (the walkthroughs are listed in {out / 'index.md'})")
+    return 0
+
+
+def _run_init(args: argparse.Namespace) -> int:
+    if args.traces or args.demo:
+        raise MctsvizError("--init starts an empty site: give no traces and no --demo with it (add walkthroughs afterwards)")
+    from ..fileutil import atomic_write
+    from ..walkthrough.scaffold import site_files
+
+    root = Path(args.init)
+    files = site_files(args.title or "MCTS walkthroughs")
+    existing = [name for name in files if (root / name).exists()]
+    if existing:
+        raise MctsvizError(f"{root / existing[0]} already exists: --init writes a new site and never overwrites a file")
+    for name, content in files.items():
+        atomic_write(root / name, content)
+    print(f"wrote a site in {root}: next, mctsviz site TRACE -o {root / 'docs' / 'walkthroughs'} && (cd {root} && mkdocs build)")
     return 0
 
 
