@@ -381,3 +381,79 @@ def test_render_phases_refuses_an_unknown_phase():
 
     with pytest.raises(MctsvizError, match="unknown phase"):
         render_phases(recorded_replay(TTT, iterations=3, seed=3), 2, phases=("start",))
+
+
+# -- slide knobs and the node budget ------------------------------------------------------------
+
+
+def test_rankdir_size_and_dpi_reach_the_dot_text():
+    snap = recorded_replay(TTT, iterations=20, seed=3).final()
+    source = render_tree(snap, max_nodes=10, rankdir="LR", size=(13.333, 7.5), dpi=200).source
+    assert "rankdir=LR" in source and re.search(r'\tsize="13.333,7.5"', source) and "dpi=200" in source
+    plain = render_tree(snap, max_nodes=10).source
+    assert "rankdir=TB" in plain and not re.search(r"\tsize=", plain) and "dpi=" not in plain
+
+
+@pytest.mark.parametrize(("option", "value"), [("rankdir", "BT"), ("size", (0, 3)), ("size", (3,)), ("dpi", 5)])
+def test_bad_slide_knobs_are_one_clear_error(option, value):
+    snap = recorded_replay(TTT, iterations=5, seed=3).final()
+    with pytest.raises(MctsvizError, match=f"(unknown|bad) {option}"):
+        render_tree(snap, **{option: value})
+
+
+def test_a_tree_past_the_node_budget_warns_and_a_reduced_one_does_not():
+    from mctsviz.render import LargeTree
+    from mctsviz.render.tree import NODE_BUDGET
+
+    snap = recorded_replay(TTT, iterations=NODE_BUDGET + 50, seed=3).final()
+    with pytest.warns(LargeTree, match=f"{len(snap)} nodes"):
+        render_tree(snap)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LargeTree)
+        render_tree(snap, max_nodes=60)
+
+
+@needs_dot
+def test_the_cli_fits_a_tree_to_a_slide_and_says_when_a_tree_is_too_large(tmp_path):
+    import subprocess
+    import sys
+
+    from mctsviz.trace.io import write_trace
+    from mctsviz.trace.record import ListRecorder
+
+    recorder = ListRecorder()
+    from mctsviz.search import search
+
+    search(TTT, iterations=600, seed=1, recorder=recorder, record="compact")
+    trace = write_trace(tmp_path / "t.jsonl", recorder)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mctsviz",
+            "render",
+            "tree",
+            str(trace),
+            "--size",
+            "16:9",
+            "--rankdir",
+            "LR",
+            "--top",
+            "4",
+            "--depth",
+            "2",
+            "-o",
+            str(tmp_path / "t.svg"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    width, height = (float(v) for v in re.search(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"', (tmp_path / "t.svg").read_text()).groups())
+    assert width <= 13.333 * 72 + 1 and height <= 7.5 * 72 + 1
+    big = subprocess.run([sys.executable, "-m", "mctsviz", "render", "tree", str(trace), "-o", str(tmp_path / "big.dot")], capture_output=True, text=True)
+    assert big.returncode == 0 and "nodes to draw" in big.stderr and "--max-nodes" in big.stderr
+    bad = subprocess.run(
+        [sys.executable, "-m", "mctsviz", "render", "tree", str(trace), "--size", "wide", "-o", str(tmp_path / "x.svg")], capture_output=True, text=True
+    )
+    assert bad.returncode == 2 and "WxH" in bad.stderr

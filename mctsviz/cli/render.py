@@ -47,6 +47,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--value-symbol", choices=("W", "t"), default="W", help="name of the total reward (the lecture's slides write t)")
     p.add_argument("--caption", action="store_true", help="add a caption: game, policy, seed, iteration, phase")
     p.add_argument("--no-highlight", action="store_true", help="do not mark the iteration's path, new node, rollout and updates")
+    p.add_argument("--rankdir", choices=("TB", "LR"), default="TB", help="root on top (TB, default) or on the left (LR)")
+    p.add_argument("--size", type=_size, metavar="WxH", help="fit the drawing in W x H inches (16:9 and 4:3 mean 13.33x7.5 and 10x7.5)")
+    p.add_argument("--dpi", type=float, metavar="N", help="dots per inch of PNG output (default 96)")
+    p.add_argument("--key", action="store_true", help="add a colour key under the tree")
     _output_argument(p, graph=True)
     p.set_defaults(handler=_render_tree)
 
@@ -158,6 +162,24 @@ def _iteration_arguments(p: argparse.ArgumentParser, default_phase: str = "backp
     p.add_argument("--phase", choices=PHASES, default=default_phase, help=f"the moment within the iteration (default {default_phase})")
 
 
+#: Named slide aspects, in inches (a 16:9 and a 4:3 Beamer/PowerPoint slide).
+_ASPECTS = {"16:9": (13.333, 7.5), "4:3": (10.0, 7.5)}
+
+
+def _size(text: str) -> tuple[float, float]:
+    """``WxH`` in inches, or a named aspect (16:9, 4:3)."""
+    if text in _ASPECTS:
+        return _ASPECTS[text]
+    parts = text.lower().split("x")
+    try:
+        width, height = (float(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected WxH in inches (like 13.3x7.5) or 16:9 or 4:3, not {text!r}") from None
+    if not (0 < width <= 200 and 0 < height <= 200):
+        raise argparse.ArgumentTypeError(f"expected a size above 0 and at most 200 inches, not {text!r}")
+    return width, height
+
+
 def _output_argument(p: argparse.ArgumentParser, *, graph: bool = False) -> None:
     suffixes = ".svg, .pdf, .png" + (" or .dot" if graph else "")
     p.add_argument("-o", "--output", required=True, metavar="OUT", help=f"the output file ({suffixes})")
@@ -245,13 +267,14 @@ def _trace_game(replay: Any) -> Any:
 
 def _render_tree(args: argparse.Namespace) -> int:
     _check_output(args.output, getattr(args, "trace", None), graph=True)
-    from ..render import BoardsUnavailable, render_tree
+    from ..render import BoardsUnavailable, LargeTree, render_tree
     from ..render.extract import reward_range
 
     replay = _load_replay(args.trace)
     snapshot = _snapshot(replay, args.iteration, args.phase)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", BoardsUnavailable)
+        warnings.simplefilter("always", LargeTree)
         graph = render_tree(
             snapshot,
             depth=args.depth,
@@ -266,9 +289,13 @@ def _render_tree(args: argparse.Namespace) -> int:
             value_symbol=args.value_symbol,
             caption=args.caption,
             highlight=not args.no_highlight,
+            key=args.key,
+            rankdir=args.rankdir,
+            size=args.size,
+            dpi=args.dpi,
         )
     for warning in caught:
-        if issubclass(warning.category, BoardsUnavailable):
+        if issubclass(warning.category, (BoardsUnavailable, LargeTree)):
             _note(str(warning.message))
     return _write(graph, args.output, graph=True)
 

@@ -17,6 +17,7 @@ from typing import Any
 #: Public name -> the module of this package defining it.
 _EXPORTS = {
     "BoardsUnavailable": "tree",
+    "LargeTree": "tree",
     "FORMATS": "output",
     "figure_bytes": "output",
     "format_for_path": "output",

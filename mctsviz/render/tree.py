@@ -29,6 +29,11 @@ from .extract import default_value_range, provenance, provenance_text, tree_view
 
 _PHASE_ORDER = {phase: i for i, phase in enumerate(PHASES)}  # replay's order of phases
 
+#: Layout directions: root on top, or on the left.
+RANKDIRS = ("TB", "LR")
+#: Past this many nodes a tree figure is unreadable at any slide or page size: a warning says so.
+NODE_BUDGET = 400
+
 
 def render_tree(
     snapshot: TreeSnapshot,
@@ -47,6 +52,9 @@ def render_tree(
     caption: bool = False,
     highlight: bool = True,
     key: bool = False,
+    rankdir: str = "TB",
+    size: tuple[float, float] | None = None,
+    dpi: float | None = None,
 ) -> graphviz.Digraph:
     """The tree of ``snapshot`` as a Graphviz digraph.
 
@@ -72,6 +80,11 @@ def render_tree(
             and keep its nodes whatever the filters; False draws the plain tree.
         key: add a key under the tree: the fill scale's three colours with their means, what
             line width and the purple path mean.
+        rankdir: ``"TB"`` (root on top) or ``"LR"`` (root on the left: deep, narrow trees fit a
+            slide better).
+        size: the largest (width, height) in inches; a larger drawing is scaled down to fit
+            (Graphviz's ``size``), a smaller one is left as it is.
+        dpi: dots per inch of PNG output (Graphviz's default is 96).
 
     Returns:
         The digraph; writing it is the caller's step (``.render()``, ``.pipe()`` or
@@ -80,7 +93,20 @@ def render_tree(
     Raises:
         MctsvizError: a bad option.
     """
+    if rankdir not in RANKDIRS:
+        raise MctsvizError(f"unknown rankdir {rankdir!r}; choose one of: {', '.join(RANKDIRS)}")
+    if size is not None and (len(size) != 2 or not all(isinstance(v, (int, float)) and 0 < v <= 200 for v in size)):
+        raise MctsvizError(f"bad size {size!r}: expected (width, height) in inches, each above 0 and at most 200")
+    if dpi is not None and not (isinstance(dpi, (int, float)) and 10 <= dpi <= 1200):
+        raise MctsvizError(f"bad dpi {dpi!r}: expected a number from 10 to 1200")
     view = tree_view(snapshot, depth=depth, top=top, min_visits=min_visits, max_nodes=max_nodes, show=show, pin=highlight)
+    if len(view.nodes) > NODE_BUDGET:
+        warnings.warn(
+            f"the tree has {len(view.nodes)} nodes to draw: the figure will be large and slow to lay out; "
+            "max_nodes (--max-nodes 60) or top and depth (--top 5 --depth 3) keep it readable",
+            LargeTree,
+            stacklevel=2,
+        )
     low, high = value_range if value_range is not None else _snapshot_range(snapshot, view.nodes)
     phase = _PHASE_ORDER[snapshot.phase] if snapshot.events is not None and highlight else 0
     path = snapshot.path if phase else ()
@@ -104,7 +130,7 @@ def render_tree(
         "mcts",
         graph_attr={
             "comment": provenance_text(info),
-            "rankdir": "TB",
+            "rankdir": rankdir,
             "ordering": "out",
             "nodesep": "0.18",
             "ranksep": "0.35",
@@ -115,6 +141,10 @@ def render_tree(
         node_attr={"shape": "box", "style": "rounded,filled", "fontname": style.FONT, "fontsize": str(style.FONT_SIZE), "margin": "0.06,0.03"},
         edge_attr={"fontname": style.FONT, "fontsize": str(style.SMALL_FONT_SIZE), "arrowsize": "0.6", "color": style.GREY},
     )
+    if size is not None:
+        graph.attr(size=f"{size[0]:g},{size[1]:g}")
+    if dpi is not None:
+        graph.attr(dpi=f"{dpi:g}")
     below_tree = []
     if caption:
         text = make_caption(snapshot.header, iteration=snapshot.iteration, phase=snapshot.phase)
@@ -226,6 +256,10 @@ def _boards(snapshot: TreeSnapshot, nodes: Any, game: Game | None) -> dict:
 
 class BoardsUnavailable(UserWarning):
     """Boards were asked for but cannot be drawn (the message says why)."""
+
+
+class LargeTree(UserWarning):
+    """More nodes than a readable figure holds (``NODE_BUDGET``) are about to be drawn."""
 
 
 def _table(rows: list[str]) -> str:
