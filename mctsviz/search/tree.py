@@ -125,7 +125,7 @@ class Tree:
 
         That loop runs without transpositions or an evaluator, so each node has one parent,
         whose ``children`` hold it in creation order, and a uniform prior: 1 / its parent's
-        number of legal actions (children plus untried actions), as ``_Engine._prior`` gives.
+        number of legal actions (children plus untried actions), as ``Engine._prior`` (mctsviz.search.phases) gives.
         """
         self._lazy = False
         known, count = len(self._parent), len(self.state)
