@@ -14,6 +14,7 @@ from .games import load as load_game
 from .options import SearchOptions
 from .replay import Replay, TreeSnapshot
 from .search import Memory, SearchResult
+from .trace.tracer import Tracer
 
 # The verbs stay in their modules (``from mctsviz.search import search``,
 # ``from mctsviz.replay import replay``): re-exporting them here would shadow the subpackages
@@ -25,6 +26,7 @@ __all__ = [
     "Replay",
     "SearchOptions",
     "SearchResult",
+    "Tracer",
     "TreeSnapshot",
     "__version__",
     "load_game",

@@ -1,0 +1,225 @@
+"""Record a search that is not mctsviz's: a hand-written MCTS calls a :class:`Tracer` at its phases.
+
+The tracer turns four calls per iteration into the trace format every mctsviz command reads
+(replay, render, site, ``inspect``, ``verify``)::
+
+    tracer = Tracer(recorder, game=game, root=root_state, options=SearchOptions(c=1.4))
+    for _ in range(iterations):
+        tracer.select(path)                       # the nodes selection visited, root first
+        tracer.expand(leaf, [(child, action)])    # the children the expansion added
+        tracer.simulate(node, returns, moves)     # where the rollout started and how it ended
+        tracer.backprop([(node, reward), ...])    # every statistic the backup changed
+    tracer.finish()                               # the decision: the root's children
+
+Nodes are the engine's own objects (anything hashable): the tracer numbers them in the order
+they are added, the root 0, as mctsviz's engine does. The header declares the options the
+engine claims to follow; ``mctsviz verify`` then checks every step against that claim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Sequence
+
+from .._version import __version__
+from ..errors import MctsvizError
+from ..options import SearchOptions, check_seed
+from ..search.policies import final_choice
+from ..types import Action, Game, Recorder, State
+from .events import FORMAT_NAME, SCHEMA_VERSION, Backprop, Decision, Expand, Header, NewChild, RootChild, Select, Simulate, Update
+
+
+class Tracer:
+    """Writes the events of a foreign search, iteration by iteration (see the module doc).
+
+    Args:
+        recorder: where the events go: a :class:`~mctsviz.trace.io.TraceWriter` (a file) or any
+            callable taking one event (``mctsviz.trace.record.ListRecorder`` keeps them).
+        game: the game, by the mctsviz game protocol (``mctsviz.games.load("tictactoe")``): the
+            tracer reads state keys, movers, terminal flags and action labels from it.
+        root: the state the search starts from (the root node is the first ``select`` path's
+            first node).
+        options: the policy and options the engine claims to follow (``mctsviz verify``
+            checks the trace against them); the defaults are UCB1 with C = sqrt(2), one child
+            per visit, random rollouts, rewards as the game's returns.
+        seed: the seed the engine says it used (kept in the header).
+
+    Raises:
+        MctsvizError: a call out of order, a node the tracer has not seen, or a terminal root.
+    """
+
+    def __init__(self, recorder: Recorder, *, game: Game, root: State, options: SearchOptions | None = None, seed: int = 0) -> None:
+        if game.is_terminal(root):
+            raise MctsvizError("the root state is terminal: there is no search to trace")
+        self.recorder = recorder
+        self.game = game
+        self.options = (options or SearchOptions()).checked()
+        self._ids: dict[Hashable, int] = {}
+        self._states: list[State] = [root]
+        self._movers: list[int] = []
+        self._iteration = 0
+        self._stage = 0  # the call expected next: 0 select, 1 expand, 2 simulate, 3 backprop
+        self._path: tuple[int, ...] = ()
+        root_player = game.current_player(root)
+        root_mover = (root_player - 1) % game.num_players if game.num_players > 1 else 0
+        self._movers.append(root_mover)
+        # The tracer's own fold of the updates, for the decision at the end.
+        self._visits: list[int] = [0]
+        self._value: list[float] = [0.0]
+        self._root_children: list[tuple[int, str, float]] = []  # (id, action label, prior)
+        recorder(
+            Header(
+                format=FORMAT_NAME,
+                schema_version=SCHEMA_VERSION,
+                library_version=__version__,
+                game=game.name,
+                game_params=dict(getattr(game, "params", None) or {}),
+                num_players=game.num_players,
+                root=game.state_key(root),
+                root_player=root_player,
+                root_mover=root_mover,
+                root_visits=0,
+                root_value=0.0,
+                options=self.options,
+                seed=check_seed(seed),
+                record="compact",
+            )
+        )
+
+    @property
+    def iterations(self) -> int:
+        """The iterations traced so far (their four calls all made)."""
+        return self._iteration - (1 if self._stage else 0)
+
+    def _id(self, node: Hashable) -> int:
+        try:
+            return self._ids[node]
+        except KeyError:
+            raise MctsvizError(f"node {node!r} was never added: give the root in the first path, and every other node to expand first") from None
+        except TypeError:
+            raise MctsvizError(f"node {node!r} cannot be a key (unhashable): pass the engine's node objects or ids") from None
+
+    def _expect(self, stage: int, call: str) -> None:
+        if self._stage != stage:
+            wanted = ("select", "expand", "simulate", "backprop")[self._stage]
+            raise MctsvizError(f"{call}() called where {wanted}() was expected (iteration {max(self._iteration, 1)})")
+
+    def select(self, path: Sequence[Hashable]) -> None:
+        """The nodes selection went through, from the root to the leaf where it stopped."""
+        self._expect(0, "select")
+        if not path:
+            raise MctsvizError("select() needs the path from the root, at least the root itself")
+        if not self._ids:
+            self._ids[path[0]] = 0  # the first path names the root
+        ids = tuple(self._id(node) for node in path)
+        if ids[0] != 0:
+            raise MctsvizError("a selection path starts at the root")
+        self._iteration += 1
+        self._path = ids
+        self._stage = 1
+        self.recorder(Select(self._iteration, ids))
+
+    def expand(self, parent: Hashable, children: Iterable[tuple[Hashable, Action]], *, simulate_from: Hashable | None = None) -> None:
+        """The children an expansion added under ``parent``: (node, action) pairs, in order.
+
+        Args:
+            parent: the leaf selection stopped at.
+            children: the new nodes with the action leading to each (none: no expansion).
+            simulate_from: the node the simulation starts from (default: the only new child,
+                or the parent when there is none).
+        """
+        self._expect(1, "expand")
+        leaf = self._id(parent)
+        game = self.game
+        state = self._states[leaf]
+        mover = game.current_player(state) if not game.is_terminal(state) else -1
+        added = []
+        pairs = list(children)
+        prior = 1.0 / len(game.legal_actions(state)) if pairs else 1.0
+        for node, action in pairs:
+            if node in self._ids:
+                raise MctsvizError(f"node {node!r} is already in the tree: expand() adds new nodes")
+            child_state = game.next_state(state, action)
+            number = len(self._states)
+            self._ids[node] = number
+            self._states.append(child_state)
+            self._movers.append(mover)
+            self._visits.append(0)
+            self._value.append(0.0)
+            if leaf == 0:
+                self._root_children.append((number, game.action_label(action), prior))
+            added.append(NewChild(number, game.action_label(action), game.state_key(child_state), prior, mover, bool(game.is_terminal(child_state))))
+        if simulate_from is not None:
+            start = self._id(simulate_from)
+        elif len(added) == 1:
+            start = added[0].node
+        elif not added:
+            start = leaf
+        else:
+            raise MctsvizError("several children were added: say which one the simulation starts from (simulate_from=)")
+        rule = "leaf" if not added else ("new" if len(added) == 1 and self.options.expand in ("one", "one-random") else "score")
+        if start != leaf:
+            self._path = (*self._path, start)
+        self._stage = 2
+        self.recorder(Expand(self._iteration, leaf, tuple(added), start, rule))
+
+    def simulate(self, node: Hashable, returns: Sequence[float], moves: Sequence[Action] | None = None) -> None:
+        """The simulation: where it started, its returns (one per player) and the moves it played."""
+        self._expect(2, "simulate")
+        start = self._id(node)
+        state = self._states[start]
+        method = "terminal" if self.game.is_terminal(state) else self.options.rollout
+        labels = None if moves is None else tuple(self.game.action_label(a) for a in moves)
+        try:
+            values = tuple(float(r) for r in returns)
+        except (TypeError, ValueError):
+            raise MctsvizError(f"simulate() returns must be numbers, one per player, not {returns!r}") from None
+        self._stage = 3
+        self.recorder(Simulate(self._iteration, start, method, values, labels))
+
+    def backprop(self, updates: Iterable[tuple[Hashable, float]]) -> None:
+        """Every (node, reward) the backup credited, in the order it credited them."""
+        self._expect(3, "backprop")
+        records = tuple(Update(self._id(node), float(reward)) for node, reward in updates)
+        for update in records:
+            self._visits[update.node] += 1
+            self._value[update.node] += update.reward
+        self._stage = 0
+        self.recorder(Backprop(self._iteration, records))
+
+    def finish(self) -> None:
+        """End the trace with the decision: the root's children and the move each final rule picks.
+
+        The recorder is left open (close a TraceWriter, or leave its ``with`` block, after).
+        """
+        if self._stage:
+            raise MctsvizError(
+                f"finish() inside iteration {self._iteration}: its {('select', 'expand', 'simulate', 'backprop')[self._stage]}() call is missing"
+            )
+        kids = self._root_children
+        visits = [self._visits[k] for k, _, _ in kids]
+        means = [self._value[k] / n if n else None for (k, _, _), n in zip(kids, visits)]
+        by_visits = final_choice(visits, means, rule="visits")
+        by_mean = final_choice(visits, means, rule="mean")
+        chosen = by_visits if self.options.final == "visits" else by_mean
+
+        def label(index: int | None) -> str | None:
+            return None if index is None else kids[index][1]
+
+        self.recorder(
+            Decision(
+                iterations=self._iteration,
+                rule=self.options.final,
+                move=label(chosen),
+                by_visits=label(by_visits),
+                by_mean=label(by_mean),
+                children=tuple(RootChild(k, action, n, self._value[k], mean, prior) for (k, action, prior), n, mean in zip(kids, visits, means)),
+            )
+        )
+
+    def node_id(self, node: Hashable) -> int:
+        """The id the trace gives ``node`` (root 0, then in the order nodes were added)."""
+        return self._id(node)
+
+    def mover(self, node: Hashable) -> int:
+        """The player who moved into ``node``: the one whose reward ``backprop`` credits it."""
+        return self._movers[self._id(node)]

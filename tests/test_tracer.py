@@ -1,0 +1,98 @@
+"""mctsviz.Tracer: a search written elsewhere, traced in a few calls, replayed and graded by verify."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from mctsviz import SearchOptions, Tracer, games
+from mctsviz.errors import MctsvizError
+from mctsviz.replay import replay
+from mctsviz.trace.io import TraceWriter
+from mctsviz.trace.record import ListRecorder
+from mctsviz.verify import verify
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "plain_uct.py"
+
+
+@pytest.fixture(scope="module")
+def plain_uct():
+    spec = importlib.util.spec_from_file_location("plain_uct", EXAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _traced(plain_uct, iterations=200, seed=1, bug=None):
+    game = games.load("tictactoe")
+    events = ListRecorder()
+    tracer = Tracer(events, game=game, root=game.initial_state(), options=SearchOptions(iterations=iterations), seed=seed)
+    move = plain_uct.uct(game, game.initial_state(), iterations, seed=seed, tracer=tracer, bug=bug)
+    tracer.finish()
+    return game.action_label(move), list(events)
+
+
+def test_a_plain_uct_traced_passes_every_check(plain_uct):
+    move, events = _traced(plain_uct)
+    report = verify(events)
+    assert report.ok, report.format()
+    assert report.iterations == 200
+    rp = replay(events)
+    assert rp.iterations == 200 and rp.decision.move == move
+    # The tree replay rebuilds is the foreign engine's: the root's visits are the iterations.
+    assert rp.final().root.visits == 200 and sum(ch.visits for ch in rp.final().children(0)) == 200
+
+
+@pytest.mark.parametrize(
+    ("bug", "check"),
+    [("no sign flip", "reward"), ("argmin", "selection"), ("child log", "selection")],
+)
+def test_verify_names_each_homework_bug(plain_uct, bug, check):
+    _, events = _traced(plain_uct, iterations=120, bug=bug)
+    report = verify(events)
+    assert not report.ok
+    first = report.violations[0]
+    assert first.check == check, report.format()
+    assert first.iteration is not None and first.node is not None
+
+
+def test_the_same_seed_gives_the_same_bytes(plain_uct, tmp_path):
+    game = games.load("tictactoe")
+    files = []
+    for name in ("a.jsonl", "b.jsonl"):
+        with TraceWriter(tmp_path / name) as writer:
+            tracer = Tracer(writer, game=game, root=game.initial_state(), seed=5)
+            plain_uct.uct(game, game.initial_state(), 60, seed=5, tracer=tracer)
+            tracer.finish()
+        files.append((tmp_path / name).read_bytes())
+    assert files[0] == files[1]
+
+
+def test_calls_out_of_order_or_unknown_nodes_are_clear_errors():
+    game = games.load("tictactoe")
+    root = game.initial_state()
+    tracer = Tracer(ListRecorder(), game=game, root=root)
+    with pytest.raises(MctsvizError, match=r"expand\(\) called where select\(\) was expected"):
+        tracer.expand("root", [])
+    tracer.select(["root"])
+    with pytest.raises(MctsvizError, match="never added"):
+        tracer.expand("elsewhere", [])
+    with pytest.raises(MctsvizError, match="unhashable"):
+        tracer.expand(["a", "list"], [])
+    tracer.expand("root", [("child", 4)])
+    assert tracer.node_id("child") == 1 and tracer.mover("child") == game.current_player(root)
+    tracer.simulate("child", (1.0, -1.0))
+    tracer.backprop([("child", 1.0), ("root", -1.0)])
+    assert tracer.iterations == 1
+    tracer.select(["root"])
+    with pytest.raises(MctsvizError, match="already in the tree"):
+        tracer.expand("root", [("child", 4)])
+    with pytest.raises(MctsvizError, match="finish\\(\\) inside iteration 2"):
+        tracer.finish()
+    with pytest.raises(MctsvizError, match="terminal"):
+        state = root
+        for action in (0, 3, 1, 4, 2):
+            state = game.next_state(state, action)
+        Tracer(ListRecorder(), game=game, root=state)
