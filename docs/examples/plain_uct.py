@@ -54,7 +54,7 @@ def uct(game, root_state, iterations, *, c=SQRT2, seed=0, tracer=None, bug=None)
             child = Node(game.next_state(node.state, action), node, action)
             child.untried = [] if game.is_terminal(child.state) else list(game.legal_actions(child.state))
             node.children.append(child)
-            added.append((child, action))
+            added.append((child, action, child.state))
             node = child
             path.append(node)
         tracer and tracer.expand(path[-2] if added else node, added)

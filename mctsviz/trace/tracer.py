@@ -19,6 +19,7 @@ engine claims to follow; ``mctsviz verify`` then checks every step against that 
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Sequence
+from typing import Any
 
 from .._version import __version__
 from ..errors import MctsvizError
@@ -66,6 +67,7 @@ class Tracer:
         self._visits: list[int] = [0]
         self._value: list[float] = [0.0]
         self._root_children: list[tuple[int, str, float]] = []  # (id, action label, prior)
+        self._priors: dict[int, float] = {}
         recorder(
             Header(
                 format=FORMAT_NAME,
@@ -110,7 +112,10 @@ class Tracer:
             raise MctsvizError("select() needs the path from the root, at least the root itself")
         if not self._ids:
             self._ids[path[0]] = 0  # the first path names the root
-        ids = tuple(self._id(node) for node in path)
+        try:
+            ids = tuple(map(self._ids.__getitem__, path))
+        except (KeyError, TypeError):
+            ids = tuple(self._id(node) for node in path)  # raises the clear error
         if ids[0] != 0:
             raise MctsvizError("a selection path starts at the root")
         self._iteration += 1
@@ -118,12 +123,13 @@ class Tracer:
         self._stage = 1
         self.recorder(Select(self._iteration, ids))
 
-    def expand(self, parent: Hashable, children: Iterable[tuple[Hashable, Action]], *, simulate_from: Hashable | None = None) -> None:
+    def expand(self, parent: Hashable, children: Iterable[tuple[Any, ...]], *, simulate_from: Hashable | None = None) -> None:
         """The children an expansion added under ``parent``: (node, action) pairs, in order.
 
         Args:
             parent: the leaf selection stopped at.
-            children: the new nodes with the action leading to each (none: no expansion).
+            children: the new nodes with the action leading to each (none: no expansion); a
+                third item, the child's state, saves the tracer computing it again.
             simulate_from: the node the simulation starts from (default: the only new child,
                 or the parent when there is none).
         """
@@ -134,11 +140,15 @@ class Tracer:
         mover = game.current_player(state) if not game.is_terminal(state) else -1
         added = []
         pairs = list(children)
-        prior = 1.0 / len(game.legal_actions(state)) if pairs else 1.0
-        for node, action in pairs:
+        # A uniform prior over the parent's legal actions, as mctsviz's engine gives without an evaluator.
+        prior = self._priors.get(leaf)
+        if prior is None and pairs:
+            prior = self._priors[leaf] = 1.0 / len(game.legal_actions(state))
+        for item in pairs:
+            node, action = item[0], item[1]
             if node in self._ids:
                 raise MctsvizError(f"node {node!r} is already in the tree: expand() adds new nodes")
-            child_state = game.next_state(state, action)
+            child_state = item[2] if len(item) > 2 else game.next_state(state, action)
             number = len(self._states)
             self._ids[node] = number
             self._states.append(child_state)
@@ -146,8 +156,8 @@ class Tracer:
             self._visits.append(0)
             self._value.append(0.0)
             if leaf == 0:
-                self._root_children.append((number, game.action_label(action), prior))
-            added.append(NewChild(number, game.action_label(action), game.state_key(child_state), prior, mover, bool(game.is_terminal(child_state))))
+                self._root_children.append((number, game.action_label(action), prior or 1.0))
+            added.append(NewChild(number, game.action_label(action), game.state_key(child_state), prior or 1.0, mover, bool(game.is_terminal(child_state))))
         if simulate_from is not None:
             start = self._id(simulate_from)
         elif len(added) == 1:
@@ -168,7 +178,7 @@ class Tracer:
         start = self._id(node)
         state = self._states[start]
         method = "terminal" if self.game.is_terminal(state) else self.options.rollout
-        labels = None if moves is None else tuple(self.game.action_label(a) for a in moves)
+        labels = None if moves is None else tuple(map(self.game.action_label, moves))
         try:
             values = tuple(float(r) for r in returns)
         except (TypeError, ValueError):
@@ -179,12 +189,19 @@ class Tracer:
     def backprop(self, updates: Iterable[tuple[Hashable, float]]) -> None:
         """Every (node, reward) the backup credited, in the order it credited them."""
         self._expect(3, "backprop")
-        records = tuple(Update(self._id(node), float(reward)) for node, reward in updates)
-        for update in records:
-            self._visits[update.node] += 1
-            self._value[update.node] += update.reward
+        ids, visits, value = self._ids, self._visits, self._value
+        records = []
+        for node, reward in updates:
+            try:
+                number = ids[node]
+            except (KeyError, TypeError):
+                number = self._id(node)  # raises the clear error
+            credit = float(reward)
+            visits[number] += 1
+            value[number] += credit
+            records.append(Update(number, credit))
         self._stage = 0
-        self.recorder(Backprop(self._iteration, records))
+        self.recorder(Backprop(self._iteration, tuple(records)))
 
     def finish(self) -> None:
         """End the trace with the decision: the root's children and the move each final rule picks.
