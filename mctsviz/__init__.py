@@ -14,7 +14,7 @@ from .games import load as load_game
 from .options import SearchOptions
 from .replay import Replay, TreeSnapshot
 from .search import Memory, SearchResult
-from .trace.tracer import Tracer
+from .tracer import Tracer
 
 # The verbs stay in their modules (``from mctsviz.search import search``,
 # ``from mctsviz.replay import replay``): re-exporting them here would shadow the subpackages

@@ -13,7 +13,7 @@ import sys
 
 from mctsviz import SearchOptions, games
 from mctsviz.trace.io import TraceWriter
-from mctsviz.trace.tracer import Tracer
+from mctsviz.tracer import Tracer
 
 SQRT2 = math.sqrt(2)
 

@@ -21,12 +21,12 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
-from .._version import __version__
-from ..errors import MctsvizError
-from ..options import SearchOptions, check_seed
-from ..search.policies import final_choice
-from ..types import Action, Game, Recorder, State
-from .events import FORMAT_NAME, SCHEMA_VERSION, Backprop, Decision, Expand, Header, NewChild, RootChild, Select, Simulate, Update
+from ._version import __version__
+from .errors import MctsvizError
+from .options import SearchOptions, check_seed
+from .search.policies import final_choice
+from .trace.events import FORMAT_NAME, SCHEMA_VERSION, Backprop, Decision, Expand, Header, NewChild, RootChild, Select, Simulate, Update
+from .types import Action, Game, Recorder, State
 
 
 class Tracer:
