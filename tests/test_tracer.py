@@ -56,6 +56,9 @@ def test_verify_names_each_homework_bug(plain_uct, bug, check):
     first = report.violations[0]
     assert first.check == check, report.format()
     assert first.iteration is not None and first.node is not None
+    # In words a student understands: what happened, what the rule is, the likely mistake.
+    hint = {"no sign flip": "the sign is not flipped for the opponent", "argmin": "an argmin instead of an argmax", "child log": "the highest"}[bug]
+    assert hint in first.message, first.message
 
 
 def test_the_same_seed_gives_the_same_bytes(plain_uct, tmp_path):

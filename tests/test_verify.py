@@ -101,7 +101,11 @@ def test_a_violation_says_where_and_what():
     update = events[4].updates[0]  # iteration 1's backprop: the new child first
     assert (first.iteration, first.node, first.line) == (1, update.node, 5)
     assert first.found == update.reward and first.expected == -update.reward
-    assert first.format().startswith(f"line 5, iteration 1, node {update.node}: [reward] credited returns[0]")
+    assert first.format().startswith(
+        f"line 5, iteration 1, node {update.node}: [reward] backpropagation credited node {update.node} with {update.reward:+g}, "
+        f"but P1, the player who moved into it, got {-update.reward:+g}"
+    )
+    assert "(the sign is not flipped for the opponent)" in first.message
 
 
 def test_a_violation_is_placed_by_line_in_json_lines_and_by_event_elsewhere(tmp_path):

@@ -28,15 +28,7 @@ class BackupChecks(SelectionChecks):
             u = by_node.get(node)
             if u is not None:
                 if not close_enough(u.reward, reward):
-                    rule = "(r + 1) / 2 of" if self.zero_one else ""
-                    self.flag(
-                        "reward",
-                        iteration,
-                        node,
-                        reward,
-                        u.reward,
-                        f"credited {rule} returns[{self.mover[node]}] (the player who moved into node {node})".replace("  ", " "),
-                    )
+                    self.flag("reward", iteration, node, reward, u.reward, self._reward_message(node, u.reward, reward))
                 if self.full:
                     self._update_check(u, node, reward, iteration)
             self.visits[node] += 1
@@ -44,6 +36,19 @@ class BackupChecks(SelectionChecks):
         self.ends[chain[-1]] += 1
         for parent, child in zip(chain, chain[1:]):
             self.traversed[(parent, child)] = self.traversed.get((parent, child), 0) + 1
+
+    def _reward_message(self, node: int, found: float, expected: float) -> str:
+        """The reward violation in a student's words: who moved into the node, what they got."""
+        mover = self.mover[node]
+        player = f"P{mover + 1}" if mover >= 0 else "nobody"
+        rule = "(r + 1) / 2 of the return" if self.zero_one else "the return"
+        text = (
+            f"backpropagation credited node {node} with {found:+g}, but {player}, the player who moved into it, "
+            f"got {expected:+g} from this simulation: each node is credited {rule} of the player who moved into it"
+        )
+        if close_enough(found, -expected) and expected:
+            text += " (the sign is not flipped for the opponent)"
+        return text
 
     def _update_check(self, u: Any, node: int, reward: float, iteration: int) -> None:
         fields = (u.visits_before, u.value_before, u.visits_after, u.value_after)

@@ -68,13 +68,22 @@ class SelectionChecks(CheckerState):
             ok = chosen == best[0]
         if not ok:
             detail = ", ".join(f"{k}: {show_value(s)}" for k, s in zip(kids, scores))
+            name = options.policy_name
+            mine = scores[kids.index(chosen)] if chosen in kids else None
+            said = f"selection took child {chosen} at node {node} (N = {parent_visits})"
+            if mine is not None:
+                said += f", which scores {name} {mine:.4g}, but child {best[0]} scores {top:.4g}, the highest"
+                if mine == min(scores) and len(set(scores)) > 1:
+                    said += " (it took the lowest score: an argmin instead of an argmax?)"
+                elif mine == top:
+                    said += f" too: between equal scores the tie-break '{options.tie_break}' takes child {best[0]}"
             self.flag(
                 check,
                 iteration,
                 node,
                 best[0] if len(best) == 1 or options.tie_break != "random" else best,
                 chosen,
-                f"child {chosen} chosen at node {node} (N={parent_visits}); scores {detail}",
+                f"{said}; scores {detail}",
             )
         if step is None:
             return
