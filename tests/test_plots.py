@@ -310,3 +310,17 @@ def test_score_bars_with_negative_scores_keep_every_label_star_and_legend_apart(
     marks = ax.collections[0].get_offsets()
     assert [float(y) for _, y in marks] == pytest.approx([r.score for r in rows])
     assert [t.get_text() for t in ax.get_legend().get_texts()] == (["Q", "U", "score"] if policy == "puct" else ["W/n", "C·√(ln N/n)", "score"])
+
+
+def test_evolution_goes_logarithmic_past_a_thousand_iterations():
+    from mctsviz.render.plots import LOG_X_FROM
+
+    short = recorded_replay(TTT, iterations=50, seed=2, record="compact")
+    long = recorded_replay(TTT, iterations=LOG_X_FROM + 200, seed=2, record="compact")
+    assert plot_evolution(short, ax=_ax()).get_xscale() == "linear"
+    ax = plot_evolution(long, ax=_ax())
+    assert ax.get_xscale() == "log" and "log scale" in ax.get_xlabel()
+    # Iteration 0 has no place on a log axis: every line starts at iteration 1.
+    assert all(line.get_xdata()[0] == 1 for line in ax.get_lines() if len(line.get_xdata()) > 2)
+    assert plot_evolution(long, ax=_ax(), log_x=False).get_xscale() == "linear"
+    assert plot_evolution(short, ax=_ax(), log_x=True).get_xscale() == "log"

@@ -80,6 +80,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = figures.add_parser("evolution", help="visits, mean and score of a node's children against iteration")
     _trace_argument(p)
     p.add_argument("--node", type=_natural(0), default=0, metavar="ID", help="whose children (default the root, 0)")
+    p.add_argument(
+        "--x-scale", choices=("auto", "linear", "log"), default="auto", help="the iteration axis: log past 1,000 iterations (auto, default), linear or log"
+    )
     _output_argument(p)
     p.set_defaults(handler=_render_evolution)
 
@@ -338,7 +341,8 @@ def _render_evolution(args: argparse.Namespace) -> int:
 
     replay = _load_replay(args.trace)
     _check_node(replay, args.node)
-    return _write(plot_evolution_panels(replay, node=args.node), args.output)
+    log_x = {"auto": None, "linear": False, "log": True}[args.x_scale]
+    return _write(plot_evolution_panels(replay, node=args.node, log_x=log_x), args.output)
 
 
 def _render_growth(args: argparse.Namespace) -> int:

@@ -292,19 +292,37 @@ def _bar_limits(exploit: np.ndarray, scores: np.ndarray) -> tuple[float, float]:
 # -- evolution and growth ---------------------------------------------------------------------
 
 
-def plot_evolution(replay: Replay, quantity: str = "visits", *, node: int = 0, ax: Axes | None = None, evolution: extract.Evolution | None = None) -> Axes:
+#: Past this many iterations the evolution's iteration axis is logarithmic by default: the
+#: first hundred iterations, where the leading move changes most, would be a sliver otherwise.
+LOG_X_FROM = 1000
+
+
+def plot_evolution(
+    replay: Replay,
+    quantity: str = "visits",
+    *,
+    node: int = 0,
+    ax: Axes | None = None,
+    evolution: extract.Evolution | None = None,
+    log_x: bool | None = None,
+) -> Axes:
     """Visits, mean or score of each child of ``node`` against iteration.
 
     Dotted vertical lines mark the iterations where the leading move (by the trace's final
     rule) changed. ``evolution`` reuses numbers already extracted (to draw several panels).
+    ``log_x``: a logarithmic iteration axis (from iteration 1); None chooses it past
+    ``LOG_X_FROM`` iterations.
     """
     if quantity not in EVOLUTION_QUANTITIES:
         raise MctsvizError(f"unknown quantity {quantity!r}; choose one of: {', '.join(EVOLUTION_QUANTITIES)}")
     ax = _axes(ax)
     ev = evolution if evolution is not None else extract.evolution(replay, node)
+    log = replay.iterations > LOG_X_FROM if log_x is None else bool(log_x)
     x = np.array(ev.iterations)
+    first = 1 if log else 0  # iteration 0 has no place on a log axis
+    x = x[first:]
     for i, child in enumerate(ev.children):
-        values = {"visits": child.visits, "mean": child.means, "score": child.scores}[quantity]
+        values = {"visits": child.visits, "mean": child.means, "score": child.scores}[quantity][first:]
         # Past the palette's length, the colours come back dashed, then dotted.
         linestyle = ("-", "--", ":")[(i // len(style.CYCLE)) % 3]
         ax.plot(
@@ -319,15 +337,17 @@ def plot_evolution(replay: Replay, quantity: str = "visits", *, node: int = 0, a
         ax.axvline(k, color=style.GREY, linestyle=":", linewidth=0.8)
     names = {"visits": "visits N", "mean": "mean W/N", "score": f"{replay.header.options.policy_name} score"}
     ax.set_ylabel(names[quantity])
-    ax.set_xlabel("iteration")
+    ax.set_xlabel("iteration (log scale)" if log else "iteration")
+    if log:
+        ax.set_xscale("log")
     ax.set_title(f"children of node {node}: {names[quantity]} (dotted: the leading move by {ev.rule} changed)", fontsize=style.FONT_SIZE)
     ax.legend(title="move", fontsize=7, title_fontsize=8, ncols=2 if len(ev.children) > 5 else 1)
     _remember(ax, replay.header, figure="evolution", quantity=quantity, node=node, iterations=replay.iterations)
     return ax
 
 
-def plot_evolution_panels(replay: Replay, *, node: int = 0, axes: Sequence[Axes] | None = None) -> list[Axes]:
-    """Visits, mean and score of ``node``'s children in three panels sharing the iteration axis."""
+def plot_evolution_panels(replay: Replay, *, node: int = 0, axes: Sequence[Axes] | None = None, log_x: bool | None = None) -> list[Axes]:
+    """Visits, mean and score of ``node``'s children in three panels sharing the iteration axis (``log_x`` as in :func:`plot_evolution`)."""
     if axes is None:
         _, axes = new_figure(7.5, 8.0, rows=3, sharex=True)
     axes = list(axes)
@@ -335,7 +355,7 @@ def plot_evolution_panels(replay: Replay, *, node: int = 0, axes: Sequence[Axes]
         raise MctsvizError(f"the evolution panels need 3 axes, not {len(axes)}")
     ev = extract.evolution(replay, node)
     for i, (ax, quantity) in enumerate(zip(axes, EVOLUTION_QUANTITIES)):
-        plot_evolution(replay, quantity, node=node, ax=ax, evolution=ev)
+        plot_evolution(replay, quantity, node=node, ax=ax, evolution=ev, log_x=log_x)
         legend = ax.get_legend()
         if i and legend is not None:  # one legend (the first panel's) is enough
             legend.remove()
