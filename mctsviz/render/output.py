@@ -64,14 +64,24 @@ def figure_bytes(figure: Any, fmt: str) -> bytes:
 
 
 def _graph_bytes(graph: Any, fmt: str) -> bytes:
-    import graphviz
 
     if fmt == "dot":
         return graph.source.encode("utf-8")
     if fmt not in ("svg", "pdf", "png"):
         raise MctsvizError(f"unknown output format {fmt!r}; choose one of: svg, pdf, png, dot")
+    return pipe_graph(graph, fmt)
+
+
+def pipe_graph(graph: Any, fmt: str, engine: str | None = None) -> bytes:
+    """Run Graphviz on ``graph`` (its own engine unless ``engine``) and return the output bytes.
+
+    Raises:
+        MctsvizError: the Graphviz program is missing or fails (its first line of complaint).
+    """
+    import graphviz
+
     try:
-        return graph.pipe(format=fmt)
+        return bytes(graph.pipe(format=fmt, engine=engine))
     except graphviz.ExecutableNotFound:
         raise MctsvizError(GRAPHVIZ_MISSING) from None
     except graphviz.CalledProcessError as exc:

@@ -28,7 +28,7 @@ import graphviz
 
 from ..errors import MctsvizError
 from ..replay import PHASES, Replay
-from .output import GRAPHVIZ_MISSING
+from .output import pipe_graph
 from .tree import render_tree
 
 #: The phases an iteration is drawn in (``"start"`` is the previous iteration's end).
@@ -167,12 +167,7 @@ def _pinned(graph: graphviz.Digraph, union: graphviz.Digraph, places: dict[str, 
 
 def _plain_nodes(graph: graphviz.Digraph) -> dict[str, tuple[float, float, float, float]]:
     """Each node's (x, y, width, height) in inches, as ``dot`` lays ``graph`` out."""
-    try:
-        text = graph.pipe(format="plain", engine="dot").decode("utf-8", "replace")
-    except graphviz.ExecutableNotFound:
-        raise MctsvizError(GRAPHVIZ_MISSING) from None
-    except graphviz.CalledProcessError as exc:
-        raise MctsvizError(f"Graphviz's dot failed: {exc}") from None
+    text = pipe_graph(graph, "plain", engine="dot").decode("utf-8", "replace")
     out = {}
     for line in text.splitlines():
         if line.startswith("node "):
