@@ -21,7 +21,7 @@ from typing import Any
 
 from .errors import MctsvizError
 from .options import SearchOptions
-from .replay import Replay, TreeSnapshot, replay
+from .replay import Replay, TreeSnapshot, snapshot_at
 from .trace.events import Expand, Header, NewChild, Score, Simulate, Step, Update
 
 
@@ -111,24 +111,28 @@ def view_iteration(source: Replay | Any, iteration: int, **read_options: Any) ->
     """
     if not isinstance(iteration, int) or isinstance(iteration, bool) or iteration < 1:
         raise MctsvizError(f"iteration {iteration!r} is out of range: iterations start at 1")
-    rp = source if isinstance(source, Replay) else replay(source, until=iteration, **read_options)
-    if iteration > rp.iterations:
-        raise MctsvizError(f"iteration {iteration} is out of range: the trace has iterations 1-{rp.iterations}")
-    selected = rp.snapshot(iteration, "select")
-    # The statistics before backpropagation, with the new children: what the backup starts from.
-    simulated = rp.snapshot(iteration, "simulate")
-    events = rp.events(iteration)
-    path = events.select.path
+    # One snapshot holds it all: the statistics before the backup (the selection's and the
+    # expansion's numbers too), the tree with the new children, and the iteration's events.
+    # From a file it is folded in constant memory, whatever the iteration.
+    simulated = snapshot_at(source, iteration, "simulate", **read_options)
+    events = simulated.events
+    assert events is not None  # a snapshot of iteration >= 1 carries its events
+    path, expand = events.select.path, events.expand
+    scores = expand.scores
+    if scores is None and expand.rule == "score":
+        scores = simulated.child_scores(expand.parent)  # a compact trace: recomputed
+    # The root's children when selection ran: the expansion may have added some since.
+    root_children = len(simulated.children_ids(0)) - (len(expand.children) if expand.parent == 0 else 0)
     return IterationView(
         iteration=iteration,
-        header=rp.header,
+        header=simulated.header,
         path=path,
         actions=tuple("" if node == 0 else simulated.node(node).action for node in path),
-        root_children=len(selected.children_ids(0)),
-        steps=selected.steps,
-        expand=events.expand,
-        expansion_scores=rp.expansion_scores(iteration),
-        expansion_visits=selected.visits(events.expand.parent),
+        root_children=root_children,
+        steps=simulated.steps,
+        expand=expand,
+        expansion_scores=scores,
+        expansion_visits=simulated.visits(expand.parent),
         simulate=events.simulate,
         simulated_key=simulated.node(events.simulate.node).key,
         backup=backup_rows(events.backprop.updates, simulated),

@@ -323,6 +323,11 @@ class TreeSnapshot:
             return ()
         return self.events.backprop.updates
 
+    def child_scores(self, node: int) -> tuple[Score, ...]:
+        """The Score record of each of ``node``'s children here (+infinity as None, as recorded)."""
+        s = self._structure
+        return score_records(self.options, self.children_ids(node), self._visits[node], self._visits, self._value, s.prior, s.action)
+
     def principal_variation(self) -> list[int]:
         """Node ids from the root following the most-visited child."""
         line = [0]
