@@ -29,12 +29,13 @@ from typing import Any
 
 from .errors import MctsvizError
 from .replay import Replay
+from .text.formulas import score_formula
+from .text.names import NodeNames
+from .text.numbers import format_exact, format_number, format_score
 from .types import Game
 from .walkthrough.escape import plain_line
 from .walkthrough.figures import FigureMaker, RenderFigures
-from .walkthrough.formulas import score_formula
-from .walkthrough.numbers import format_exact, format_number, format_score
-from .walkthrough.pages import NodeNames, Pages, build_pages, index_pages, render_template, template_environment, trace_copy_name
+from .walkthrough.pages import Pages, build_pages, index_pages, render_template, template_environment, trace_copy_name
 from .walkthrough.write import read_manifests, write_pages
 
 PAIR_SCRIPT = ((1, -1), (0, 0), (1, -1), (-1, 1))  # the Simple Pair Game guide: P1 wins, draw, P1 wins, P1 loses

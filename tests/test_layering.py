@@ -67,7 +67,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "mctsviz.sweep",
         ),
     ),
-    ("render", ("mctsviz.render",)),
+    ("render", ("mctsviz.render", "mctsviz.text")),
+    ("explorer", ("mctsviz.explorer",)),
     ("site", ("mctsviz.walkthrough",)),
     ("cli", ("mctsviz.cli", "mctsviz.demo", "mctsviz.__main__", "mctsviz")),
 )

@@ -28,8 +28,8 @@ from mctsviz.players import MCTSPlayer, parse_player
 from mctsviz.search import search
 from mctsviz.sweep import PARAMETERS
 from mctsviz.testing import encode_events, recorded_search, toy_path
+from mctsviz.text.formulas import formula_legend
 from mctsviz.trace.io import load_trace
-from mctsviz.walkthrough.formulas import formula_legend
 
 PACKAGE = Path(__file__).resolve().parent.parent / "mctsviz"
 

@@ -23,6 +23,8 @@ from mctsviz.games.explicit import ExplicitTree
 from mctsviz.options import SearchOptions
 from mctsviz.search import policies
 from mctsviz.testing import recorded_replay, recorded_search, toy_path
+from mctsviz.text.names import NodeNames
+from mctsviz.text.numbers import format_score
 from mctsviz.trace.events import Score
 from mctsviz.walkthrough import (
     RenderFigures,
@@ -35,8 +37,7 @@ from mctsviz.walkthrough import (
     write_pages,
 )
 from mctsviz.walkthrough.escape import markdown_text
-from mctsviz.walkthrough.numbers import format_score
-from mctsviz.walkthrough.pages import MANIFEST, NodeNames
+from mctsviz.walkthrough.pages import MANIFEST
 
 GOLDEN = Path(__file__).parent / "golden" / "pages"
 UPDATE = os.environ.get("MCTSVIZ_UPDATE_GOLDEN") == "1"

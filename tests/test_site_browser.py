@@ -17,9 +17,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from test_site_build import build_test_site, html_pages, site_replays  # noqa: E402
 
-from mctsviz.walkthrough.formulas import score_formula  # noqa: E402
-from mctsviz.walkthrough.numbers import format_exact, format_score  # noqa: E402
-from mctsviz.walkthrough.pages import NodeNames  # noqa: E402
+from mctsviz.text.formulas import score_formula  # noqa: E402
+from mctsviz.text.names import NodeNames  # noqa: E402
+from mctsviz.text.numbers import format_exact, format_score  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [

@@ -12,8 +12,8 @@ Nothing here fetches from the internet, and the site works opened from files.
 
 from __future__ import annotations
 
+from ..text.formulas import formula_legend, score_formula
 from .figures import FigureMaker, RenderFigures
-from .formulas import formula_legend, score_formula
 from .pages import build_pages, default_iterations, index_pages, parse_iterations, template_environment
 from .write import read_manifests, write_index, write_pages
 

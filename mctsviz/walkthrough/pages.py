@@ -21,24 +21,24 @@ import json
 import os
 import re
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import MctsvizError
-from ..iteration import BackupRow, IterationView, view_iteration
+from ..iteration import IterationView, view_iteration
 from ..options import SearchOptions
 from ..render.boards import rollout_boards, trace_board_game
 from ..replay import Replay, TreeSnapshot
 from ..replay import replay as load_replay
-from ..trace.events import Header, Score
+from ..text.formulas import formula_legend
+from ..text.names import NodeNames, outcome_text, player_name, score_rows, update_rows
+from ..text.numbers import format_exact, format_number
+from ..trace.events import Header
 from ..types import BoardGame
 from .escape import front_matter_title, html_text, markdown_text, plain_line
 from .figures import FigureMaker
-from .formulas import formula_legend, score_formula
-from .numbers import format_exact, format_number, format_score
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 ASSETS_DIR = Path(__file__).parent / "assets"
@@ -143,103 +143,6 @@ def trace_copy_name(path: str | os.PathLike[str]) -> str:
     return f"{TRACE_COPY_FOLDER}/trace{trace_suffix(path)}"
 
 
-# -- naming nodes and players -------------------------------------------------------------
-
-
-def player_name(player: int) -> str:
-    """Player 0 is "P1", as in the lecture material."""
-    return f"P{player + 1}"
-
-
-@dataclass(frozen=True)
-class NodeNames:
-    """How a page calls each node, with what never changes about it (key, mover, terminal).
-
-    A one-player tree's nodes go by their state names ("S1", as in the lecture's slides); a game's by
-    mover and move ("P1→0", as in the Simple Pair Game guide); the root of a game is "root".
-    """
-
-    titles: tuple[str, ...]
-    keys: tuple[str, ...]
-    movers: tuple[int, ...]
-    terminal: tuple[bool, ...]
-
-    @classmethod
-    def of(cls, replay: Replay) -> NodeNames:
-        header = replay.header
-        nodes = replay.final().nodes()
-        titles = []
-        for node in nodes:
-            if header.num_players == 1:
-                titles.append(plain_line(node.key))
-            elif node.id == 0:
-                titles.append("root")
-            else:
-                titles.append(f"{player_name(node.mover)}→{plain_line(node.action)}")
-        return cls(
-            tuple(titles),
-            tuple(n.key for n in nodes),
-            tuple(n.mover for n in nodes),
-            tuple(n.terminal for n in nodes),
-        )
-
-    def __call__(self, node: int) -> str:
-        return self.titles[node]
-
-    def path(self, nodes: Iterable[int]) -> str:
-        return " › ".join(self.titles[n] for n in nodes)
-
-
-def outcome_text(returns: Sequence[float]) -> str:
-    """A simulation's returns in words: "P1 wins", "draw", or the numbers."""
-    if len(returns) == 2 and tuple(returns) in ((1.0, -1.0), (-1.0, 1.0), (0.0, 0.0)):
-        if returns[0] == returns[1]:
-            return "draw"
-        return f"{player_name(0 if returns[0] > returns[1] else 1)} wins"
-    if len(returns) == 1:
-        return f"value {format_exact(returns[0])}"
-    return ", ".join(f"{player_name(i)} {format_exact(r)}" for i, r in enumerate(returns))
-
-
-# -- what one iteration did ----------------------------------------------------------------
-
-
-def _score_rows(scores: Sequence[Score], parent_visits: int, chosen: int | None, options: SearchOptions, names: NodeNames) -> list[dict[str, Any]]:
-    return [
-        {
-            "node": s.node,
-            "name": names(s.node),
-            "action": s.action,
-            "visits": format_exact(s.visits),
-            "value": format_exact(s.value),
-            "prior": format_number(s.prior),
-            "exploit": format_score(s.exploit),
-            "explore": format_score(s.explore),
-            "score": format_score(s.score),
-            "formula": score_formula(s, parent_visits, options, names(s.node)),
-            "chosen": s.node == chosen,
-        }
-        for s in scores
-    ]
-
-
-def _update_rows(backup: Sequence[BackupRow], names: NodeNames) -> list[dict[str, Any]]:
-    return [
-        {
-            "node": b.node,
-            "name": names(b.node),
-            "mover": player_name(b.mover) if b.node else "–",
-            "reward": format_exact(b.reward),
-            "visits_before": format_exact(b.visits_before),
-            "visits_after": format_exact(b.visits_after),
-            "value_before": format_exact(b.value_before),
-            "value_after": format_exact(b.value_after),
-            "mean_after": format_number(b.mean_after),
-        }
-        for b in backup
-    ]
-
-
 def _rollout_boards(view: IterationView, game: BoardGame | None) -> tuple[list[dict[str, Any]], bool]:
     simulate = view.simulate
     if game is None or simulate.method not in ("random", "heuristic") or simulate.actions is None:
@@ -261,14 +164,14 @@ def iteration_context(view: IterationView, names: NodeNames, game: BoardGame | N
             "parent_visits": step.parent_visits,
             "chosen": step.chosen,
             "chosen_name": names(step.chosen),
-            "rows": _score_rows(step.scores or (), step.parent_visits, step.chosen, options, names),
+            "rows": score_rows(step.scores or (), step.parent_visits, step.chosen, options, names),
         }
         for step in view.steps
     ]
     expand = view.expand
     expansion_rows = []
     if view.expansion_scores is not None:
-        expansion_rows = _score_rows(view.expansion_scores, view.expansion_visits, expand.simulate_from, options, names)
+        expansion_rows = score_rows(view.expansion_scores, view.expansion_visits, expand.simulate_from, options, names)
     children = [
         {
             "node": ch.node,
@@ -314,7 +217,7 @@ def iteration_context(view: IterationView, names: NodeNames, game: BoardGame | N
             "boards": boards,
             "boards_complete": boards_complete,
         },
-        "updates": _update_rows(view.backup, names),
+        "updates": update_rows(view.backup, names),
         "reward": options.reward,
         "policy": options.policy_name,
         "legend": formula_legend(options),

@@ -1,0 +1,1 @@
+"""Text shared by pages, the explorer and the demo: number formats, formulas, node names."""

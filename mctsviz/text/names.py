@@ -1,0 +1,118 @@
+"""How pages and the explorer call nodes and players, and their score and backup rows as text.
+
+A one-player tree's nodes go by their state names ("S1", as in the lecture's slides); a game's by
+mover and move ("P1→0", as in the Simple Pair Game guide). Every number is formatted by
+:mod:`mctsviz.text.numbers` and every formula by :mod:`mctsviz.text.formulas`, so a walkthrough
+page, the explorer's panel and the demo say the same thing in the same words.
+Strings here are plain text: escaping is the caller's job, for where the text lands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .. import escape
+from ..iteration import BackupRow
+from ..options import SearchOptions
+from ..replay import Replay
+from ..trace.events import Score
+from .formulas import score_formula
+from .numbers import format_exact, format_number, format_score
+
+# -- naming nodes and players -------------------------------------------------------------
+
+
+def player_name(player: int) -> str:
+    """Player 0 is "P1", as in the lecture material."""
+    return f"P{player + 1}"
+
+
+@dataclass(frozen=True)
+class NodeNames:
+    """How a page calls each node, with what never changes about it (key, mover, terminal).
+
+    A one-player tree's nodes go by their state names ("S1", as in the lecture's slides); a game's by
+    mover and move ("P1→0", as in the Simple Pair Game guide); the root of a game is "root".
+    """
+
+    titles: tuple[str, ...]
+    keys: tuple[str, ...]
+    movers: tuple[int, ...]
+    terminal: tuple[bool, ...]
+
+    @classmethod
+    def of(cls, replay: Replay) -> NodeNames:
+        header = replay.header
+        nodes = replay.final().nodes()
+        titles = []
+        for node in nodes:
+            if header.num_players == 1:
+                titles.append(escape.one_line(node.key))
+            elif node.id == 0:
+                titles.append("root")
+            else:
+                titles.append(f"{player_name(node.mover)}→{escape.one_line(node.action)}")
+        return cls(
+            tuple(titles),
+            tuple(n.key for n in nodes),
+            tuple(n.mover for n in nodes),
+            tuple(n.terminal for n in nodes),
+        )
+
+    def __call__(self, node: int) -> str:
+        return self.titles[node]
+
+    def path(self, nodes: Iterable[int]) -> str:
+        return " › ".join(self.titles[n] for n in nodes)
+
+
+def outcome_text(returns: Sequence[float]) -> str:
+    """A simulation's returns in words: "P1 wins", "draw", or the numbers."""
+    if len(returns) == 2 and tuple(returns) in ((1.0, -1.0), (-1.0, 1.0), (0.0, 0.0)):
+        if returns[0] == returns[1]:
+            return "draw"
+        return f"{player_name(0 if returns[0] > returns[1] else 1)} wins"
+    if len(returns) == 1:
+        return f"value {format_exact(returns[0])}"
+    return ", ".join(f"{player_name(i)} {format_exact(r)}" for i, r in enumerate(returns))
+
+
+# -- what one iteration did ----------------------------------------------------------------
+
+
+def score_rows(scores: Sequence[Score], parent_visits: int, chosen: int | None, options: SearchOptions, names: NodeNames) -> list[dict[str, Any]]:
+    return [
+        {
+            "node": s.node,
+            "name": names(s.node),
+            "action": s.action,
+            "visits": format_exact(s.visits),
+            "value": format_exact(s.value),
+            "prior": format_number(s.prior),
+            "exploit": format_score(s.exploit),
+            "explore": format_score(s.explore),
+            "score": format_score(s.score),
+            "formula": score_formula(s, parent_visits, options, names(s.node)),
+            "chosen": s.node == chosen,
+        }
+        for s in scores
+    ]
+
+
+def update_rows(backup: Sequence[BackupRow], names: NodeNames) -> list[dict[str, Any]]:
+    return [
+        {
+            "node": b.node,
+            "name": names(b.node),
+            "mover": player_name(b.mover) if b.node else "–",
+            "reward": format_exact(b.reward),
+            "visits_before": format_exact(b.visits_before),
+            "visits_after": format_exact(b.visits_after),
+            "value_before": format_exact(b.value_before),
+            "value_after": format_exact(b.value_after),
+            "mean_after": format_number(b.mean_after),
+        }
+        for b in backup
+    ]
