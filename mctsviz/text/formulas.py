@@ -11,12 +11,15 @@ Example (the lecture's toy tree, iteration 4)::
 
 from __future__ import annotations
 
+import re
+
 from ..options import SearchOptions
 from ..trace.events import Score
 from .numbers import INFINITY, format_exact, format_score
 
 
-def _log_text(parent_visits: int, options: SearchOptions) -> str:
+def log_text(parent_visits: int, options: SearchOptions) -> str:
+    """UCB1's logarithm as written: "ln 3", or "ln(3 + 1)" with ``log="ln-n1"``."""
     if options.log == "ln-n1":
         return f"ln({parent_visits} + 1)"
     # policies.ucb1 takes ln 1 = 0 when the parent has no visits yet (ln 0 is undefined).
@@ -41,6 +44,53 @@ def formula_legend(options: SearchOptions) -> str:
     return f"UCB1 = W/n + C·sqrt({log} / n), with C = {c}; an unvisited child (n = 0) scores {INFINITY}"
 
 
+def formula_kind(score: Score, options: SearchOptions) -> str:
+    """Which written form a score takes: "unvisited", "first-play" (PUCT, n = 0, Q = W/n), or the policy's own."""
+    if score.score is None:
+        return "unvisited"
+    if options.policy_name == "PUCT" and options.q != "w/(1+n)" and not score.visits:
+        return "first-play"
+    return options.policy_name.lower()
+
+
+def formula_template(kind: str, options: SearchOptions) -> str:
+    """The written form of a score of ``kind`` with its constants, and slots for its numbers.
+
+    Slots: ``{name}`` (the child), ``{w}``, ``{n}``, ``{p}`` (W, n and prior P of the child),
+    ``{N}`` (the parent's visits), ``{log}`` (the logarithm as written), ``{exploit}``,
+    ``{explore}``, ``{score}``. The explorer fills the same templates with the same
+    formatted numbers (:func:`formula_slots`), so its text is the pages' text.
+    """
+    policy = options.policy_name
+    if kind == "unvisited":
+        return f"{policy}({{name}}) = {INFINITY} (unvisited)"
+    total = "{exploit} + {explore} = {score}"
+    if policy == "PUCT":
+        if kind == "first-play":
+            q = f"{format_exact(options.fpu)} (first-play value)"
+        elif options.q == "w/(1+n)":
+            q = "{w}/(1 + {n})"
+        else:
+            q = "{w}/{n}"
+        u = f"{format_exact(options.c_puct)}·{{p}}·sqrt({{N}})/(1 + {{n}})"
+        return f"{policy}({{name}}) = {q} + {u} = {total}"
+    return f"{policy}({{name}}) = {{w}}/{{n}} + {format_exact(options.c)}·sqrt({{log}} / {{n}}) = {total}"
+
+
+def formula_slots(score: Score, parent_visits: int, options: SearchOptions) -> dict[str, str]:
+    """The numbers of :func:`formula_template`'s slots for ``score``, formatted (all but ``name``)."""
+    return {
+        "w": format_exact(score.value),
+        "n": format_exact(score.visits),
+        "p": format_exact(score.prior),
+        "N": str(parent_visits),
+        "log": log_text(parent_visits, options),
+        "exploit": format_score(score.exploit),
+        "explore": format_score(score.explore),
+        "score": format_score(score.score),
+    }
+
+
 def score_formula(score: Score, parent_visits: int, options: SearchOptions, name: str) -> str:
     """One child's score written out: ``UCB1(S1) = 20/2 + 2·sqrt(ln 3 / 2) = 10 + 1.482 = 11.48``.
 
@@ -51,20 +101,11 @@ def score_formula(score: Score, parent_visits: int, options: SearchOptions, name
             is the ``c`` of ``mctsviz search --c`` and of an ``mcts:c=...`` player.
         name: how the child is called on the page (plain text; escaping is the caller's job).
     """
-    policy = options.policy_name
-    w, n = format_exact(score.value), format_exact(score.visits)
-    if score.score is None:
-        return f"{policy}({name}) = {INFINITY} (unvisited)"
-    total = f"{format_score(score.exploit)} + {format_score(score.explore)} = {format_score(score.score)}"
-    if policy == "PUCT":
-        c_puct = format_exact(options.c_puct)
-        if options.q == "w/(1+n)":
-            q = f"{w}/(1 + {n})"
-        elif score.visits:
-            q = f"{w}/{n}"
-        else:
-            q = f"{format_exact(options.fpu)} (first-play value)"
-        u = f"{c_puct}·{format_exact(score.prior)}·sqrt({parent_visits})/(1 + {n})"
-        return f"{policy}({name}) = {q} + {u} = {total}"
-    c = format_exact(options.c)
-    return f"{policy}({name}) = {w}/{n} + {c}·sqrt({_log_text(parent_visits, options)} / {n}) = {total}"
+    template = formula_template(formula_kind(score, options), options)
+    slots = formula_slots(score, parent_visits, options)
+    slots["name"] = name
+    return _SLOT.sub(lambda m: slots[m.group(1)], template)
+
+
+#: A slot of a template: ``{name}``. Filled in one pass, so a name holding braces stays as it is.
+_SLOT = re.compile(r"\{(\w+)\}")

@@ -1,0 +1,246 @@
+"""What the explorer shows, as plain data: :func:`explorer_data` turns a replay into one JSON-ready dict.
+
+Every word and number in it is text made in Python by :mod:`mctsviz.text` (the code that writes
+the walkthrough pages), so the explorer's panel and a page's score table cannot disagree: the
+browser only looks text up and fills the formula templates' slots, it never formats a number or
+evaluates a formula. Texts are stored once, in ``strings``, and referred to by index: a long
+trace repeats the same few thousand numbers and sentences.
+
+The dict (``format`` 1)::
+
+    format, title, game, policy, legend, iterations, players, budget
+    strings               every text, referred to by index below
+    templates             the written forms of a score (mctsviz.text.formulas.formula_template)
+    palette, scale        fill colours from low to high mean, and the [low, high] they span
+    nodes                 columns by node id: parent, name, action, mover, born (the iteration
+                          whose expansion added it; 0 for the root and a memory's nodes),
+                          terminal (0/1), prior, start ([N, W, mean, colour] before any update)
+    links                 edges to a node first created under another parent: [parent, child, born]
+    iters                 one dict per iteration (index k - 1), see :func:`_iteration_record`
+
+A colour is an index into ``palette`` (-1: unvisited, white).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..escape import one_line as plain_line
+from ..iteration import IterationView, view_iteration
+from ..options import SearchOptions
+from ..render.extract import reward_range
+from ..render.style import value_color
+from ..replay import Replay
+from ..text.formulas import formula_kind, formula_legend, formula_slots, formula_template, log_text
+from ..text.names import NodeNames, outcome_text, player_name
+from ..text.numbers import format_exact, format_number
+from ..trace.events import Score
+from ..trace.io import gc_paused
+
+FORMAT = 1
+#: Fill colours sampled from the figures' scale (``mctsviz.render.style.value_color``).
+PALETTE_STEPS = 21
+#: Nodes laid out from the start; the rest wait behind "+n more" until clicked (by final visits).
+DEFAULT_BUDGET = 250
+
+Progress = Callable[[int], None]
+
+
+class _Strings:
+    """A table of texts: each distinct text stored once, referred to by its index."""
+
+    def __init__(self) -> None:
+        self.table: list[str] = []
+        self._index: dict[str, int] = {}
+
+    def __call__(self, text: str) -> int:
+        index = self._index.get(text)
+        if index is None:
+            index = self._index[text] = len(self.table)
+            self.table.append(text)
+        return index
+
+
+class _Colours:
+    """A mean's fill colour as an index into the palette (the figures' ``value_color``)."""
+
+    def __init__(self, low: float, high: float) -> None:
+        self.low, self.high = low, high
+        self.palette = [value_color(low + (high - low) * i / (PALETTE_STEPS - 1), low, high) for i in range(PALETTE_STEPS)]
+
+    def __call__(self, mean: float | None) -> int:
+        if mean is None or self.high <= self.low:
+            return -1
+        t = (mean - self.low) / (self.high - self.low)
+        return max(0, min(PALETTE_STEPS - 1, round(t * (PALETTE_STEPS - 1))))
+
+
+def explorer_data(replay: Replay, *, title: str | None = None, budget: int = DEFAULT_BUDGET, progress: Progress | None = None) -> dict[str, Any]:
+    """The explorer's data for ``replay`` (see the module doc for its shape).
+
+    Args:
+        replay: the loaded trace.
+        title: plain text for the heading (default: game, iterations and seed).
+        budget: how many nodes are drawn before the rest fold into "+n more" (by final visits).
+        progress: called with the number of iterations done so far.
+    """
+    header = replay.header
+    options = header.options
+    names = NodeNames.of(replay)
+    final = replay.final()
+    strings = _Strings()
+    colours = _Colours(*reward_range(replay))
+    kinds = ["unvisited", "first-play", options.policy_name.lower()]
+    structure = [final.node(i) for i in range(len(final))]
+    # When each node and each transposition edge appeared: the iteration whose expansion added it.
+    born = [0] * len(final)
+    linked: dict[tuple[int, int], int] = {}
+    for k, events in enumerate(replay, start=1):
+        for c in events.expand.children:
+            if c.existing:
+                linked.setdefault((events.expand.parent, c.node), k)
+            else:
+                born[c.node] = k
+    links = [[parent, child, k] for (parent, child), k in sorted(linked.items())]
+    record = _Recorder(names, strings, colours, kinds)
+    iters = []
+    with gc_paused():  # a million small lists: the cyclic collector would rescan them all, again and again
+        for k in range(1, replay.iterations + 1):
+            iters.append(record(view_iteration(replay, k)))
+            if progress is not None and (k % 256 == 0 or k == replay.iterations):
+                progress(k)
+    start = replay.snapshot(0, "backprop")
+    start_stats = []
+    for i in range(len(final)):
+        n, w = (start.visits(i), start.value(i)) if i < len(start) else (0, 0.0)
+        mean = w / n if n else None
+        start_stats.append([n, strings(format_exact(w)), strings(format_number(mean)), colours(mean)])
+    return {
+        "format": FORMAT,
+        "title": plain_line(title) if title else f"{header.game}: {replay.iterations} iterations, seed {header.seed}",
+        "game": plain_line(header.game),
+        "policy": options.policy_name,
+        "legend": formula_legend(options),
+        "iterations": replay.iterations,
+        "players": header.num_players,
+        "budget": budget,
+        "templates": [formula_template(kind, options) for kind in kinds],
+        "palette": colours.palette,
+        "scale": [format_exact(colours.low), format_exact(colours.high)],
+        "nodes": {
+            "parent": [n.parent for n in structure],
+            "name": list(names.titles),
+            "action": [plain_line(n.action) for n in structure],
+            "mover": [player_name(n.mover) if n.id else "–" for n in structure],
+            "born": born,
+            "terminal": [int(n.terminal) for n in structure],
+            "prior": [format_number(n.prior) for n in structure],
+            "start": start_stats,
+        },
+        "links": links,
+        "iters": iters,
+        "strings": strings.table,
+    }
+
+
+class _Recorder:
+    """One iteration's record (see :meth:`__call__`), its texts in the shared string table."""
+
+    def __init__(self, names: NodeNames, strings: _Strings, colours: _Colours, kinds: list[str]) -> None:
+        self.names, self.s, self.colours = names, strings, colours
+        self.kinds = {kind: i for i, kind in enumerate(kinds)}
+        # Equal statistics under an equal parent give an equal row (a quarter of them, in tic-tac-toe).
+        self._rows: dict[tuple[Any, ...], tuple[int, ...]] = {}
+
+    def rows(self, scores: Sequence[Score], parent_visits: int, chosen: int | None, options: SearchOptions) -> list[list[int]]:
+        """Score rows: node, then string indexes of n, W, exploit, explore, score, P (as in a
+        table), P (as in a formula), then the template's index and chosen (0/1)."""
+        s, out, memo = self.s, [], self._rows
+        for score in scores:
+            key = (score.visits, score.value, score.prior, score.exploit, score.explore, score.score, parent_visits)
+            tail = memo.get(key)
+            if tail is None:
+                slots = formula_slots(score, parent_visits, options)
+                tail = memo[key] = (
+                    s(slots["n"]),
+                    s(slots["w"]),
+                    s(slots["exploit"]),
+                    s(slots["explore"]),
+                    s(slots["score"]),
+                    s(format_number(score.prior)),
+                    s(slots["p"]),
+                    self.kinds[formula_kind(score, options)],
+                )
+            out.append([score.node, *tail, int(score.node == chosen)])
+        return out
+
+    def __call__(self, view: IterationView) -> dict[str, Any]:
+        """Keys: ``path`` (node ids), ``new`` (nodes the expansion created), ``sim`` (the
+        simulated node), ``steps`` (per selection step: [parent, its N as text, chosen child,
+        the logarithm as written, score rows]), ``exp`` (the rows that picked the child to
+        simulate, or None), ``up`` (per backup update: [node, N, W, mean, colour] after it),
+        ``text`` (a sentence per phase)."""
+        s, options = self.s, view.options
+        steps = []
+        for step in view.steps:
+            steps.append(
+                [
+                    step.node,
+                    s(str(step.parent_visits)),
+                    step.chosen,
+                    s(log_text(step.parent_visits, options)),
+                    self.rows(step.scores or (), step.parent_visits, step.chosen, options),
+                ]
+            )
+        exp = None
+        if view.expansion_scores is not None:
+            exp = [
+                view.expand.parent,
+                s(str(view.expansion_visits)),
+                view.expand.simulate_from,
+                s(log_text(view.expansion_visits, options)),
+                self.rows(view.expansion_scores, view.expansion_visits, view.expand.simulate_from, options),
+            ]
+        ups = [[b.node, b.visits_after, s(format_exact(b.value_after)), s(format_number(b.mean_after)), self.colours(b.mean_after)] for b in view.backup]
+        return {
+            "path": list(view.path),
+            "new": [c.node for c in view.new_children if not c.existing],
+            "sim": view.simulate.node,
+            "steps": steps,
+            "exp": exp,
+            "up": ups,
+            "text": [s(t) for t in _phase_texts(view, self.names)],
+        }
+
+
+def _phase_texts(view: IterationView, names: NodeNames) -> list[str]:
+    expand, simulate = view.expand, view.simulate
+    if len(view.path) > 1:
+        steps = len(view.path) - 1
+        select = f"Selection takes the highest {view.options.policy_name} score {steps} time{'s' if steps != 1 else ''}, down to {names(view.leaf)}."
+    elif view.root_children:
+        select = "Selection stops at the root: it still has untried moves."
+    else:
+        select = "Selection stops at the root: it has no children yet."
+    new = [c for c in expand.children if not c.existing]
+    if new and expand.rule == "new":
+        grow = f"Expansion adds {names(new[0].node)} under {names(expand.parent)}."
+    elif new:
+        grow = f"Expansion adds all {len(new)} moves of {names(expand.parent)}; the simulation starts from {names(expand.simulate_from)}."
+    elif names.terminal[expand.parent]:
+        grow = f"No expansion: {names(expand.parent)} ends the game."
+    else:
+        grow = f"No expansion: {names(expand.parent)} is simulated before it is expanded."
+    moves = simulate.actions
+    if simulate.method == "terminal":
+        play = f"{names(simulate.node)} ends the game: {outcome_text(simulate.returns)}."
+    elif simulate.method in ("random", "heuristic"):
+        played = "moves the trace did not record" if moves is None else f"{len(moves)} move{'s' if len(moves) != 1 else ''}"
+        play = f"A {simulate.method} rollout from {names(simulate.node)} plays {played}: {outcome_text(simulate.returns)}."
+    else:
+        play = (
+            f"The value of {names(simulate.node)} comes from {'a script' if simulate.method == 'script' else 'an evaluator'}: {outcome_text(simulate.returns)}."
+        )
+    back = f"Backpropagation credits {len(view.backup)} node{'s' if len(view.backup) != 1 else ''} on the path, each for the player who moved into it."
+    return [select, grow, play, back]

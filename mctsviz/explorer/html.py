@@ -1,0 +1,89 @@
+"""The explorer as one self-contained HTML file, and its script and style as files for pages.
+
+The file holds the data as JSON in a ``<script type="application/json">`` element (escaped by
+:func:`mctsviz.escape.json_for_html`, so no label can close it), the script and the style inline,
+and a Content-Security-Policy that lets only that script run (by its SHA-256), fetches nothing
+and loads no font: a trace's text cannot run a script even if it escaped its element.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+from importlib import resources
+from typing import Any
+
+from .. import escape
+from ..fileutil import atomic_write
+
+ASSET_FILES = ("mctsviz-explorer.js", "mctsviz-explorer.css")
+
+
+def _asset(name: str) -> str:
+    return resources.files(__package__).joinpath("assets").joinpath(name).read_text(encoding="utf-8")
+
+
+def explorer_assets(prefix: str = "assets") -> dict[str, str]:
+    """The explorer's script and style as ``{prefix/name: text}``, for pages that link them."""
+    return {f"{prefix}/{name}": _asset(name) for name in ASSET_FILES}
+
+
+# The page around a file's explorer; in a site the theme styles the page.
+_PAGE_STYLE = """
+body { margin: 0; padding: 0.8rem 1.2rem; font: 15px/1.45 system-ui, sans-serif; color: #1b1b1b; background: #ffffff; }
+@media (prefers-color-scheme: dark) { body { color: #e6e6e6; background: #1e1f24; } }
+.mvx-title { font-size: 1.2rem; margin: 0 0 0.6rem; font-weight: 600; overflow-wrap: anywhere; }
+.mvx--standalone .mvx-stage { height: calc(100vh - 13rem); }
+"""
+
+
+def _sha256(text: str) -> str:
+    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+
+
+def explorer_html(data: dict[str, Any], *, iteration: int | None = None, phase: str = "backprop") -> str:
+    """One HTML document showing ``data`` (from :func:`~mctsviz.explorer.explorer_data`).
+
+    Args:
+        data: the explorer's data.
+        iteration: where it opens (default: the last iteration); a link's ``#i=K&p=PHASE``
+            overrides it.
+        phase: "select", "expand", "simulate" or "backprop".
+    """
+    script, style = _asset("mctsviz-explorer.js"), _asset("mctsviz-explorer.css") + _PAGE_STYLE
+    policy = "; ".join(
+        (
+            "default-src 'none'",
+            f"script-src '{_sha256(script)}'",
+            f"style-src '{_sha256(style)}'",
+            "img-src data:",
+            "base-uri 'none'",
+            "form-action 'none'",
+        )
+    )
+    title = escape.html(f"{data.get('title', 'search')} · mctsviz explorer", limit=200)
+    start = data["iterations"] if iteration is None else iteration
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{escape.html(policy)}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{title}</title>\n"
+        f"<style>{style}</style>\n"
+        "</head>\n<body>\n"
+        f'<h1 class="mvx-title">{escape.html(data.get("title", ""), limit=200)}</h1>\n'
+        f'<div class="mvx mvx--standalone" data-mvx-source="mvx-data" data-mvx-hash '
+        f'data-mvx-iteration="{int(start)}" data-mvx-phase="{escape.html(phase)}">'
+        "<noscript>The explorer needs JavaScript.</noscript></div>\n"
+        f'<script type="application/json" id="mvx-data">{escape.json_for_html(data)}</script>\n'
+        f"<script>{script}</script>\n"
+        "</body>\n</html>\n"
+    )
+
+
+def write_explorer(path: str | os.PathLike[str], data: dict[str, Any], **options: Any) -> int:
+    """Write :func:`explorer_html` to ``path`` atomically; returns the file's size in bytes."""
+    text = explorer_html(data, **options).encode("utf-8")
+    atomic_write(path, text)
+    return len(text)
