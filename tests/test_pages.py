@@ -9,6 +9,7 @@ The generated Markdown of a few small traces is compared with golden files in
 from __future__ import annotations
 
 import html
+import json
 import math
 import os
 import re
@@ -84,7 +85,7 @@ def toy_pages():
 
 @pytest.fixture(scope="module")
 def pair_pages(figures):
-    return build_pages(pair_replay(), name="pair", figures=figures)
+    return build_pages(pair_replay(), name="pair", figures=figures, trees="both")
 
 
 @pytest.fixture(scope="module")
@@ -178,7 +179,7 @@ def test_iteration_pages_follow_the_trace(pair_pages):
 
 def test_previous_and_next_links_chain_the_chosen_iterations(figures):
     rp = recorded_replay("tictactoe", iterations=40, seed=2)
-    pages = build_pages(rp, name="t", iterations="1-3,10,40", figures=figures)
+    pages = build_pages(rp, name="t", iterations="1-3,10,40", figures=figures, trees="both")
     iteration_pages = sorted(p for p in pages if re.fullmatch(r"t/iteration-\d+\.md", p))
     assert iteration_pages == ["t/iteration-01.md", "t/iteration-02.md", "t/iteration-03.md", "t/iteration-10.md", "t/iteration-40.md"]
     order = [Path(p).name for p in iteration_pages]
@@ -197,7 +198,7 @@ def test_previous_and_next_links_chain_the_chosen_iterations(figures):
 
 
 def test_compact_traces_give_the_same_numbers_as_full_ones(figures, pair_pages):
-    compact = build_pages(pair_replay(record="compact"), name="pair", figures=figures)
+    compact = build_pages(pair_replay(record="compact"), name="pair", figures=figures, trees="both")
     for k in range(1, 7):
         a, b = pair_pages[f"pair/iteration-{k}.md"], compact[f"pair/iteration-{k}.md"]
         # Selection and backpropagation are recomputed from a compact trace: identical.
@@ -420,3 +421,28 @@ def test_site_command_writes_pages_and_rejects_bad_input(tmp_path, capsys, monke
         assert main(["site", *args, "-o", str(out), "--no-progress"]) == 2, args
         lines = capsys.readouterr().err.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("mctsviz: error: ") and message in lines[0], (args, lines)
+
+
+def test_explorer_pages_share_one_data_file_and_draw_no_phase_figures(figures, toy_pages):
+    # The default: every page embeds the explorer; its data is written once, beside the pages.
+    assert "toy/explorer-data.js" in toy_pages
+    assert not [p for p in toy_pages if re.search(r"figures/iteration-.*\.svg$", p)]
+    assert {"toy/figures/final-tree.svg", "assets/mctsviz-explorer.js", "assets/mctsviz-explorer.css"} <= toy_pages.keys()
+    for k in range(1, 5):
+        text = toy_pages[f"toy/iteration-{k}.md"]
+        assert f'data-mvx-trace="toy" data-mvx-iteration="{k}" data-mvx-phase="select"' in text
+        assert text.count('data-mvx-goto="') == 4
+    script = toy_pages["toy/explorer-data.js"]
+    prefix = '(window.mctsvizExplorerData = window.mctsvizExplorerData || {})["toy"] = '
+    assert script.startswith(prefix)
+    data = json.loads(script[len(prefix) :].rstrip().rstrip(";"))
+    assert data["iterations"] == 4 and data["nodes"]["name"][:3] == ["S0", "S1", "S2"]
+
+
+def test_explorer_data_of_a_hostile_trace_cannot_close_its_script(figures):
+    pages = build_pages(evil_replay(), name="evil", figures=figures)
+    script = pages["evil/explorer-data.js"]
+    for needle in ("<", ">", "&", "\u2028"):
+        assert needle not in script
+    with pytest.raises(MctsvizError, match="unknown trees mode"):
+        build_pages(toy_replay(), name="toy", figures=figures, trees="thumbnails")

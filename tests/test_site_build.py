@@ -54,7 +54,9 @@ def build_test_site(root: Path) -> tuple[Path, subprocess.CompletedProcess]:
     for name, rp in replays.items():
         plots = ("evolution", "heatmap") if name in ("toy", "tictactoe") else ()
         iterations = "1-3,12" if name == "tictactoe" else None
-        write_pages(build_pages(rp, name=name, iterations=iterations, figures=RenderFigures(plots=plots)), walkthroughs)
+        # Both ways of showing trees: figures and the explorer (toy, pair), the explorer alone (the others).
+        trees = "both" if name in ("toy", "pair") else "explorer"
+        write_pages(build_pages(rp, name=name, iterations=iterations, figures=RenderFigures(plots=plots), trees=trees), walkthroughs)
     write_index(walkthroughs)
 
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))

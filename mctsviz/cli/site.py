@@ -58,6 +58,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--name", metavar="NAME", help="folder name of the walkthrough (one trace only; default: the file's name)")
     p.add_argument("--title", metavar="TEXT", help="heading of the overview page (one trace only)")
     p.add_argument("--templates", metavar="DIR", help="a folder of Jinja2 templates that replace the built-in ones by file name")
+    p.add_argument(
+        "--trees",
+        choices=("explorer", "figures", "both"),
+        default="explorer",
+        help="how pages show the tree: the interactive explorer (default), a Graphviz figure per phase and a slider of figures (for print and slides), or both",
+    )
     p.add_argument("--max-nodes", type=_positive, default=40, metavar="N", help="the most nodes a tree figure shows (default 40)")
     p.add_argument(
         "--copy-trace",
@@ -121,6 +127,7 @@ def run_site(args: argparse.Namespace) -> int:
                 jobs=args.jobs,
                 progress=functools.partial(_advance, bar),
                 trace_file=trace_copy_name(trace) if args.copy_trace else None,
+                trees=args.trees,
             )
         finally:
             bar.close()

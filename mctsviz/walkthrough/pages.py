@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MctsvizError
+from ..escape import json_for_html
+from ..explorer import explorer_assets, explorer_data
 from ..iteration import IterationView, view_iteration
 from ..options import SearchOptions
 from ..render.boards import rollout_boards, trace_board_game
@@ -45,6 +47,9 @@ ASSETS_DIR = Path(__file__).parent / "assets"
 ASSET_FILES = ("mctsviz-walkthrough.js", "mctsviz-walkthrough.css")
 MANIFEST = ".walkthrough.json"
 TREE_PHASES = ("select", "expand", "simulate", "backprop")
+TREE_MODES = ("explorer", "figures", "both")
+#: The explorer's data, written once per walkthrough beside its pages.
+EXPLORER_DATA = "explorer-data.js"
 #: The overview lists every iteration up to this many; longer traces list the chosen ones.
 MAX_TABLE_ROWS = 1000
 
@@ -338,6 +343,7 @@ def build_pages(
     trace_file: str | None = None,
     jobs: int | None = None,
     progress: Progress | None = None,
+    trees: str = "explorer",
 ) -> Pages:
     """The walkthrough of one trace as ``{path relative to the output folder: text or bytes}``.
 
@@ -353,12 +359,18 @@ def build_pages(
             for download (the caller adds its bytes to the pages).
         jobs: threads drawing trees (default: the number of CPUs, at most 8).
         progress: called with the number of figures drawn so far.
+        trees: how the pages show the tree: "explorer" (default: the interactive explorer on
+            every page, its data written once beside them, and only the final tree drawn),
+            "figures" (a Graphviz figure per phase and a slider of figures: for print and
+            slides) or "both".
 
     Raises:
         MctsvizError: a bad iteration spec, a bad templates folder, or a damaged trace.
     """
     if name is None and isinstance(trace, (str, os.PathLike)):
         name = trace_name(trace)
+    if trees not in TREE_MODES:
+        raise MctsvizError(f"unknown trees mode {trees!r}; choose one of: {', '.join(TREE_MODES)}")
     rp = load_replay(trace)
     header = rp.header
     name = slug(name if name is not None else f"{header.game}-seed-{header.seed}")
@@ -377,9 +389,10 @@ def build_pages(
         "game": header.game,
         "iterations_total": rp.iterations,
         "assets": "../assets",
+        "explorer": None if trees == "figures" else {"data": EXPLORER_DATA, "key": name},
     }
 
-    contexts = _page_contexts(rp, chosen, names, trace_board_game(header), width)
+    contexts = _page_contexts(rp, chosen, names, trace_board_game(header), width, figures=trees != "explorer")
     pages: Pages = {}
     plots = {}
     for kind in ("evolution", "heatmap"):
@@ -394,9 +407,11 @@ def build_pages(
     pages[f"{name}/slider.md"] = render_template(env, "slider.md.j2", **common, frames=_slider_frames(contexts))
     pages[f"{name}/{MANIFEST}"] = _manifest_text(common, header, len(chosen))
     pages.update(asset_pages())
+    if common["explorer"] is not None:
+        pages[f"{name}/{EXPLORER_DATA}"] = explorer_script(name, explorer_data(rp, title=common["title"]))
 
     # The trees last: the costly step, after every template has rendered without error.
-    tree_jobs = [(f"{name}/{ctx['figures'][phase]}", ctx["iteration"], phase) for ctx in contexts for phase in TREE_PHASES]
+    tree_jobs = [(f"{name}/{ctx['figures'][phase]}", ctx["iteration"], phase) for ctx in contexts if ctx["figures"] for phase in TREE_PHASES]
     tree_jobs.append((f"{name}/{FINAL_TREE}", rp.iterations, "backprop"))
     workers = jobs if jobs is not None else min(8, os.cpu_count() or 1)
     pages.update(draw_trees(rp, figures, tree_jobs, workers=workers, progress=progress))
@@ -406,14 +421,14 @@ def build_pages(
 FINAL_TREE = "figures/final-tree.svg"
 
 
-def _page_contexts(rp: Replay, chosen: Sequence[int], names: NodeNames, game: BoardGame | None, width: int) -> list[dict[str, Any]]:
+def _page_contexts(rp: Replay, chosen: Sequence[int], names: NodeNames, game: BoardGame | None, width: int, *, figures: bool = True) -> list[dict[str, Any]]:
     """The context of each chosen iteration's page, linked to its neighbours."""
     contexts = []
     for index, k in enumerate(chosen):
         ctx = iteration_context(view_iteration(rp, k), names, game)
         before = chosen[index - 1] if index else None
         after = chosen[index + 1] if index + 1 < len(chosen) else None
-        ctx["figures"] = {phase: _figure_path(k, phase, width) for phase in TREE_PHASES}
+        ctx["figures"] = {phase: _figure_path(k, phase, width) for phase in TREE_PHASES} if figures else None
         ctx["previous"] = None if before is None else _page_name(before, width)
         ctx["previous_iteration"] = before
         ctx["next"] = None if after is None else _page_name(after, width)
@@ -471,7 +486,13 @@ def _overview_context(rp: Replay, names: NodeNames, contexts: Sequence[Mapping[s
 
 def _slider_frames(contexts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [
-        {"iteration": c["iteration"], "figure": c["figures"]["backprop"], "page": c["page"], "path_names": c["path_names"], "outcome": c["simulate"]["outcome"]}
+        {
+            "iteration": c["iteration"],
+            "figure": c["figures"]["backprop"] if c["figures"] else None,
+            "page": c["page"],
+            "path_names": c["path_names"],
+            "outcome": c["simulate"]["outcome"],
+        }
         for c in contexts
     ]
 
@@ -548,8 +569,18 @@ def _by_iteration(jobs: Sequence[tuple[str, int, str]]) -> list[list[tuple[str, 
 
 
 def asset_pages(prefix: str = "assets") -> Pages:
-    """The slider's script and style, as pages under ``prefix``."""
-    return {f"{prefix}/{f}": (ASSETS_DIR / f).read_bytes() for f in ASSET_FILES}
+    """The slider's and the explorer's scripts and styles, as pages under ``prefix``."""
+    pages: Pages = {f"{prefix}/{f}": (ASSETS_DIR / f).read_bytes() for f in ASSET_FILES}
+    pages.update(explorer_assets(prefix))
+    return pages
+
+
+def explorer_script(name: str, data: Mapping[str, Any]) -> str:
+    """A script that files a walkthrough's explorer data under ``name`` (loaded by its pages).
+
+    A script, not a JSON file: a page opened from ``file://`` may load a script but not fetch.
+    The JSON is escaped as for an HTML script element (no string can close it)."""
+    return f"(window.mctsvizExplorerData = window.mctsvizExplorerData || {{}})[{json_for_html(name)}] = {json_for_html(data)};\n"
 
 
 def index_pages(

@@ -280,6 +280,16 @@
         if (link) { self.goTo(link.k, link.p); if (link.node !== null) self.select(link.node); }
       });
     }
+    // A page's "show this phase" buttons move the explorer and bring it into view.
+    if (!this.standalone) {
+      document.addEventListener("click", function (e) {
+        var go = e.target.closest ? e.target.closest("[data-mvx-goto]") : null;
+        if (!go || document.querySelector(".mvx") !== root) return;
+        var phase = PHASES.indexOf(go.getAttribute("data-mvx-goto"));
+        self.goTo(self.k || 1, phase < 0 ? 0 : phase);
+        root.scrollIntoView({ block: "start" });
+      });
+    }
     // Rows of the page's own tables name their node: clicking one selects it here.
     var scope = this.standalone ? root : document;
     scope.addEventListener("click", function (e) {
@@ -364,7 +374,12 @@
 
   /* A deep link: #i=12&p=expand&n=5 (standalone files only; pages choose their moment). */
   Explorer.prototype.readLink = function () {
-    if (!this.standalone || !location.hash) return null;
+    if (!location.hash) return null;
+    if (!this.standalone) {
+      // A walkthrough's links to its slider page name an iteration: slider.html#iteration-12.
+      var named = /^#iteration-(\d+)$/.exec(location.hash);
+      return named ? { k: parseInt(named[1], 10), p: 0, node: null } : null;
+    }
     var params = {};
     location.hash.slice(1).split("&").forEach(function (part) {
       var kv = part.split("=");
@@ -589,7 +604,8 @@
     } else {
       html("p", "mvx-note", panel, "Click a node for its numbers and its selection formula.");
     }
-    if (!it) return;
+    // A walkthrough page has these tables in its text already; a file of its own shows them here.
+    if (!it || !this.standalone) return;
     if (this.p <= 1) {
       it.steps.forEach(function (step, j) {
         self.scoreTable(panel, "Step " + (j + 1) + ": the children of " + d.nodes.name[step[0]] + " (N = " + S[step[1]] + ")", step[4]);
@@ -672,8 +688,11 @@
     var rect = this.svg.getBoundingClientRect(), it = this.k ? this.data.iters[this.k - 1] : null;
     var target = 0, path = it ? it.path : [0];
     for (var j = path.length - 1; j >= 0; j--) if (this.places[path[j]]) { target = path[j]; break; }
-    var at = this.places[target], s = READABLE;
-    this.zoomState = { s: s, x: (rect.width || 600) / 2 - (at.x + NODE_W / 2) * s, y: PAD };
+    var at = this.places[target], s = READABLE, width = rect.width || 600;
+    // Keep the root in view too when the path's two ends fit side by side.
+    var x = at.x + NODE_W / 2, rootX = this.places[0].x + NODE_W / 2;
+    if (Math.abs(rootX - x) * s < width - 2 * NODE_W) x = (x + rootX) / 2;
+    this.zoomState = { s: s, x: width / 2 - x * s, y: PAD };
     this.applyZoom();
   };
 
