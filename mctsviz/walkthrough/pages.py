@@ -408,7 +408,7 @@ def build_pages(
     pages[f"{name}/{MANIFEST}"] = _manifest_text(common, header, len(chosen))
     pages.update(asset_pages())
     if common["explorer"] is not None:
-        pages[f"{name}/{EXPLORER_DATA}"] = explorer_script(name, explorer_data(rp, title=common["title"]))
+        pages[f"{name}/{EXPLORER_DATA}"] = explorer_script(name, explorer_data(rp, title=str(common["title"])))
 
     # The trees last: the costly step, after every template has rendered without error.
     tree_jobs = [(f"{name}/{ctx['figures'][phase]}", ctx["iteration"], phase) for ctx in contexts if ctx["figures"] for phase in TREE_PHASES]
