@@ -305,3 +305,28 @@ def test_what_a_page_says_of_the_selection_matches_the_trees_root(site, tab):
             seen.add(says_childless)
     assert seen == {True, False}  # both cases are on these pages
     assert tab.problems == []
+
+
+def test_the_explorer_on_a_page_and_the_pages_tables_point_at_each_other(site, tab):
+    tab.open(site / "walkthroughs" / "toy" / "iteration-4.html")
+    page = tab.page
+    page.wait_for_selector(".mvx[data-mvx-ready]")
+    assert page.get_attribute(".mvx", "data-mvx-moment") == "4:select"
+    # A row of the page's score table selects its node; the panel's formula is the page's.
+    row = page.locator("article table tr:has([data-mv-node='1'])").first
+    row.click()
+    assert page.locator(".mvx-node.mvx-selected").get_attribute("data-node") == "1"
+    assert "mvx-row--selected" in row.get_attribute("class")
+    formula = page.locator(".mvx-formula").first.inner_text().removesuffix(" (chosen)")
+    bullets = page.locator("article li").all_inner_texts()
+    assert formula == "UCB1(S1) = 20/2 + 2·sqrt(ln 3 / 2) = 10 + 1.482 = 11.48" and formula in bullets
+    # A click on a node highlights its row; a phase's button moves the explorer there.
+    page.locator(".mvx-node[data-node='2']").dispatch_event("click")
+    assert "mvx-row--selected" in page.locator("article table tr:has([data-mv-node='2'])").first.get_attribute("class")
+    page.locator("[data-mvx-goto='backprop']").click()
+    assert page.get_attribute(".mvx", "data-mvx-moment") == "4:backprop"
+    # With the explorer focused, arrow keys step it and leave the page where it is.
+    page.locator(".mvx").focus()
+    page.keyboard.press("ArrowLeft")
+    assert page.get_attribute(".mvx", "data-mvx-moment") == "4:simulate" and page.url.endswith("/iteration-4.html")
+    assert tab.problems == []

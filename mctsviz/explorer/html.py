@@ -15,6 +15,7 @@ from importlib import resources
 from typing import Any
 
 from .. import escape
+from ..errors import MctsvizError
 from ..fileutil import atomic_write
 
 ASSET_FILES = ("mctsviz-explorer.js", "mctsviz-explorer.css")
@@ -52,6 +53,9 @@ def explorer_html(data: dict[str, Any], *, iteration: int | None = None, phase: 
         phase: "select", "expand", "simulate" or "backprop".
     """
     script, style = _asset("mctsviz-explorer.js"), _asset("mctsviz-explorer.css") + _PAGE_STYLE
+    # Inline, either would end its element early (a user's edited copy, say): refuse, never break.
+    if "</script" in script.lower() or "</style" in style.lower():
+        raise MctsvizError("the explorer's script or style holds a closing tag and cannot be inlined")
     policy = "; ".join(
         (
             "default-src 'none'",

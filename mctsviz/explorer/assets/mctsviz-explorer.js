@@ -4,9 +4,9 @@
  * data Python wrote (mctsviz.explorer.data): this script looks numbers up, it never formats or
  * computes a score. Text from a trace reaches the page through textContent only.
  *
- * An explorer is any element with class "mvx" and either data-mvx-source (the id of a
- * <script type="application/json"> holding the data) or data-mvx-trace (a key of
- * window.mctsvizExplorerData, filled by a walkthrough's explorer-data.js).
+ * An explorer is any element with class "mvx" and either data-mvx-source (the id of the JSON
+ * script element holding the data) or data-mvx-trace (a key of window.mctsvizExplorerData,
+ * filled by a walkthrough's explorer-data.js).
  */
 (function () {
   "use strict";
@@ -273,7 +273,9 @@
     this.zoomState = { x: PAD, y: PAD, s: 1 };
     this.installPanZoom();
     this.panel = html("div", "mvx-panel", body);
-    root.addEventListener("keydown", function (e) { self.onKey(e); });
+    // A file of its own takes the keys page-wide; in a walkthrough, once the explorer has focus
+    // (the page's own arrow keys turn its pages).
+    (this.standalone ? document : root).addEventListener("keydown", function (e) { self.onKey(e); });
     if (this.standalone) {
       window.addEventListener("hashchange", function () {
         var link = self.readLink();
@@ -369,7 +371,7 @@
       case " ": this.togglePlay(); break;
       default: handled = false;
     }
-    if (handled) e.preventDefault();
+    if (handled) { e.preventDefault(); e.stopPropagation(); }
   };
 
   /* A deep link: #i=12&p=expand&n=5 (standalone files only; pages choose their moment). */
