@@ -60,7 +60,9 @@ def main() -> None:
     if args.demo:
         with tempfile.TemporaryDirectory() as tmp:
             t = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "mctsviz", "site", "--demo", "--docs", str(Path(tmp) / "docs"), "--no-progress"], check=True, capture_output=True)
+            subprocess.run(
+                [sys.executable, "-m", "mctsviz", "site", "--demo", "--docs", str(Path(tmp) / "docs"), "--no-progress"], check=True, capture_output=True
+            )
             seconds = time.perf_counter() - t
             size = sum(p.stat().st_size for p in (Path(tmp) / "docs").rglob("*") if p.is_file())
         print(f"  demo site: {seconds:.1f} s (target < 30 s), {size / 1e6:.1f} MB")
