@@ -11,7 +11,7 @@ import argparse
 import importlib
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..errors import MctsvizError
 from ..escape import terminal as terminal_text
@@ -27,6 +27,22 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def whole_number(low: int = 1, high: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type`` for a whole number from ``low`` (to ``high``), with a one-line error."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+        if value < low or (high is not None and value > high):
+            bounds = f">= {low}" if high is None else f"from {low} to {high}"
+            raise argparse.ArgumentTypeError(f"expected a whole number {bounds}, not {text}")
+        return value
+
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MctsvizError
+from . import whole_number
 
 DEFAULT_OUT = Path("docs") / "walkthroughs"
 
@@ -23,16 +24,6 @@ DEFAULT_OUT = Path("docs") / "walkthroughs"
 def _advance(bar: Any, done: int) -> None:
     """Move a progress bar to ``done`` figures."""
     bar.update(done - bar.n)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, not {text}")
-    return value
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -64,13 +55,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="explorer",
         help="how pages show the tree: the interactive explorer (default), a Graphviz figure per phase and a slider of figures (for print and slides), or both",
     )
-    p.add_argument("--max-nodes", type=_positive, default=40, metavar="N", help="the most nodes a tree figure shows (default 40)")
+    p.add_argument("--max-nodes", type=whole_number(), default=40, metavar="N", help="the most nodes a tree figure shows (default 40)")
     p.add_argument(
         "--copy-trace",
         action="store_true",
         help="put a copy of each trace in its walkthrough, as download/trace.jsonl (the suffix kept), linked from the overview",
     )
-    p.add_argument("--jobs", type=_positive, metavar="N", help="threads drawing figures (default: the CPUs, at most 8)")
+    p.add_argument("--jobs", type=whole_number(), metavar="N", help="threads drawing figures (default: the CPUs, at most 8)")
     p.add_argument("--demo", action="store_true", help="build the demo site: the lecture walkthroughs and the gallery")
     p.add_argument(
         "--init",

@@ -12,16 +12,7 @@ from pathlib import Path
 
 from ..errors import MctsvizError
 from ..replay import PHASES
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
-    if not 1 <= value <= 100_000:
-        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to 100000, not {text}")
-    return value
+from . import whole_number
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--out", metavar="FILE.html", help="the file to write (default: the trace's name with .html, here)")
     p.add_argument("--iteration", "-k", type=int, metavar="K", help="where it opens (default: the last iteration; 0: before the first)")
     p.add_argument("--phase", choices=PHASES[1:], default="backprop", help="the phase it opens at (default: backprop)")
-    p.add_argument("--nodes", type=_count, default=None, metavar="N", help="nodes drawn before the rest fold into '+n more' (default 250)")
+    p.add_argument("--nodes", type=whole_number(1, 100_000), default=None, metavar="N", help="nodes drawn before the rest fold into '+n more' (default 250)")
     p.add_argument("--title", help="the heading (default: game, iterations and seed)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(handler=run_view)

@@ -215,7 +215,7 @@
   }
 
   Explorer.prototype.build = function () {
-    var self = this, root = this.root, d = this.data;
+    var self = this, root = this.root;
     root.textContent = "";
     root.classList.add("mvx--ready");
     if (!root.hasAttribute("tabindex")) root.setAttribute("tabindex", "0");
@@ -444,14 +444,6 @@
       g.addEventListener("click", function (e) { e.stopPropagation(); self.unfold(mk.parent); });
       return { g: g, text: t, line: line, mk: mk };
     });
-    this.svgSize();
-  };
-
-  Explorer.prototype.svgSize = function () {
-    var w = 0, h = 0, places = this.places;
-    for (var key in places) { w = Math.max(w, places[key].x); h = Math.max(h, places[key].y); }
-    this.markers.forEach(function (mk) { w = Math.max(w, mk.x); h = Math.max(h, mk.y); });
-    this.extent = { w: w + NODE_W, h: h + NODE_H };
   };
 
   Explorer.prototype.unfold = function (parent) {
