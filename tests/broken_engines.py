@@ -270,7 +270,7 @@ def broken_search(cls: type, game: Any = "tictactoe", **options: Any) -> list[An
     """The events of a search run by a broken engine."""
     recorder = ListRecorder()
     with broken_engine(cls):
-        engine_module.search(games.load(game), recorder=recorder, **options)
+        engine_module.search(games.load(game), recorder=recorder, engine="python", **options)
     return list(recorder)
 
 

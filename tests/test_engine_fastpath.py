@@ -82,11 +82,11 @@ def _run(game, record, fast, monkeypatch, **options):
     progress: list[int] = []
     options.setdefault("iterations", 150)
     if record is None:
-        result = search(game, progress=progress.append, **options)
+        result = search(game, progress=progress.append, engine="python", **options)
         encoded = None
     else:
         with capture_events() as events:
-            result = search(game, recorder=events, record=record, progress=progress.append, **options)
+            result = search(game, recorder=events, record=record, progress=progress.append, engine="python", **options)
         encoded = encode_events(events)
     summary = result.to_dict()
     del summary["seconds"]
@@ -163,7 +163,7 @@ def test_the_tree_of_an_unrecorded_search_is_complete_when_read(monkeypatch):
 
 def test_a_time_budget_runs_the_fast_loop(monkeypatch):
     spy = _Spy(monkeypatch)
-    result = search(games.load("tictactoe"), iterations=None, seconds=0.02, seed=1)
+    result = search(games.load("tictactoe"), iterations=None, seconds=0.02, seed=1, engine="python")
     assert spy.calls == 1
     assert result.iterations >= 1
     assert result.tree.visits[0] == result.iterations

@@ -206,3 +206,17 @@ def _strongly_connected(edges: dict[str, set[str]]) -> list[set[str]]:
                             break
                     found.append(component)
     return found
+
+
+def test_the_compiled_kernel_loads_only_when_it_runs():
+    # Asking which engine would run, and running the Python engine, import neither numba nor numpy.
+    code = (
+        "import sys\n"
+        "from mctsviz import games\n"
+        "from mctsviz.search import search, which_engine\n"
+        "which_engine('tictactoe')\n"
+        "search(games.load('connect4'), iterations=50, engine='python')\n"
+        "print(','.join(sorted(m for m in ('numba', 'numpy') if m in sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

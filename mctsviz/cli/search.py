@@ -8,6 +8,7 @@ import sys
 from contextlib import ExitStack
 
 from ..options import BOOLEANS, CHOICES, DEFAULTS, NUMBERS, OPTION_NAMES, RECORD_LEVELS, option_doc
+from ..search.engines import ENGINES
 
 #: Options the command line does not offer (memory is the library's; scripts come with a game).
 _NOT_FLAGS = ("iterations", "seconds", "memory", "script")
@@ -47,6 +48,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _add_option_flags(p)
     p.add_argument("--record", choices=RECORD_LEVELS, default="full", help="trace level (with --trace)")
     p.add_argument("--trace", metavar="PATH", help="write the events to PATH (.jsonl or .msgpack, optionally .gz/.zst)")
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="auto",
+        help="auto: the compiled kernel (mctsviz[fast]) when it covers the game and options, else Python; the same tree either way (default auto)",
+    )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(handler=run_search)
@@ -65,6 +72,7 @@ def run_search(args: argparse.Namespace) -> int:
         seconds=args.seconds,
         seed=args.seed,
         record=args.record,
+        engine=args.engine,
     )
     with ExitStack() as stack:
         if args.trace:
@@ -114,5 +122,5 @@ def format_result(result) -> str:
     lines = ["  ".join(cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in enumerate(zip(r, widths))) for r in rows]
     lines.append("")
     lines.append(f"chosen move: {result.move_label} (by {result.rule}; most visits: {result.by_visits}, highest mean: {result.by_mean})")
-    lines.append(f"{result.iterations} iterations in {result.seconds:.2f} s")
+    lines.append(f"{result.iterations} iterations in {result.seconds:.2f} s ({result.engine} engine)")
     return "\n".join(lines)

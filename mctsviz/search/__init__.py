@@ -15,9 +15,11 @@ from ..options import (
     SearchOptions,
 )
 from .engine import ChildStats, Memory, SearchResult, Tree, search
+from .engines import ENGINES, kernel_installed, which_engine
 from .policies import puct, ucb1
 
 __all__ = [
+    "ENGINES",
     "EXPANSIONS",
     "FINAL_RULES",
     "LOG_VARIANTS",
@@ -32,7 +34,9 @@ __all__ = [
     "SearchOptions",
     "SearchResult",
     "Tree",
+    "kernel_installed",
     "puct",
     "search",
     "ucb1",
+    "which_engine",
 ]

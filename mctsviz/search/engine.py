@@ -17,6 +17,7 @@ from typing import Any
 from ..errors import MctsvizError
 from ..options import DEFAULTS, RECORD_LEVELS, SQRT2, SearchOptions, build_options, check_seed
 from ..types import Evaluator, Game, Recorder, State
+from .engines import choose_engine
 from .phases import Engine, resolve_evaluator
 from .records import checked_returns, score_records
 from .tree import ChildStats, Memory, SearchResult, Tree
@@ -50,6 +51,7 @@ def search(
     recorder: Recorder | None = None,
     record: str = "full",
     progress: Callable[[int], None] | None = None,
+    engine: str = "auto",
 ) -> SearchResult:
     """Run one Monte Carlo Tree Search from ``state`` (the initial state by default).
 
@@ -88,13 +90,18 @@ def search(
         recorder: a callable receiving every event; None records nothing and costs nothing.
         record: ``"full"`` or ``"compact"`` (no per-child score vectors, no rollout moves, no
             before/after values: replay recomputes them).
-        progress: called with the number of iterations done, every 256 iterations.
+        progress: called with the number of iterations done, every 256 iterations (every
+            4,096 on the compiled engine).
+        engine: ``"auto"`` (the compiled kernel when it is installed and covers the game and
+            options, else Python), ``"python"`` or ``"compiled"``; see
+            ``mctsviz.search.engines``. Both build the same tree and trace.
 
     Returns:
         The chosen move, the root's children and the tree.
 
     Raises:
-        MctsvizError: a bad option or seed, options given both ways, or a terminal start state.
+        MctsvizError: a bad option or seed, options given both ways, a terminal start state,
+            or ``engine="compiled"`` for a search the kernel cannot run.
     """
     from ..games import check_game
 
@@ -140,10 +147,15 @@ def search(
     if game.is_terminal(root_state):
         raise MctsvizError("the start state is terminal: there is no move to search")
 
-    engine = Engine(game, checked, random.Random(seed), eval_fn, memory, recorder, record)
-    engine.start(root_state, seed)
+    chosen = choose_engine(engine, game, checked, memory=memory is not None, evaluator=eval_fn is not None)
+    runner = Engine(game, checked, random.Random(seed), eval_fn, memory, recorder, record, chosen)
+    runner.start(root_state, seed)
+    if chosen == "compiled":
+        from .compiled import warm_up  # numba: imported only when the kernel runs
+
+        warm_up()
     started = time.perf_counter()
     deadline = None if checked.seconds is None else started + checked.seconds
-    done = engine.run(checked.iterations, deadline, progress)
+    done = runner.run(checked.iterations, deadline, progress)
     elapsed = time.perf_counter() - started
-    return engine.finish(done, elapsed)
+    return runner.finish(done, elapsed)

@@ -68,9 +68,18 @@ class Engine:
     fast_path_enabled = True
 
     def __init__(
-        self, game: Game, options: SearchOptions, rng: random.Random, evaluator: Evaluator | None, memory: Memory | None, recorder: Recorder | None, record: str
+        self,
+        game: Game,
+        options: SearchOptions,
+        rng: random.Random,
+        evaluator: Evaluator | None,
+        memory: Memory | None,
+        recorder: Recorder | None,
+        record: str,
+        engine: str = "python",
     ) -> None:
         self.game = game
+        self.engine_name = engine  # "python" or "compiled" (mctsviz.search.engines decides)
         self.options = options
         self.rng = rng
         self.evaluator = evaluator
@@ -134,7 +143,7 @@ class Engine:
 
     def finish(self, iterations: int, seconds: float) -> SearchResult:
         tree, options = self.tree, self.options
-        kids = tree.children[0]
+        kids = tree.child_list(0)
         visits = [tree.visits[k] for k in kids]
         means = [tree.mean(k) for k in kids]
         by_visits = policies.final_choice(visits, means, rule="visits")
@@ -174,12 +183,17 @@ class Engine:
             seconds=seconds,
             options=options,
             tree=tree,
+            engine=self.engine_name,
         )
 
     # -- the loop -------------------------------------------------------------------------
 
     def run(self, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
         """Run iterations until a budget ends; return how many were done."""
+        if self.engine_name == "compiled":
+            from . import compiled  # numba and numpy: only when the kernel runs
+
+            return compiled.run(self, iterations, deadline, progress)
         if self.fast_path_enabled and fast.applies(self):
             if self.recorder is None:
                 return fast.run_unrecorded(self, iterations, deadline, progress)

@@ -147,6 +147,10 @@ class Tree:
         legal = [len(kids) + len(todo) for kids, todo in zip(children, untried)]
         self._prior.extend([1.0 / legal[parent[k]] for k in range(known, count)])
 
+    def child_list(self, node: int) -> list[int]:
+        """The children of ``node`` in creation order (without making every node's list)."""
+        return self.children[node]
+
     def _child_labels_and_priors(self, node: int) -> tuple[list[str], list[float]]:
         """Labels and priors of ``node``'s children, without deriving the whole tree."""
         kids = self.children[node]
@@ -188,9 +192,11 @@ class SearchResult:
     seconds: float
     options: SearchOptions
     tree: Tree = field(repr=False, compare=False)
+    #: The engine that ran: "python", or "compiled" (the kernel of mctsviz[fast]).
+    engine: str = "python"
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``--json`` shape: move, iterations, seconds and the root's children."""
+        """The ``--json`` shape: move, iterations, seconds, the engine and the root's children."""
         return {
             "move": self.move_label,
             "rule": self.rule,
@@ -198,5 +204,6 @@ class SearchResult:
             "by_mean": self.by_mean,
             "iterations": self.iterations,
             "seconds": self.seconds,
+            "engine": self.engine,
             "children": [{"action": ch.label, "visits": ch.visits, "value": ch.value, "mean": ch.mean, "prior": ch.prior} for ch in self.children],
         }

@@ -1,0 +1,425 @@
+"""Running a search on the compiled kernel (``mctsviz.search.kernel``) for an :class:`Engine`.
+
+The engine has started (its tree holds the root, the header is written); :func:`run` copies
+the root and the rng's Mersenne Twister state into the kernel's arrays, runs iterations in
+chunks (between chunks: the deadline, the progress callback, room for more nodes), turns the
+kernel's log into the same events the Python engine emits when there is a recorder, and
+leaves a :class:`KernelTree` in ``engine.tree``: the tree's lists made from the arrays only
+when read, so a search whose tree nobody inspects never pays for them.
+
+Imports numpy and numba (the ``fast`` extra).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..games.connect4 import ConnectFour
+from ..trace.events import Backprop, Expand, NewChild, Select, Simulate, Step, Update
+from . import kernel as K
+from .records import score_records
+from .tree import Tree
+
+if TYPE_CHECKING:
+    from .phases import Engine
+
+#: Iterations per kernel call: the deadline and progress are checked between calls.
+CHUNK = 4096
+
+_EXPANDS = {"one": K.EXPAND_ONE, "one-random": K.EXPAND_ONE_RANDOM, "all": K.EXPAND_ALL, "second-visit": K.EXPAND_SECOND_VISIT}
+_RULES = ("new", "leaf", "score")
+_RETURNS = {1: (1.0, -1.0), 2: (-1.0, 1.0), 3: (0.0, 0.0)}
+_TABLES: tuple[np.ndarray, np.ndarray] | None = None
+_compiled = False
+
+# Node columns, in the order of the kernel's tuple.
+_COLUMNS = (
+    ("x", np.int64),
+    ("o", np.int64),
+    ("status", np.int8),
+    ("player", np.int8),
+    ("mover", np.int8),
+    ("parent", np.int32),
+    ("action", np.int8),
+    ("visits", np.int64),
+    ("value", np.float64),
+    ("first", np.int32),
+    ("last", np.int32),
+    ("next", np.int32),
+    ("untried", np.int64),
+    ("legal", np.int8),
+)
+
+
+def _tables() -> tuple[np.ndarray, np.ndarray]:
+    global _TABLES
+    if _TABLES is None:
+        _TABLES = K.tictactoe_tables()
+    return _TABLES
+
+
+class KernelState:
+    """The kernel's arrays for one search: nodes, options, game geometry, rng, counters."""
+
+    def __init__(self, engine: Engine, capacity: int) -> None:
+        game, options = engine.game, engine.options
+        c4 = game if isinstance(game, ConnectFour) else None
+        self.connect4 = c4 is not None
+        # Room for the root's children too (expand="second-visit" adds them before iteration 1).
+        capacity += 1 + (c4.cols if c4 is not None else 9)
+        self.nodes = [np.zeros(capacity, dtype=dtype) for _, dtype in _COLUMNS]
+        self.opts = np.array(
+            [
+                K.CONNECT4 if self.connect4 else K.TICTACTOE,
+                1 if options.policy == "puct" else 0,
+                1 if options.log == "ln-n1" else 0,
+                1 if options.tie_break == "random" else 0,
+                _EXPANDS[options.expand],
+                1 if options.rollout == "heuristic" else 0,
+                1 if options.reward == "01" else 0,
+                0 if engine.recorder is None else (2 if engine.full else 1),
+                1 if options.q == "w/(1+n)" else 0,
+            ],
+            dtype=np.int64,
+        )
+        self.fopts = np.array([options.c, options.c_puct, options.fpu], dtype=np.float64)
+        self.win, self.threats = _tables()
+        if c4 is not None:
+            self.geo = np.array([c4.cols, c4.rows + 1, c4._board], dtype=np.int64)
+            self.bottom = np.array(c4._bottom, dtype=np.int64)
+            self.column = np.array(c4._column, dtype=np.int64)
+            self.top = np.array(c4._top, dtype=np.int64)
+            self.max_branch, self.max_depth = c4.cols, c4.rows * c4.cols
+        else:
+            self.geo = np.array([9, 0, 511], dtype=np.int64)
+            self.bottom = self.column = self.top = np.zeros(9, dtype=np.int64)
+            self.max_branch, self.max_depth = 9, 9
+        version, internal, _ = engine.rng.getstate()
+        self.mt = np.array(internal[:624], dtype=np.int64)
+        self.counters = np.array([1, internal[624], 0, 0], dtype=np.int64)
+        self.rng_version = version
+        self._root(engine)
+
+    def _root(self, engine: Engine) -> None:
+        tree = engine.tree
+        state = tree.state[0]
+        x, o = state[0], state[1]
+        status = state[2] if self.connect4 else (1 if self.win[x] else 2 if self.win[o] else 3 if (x | o) == 511 else 0)
+        n = self.columns
+        n["x"][0], n["o"][0], n["status"][0] = x, o, status
+        n["player"][0], n["mover"][0], n["parent"][0], n["action"][0] = tree.player[0], tree.mover[0], -1, -1
+        n["visits"][0], n["value"][0] = tree.visits[0], tree.value[0]
+        n["first"][0] = n["last"][0] = n["next"][0] = -1
+        legal = 0
+        for a in engine.game.legal_actions(state):
+            legal |= 1 << a
+        n["untried"][0], n["legal"][0] = legal, bin(legal).count("1")
+        if tree.children[0]:  # expand="second-visit" expanded the root before iteration 1
+            K.expand_root(tuple(self.nodes), self.opts, self.win, self.geo, self.bottom, self.column, self.top, self.counters)
+
+    @property
+    def columns(self) -> dict[str, np.ndarray]:
+        return {name: array for (name, _), array in zip(_COLUMNS, self.nodes)}
+
+    @property
+    def size(self) -> int:
+        return int(self.counters[K.C_NODES])
+
+    def reserve(self, more: int) -> None:
+        """Make room for ``more`` nodes past the current count (doubling, so growth is amortised)."""
+        need = self.size + more
+        capacity = len(self.nodes[0])
+        if need <= capacity:
+            return
+        grown = max(need, 2 * capacity)
+        self.nodes = [np.concatenate([a, np.zeros(grown - capacity, dtype=a.dtype)]) for a in self.nodes]
+
+
+def run(engine: Engine, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
+    """Run iterations on the kernel until a budget ends; return how many were done."""
+    warm_up()
+    options = engine.options
+    per_iteration = 1 if options.expand in ("one", "one-random") else 0
+    first = CHUNK if iterations is None else min(iterations, CHUNK)
+    state = KernelState(engine, 1 + (first + 1) * max(per_iteration, 1) * 2)
+    per_iteration = per_iteration or state.max_branch
+    record = engine.recorder is not None
+    emitter = _Emitter(engine, state) if record else None
+    log_path = np.zeros(CHUNK * (state.max_depth + 2) if record else 1, dtype=np.int64)
+    log_iter = np.zeros((CHUNK, 6) if record else (1, 6), dtype=np.int64)
+    log_roll = np.zeros(CHUNK * (state.max_depth + 1) if engine.full else 1, dtype=np.int64)
+    limit = math.inf if iterations is None else iterations
+    clock = time.perf_counter
+    done = 0
+    while done < limit:
+        if deadline is not None and clock() >= deadline:
+            break
+        count = int(min(CHUNK, limit - done))
+        state.reserve(count * per_iteration)
+        state.counters[K.C_PATH] = state.counters[K.C_ROLL] = 0
+        K.run_iterations(
+            count,
+            tuple(state.nodes),
+            state.opts,
+            state.fopts,
+            state.win,
+            state.threats,
+            state.geo,
+            state.bottom,
+            state.column,
+            state.top,
+            state.mt,
+            state.counters,
+            log_path,
+            log_iter,
+            log_roll,
+        )
+        if emitter is not None:
+            emitter.emit(done, count, log_path, log_iter, log_roll)
+        done += count
+        if progress is not None:
+            progress(done)
+    # The rng goes on from where the kernel left it, as the Python engine's would.
+    engine.rng.setstate((state.rng_version, tuple(int(v) for v in state.mt) + (int(state.counters[K.C_MT_POS]),), None))
+    engine.tree = KernelTree(engine.game, state)
+    return done
+
+
+def kernel_cached() -> bool:
+    """Whether numba's disk cache holds the compiled kernel (else the first search compiles it)."""
+    import os
+    from pathlib import Path
+
+    folder = Path(os.environ.get("NUMBA_CACHE_DIR") or Path(K.__file__).parent / "__pycache__")
+    return any(folder.rglob("kernel.run_iterations-*.nbi"))
+
+
+def warm_up() -> float:
+    """Compile the kernel, or load it from numba's disk cache; return the seconds it took.
+
+    A search calls this before its clock starts, so a time budget buys iterations, not
+    compilation. The first compile on a machine takes several seconds and says so once on a
+    terminal; later processes load the cache.
+    """
+    global _compiled
+    if _compiled:
+        return 0.0
+    started = time.perf_counter()
+    if sys.stderr.isatty() and not kernel_cached():
+        print("mctsviz: compiling the fast kernel, once (later runs load it from numba's cache)...", file=sys.stderr, flush=True)
+    nodes = tuple(np.zeros(2, dtype=dtype) for _, dtype in _COLUMNS)
+    ints, floats, counters = np.zeros(9, dtype=np.int64), np.zeros(3, dtype=np.float64), np.array([1, 624, 0, 0], dtype=np.int64)
+    win, threats = _tables()
+    geo, board = np.array([9, 0, 511], dtype=np.int64), np.zeros(9, dtype=np.int64)
+    mt, log = np.zeros(624, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    K.expand_root(nodes, ints, win, geo, board, board, board, counters)
+    K.run_iterations(0, nodes, ints, floats, win, threats, geo, board, board, board, mt, counters, log, np.zeros((1, 6), dtype=np.int64), log)
+    _compiled = True
+    return time.perf_counter() - started
+
+
+class _Emitter:
+    """Turns the kernel's log into the events the Python engine records, iteration by iteration.
+
+    It keeps its own copy of the statistics (updated as backpropagation reports) for the
+    full level's before/after values and score tables, computed by the same
+    :func:`score_records` the Python engine uses.
+    """
+
+    def __init__(self, engine: Engine, state: KernelState) -> None:
+        self.engine = engine
+        self.state = state
+        self.recorder = engine.recorder
+        self.full = engine.full
+        self.options = engine.options
+        self.rollout = engine.options.rollout
+        self.game = engine.game
+        tree = engine.tree
+        self.count = len(tree)  # nodes already announced (the root, and its children at second-visit)
+        self.visits = list(tree.visits)
+        self.value = list(tree.value)
+        self.mover = list(tree.mover)
+        self.children = [list(k) for k in tree.children]
+        self.labels = list(tree.label)
+        self.prior = list(tree.prior)
+        self.label_of = {a: self.game.action_label(a) for a in range(state.max_branch)}
+        self.rewards = {s: tuple((r + 1.0) / 2.0 for r in v) if self.options.reward == "01" else v for s, v in _RETURNS.items()}
+
+    def _state(self, node: int) -> tuple[int, ...]:
+        n = self.state.nodes
+        if self.state.connect4:
+            return (int(n[0][node]), int(n[1][node]), int(n[2][node]))
+        return (int(n[0][node]), int(n[1][node]))
+
+    def _add_nodes(self, end: int) -> list[NewChild]:
+        """Announce the nodes the kernel made up to ``end`` (ids in creation order)."""
+        n = self.state.columns
+        status, mover, parent, action, legal = n["status"], n["mover"], n["parent"], n["action"], n["legal"]
+        records = []
+        key = self.game.state_key
+        for node in range(self.count, end):
+            p = int(parent[node])
+            label = self.label_of[int(action[node])]
+            prior = 1.0 / int(legal[p])
+            m = int(mover[node])
+            self.visits.append(0)
+            self.value.append(0.0)
+            self.mover.append(m)
+            self.children.append([])
+            self.children[p].append(node)
+            self.labels.append(label)
+            self.prior.append(prior)
+            records.append(NewChild(node, label, key(self._state(node)), prior, m, bool(status[node]), 0, 0.0, False))
+        self.count = end
+        return records
+
+    def emit(self, done: int, count: int, log_path: np.ndarray, log_iter: np.ndarray, log_roll: np.ndarray) -> None:
+        recorder, full, options = self.recorder, self.full, self.options
+        assert recorder is not None
+        visits, value, children, labels, prior, mover = self.visits, self.value, self.children, self.labels, self.prior, self.mover
+        status_of = self.state.nodes[2]
+        paths = log_path.tolist()
+        table = log_iter[:count].tolist()
+        rolls = log_roll.tolist() if full else None
+        path_at = roll_at = 0
+        for i in range(count):
+            iteration = done + i + 1
+            path_end, sim, rule, status, nodes_end, roll_end = table[i]
+            path = paths[path_at:path_end]
+            path_at = path_end
+            steps = None
+            if full:
+                steps = tuple(
+                    Step(node, chosen, visits[node], score_records(options, children[node], visits[node], visits, value, prior, labels))
+                    for node, chosen in zip(path, path[1:])
+                )
+            recorder(Select(iteration, tuple(path), steps))
+            leaf = path[-1]
+            new = self._add_nodes(nodes_end)
+            scores = None
+            if rule == K.RULE_SCORE and full:
+                scores = score_records(options, children[leaf], visits[leaf], visits, value, prior, labels)
+            recorder(Expand(iteration, leaf, tuple(new), sim, _RULES[rule], scores))
+            terminal = bool(status_of[sim])
+            rollout_labels: tuple[str, ...] | None = None
+            if full:
+                assert rolls is not None
+                rollout_labels = () if terminal else tuple(self.label_of[a] for a in rolls[roll_at:roll_end])
+                roll_at = roll_end
+            recorder(Simulate(iteration, sim, "terminal" if terminal else self.rollout, _RETURNS[status], rollout_labels, None))
+            rewards = self.rewards[status]
+            if sim != leaf:
+                path.append(sim)
+            updates = []
+            for node in reversed(path):
+                reward = rewards[mover[node]]
+                before_n, before_w = visits[node], value[node]
+                after_n = visits[node] = before_n + 1
+                after_w = value[node] = before_w + reward
+                updates.append(Update(node, reward, before_n, before_w, after_n, after_w) if full else Update(node, reward))
+            recorder(Backprop(iteration, tuple(updates)))
+
+
+class _Column:
+    """A :class:`KernelTree` list, made from the kernel's arrays on first read."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, tree: KernelTree | None, owner: type | None = None) -> Any:
+        if tree is None:
+            return self
+        value = tree.make(self.name)
+        tree.__dict__[self.name] = value  # later reads find it in the instance, not here
+        return value
+
+
+class KernelTree(Tree):
+    """The tree a kernel search grew, with :class:`Tree`'s lists made from arrays when read."""
+
+    state = _Column()
+    keys = _Column()
+    parent = _Column()
+    action = _Column()
+    label = _Column()
+    mover = _Column()
+    player = _Column()
+    terminal = _Column()
+    visits = _Column()
+    value = _Column()
+    prior = _Column()
+    children = _Column()
+    edges = _Column()
+    untried = _Column()
+
+    def __init__(self, game: Any, state: KernelState) -> None:  # noqa: D107 - Tree's lists come from the arrays
+        self.game = game
+        self.by_key: dict[str, int] = {}
+        self._lazy = False
+        size = state.size
+        self.arrays = {name: array[:size] for name, array in state.columns.items()}
+        self.connect4 = state.connect4
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def key(self, node: int) -> str:
+        keys = self.keys
+        key: str | None = keys[node]
+        if key is None:
+            key = keys[node] = self.game.state_key(self.state[node])
+        return key
+
+    def make(self, name: str) -> Any:
+        a = self.arrays
+        size = self.size
+        if name == "state":
+            cols = [a["x"].tolist(), a["o"].tolist()] + ([a["status"].tolist()] if self.connect4 else [])
+            return list(zip(*cols))
+        if name == "keys":
+            return [None] * size
+        if name == "parent":
+            return a["parent"].tolist()
+        if name == "action":
+            return [None] + a["action"][1:].tolist()
+        if name == "label":
+            text = {v: self.game.action_label(v) for v in set(a["action"][1:].tolist())}
+            return [""] + [text[v] for v in a["action"][1:].tolist()]
+        if name in ("mover", "player", "visits", "value"):
+            return a[name].tolist()
+        if name == "terminal":
+            return (a["status"] != 0).tolist()
+        if name == "prior":
+            legal = a["legal"].astype(np.float64)
+            return [1.0] + (1.0 / legal[a["parent"][1:]]).tolist()
+        if name == "children":
+            return [self.child_list(node) for node in range(size)]
+        if name == "edges":
+            action = self.action
+            return [[action[k] for k in kids] for kids in self.children]
+        if name == "untried":
+            masks = a["untried"].tolist()
+            return [[b for b in range(64) if m >> b & 1] if m else [] for m in masks]
+        raise AttributeError(name)
+
+    def child_list(self, node: int) -> list[int]:
+        first, following = self.arrays["first"], self.arrays["next"]
+        kids = []
+        kid = int(first[node])
+        while kid >= 0:
+            kids.append(kid)
+            kid = int(following[kid])
+        return kids
+
+    def _child_labels_and_priors(self, node: int) -> tuple[list[str], list[float]]:
+        kids = self.child_list(node)
+        label = self.game.action_label
+        prior = 1.0 / int(self.arrays["legal"][node])
+        return [label(int(self.arrays["action"][k])) for k in kids], [prior] * len(kids)

@@ -1,0 +1,523 @@
+"""The compiled kernel: the search loop for Tic-Tac-Toe and Connect Four, compiled by numba.
+
+It makes the same tree and draws the same random numbers as the Python engine
+(``mctsviz.search.phases``): node ids in creation order, children in legal-action order,
+CPython's Mersenne Twister reproduced word for word (its state is copied from the
+``random.Random`` the search was seeded with), ``random()`` from two 32-bit draws,
+``randrange(n)`` as ``getrandbits(k)`` with rejection, and every score with the same
+floating-point operations in the same order (no fastmath). ``tests/test_kernel.py`` compares
+the two engines' traces byte for byte.
+
+Importing this module imports numba and numpy (the ``fast`` extra); ``mctsviz.search.engines``
+decides whether it is used and imports it only then. Functions are compiled on first use and
+cached on disk (``cache=True``), so later processes load them in milliseconds.
+
+A node is a row of flat arrays (see :class:`KernelTree`); a state is two bitboards and a
+status (0 ongoing, 1 the first player has won, 2 the second has won, 3 a draw), as
+``mctsviz.games.connect4`` keeps it; Tic-Tac-Toe uses the same layout with 9-bit boards.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+TICTACTOE, CONNECT4 = 0, 1
+
+#: A tree's node columns, in the order of ``mctsviz.search.compiled``'s ``_COLUMNS``.
+Nodes = tuple[np.ndarray, ...]
+
+# Integer options, packed (see options_arrays).
+O_GAME, O_POLICY, O_LOG_SHIFT, O_TIE, O_EXPAND, O_ROLLOUT, O_REWARD01, O_RECORD, O_Q = range(9)
+EXPAND_ONE, EXPAND_ONE_RANDOM, EXPAND_ALL, EXPAND_SECOND_VISIT = range(4)
+RULE_NEW, RULE_LEAF, RULE_SCORE = range(3)
+# Counters shared between calls: node count, Mersenne Twister position, log fill levels.
+C_NODES, C_MT_POS, C_PATH, C_ROLL = range(4)
+
+_TTT_LINES = (0b000000111, 0b000111000, 0b111000000, 0b001001001, 0b010010010, 0b100100100, 0b100010001, 0b001010100)
+
+
+def tictactoe_tables() -> tuple[np.ndarray, np.ndarray]:
+    """(wins, threats) indexed by a 9-bit mask, as ``mctsviz.games.tictactoe`` defines them."""
+    win = np.array([any(m & line == line for line in _TTT_LINES) for m in range(512)], dtype=np.int8)
+    threats = np.array([sum(1 << c for c in range(9) if not m >> c & 1 and win[m | 1 << c]) for m in range(512)], dtype=np.int64)
+    return win, threats
+
+
+# -- CPython's random.Random ------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _genrand(mt: np.ndarray, counters: np.ndarray) -> int:
+    """One 32-bit output of MT19937, as CPython's ``genrand_uint32``."""
+    n, m = 624, 397
+    pos = counters[C_MT_POS]
+    if pos >= n:
+        for kk in range(n):
+            y = (mt[kk] & 0x80000000) | (mt[(kk + 1) % n] & 0x7FFFFFFF)
+            v = mt[(kk + m) % n] ^ (y >> 1)
+            if y & 1:
+                v ^= 0x9908B0DF
+            mt[kk] = v
+        pos = 0
+    y = mt[pos]
+    counters[C_MT_POS] = pos + 1
+    y ^= y >> 11
+    y ^= (y << 7) & 0x9D2C5680
+    y ^= (y << 15) & 0xEFC60000
+    y ^= y >> 18
+    return int(y & 0xFFFFFFFF)
+
+
+@njit(cache=True)
+def _random(mt: np.ndarray, counters: np.ndarray) -> float:
+    """``random.random()``: 53 bits from two draws."""
+    a = _genrand(mt, counters) >> 5
+    b = _genrand(mt, counters) >> 6
+    return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True)
+def _randbelow(n: int, mt: np.ndarray, counters: np.ndarray) -> int:
+    """``random.randrange(n)`` for 1 <= n < 2**32: ``getrandbits(n.bit_length())`` until below n."""
+    k = 0
+    while (n >> k) > 0:
+        k += 1
+    r = _genrand(mt, counters) >> (32 - k)
+    while r >= n:
+        r = _genrand(mt, counters) >> (32 - k)
+    return r
+
+
+# -- bit helpers ------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _popcount(m: int) -> int:
+    n = 0
+    while m:
+        m &= m - 1
+        n += 1
+    return n
+
+
+@njit(cache=True)
+def _nth_bit(m: int, i: int) -> int:
+    """The index of the i-th set bit of ``m`` (from the lowest): the i-th legal action."""
+    for _ in range(i):
+        m &= m - 1
+    k = 0
+    while not (m >> k) & 1:
+        k += 1
+    return k
+
+
+# -- the games ---------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _c4_wins(b: int, h: int) -> bool:
+    for s in (1, h, h - 1, h + 1):
+        m = b & (b >> s)
+        if m & (m >> (2 * s)):
+            return True
+    return False
+
+
+@njit(cache=True)
+def _c4_threats(b: int, mask: int, h: int, board: int) -> int:
+    """Empty cells that would complete four for the owner of ``b`` (``ConnectFour._threats``)."""
+    r = (b << 1) & (b << 2) & (b << 3)
+    for s in (h, h - 1, h + 1):
+        p = (b << s) & (b << (2 * s))
+        r |= p & (b << (3 * s))
+        r |= p & (b >> s)
+        p = (b >> s) & (b >> (2 * s))
+        r |= p & (b << s)
+        r |= p & (b >> (3 * s))
+    return r & board & ~mask
+
+
+@njit(cache=True)
+def _legal(game: int, x: int, o: int, status: int, geo: np.ndarray, top: np.ndarray) -> int:
+    """The legal actions as a bit mask (bit a for action a; legal order is increasing a)."""
+    if status:
+        return 0
+    if game == TICTACTOE:
+        return 511 & ~(x | o)
+    mask = x | o
+    legal = 0
+    for c in range(geo[0]):
+        if not mask & top[c]:
+            legal |= 1 << c
+    return legal
+
+
+@njit(cache=True)
+def _next(game: int, x: int, o: int, action: int, win: np.ndarray, geo: np.ndarray, bottom: np.ndarray, column: np.ndarray) -> tuple[int, int, int]:
+    """(x, o, status) after ``action``."""
+    mask = x | o
+    if game == TICTACTOE:
+        bit = 1 << action
+        status = 0
+        if _popcount(mask) & 1:
+            o |= bit
+            if win[o]:
+                status = 2
+        else:
+            x |= bit
+            if win[x]:
+                status = 1
+        if not status and (x | o) == 511:
+            status = 3
+        return x, o, status
+    h, board = geo[1], geo[2]
+    bit = (mask + bottom[action]) & column[action]
+    status = 0
+    if _popcount(mask) & 1:
+        o |= bit
+        if _c4_wins(o, h):
+            status = 2
+    else:
+        x |= bit
+        if _c4_wins(x, h):
+            status = 1
+    if not status and (mask | bit) == board:
+        status = 3
+    return x, o, status
+
+
+@njit(cache=True)
+def _playout(
+    game: int,
+    heuristic: bool,
+    x: int,
+    o: int,
+    win: np.ndarray,
+    threats: np.ndarray,
+    geo: np.ndarray,
+    bottom: np.ndarray,
+    column: np.ndarray,
+    top: np.ndarray,
+    free: np.ndarray,
+    mt: np.ndarray,
+    counters: np.ndarray,
+    moves: np.ndarray,
+    record: bool,
+) -> int:
+    """Play to the end from a non-terminal state as the game's ``playout`` (or
+    ``heuristic_playout``) hook does, drawing the same numbers; return the final status.
+    With ``record``, the actions played are appended to ``moves`` (at ``counters[C_ROLL]``)."""
+    mask = x | o
+    o_to_move = _popcount(mask) & 1
+    if o_to_move:
+        me, other = o, x
+    else:
+        me, other = x, o
+    mover_wins = 2 if o_to_move else 1
+    if game == TICTACTOE:
+        empty = 511 & ~mask
+        while empty:
+            if heuristic:
+                wins = threats[me] & empty
+                if wins:
+                    choices = wins
+                else:
+                    t = threats[other] & empty
+                    choices = t if t and not t & (t - 1) else empty
+            else:
+                wins = 0
+                choices = empty
+            cell = _nth_bit(choices, int(_random(mt, counters) * _popcount(choices)))
+            if record:
+                moves[counters[C_ROLL]] = cell
+                counters[C_ROLL] += 1
+            me |= 1 << cell
+            empty &= ~(1 << cell)
+            if wins or win[me]:
+                return mover_wins
+            me, other = other, me
+            mover_wins = 3 - mover_wins
+        return 3
+    cols_count, h, board = geo[0], geo[1], geo[2]
+    cols = 0
+    n = 0
+    playable = 0
+    for c in range(cols_count):
+        if not mask & top[c]:
+            cols |= 1 << c
+            n += 1
+            free[c] = (mask + bottom[c]) & column[c]
+            playable |= free[c]
+    my_t, their_t = 0, 0
+    if heuristic:
+        my_t = _c4_threats(me, mask, h, board)
+        their_t = _c4_threats(other, mask, h, board)
+    while n:
+        wins = 0
+        if not heuristic:
+            c = _nth_bit(cols, int(_random(mt, counters) * n))
+        else:
+            wins = my_t & playable
+            choices = 0
+            if wins:
+                for k in range(cols_count):
+                    if cols >> k & 1 and free[k] & wins:
+                        choices |= 1 << k
+            elif their_t & (playable | (playable << 1)):
+                for k in range(cols_count):
+                    if cols >> k & 1:
+                        bit = free[k]
+                        if not their_t & ((playable & ~bit) | ((bit << 1) & board)):
+                            choices |= 1 << k
+                if not choices:
+                    choices = cols
+            else:
+                choices = cols
+            c = _nth_bit(choices, int(_random(mt, counters) * _popcount(choices)))
+        bit = free[c]
+        if record:
+            moves[counters[C_ROLL]] = c
+            counters[C_ROLL] += 1
+        if wins:
+            return mover_wins
+        me |= bit
+        if not heuristic and _c4_wins(me, h):
+            return mover_wins
+        mask |= bit
+        above = bit << 1
+        if above & board:
+            free[c] = above
+            playable ^= bit | above
+        else:
+            cols &= ~(1 << c)
+            n -= 1
+            playable ^= bit
+        if heuristic:
+            my_t = _c4_threats(me, mask, h, board)
+            their_t &= ~bit
+            my_t, their_t = their_t, my_t
+        me, other = other, me
+        mover_wins = 3 - mover_wins
+    return 3
+
+
+# -- the tree ----------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _add_child(
+    parent: int,
+    action: int,
+    t: Nodes,
+    opts: np.ndarray,
+    win: np.ndarray,
+    geo: np.ndarray,
+    bottom: np.ndarray,
+    column: np.ndarray,
+    top: np.ndarray,
+    counters: np.ndarray,
+) -> int:
+    (nx, no, nstatus, nplayer, nmover, nparent, naction, nvisits, nvalue, nfirst, nlast, nnext, nuntried, nlegal_a) = t
+    game = opts[O_GAME]
+    child = counters[C_NODES]
+    counters[C_NODES] = child + 1
+    x, o, status = _next(game, nx[parent], no[parent], action, win, geo, bottom, column)
+    nx[child] = x
+    no[child] = o
+    nstatus[child] = status
+    nplayer[child] = -1 if status else _popcount(x | o) & 1
+    nmover[child] = nplayer[parent]
+    nparent[child] = parent
+    naction[child] = action
+    nvisits[child] = 0
+    nvalue[child] = 0.0
+    nfirst[child] = -1
+    nlast[child] = -1
+    nnext[child] = -1
+    legal = _legal(game, x, o, status, geo, top)
+    nuntried[child] = legal
+    nlegal_a[child] = _popcount(legal)
+    if nlast[parent] < 0:
+        nfirst[parent] = child
+    else:
+        nnext[nlast[parent]] = child
+    nlast[parent] = child
+    return int(child)
+
+
+@njit(cache=True)
+def _expand_all(
+    leaf: int, t: Nodes, opts: np.ndarray, win: np.ndarray, geo: np.ndarray, bottom: np.ndarray, column: np.ndarray, top: np.ndarray, counters: np.ndarray
+) -> None:
+    nuntried = t[12]
+    todo = nuntried[leaf]
+    nuntried[leaf] = 0
+    while todo:
+        action = _nth_bit(todo, 0)
+        todo &= todo - 1
+        _add_child(leaf, action, t, opts, win, geo, bottom, column, top, counters)
+
+
+@njit(cache=True)
+def _choose(node: int, t: Nodes, opts: np.ndarray, fopts: np.ndarray, mt: np.ndarray, counters: np.ndarray) -> int:
+    """The child selection picks (``policies.ucb1_argmax`` / ``puct_argmax``, then the tie-break)."""
+    nvisits, nvalue, nfirst, nnext, nlegal_a = t[7], t[8], t[9], t[11], t[13]
+    parent_visits = nvisits[node]
+    puct = opts[O_POLICY] == 1
+    prior, c_puct, fpu, sqrt_n, q_plus, c, ln_n = 0.0, 0.0, 0.0, 0.0, False, 0.0, 0.0
+    if puct:
+        prior = 1.0 / nlegal_a[node]
+        c_puct, fpu = fopts[1], fopts[2]
+        sqrt_n = math.sqrt(parent_visits)
+        q_plus = opts[O_Q] == 1
+    else:
+        c = fopts[0]
+        arg = parent_visits + opts[O_LOG_SHIFT]
+        ln_n = math.log(arg if arg > 0 else 1)
+    best = -math.inf
+    chosen = -1
+    ties = 0
+    kid = nfirst[node]
+    while kid >= 0:
+        n = nvisits[kid]
+        if puct:
+            if q_plus:
+                exploit = nvalue[kid] / (1 + n)
+            else:
+                exploit = nvalue[kid] / n if n else fpu
+            score = exploit + c_puct * prior * sqrt_n / (1 + n)
+        elif n == 0:
+            score = math.inf
+        else:
+            score = nvalue[kid] / n + c * math.sqrt(ln_n / n)
+        if score > best:
+            best = score
+            chosen = kid
+            ties = 1
+        elif score == best:
+            ties += 1
+        kid = nnext[kid]
+    if ties > 1 and opts[O_TIE] == 1:
+        pick = _randbelow(ties, mt, counters)
+        kid = nfirst[node]
+        while kid >= 0:
+            n = nvisits[kid]
+            if puct:
+                if q_plus:
+                    exploit = nvalue[kid] / (1 + n)
+                else:
+                    exploit = nvalue[kid] / n if n else fpu
+                score = exploit + c_puct * prior * sqrt_n / (1 + n)
+            elif n == 0:
+                score = math.inf
+            else:
+                score = nvalue[kid] / n + c * math.sqrt(ln_n / n)
+            if score == best:
+                if pick == 0:
+                    return int(kid)
+                pick -= 1
+            kid = nnext[kid]
+    return chosen
+
+
+@njit(cache=True)
+def expand_root(
+    t: Nodes, opts: np.ndarray, win: np.ndarray, geo: np.ndarray, bottom: np.ndarray, column: np.ndarray, top: np.ndarray, counters: np.ndarray
+) -> None:
+    """Expand every child of the root (``expand="second-visit"`` does so before iteration 1)."""
+    _expand_all(0, t, opts, win, geo, bottom, column, top, counters)
+
+
+@njit(cache=True)
+def run_iterations(
+    count: int,
+    t: Nodes,
+    opts: np.ndarray,
+    fopts: np.ndarray,
+    win: np.ndarray,
+    threats: np.ndarray,
+    geo: np.ndarray,
+    bottom: np.ndarray,
+    column: np.ndarray,
+    top: np.ndarray,
+    mt: np.ndarray,
+    counters: np.ndarray,
+    log_path: np.ndarray,
+    log_iter: np.ndarray,
+    log_roll: np.ndarray,
+) -> None:
+    """Run ``count`` iterations (the caller has made room for the nodes they may add).
+
+    With recording on, iteration i of this call logs ``log_iter[i] = (end of its selection path
+    in log_path, simulated node, expansion rule, final status, node count after, end of its
+    rollout in log_roll)``.
+    """
+    game = opts[O_GAME]
+    expand = opts[O_EXPAND]
+    one = expand == EXPAND_ONE or expand == EXPAND_ONE_RANDOM
+    heuristic = opts[O_ROLLOUT] == 1
+    record = opts[O_RECORD]
+    reward01 = opts[O_REWARD01] == 1
+    nx, no, nstatus, nplayer, nmover, nparent, naction, nvisits, nvalue, nfirst, nlast, nnext, nuntried, nlegal_a = t
+    free = np.zeros(64, dtype=np.int64)
+    path = np.empty(128, dtype=np.int64)
+    for i in range(count):
+        node = 0
+        depth = 0
+        path[0] = 0
+        while nstatus[node] == 0 and not (one and nuntried[node] != 0):
+            if nfirst[node] < 0:
+                break
+            node = _choose(node, t, opts, fopts, mt, counters)
+            depth += 1
+            path[depth] = node
+        if record:
+            for k in range(depth + 1):
+                log_path[counters[C_PATH]] = path[k]
+                counters[C_PATH] += 1
+        leaf = node
+        if nstatus[leaf]:
+            sim = leaf
+            rule = RULE_LEAF
+        elif one:
+            todo = nuntried[leaf]
+            k = _randbelow(_popcount(todo), mt, counters) if expand == EXPAND_ONE_RANDOM else 0
+            action = _nth_bit(todo, k)
+            nuntried[leaf] = todo & ~(1 << action)
+            sim = _add_child(leaf, action, t, opts, win, geo, bottom, column, top, counters)
+            rule = RULE_NEW
+        elif expand == EXPAND_SECOND_VISIT and nvisits[leaf] == 0:
+            sim = leaf
+            rule = RULE_LEAF
+        else:
+            _expand_all(leaf, t, opts, win, geo, bottom, column, top, counters)
+            sim = _choose(leaf, t, opts, fopts, mt, counters)
+            rule = RULE_SCORE
+        if sim != leaf:
+            depth += 1
+            path[depth] = sim
+        status = nstatus[sim]
+        if not status:
+            status = _playout(game, heuristic, nx[sim], no[sim], win, threats, geo, bottom, column, top, free, mt, counters, log_roll, record == 2)
+        if status == 1:
+            r0, r1 = 1.0, -1.0
+        elif status == 2:
+            r0, r1 = -1.0, 1.0
+        else:
+            r0, r1 = 0.0, 0.0
+        if reward01:
+            r0, r1 = (r0 + 1.0) / 2.0, (r1 + 1.0) / 2.0
+        for k in range(depth + 1):
+            v = path[k]
+            nvisits[v] += 1
+            nvalue[v] += r0 if nmover[v] == 0 else r1
+        if record:
+            log_iter[i, 0] = counters[C_PATH]
+            log_iter[i, 1] = sim
+            log_iter[i, 2] = rule
+            log_iter[i, 3] = status
+            log_iter[i, 4] = counters[C_NODES]
+            log_iter[i, 5] = counters[C_ROLL]

@@ -1,0 +1,84 @@
+"""Which engine runs a search: ``engine="auto" | "python" | "compiled"`` and its messages.
+
+These tests need no numba: where they depend on whether it is installed they pretend one way
+or the other.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mctsviz import games
+from mctsviz.errors import MctsvizError
+from mctsviz.options import SearchOptions
+from mctsviz.search import engines, search, which_engine
+from mctsviz.search.engine import Memory
+
+
+@pytest.fixture
+def with_numba(monkeypatch):
+    monkeypatch.setattr(engines, "kernel_installed", lambda: True)
+
+
+@pytest.fixture
+def without_numba(monkeypatch):
+    monkeypatch.setattr(engines, "kernel_installed", lambda: False)
+
+
+@pytest.mark.parametrize(
+    ("game", "options", "reason"),
+    [
+        ("nim", {}, "the game nim has no compiled kernel"),
+        ("pair", {}, "the game pair has no compiled kernel"),
+        ("tictactoe", {"evaluator": "m.py:f"}, "an evaluator is Python code"),
+        ("tictactoe", {"script": [[1.0, -1.0]]}, "scripted outcomes run in Python"),
+        ("connect4", {"transpositions": True}, "transpositions run in Python"),
+    ],
+)
+def test_auto_takes_python_where_the_kernel_cannot_go_and_says_why(with_numba, game, options, reason):
+    engine, why = which_engine(game, **options)
+    assert engine == "python" and why.startswith(reason)
+    with pytest.raises(MctsvizError, match=f"the compiled engine cannot run this search: {reason}"):
+        which_engine(game, engine="compiled", **options)
+
+
+def test_auto_takes_the_kernel_for_the_games_and_options_it_covers(with_numba):
+    for game in ("tictactoe", "connect4"):
+        for options in ({}, {"policy": "puct", "q": "w/(1+n)"}, {"expand": "second-visit", "tie_break": "random", "rollout": "heuristic", "reward": "01"}):
+            assert which_engine(game, **options)[0] == "compiled", (game, options)
+    assert which_engine("tictactoe", SearchOptions(expand="all"))[0] == "compiled"
+    assert which_engine("tictactoe", engine="python") == ("python", "the Python engine was asked for")
+
+
+def test_big_connect_four_boards_stay_in_python(with_numba):
+    assert which_engine(games.load("connect4", rows=7, cols=7))[0] == "compiled"  # 56 bits with the guard row
+    engine, reason = which_engine(games.load("connect4", rows=8, cols=7))
+    assert engine == "python" and "8x7 Connect Four board needs 63 bits" in reason
+
+
+def test_without_numba_auto_runs_python_and_compiled_says_what_to_install(without_numba):
+    assert which_engine("tictactoe") == ("python", "numba is not installed (install the fast extra: pip install 'mctsviz[fast]')")
+    result = search(games.load("tictactoe"), iterations=30)
+    assert result.engine == "python"
+    with pytest.raises(MctsvizError, match=r"needs numba: install the fast extra: pip install 'mctsviz\[fast\]'"):
+        search(games.load("tictactoe"), iterations=30, engine="compiled")
+
+
+def test_a_learners_memory_and_an_unknown_engine(with_numba):
+    with pytest.raises(MctsvizError, match="a learner's memory runs in Python"):
+        search(games.load("tictactoe"), iterations=10, memory=Memory(), engine="compiled")
+    assert search(games.load("tictactoe"), iterations=10, memory=Memory()).engine == "python"
+    with pytest.raises(MctsvizError, match="bad engine 'rust'; choose one of: auto, python, compiled"):
+        search(games.load("tictactoe"), iterations=10, engine="rust")
+
+
+def test_the_command_line_says_which_engine_ran_and_refuses_in_one_line(capsys):
+    from mctsviz.cli import main as run
+
+    assert run(["search", "nim", "--iterations", "20", "--engine", "python", "--no-progress"]) == 0
+    assert "(python engine)" in capsys.readouterr().out
+    assert run(["search", "nim", "--engine", "compiled"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [
+        "mctsviz: error: the compiled engine cannot run this search: the game nim has no compiled kernel (tictactoe and connect4 have); use --engine python or auto"
+    ]

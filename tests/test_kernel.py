@@ -1,0 +1,171 @@
+"""The compiled kernel builds the Python engine's tree and writes its trace, byte for byte.
+
+Every test runs the same search on both engines (``engine="python"`` and
+``engine="compiled"``) and compares the encoded events, the result and every list of the tree.
+Skipped without the fast extra.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+pytest.importorskip("numba", reason="the compiled kernel needs the fast extra: pip install 'mctsviz[fast]'")
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from mctsviz import games  # noqa: E402
+from mctsviz.search import kernel  # noqa: E402
+from mctsviz.search.engine import search  # noqa: E402
+from mctsviz.testing import capture_events, encode_events  # noqa: E402
+
+#: The tree's lists (``keys`` is a cache filled on demand, compared through ``Tree.key``).
+TREE_LISTS = ("state", "parent", "action", "label", "mover", "player", "terminal", "visits", "value", "prior", "children", "edges", "untried")
+
+#: Every option value the kernel covers, crossed (2 x 2 x 4 x 2 x 2 x 2 = 256 sets).
+OPTION_MATRIX = [
+    {"policy": p, "tie_break": t, "expand": e, "rollout": r, "reward": w, "log": g}
+    for p, t, e, r, w, g in itertools.product(
+        ("ucb1", "puct"), ("first", "random"), ("one", "one-random", "all", "second-visit"), ("random", "heuristic"), ("pm1", "01"), ("ln-n", "ln-n1")
+    )
+]
+
+
+def _run(game, engine, record, **options):
+    """(encoded events or None, the result as a dict, the tree's lists, the keys)."""
+    if record is None:
+        result = search(game, engine=engine, **options)
+        encoded = None
+    else:
+        with capture_events() as events:
+            result = search(game, engine=engine, recorder=events, record=record, **options)
+        encoded = encode_events(events)
+    assert result.engine == engine
+    summary = result.to_dict()
+    del summary["seconds"], summary["engine"]
+    summary["move"] = result.move
+    summary["children"] = [ch.__dict__ for ch in result.children]
+    tree = {name: getattr(result.tree, name) for name in TREE_LISTS}
+    keys = [result.tree.key(n) for n in range(len(result.tree))]
+    return encoded, summary, tree, keys
+
+
+def assert_same(game, record, **options):
+    python = _run(game, "python", record, **options)
+    compiled = _run(game, "compiled", record, **options)
+    if python[0] != compiled[0]:
+        mine, theirs = python[0].splitlines(), compiled[0].splitlines()
+        first = next(i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b)
+        pytest.fail(f"events differ from line {first}:\npython:   {mine[first][:300]!r}\ncompiled: {theirs[first][:300]!r}")
+    assert python[1] == compiled[1], "results differ"
+    for name in TREE_LISTS:
+        assert python[2][name] == compiled[2][name], f"tree.{name} differs"
+    assert python[3] == compiled[3], "state keys differ"
+
+
+# -- CPython's random.Random, word for word ---------------------------------------------------
+
+
+def _kernel_rng(seed):
+    import numpy as np
+
+    _, internal, _ = random.Random(seed).getstate()
+    return np.array(internal[:624], dtype=np.int64), np.array([1, internal[624], 0, 0], dtype=np.int64)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 12345, 2**32, 2**64 - 1])
+def test_the_kernels_mersenne_twister_is_cpythons(seed):
+    mt, counters = _kernel_rng(seed)
+    rng = random.Random(seed)
+    assert [kernel._random(mt, counters) for _ in range(1500)] == [rng.random() for _ in range(1500)]
+    # randrange(n) draws getrandbits(k) with rejection: the same draws, even for n = 1.
+    sizes = [1, 2, 3, 5, 7, 8, 9, 12, 100, 2**31 + 1] * 60
+    assert [kernel._randbelow(n, mt, counters) for n in sizes] == [rng.randrange(n) for n in sizes]
+    assert kernel._random(mt, counters) == rng.random()
+
+
+# -- the same trace, the same tree ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("game_name", ["tictactoe", "connect4"])
+@pytest.mark.parametrize("options", OPTION_MATRIX, ids=lambda o: "-".join(str(v) for v in o.values()))
+def test_every_covered_option_gives_the_python_engines_full_trace(game_name, options):
+    assert_same(games.load(game_name), "full", iterations=40, seed=len(str(options)), **options)
+
+
+@pytest.mark.parametrize("record", [None, "compact", "full"])
+@pytest.mark.parametrize("game_name", ["tictactoe", "connect4"])
+def test_long_searches_match_at_every_level(game_name, record):
+    assert_same(games.load(game_name), record, iterations=3000, seed=7)
+    assert_same(games.load(game_name), record, iterations=1500, seed=8, policy="puct", expand="all", tie_break="random", rollout="heuristic", reward="01")
+
+
+def test_constants_that_make_ties_and_the_other_q():
+    game = games.load("tictactoe")
+    assert_same(game, "full", iterations=300, seed=1, c=0.0)  # no exploration: equal scores everywhere
+    assert_same(game, "full", iterations=300, seed=2, c=0.0, tie_break="random", expand="all")
+    assert_same(game, "full", iterations=300, seed=3, policy="puct", q="w/(1+n)", c_puct=2.5)
+    assert_same(game, "full", iterations=300, seed=4, policy="puct", fpu=-0.5, c_puct=0.0, tie_break="random")
+    assert_same(game, "compact", iterations=300, seed=5, final="mean")
+
+
+_boards = st.sampled_from([("tictactoe", {}), ("connect4", {}), ("connect4", {"rows": 4, "cols": 5}), ("connect4", {"rows": 7, "cols": 7})])
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    board=_boards,
+    seed=st.integers(0, 2**64 - 1),
+    iterations=st.sampled_from([1, 2, 3, 10, 60, 400]),
+    record=st.sampled_from([None, "compact", "full"]),
+    opening=st.lists(st.integers(0, 99), max_size=5),
+    options=st.fixed_dictionaries(
+        {
+            "policy": st.sampled_from(["ucb1", "puct"]),
+            "tie_break": st.sampled_from(["first", "random"]),
+            "expand": st.sampled_from(["one", "one-random", "all", "second-visit"]),
+            "rollout": st.sampled_from(["random", "heuristic"]),
+            "reward": st.sampled_from(["pm1", "01"]),
+            "log": st.sampled_from(["ln-n", "ln-n1"]),
+            "c": st.sampled_from([0.0, 0.5, 2**0.5, 2.0]),
+            "c_puct": st.sampled_from([0.0, 1.0, 2.5]),
+            "q": st.sampled_from(["w/n", "w/(1+n)"]),
+            "fpu": st.sampled_from([0.0, 1.0, -0.5]),
+            "final": st.sampled_from(["visits", "mean"]),
+        }
+    ),
+)
+def test_any_seed_options_and_start_state_match(board, seed, iterations, record, opening, options):
+    name, params = board
+    game = games.load(name, **params)
+    state = game.initial_state()
+    for pick in opening:  # a few moves in: searches from mid-game states too
+        after = game.next_state(state, game.legal_actions(state)[pick % len(game.legal_actions(state))])
+        if game.is_terminal(after):
+            break
+        state = after
+    assert_same(game, record, iterations=iterations, seed=seed, state=state, **options)
+
+
+# -- budgets, progress, the rng afterwards ----------------------------------------------------
+
+
+def test_a_time_budget_and_progress_on_the_kernel():
+    seen: list[int] = []
+    result = search(games.load("connect4"), iterations=None, seconds=0.05, seed=1, engine="compiled", progress=seen.append)
+    assert result.engine == "compiled" and result.iterations >= 1
+    assert result.tree.visits[0] == result.iterations == seen[-1]
+    assert seen == sorted(seen)
+
+
+def test_the_kernel_trace_verifies(tmp_path, capsys):
+    from mctsviz.cli import main
+
+    trace = tmp_path / "run.jsonl.gz"
+    assert main(["search", "connect4", "--iterations", "500", "--seed", "3", "--engine", "compiled", "--trace", str(trace), "--no-progress"]) == 0
+    assert "(compiled engine)" in capsys.readouterr().out
+    assert main(["verify", str(trace)]) == 0
+    assert capsys.readouterr().out.startswith("valid: 500 iterations of connect4 (full level)")
