@@ -11,8 +11,13 @@ C = sqrt 2, one child per visit, uniform random rollouts. Rows:
   the engine's cost of building events from the writer's cost of encoding them;
 * ``peer UCT``: a minimal UCT written below with no instrumentation at all, on the same game
   objects and playouts: the engine with recording off should match it;
+* ``compiled off`` / ``compiled compact`` / ``compiled full``: the same searches on the
+  compiled kernel (``engine="compiled"``, the fast extra), untraced and written to a
+  MessagePack trace; the mctsviz rows above run ``engine="python"``;
 * ``OpenSpiel``: ``open_spiel.python.algorithms.mcts.MCTSBot`` with a one-rollout random
-  evaluator and ``solve=False``, when open_spiel is installed.
+  evaluator and ``solve=False``, when open_spiel is installed;
+* ``OpenSpiel C++``: ``pyspiel.MCTSBot`` with ``pyspiel.RandomRolloutEvaluator`` (one
+  rollout), the same constant, ``solve=False``: OpenSpiel's compiled search called from Python.
 
 Each figure is the median over ``--repeats`` runs of the CPU time of this process (or wall
 time with ``--wall``), configurations interleaved so that a busy moment on a shared machine
@@ -128,17 +133,17 @@ def _drop(event: Any) -> None:
     """A recorder that keeps nothing."""
 
 
-def run_engine(game: Any, iterations: int, seed: int, record: str | None, folder: Path | None, suffix: str = ".jsonl") -> float:
+def run_engine(game: Any, iterations: int, seed: int, record: str | None, folder: Path | None, suffix: str = ".jsonl", engine: str = "python") -> float:
     """Seconds for one ``search()`` (with its trace file written and closed, if ``folder``)."""
     if record is None or folder is None:
         recorder = None if record is None else _drop
         started = clock()
-        search(game, iterations=iterations, seed=seed, recorder=recorder, record=record or "full")
+        search(game, iterations=iterations, seed=seed, recorder=recorder, record=record or "full", engine=engine)
         return clock() - started
     path = folder / f"trace-{record}{suffix}"
     started = clock()
     with TraceWriter(path) as recorder:
-        search(game, iterations=iterations, seed=seed, recorder=recorder, record=record)
+        search(game, iterations=iterations, seed=seed, recorder=recorder, record=record, engine=engine)
     seconds = clock() - started
     path.unlink()
     return seconds
@@ -178,6 +183,33 @@ def openspiel_runner() -> Callable[[str, int, int], float] | None:
     return run
 
 
+def openspiel_cpp_runner() -> Callable[[str, int, int], float] | None:
+    """``f(game name, iterations, seed) -> seconds`` for OpenSpiel's C++ MCTSBot, or None."""
+    try:
+        import pyspiel
+    except ImportError:
+        return None
+    loaded: dict[str, Any] = {}
+
+    def run(name: str, iterations: int, seed: int) -> float:
+        game = loaded.setdefault(name, pyspiel.load_game(OPENSPIEL_NAMES[name]))
+        evaluator = pyspiel.RandomRolloutEvaluator(1, seed)
+        # (game, evaluator, uct_c, max_simulations, max_memory_mb, solve, seed, verbose)
+        bot = pyspiel.MCTSBot(game, evaluator, SQRT2, iterations, 1 << 20, False, seed, False)
+        state = game.new_initial_state()
+        started = clock()
+        bot.mcts_search(state)
+        return clock() - started
+
+    return run
+
+
+def compiled_available() -> bool:
+    from mctsviz.search import kernel_installed
+
+    return kernel_installed()
+
+
 # -- the table -------------------------------------------------------------------------------
 
 ROWS = (
@@ -189,13 +221,17 @@ ROWS = (
     "compact events only",
     "full events only",
     "peer UCT",
+    "compiled off",
+    "compiled compact",
+    "compiled full",
     "OpenSpiel",
+    "OpenSpiel C++",
 )
 
 
 def measure(game_names: list[str], budgets: list[int], repeats: int) -> dict[tuple[str, int, str], list[float]]:
     """Seconds per (game, iterations, row), ``repeats`` runs each, interleaved."""
-    openspiel = openspiel_runner()
+    openspiel, openspiel_cpp, compiled = openspiel_runner(), openspiel_cpp_runner(), compiled_available()
     loaded = {name: games.load(name) for name in game_names}
     times: dict[tuple[str, int, str], list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -215,8 +251,14 @@ def measure(game_names: list[str], budgets: list[int], repeats: int) -> dict[tup
                         "full events only": lambda: run_engine(game, n, seed, "full", None),
                         "peer UCT": lambda: run_peer(game, n, seed),
                     }
+                    if compiled:
+                        runs["compiled off"] = lambda: run_engine(game, n, seed, None, folder, engine="compiled")
+                        runs["compiled compact"] = lambda: run_engine(game, n, seed, "compact", folder, ".msgpack", engine="compiled")
+                        runs["compiled full"] = lambda: run_engine(game, n, seed, "full", folder, ".msgpack", engine="compiled")
                     if openspiel is not None:
                         runs["OpenSpiel"] = lambda: openspiel(name, n, seed)
+                    if openspiel_cpp is not None:
+                        runs["OpenSpiel C++"] = lambda: openspiel_cpp(name, n, seed)
                     order = list(runs)
                     shift = max(repeat, 0) % len(order)  # rotate, so that no row always runs right after another
                     for row in order[shift:] + order[:shift]:
@@ -234,14 +276,15 @@ def ratio(times: dict[tuple[str, int, str], list[float]], name: str, n: int, row
 
 
 def print_table(times: dict[tuple[str, int, str], list[float]], game_names: list[str], budgets: list[int]) -> None:
-    print(f"{'game':<10} {'iters':>6}  {'row':<20} {'iter/s':>9}  {'vs OpenSpiel':>12}  {'vs peer':>7}")
+    print(f"{'game':<10} {'iters':>6}  {'row':<20} {'iter/s':>11}  {'vs OpenSpiel':>12}  {'vs OS C++':>9}  {'vs peer':>7}")
     for name in game_names:
         for n in budgets:
             rate = {row: n / statistics.median(times[(name, n, row)]) for row in ROWS if (name, n, row) in times}
             for row, value in rate.items():
                 vs_os = f"{ratio(times, name, n, row, 'OpenSpiel'):.2f}x" if "OpenSpiel" in rate else "-"
+                vs_cpp = f"{ratio(times, name, n, row, 'OpenSpiel C++'):.2f}x" if "OpenSpiel C++" in rate else "-"
                 vs_peer = f"{ratio(times, name, n, row, 'peer UCT'):.2f}x"
-                print(f"{name:<10} {n:>6}  {row:<20} {value:>9,.0f}  {vs_os:>12}  {vs_peer:>7}")
+                print(f"{name:<10} {n:>6}  {row:<20} {value:>11,.0f}  {vs_os:>12}  {vs_cpp:>9}  {vs_peer:>7}")
             print()
 
 
@@ -255,19 +298,29 @@ TARGETS = (
 )
 
 
+#: (row, the ratio to OpenSpiel's C++ MCTSBot it should reach) for the compiled kernel.
+COMPILED_TARGETS = (
+    ("compiled off", 3.0),
+    ("compiled compact", 1.0),
+)
+
+
 def print_targets(times: dict[tuple[str, int, str], list[float]], game_names: list[str], budgets: list[int]) -> None:
-    """One line per game and budget: each target's ratio to OpenSpiel and whether it is met."""
-    print("targets (ratio to OpenSpiel, median runs):")
-    for name in game_names:
-        for n in budgets:
-            if (name, n, "OpenSpiel") not in times:
-                continue
-            parts = []
-            for row, target in TARGETS:
-                value = ratio(times, name, n, row, "OpenSpiel")
-                label = row.replace("mctsviz ", "")
-                parts.append(f"{label} {value:.2f}x ({'met' if value >= target else 'NOT met'}, >= {target:g}x)")
-            print(f"  {name:<10} {n:>6}: " + "; ".join(parts))
+    """One line per game and budget: each target's ratio to its peer and whether it is met."""
+    for base, targets in (("OpenSpiel", TARGETS), ("OpenSpiel C++", COMPILED_TARGETS)):
+        print(f"targets (ratio to {base}, median runs):")
+        for name in game_names:
+            for n in budgets:
+                if (name, n, base) not in times:
+                    continue
+                parts = []
+                for row, target in targets:
+                    if (name, n, row) not in times:
+                        continue
+                    value = ratio(times, name, n, row, base)
+                    label = row.replace("mctsviz ", "")
+                    parts.append(f"{label} {value:.2f}x ({'met' if value >= target else 'NOT met'}, >= {target:g}x)")
+                print(f"  {name:<10} {n:>6}: " + "; ".join(parts))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -283,6 +336,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Python {sys.version.split()[0]}; timed by {timer}; trace files written by mctsviz.trace.io.TraceWriter")
     if openspiel_runner() is None:
         print("open_spiel is not installed: no OpenSpiel rows")
+    if not compiled_available():
+        print("numba is not installed (pip install 'mctsviz[fast]'): no compiled rows")
+    else:
+        from mctsviz.search.compiled import warm_up
+
+        print(f"the compiled kernel: ready in {warm_up():.2f} s (compiled, or loaded from numba's cache)")
     print(f"median of {args.repeats} runs; targets vs OpenSpiel: off >= 5x, compact >= 3.5x, full >= 2x (in either format)\n")
     for name in args.games:
         same = "yes" if peer_agrees(games.load(name)) else "NO (the rows compare different work)"

@@ -49,7 +49,7 @@ def tictactoe_tables() -> tuple[np.ndarray, np.ndarray]:
 # -- CPython's random.Random ------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _genrand(mt: np.ndarray, counters: np.ndarray) -> int:
     """One 32-bit output of MT19937, as CPython's ``genrand_uint32``."""
     n, m = 624, 397
@@ -71,7 +71,7 @@ def _genrand(mt: np.ndarray, counters: np.ndarray) -> int:
     return int(y & 0xFFFFFFFF)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _random(mt: np.ndarray, counters: np.ndarray) -> float:
     """``random.random()``: 53 bits from two draws."""
     a = _genrand(mt, counters) >> 5
@@ -79,7 +79,7 @@ def _random(mt: np.ndarray, counters: np.ndarray) -> float:
     return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _randbelow(n: int, mt: np.ndarray, counters: np.ndarray) -> int:
     """``random.randrange(n)`` for 1 <= n < 2**32: ``getrandbits(n.bit_length())`` until below n."""
     k = 0
@@ -94,7 +94,7 @@ def _randbelow(n: int, mt: np.ndarray, counters: np.ndarray) -> int:
 # -- bit helpers ------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _popcount(m: int) -> int:
     n = 0
     while m:
@@ -103,7 +103,7 @@ def _popcount(m: int) -> int:
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _nth_bit(m: int, i: int) -> int:
     """The index of the i-th set bit of ``m`` (from the lowest): the i-th legal action."""
     for _ in range(i):
@@ -117,7 +117,7 @@ def _nth_bit(m: int, i: int) -> int:
 # -- the games ---------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _c4_wins(b: int, h: int) -> bool:
     for s in (1, h, h - 1, h + 1):
         m = b & (b >> s)
@@ -126,7 +126,7 @@ def _c4_wins(b: int, h: int) -> bool:
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _c4_threats(b: int, mask: int, h: int, board: int) -> int:
     """Empty cells that would complete four for the owner of ``b`` (``ConnectFour._threats``)."""
     r = (b << 1) & (b << 2) & (b << 3)
@@ -140,7 +140,7 @@ def _c4_threats(b: int, mask: int, h: int, board: int) -> int:
     return r & board & ~mask
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _legal(game: int, x: int, o: int, status: int, geo: np.ndarray, top: np.ndarray) -> int:
     """The legal actions as a bit mask (bit a for action a; legal order is increasing a)."""
     if status:
@@ -155,7 +155,7 @@ def _legal(game: int, x: int, o: int, status: int, geo: np.ndarray, top: np.ndar
     return legal
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _next(game: int, x: int, o: int, action: int, win: np.ndarray, geo: np.ndarray, bottom: np.ndarray, column: np.ndarray) -> tuple[int, int, int]:
     """(x, o, status) after ``action``."""
     mask = x | o
@@ -189,7 +189,7 @@ def _next(game: int, x: int, o: int, action: int, win: np.ndarray, geo: np.ndarr
     return x, o, status
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _playout(
     game: int,
     heuristic: bool,
@@ -307,7 +307,7 @@ def _playout(
 # -- the tree ----------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _add_child(
     parent: int,
     action: int,
@@ -348,7 +348,7 @@ def _add_child(
     return int(child)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _expand_all(
     leaf: int, t: Nodes, opts: np.ndarray, win: np.ndarray, geo: np.ndarray, bottom: np.ndarray, column: np.ndarray, top: np.ndarray, counters: np.ndarray
 ) -> None:
@@ -361,7 +361,7 @@ def _expand_all(
         _add_child(leaf, action, t, opts, win, geo, bottom, column, top, counters)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _choose(node: int, t: Nodes, opts: np.ndarray, fopts: np.ndarray, mt: np.ndarray, counters: np.ndarray) -> int:
     """The child selection picks (``policies.ucb1_argmax`` / ``puct_argmax``, then the tie-break)."""
     nvisits, nvalue, nfirst, nnext, nlegal_a = t[7], t[8], t[9], t[11], t[13]
