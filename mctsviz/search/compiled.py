@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..games.connect4 import ConnectFour
-from ..trace.events import Backprop, Expand, NewChild, Select, Simulate, Step, Update
+from ..trace.events import Backprop, Expand, NewChild, Score, Select, Simulate, Step, Update
 from . import kernel as K
 from .records import score_records
 from .tree import Tree
@@ -235,6 +235,7 @@ class _Emitter:
     def __init__(self, engine: Engine, state: KernelState) -> None:
         self.engine = engine
         self.state = state
+        self.arrays = state.columns
         self.recorder = engine.recorder
         self.full = engine.full
         self.options = engine.options
@@ -249,6 +250,7 @@ class _Emitter:
         self.labels = list(tree.label)
         self.prior = list(tree.prior)
         self.label_of = {a: self.game.action_label(a) for a in range(state.max_branch)}
+        self.log_shift = 1 if self.options.log == "ln-n1" else 0
         self.rewards = {s: tuple((r + 1.0) / 2.0 for r in v) if self.options.reward == "01" else v for s, v in _RETURNS.items()}
 
     def _state(self, node: int) -> tuple[int, ...]:
@@ -259,7 +261,7 @@ class _Emitter:
 
     def _add_nodes(self, end: int) -> list[NewChild]:
         """Announce the nodes the kernel made up to ``end`` (ids in creation order)."""
-        n = self.state.columns
+        n = self.arrays  # this chunk's arrays (growing the tree between chunks replaces them)
         status, mover, parent, action, legal = n["status"], n["mover"], n["parent"], n["action"], n["legal"]
         records = []
         key = self.game.state_key
@@ -279,15 +281,38 @@ class _Emitter:
         self.count = end
         return records
 
+    def _scores(self, node: int) -> tuple[Score, ...]:
+        return score_records(self.options, self.children[node], self.visits[node], self.visits, self.value, self.prior, self.labels)
+
+    def _ucb1_scores(self, node: int) -> tuple[Score, ...]:
+        """``score_records`` for UCB1, inlined as the Python engine's fast loop inlines it:
+        W/n + C * sqrt(ln N / n), the same operations in the same order (tests compare bytes)."""
+        visits, value, labels, prior = self.visits, self.value, self.labels, self.prior
+        arg = visits[node] + self.log_shift
+        ln_n = math.log(arg if arg > 0 else 1)
+        c, sqrt = self.options.c, math.sqrt
+        out = []
+        for k in self.children[node]:
+            n = visits[k]
+            if n == 0:  # +infinity: recorded as None, the events' convention
+                out.append(Score(k, labels[k], 0, value[k], prior[k], None, None, None))
+            else:
+                exploit = value[k] / n
+                explore = c * sqrt(ln_n / n)
+                out.append(Score(k, labels[k], n, value[k], prior[k], exploit, explore, exploit + explore))
+        return tuple(out)
+
     def emit(self, done: int, count: int, log_path: np.ndarray, log_iter: np.ndarray, log_roll: np.ndarray) -> None:
         recorder, full, options = self.recorder, self.full, self.options
         assert recorder is not None
-        visits, value, children, labels, prior, mover = self.visits, self.value, self.children, self.labels, self.prior, self.mover
+        self.arrays = self.state.columns
+        visits, value, mover = self.visits, self.value, self.mover
         status_of = self.state.nodes[2]
         paths = log_path.tolist()
         table = log_iter[:count].tolist()
         rolls = log_roll.tolist() if full else None
         path_at = roll_at = 0
+        scores_of = self._ucb1_scores if options.policy == "ucb1" else self._scores
         for i in range(count):
             iteration = done + i + 1
             path_end, sim, rule, status, nodes_end, roll_end = table[i]
@@ -295,16 +320,13 @@ class _Emitter:
             path_at = path_end
             steps = None
             if full:
-                steps = tuple(
-                    Step(node, chosen, visits[node], score_records(options, children[node], visits[node], visits, value, prior, labels))
-                    for node, chosen in zip(path, path[1:])
-                )
+                steps = tuple(Step(node, chosen, visits[node], scores_of(node)) for node, chosen in zip(path, path[1:]))
             recorder(Select(iteration, tuple(path), steps))
             leaf = path[-1]
             new = self._add_nodes(nodes_end)
             scores = None
             if rule == K.RULE_SCORE and full:
-                scores = score_records(options, children[leaf], visits[leaf], visits, value, prior, labels)
+                scores = scores_of(leaf)
             recorder(Expand(iteration, leaf, tuple(new), sim, _RULES[rule], scores))
             terminal = bool(status_of[sim])
             rollout_labels: tuple[str, ...] | None = None
