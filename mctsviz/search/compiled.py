@@ -392,13 +392,6 @@ class KernelTree(Tree):
     def __len__(self) -> int:
         return self.size
 
-    def key(self, node: int) -> str:
-        keys = self.keys
-        key: str | None = keys[node]
-        if key is None:
-            key = keys[node] = self.game.state_key(self.state[node])
-        return key
-
     def make(self, name: str) -> Any:
         a = self.arrays
         size = self.size

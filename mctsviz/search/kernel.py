@@ -362,6 +362,18 @@ def _expand_all(
 
 
 @njit(cache=True, inline="always")
+def _score(n: int, w: float, puct: bool, q_plus: bool, prior: float, c_puct: float, fpu: float, sqrt_n: float, c: float, ln_n: float) -> float:
+    """A child's PUCT or UCB1 score, as ``policies.puct`` / ``policies.ucb1_argmax`` compute it
+    (the same operations in the same order; ``ln_n`` and ``sqrt_n`` are the parent's)."""
+    if puct:
+        exploit = w / (1 + n) if q_plus else (w / n if n else fpu)
+        return exploit + c_puct * prior * sqrt_n / (1 + n)
+    if n == 0:
+        return math.inf
+    return w / n + c * math.sqrt(ln_n / n)
+
+
+@njit(cache=True, inline="always")
 def _choose(node: int, t: Nodes, opts: np.ndarray, fopts: np.ndarray, mt: np.ndarray, counters: np.ndarray) -> int:
     """The child selection picks (``policies.ucb1_argmax`` / ``puct_argmax``, then the tie-break)."""
     nvisits, nvalue, nfirst, nnext, nlegal_a = t[7], t[8], t[9], t[11], t[13]
@@ -382,17 +394,7 @@ def _choose(node: int, t: Nodes, opts: np.ndarray, fopts: np.ndarray, mt: np.nda
     ties = 0
     kid = nfirst[node]
     while kid >= 0:
-        n = nvisits[kid]
-        if puct:
-            if q_plus:
-                exploit = nvalue[kid] / (1 + n)
-            else:
-                exploit = nvalue[kid] / n if n else fpu
-            score = exploit + c_puct * prior * sqrt_n / (1 + n)
-        elif n == 0:
-            score = math.inf
-        else:
-            score = nvalue[kid] / n + c * math.sqrt(ln_n / n)
+        score = _score(nvisits[kid], nvalue[kid], puct, q_plus, prior, c_puct, fpu, sqrt_n, c, ln_n)
         if score > best:
             best = score
             chosen = kid
@@ -404,18 +406,7 @@ def _choose(node: int, t: Nodes, opts: np.ndarray, fopts: np.ndarray, mt: np.nda
         pick = _randbelow(ties, mt, counters)
         kid = nfirst[node]
         while kid >= 0:
-            n = nvisits[kid]
-            if puct:
-                if q_plus:
-                    exploit = nvalue[kid] / (1 + n)
-                else:
-                    exploit = nvalue[kid] / n if n else fpu
-                score = exploit + c_puct * prior * sqrt_n / (1 + n)
-            elif n == 0:
-                score = math.inf
-            else:
-                score = nvalue[kid] / n + c * math.sqrt(ln_n / n)
-            if score == best:
+            if _score(nvisits[kid], nvalue[kid], puct, q_plus, prior, c_puct, fpu, sqrt_n, c, ln_n) == best:
                 if pick == 0:
                     return int(kid)
                 pick -= 1
