@@ -89,17 +89,16 @@ class KernelState:
             dtype=np.int64,
         )
         self.fopts = np.array([options.c, options.c_puct, options.fpu], dtype=np.float64)
-        self.win, self.threats = _tables()
+        win, threats = _tables()
         if c4 is not None:
-            self.geo = np.array([c4.cols, c4.rows + 1, c4._board], dtype=np.int64)
-            self.bottom = np.array(c4._bottom, dtype=np.int64)
-            self.column = np.array(c4._column, dtype=np.int64)
-            self.top = np.array(c4._top, dtype=np.int64)
+            geo = np.array([c4.cols, c4.rows + 1, c4._board], dtype=np.int64)
+            bottom, column, top = (np.array(cells, dtype=np.int64) for cells in (c4._bottom, c4._column, c4._top))
             self.max_branch, self.max_depth = c4.cols, c4.rows * c4.cols
         else:
-            self.geo = np.array([9, 0, 511], dtype=np.int64)
-            self.bottom = self.column = self.top = np.zeros(9, dtype=np.int64)
+            geo = np.array([9, 0, 511], dtype=np.int64)
+            bottom = column = top = np.zeros(9, dtype=np.int64)
             self.max_branch, self.max_depth = 9, 9
+        self.board: K.Board = (win, threats, geo, bottom, column, top)
         version, internal, _ = engine.rng.getstate()
         self.mt = np.array(internal[:624], dtype=np.int64)
         self.counters = np.array([1, internal[624], 0, 0], dtype=np.int64)
@@ -110,7 +109,7 @@ class KernelState:
         tree = engine.tree
         state = tree.state[0]
         x, o = state[0], state[1]
-        status = state[2] if self.connect4 else (1 if self.win[x] else 2 if self.win[o] else 3 if (x | o) == 511 else 0)
+        status = state[2] if self.connect4 else (1 if self.board[0][x] else 2 if self.board[0][o] else 3 if (x | o) == 511 else 0)
         n = self.columns
         n["x"][0], n["o"][0], n["status"][0] = x, o, status
         n["player"][0], n["mover"][0], n["parent"][0], n["action"][0] = tree.player[0], tree.mover[0], -1, -1
@@ -121,7 +120,7 @@ class KernelState:
             legal |= 1 << a
         n["untried"][0], n["legal"][0] = legal, bin(legal).count("1")
         if tree.children[0]:  # expand="second-visit" expanded the root before iteration 1
-            K.expand_root(tuple(self.nodes), self.opts, self.win, self.geo, self.bottom, self.column, self.top, self.counters)
+            K.expand_root(tuple(self.nodes), self.opts, self.board, self.counters)
 
     @property
     def columns(self) -> dict[str, np.ndarray]:
@@ -168,12 +167,7 @@ def run(engine: Engine, iterations: int | None, deadline: float | None, progress
             tuple(state.nodes),
             state.opts,
             state.fopts,
-            state.win,
-            state.threats,
-            state.geo,
-            state.bottom,
-            state.column,
-            state.top,
+            state.board,
             state.mt,
             state.counters,
             log_path,
@@ -218,8 +212,9 @@ def warm_up() -> float:
     win, threats = _tables()
     geo, board = np.array([9, 0, 511], dtype=np.int64), np.zeros(9, dtype=np.int64)
     mt, log = np.zeros(624, dtype=np.int64), np.zeros(1, dtype=np.int64)
-    K.expand_root(nodes, ints, win, geo, board, board, board, counters)
-    K.run_iterations(0, nodes, ints, floats, win, threats, geo, board, board, board, mt, counters, log, np.zeros((1, 6), dtype=np.int64), log)
+    tables = (win, threats, geo, board, board, board)
+    K.expand_root(nodes, ints, tables, counters)
+    K.run_iterations(0, nodes, ints, floats, tables, mt, counters, log, np.zeros((1, 6), dtype=np.int64), log)
     _compiled = True
     return time.perf_counter() - started
 

@@ -28,6 +28,10 @@ TICTACTOE, CONNECT4 = 0, 1
 
 #: A tree's node columns, in the order of ``mctsviz.search.compiled``'s ``_COLUMNS``.
 Nodes = tuple[np.ndarray, ...]
+#: The game's tables and geometry: (Tic-Tac-Toe wins by mask, Tic-Tac-Toe threats by mask,
+#: [columns, column height h, board mask], then per Connect Four column its bottom cell, its
+#: cells and its top cell). See ``mctsviz.search.compiled.KernelState``.
+Board = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 # Integer options, packed (see options_arrays).
 O_GAME, O_POLICY, O_LOG_SHIFT, O_TIE, O_EXPAND, O_ROLLOUT, O_REWARD01, O_RECORD, O_Q = range(9)
@@ -141,12 +145,13 @@ def _c4_threats(b: int, mask: int, h: int, board: int) -> int:
 
 
 @njit(cache=True, inline="always")
-def _legal(game: int, x: int, o: int, status: int, geo: np.ndarray, top: np.ndarray) -> int:
+def _legal(game: int, x: int, o: int, status: int, b: Board) -> int:
     """The legal actions as a bit mask (bit a for action a; legal order is increasing a)."""
     if status:
         return 0
     if game == TICTACTOE:
         return 511 & ~(x | o)
+    geo, top = b[2], b[5]
     mask = x | o
     legal = 0
     for c in range(geo[0]):
@@ -156,8 +161,9 @@ def _legal(game: int, x: int, o: int, status: int, geo: np.ndarray, top: np.ndar
 
 
 @njit(cache=True, inline="always")
-def _next(game: int, x: int, o: int, action: int, win: np.ndarray, geo: np.ndarray, bottom: np.ndarray, column: np.ndarray) -> tuple[int, int, int]:
+def _next(game: int, x: int, o: int, action: int, b: Board) -> tuple[int, int, int]:
     """(x, o, status) after ``action``."""
+    win, geo, bottom, column = b[0], b[2], b[3], b[4]
     mask = x | o
     if game == TICTACTOE:
         bit = 1 << action
@@ -195,12 +201,7 @@ def _playout(
     heuristic: bool,
     x: int,
     o: int,
-    win: np.ndarray,
-    threats: np.ndarray,
-    geo: np.ndarray,
-    bottom: np.ndarray,
-    column: np.ndarray,
-    top: np.ndarray,
+    b: Board,
     free: np.ndarray,
     mt: np.ndarray,
     counters: np.ndarray,
@@ -210,6 +211,7 @@ def _playout(
     """Play to the end from a non-terminal state as the game's ``playout`` (or
     ``heuristic_playout``) hook does, drawing the same numbers; return the final status.
     With ``record``, the actions played are appended to ``moves`` (at ``counters[C_ROLL]``)."""
+    win, threats, geo, bottom, column, top = b
     mask = x | o
     o_to_move = _popcount(mask) & 1
     if o_to_move:
@@ -313,18 +315,14 @@ def _add_child(
     action: int,
     t: Nodes,
     opts: np.ndarray,
-    win: np.ndarray,
-    geo: np.ndarray,
-    bottom: np.ndarray,
-    column: np.ndarray,
-    top: np.ndarray,
+    b: Board,
     counters: np.ndarray,
 ) -> int:
     (nx, no, nstatus, nplayer, nmover, nparent, naction, nvisits, nvalue, nfirst, nlast, nnext, nuntried, nlegal_a) = t
     game = opts[O_GAME]
     child = counters[C_NODES]
     counters[C_NODES] = child + 1
-    x, o, status = _next(game, nx[parent], no[parent], action, win, geo, bottom, column)
+    x, o, status = _next(game, nx[parent], no[parent], action, b)
     nx[child] = x
     no[child] = o
     nstatus[child] = status
@@ -337,7 +335,7 @@ def _add_child(
     nfirst[child] = -1
     nlast[child] = -1
     nnext[child] = -1
-    legal = _legal(game, x, o, status, geo, top)
+    legal = _legal(game, x, o, status, b)
     nuntried[child] = legal
     nlegal_a[child] = _popcount(legal)
     if nlast[parent] < 0:
@@ -349,16 +347,14 @@ def _add_child(
 
 
 @njit(cache=True, inline="always")
-def _expand_all(
-    leaf: int, t: Nodes, opts: np.ndarray, win: np.ndarray, geo: np.ndarray, bottom: np.ndarray, column: np.ndarray, top: np.ndarray, counters: np.ndarray
-) -> None:
+def _expand_all(leaf: int, t: Nodes, opts: np.ndarray, b: Board, counters: np.ndarray) -> None:
     nuntried = t[12]
     todo = nuntried[leaf]
     nuntried[leaf] = 0
     while todo:
         action = _nth_bit(todo, 0)
         todo &= todo - 1
-        _add_child(leaf, action, t, opts, win, geo, bottom, column, top, counters)
+        _add_child(leaf, action, t, opts, b, counters)
 
 
 @njit(cache=True, inline="always")
@@ -415,11 +411,9 @@ def _choose(node: int, t: Nodes, opts: np.ndarray, fopts: np.ndarray, mt: np.nda
 
 
 @njit(cache=True)
-def expand_root(
-    t: Nodes, opts: np.ndarray, win: np.ndarray, geo: np.ndarray, bottom: np.ndarray, column: np.ndarray, top: np.ndarray, counters: np.ndarray
-) -> None:
+def expand_root(t: Nodes, opts: np.ndarray, b: Board, counters: np.ndarray) -> None:
     """Expand every child of the root (``expand="second-visit"`` does so before iteration 1)."""
-    _expand_all(0, t, opts, win, geo, bottom, column, top, counters)
+    _expand_all(0, t, opts, b, counters)
 
 
 @njit(cache=True)
@@ -428,12 +422,7 @@ def run_iterations(
     t: Nodes,
     opts: np.ndarray,
     fopts: np.ndarray,
-    win: np.ndarray,
-    threats: np.ndarray,
-    geo: np.ndarray,
-    bottom: np.ndarray,
-    column: np.ndarray,
-    top: np.ndarray,
+    b: Board,
     mt: np.ndarray,
     counters: np.ndarray,
     log_path: np.ndarray,
@@ -478,13 +467,13 @@ def run_iterations(
             k = _randbelow(_popcount(todo), mt, counters) if expand == EXPAND_ONE_RANDOM else 0
             action = _nth_bit(todo, k)
             nuntried[leaf] = todo & ~(1 << action)
-            sim = _add_child(leaf, action, t, opts, win, geo, bottom, column, top, counters)
+            sim = _add_child(leaf, action, t, opts, b, counters)
             rule = RULE_NEW
         elif expand == EXPAND_SECOND_VISIT and nvisits[leaf] == 0:
             sim = leaf
             rule = RULE_LEAF
         else:
-            _expand_all(leaf, t, opts, win, geo, bottom, column, top, counters)
+            _expand_all(leaf, t, opts, b, counters)
             sim = _choose(leaf, t, opts, fopts, mt, counters)
             rule = RULE_SCORE
         if sim != leaf:
@@ -492,7 +481,7 @@ def run_iterations(
             path[depth] = sim
         status = nstatus[sim]
         if not status:
-            status = _playout(game, heuristic, nx[sim], no[sim], win, threats, geo, bottom, column, top, free, mt, counters, log_roll, record == 2)
+            status = _playout(game, heuristic, nx[sim], no[sim], b, free, mt, counters, log_roll, record == 2)
         if status == 1:
             r0, r1 = 1.0, -1.0
         elif status == 2:
