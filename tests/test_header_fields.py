@@ -166,8 +166,9 @@ def test_an_evaluator_of_the_wrong_shape_is_one_line_naming_it(capsys, tmp_path,
     assert "(priors, values)" in lines[0] or "one number per player" in lines[0]
 
 
-def test_the_current_schema_version_is_3():
-    assert SCHEMA_VERSION == 3 and PLAIN[0]["schema_version"] == 3
+def test_the_current_schema_version_is_4():
+    # Version 4 added block frames to MessagePack traces; the header and events are version 3's.
+    assert SCHEMA_VERSION == 4 and PLAIN[0]["schema_version"] == 4
 
 
 # -- mutation: every field, broken against its documented rule ---------------------------------

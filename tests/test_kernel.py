@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import itertools
 import random
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +23,7 @@ from mctsviz import games  # noqa: E402
 from mctsviz.search import kernel  # noqa: E402
 from mctsviz.search.engine import search  # noqa: E402
 from mctsviz.testing import capture_events, encode_events  # noqa: E402
+from mctsviz.trace.io import TraceWriter, load_trace  # noqa: E402
 
 #: The tree's lists (``keys`` is a cache filled on demand, compared through ``Tree.key``).
 TREE_LISTS = ("state", "parent", "action", "label", "mover", "player", "terminal", "visits", "value", "prior", "children", "edges", "untried")
@@ -53,7 +56,36 @@ def _run(game, engine, record, **options):
     return encoded, summary, tree, keys
 
 
-def assert_same(game, record, **options):
+def _block_file(game, engine, block_iterations, **options):
+    """The bytes of a compact MessagePack trace (blocks) of the search, and how many events reached the writer."""
+    calls = []
+
+    class Counting(TraceWriter):
+        def __call__(self, event):
+            calls.append(type(event).__name__)
+            super().__call__(event)
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "t.msgpack"
+        with Counting(path, block_iterations=block_iterations) as writer:
+            search(game, engine=engine, recorder=writer, record="compact", **options)
+        return path.read_bytes(), calls, load_trace(path, strict=True)
+
+
+def assert_same_block_file(game, block_iterations=4096, **options):
+    python, python_calls, events = _block_file(game, "python", block_iterations, **options)
+    compiled, compiled_calls, _ = _block_file(game, "compiled", block_iterations, **options)
+    assert python == compiled, "the compact MessagePack traces differ"
+    # The kernel hands the writer whole blocks: only the header, the root's expansion and the decision are events.
+    assert set(compiled_calls) <= {"Header", "Expand", "Decision"} and len(compiled_calls) <= 3
+    with capture_events() as expected:
+        search(game, engine="python", recorder=expected, record="compact", **options)
+    assert events == list(expected)
+
+
+def assert_same(game, record, block_iterations=4096, **options):
+    if record == "compact":
+        assert_same_block_file(game, block_iterations, **options)
     python = _run(game, "python", record, **options)
     compiled = _run(game, "compiled", record, **options)
     if python[0] != compiled[0]:
@@ -96,6 +128,12 @@ def test_every_covered_option_gives_the_python_engines_full_trace(game_name, opt
     assert_same(games.load(game_name), "full", iterations=40, seed=len(str(options)), **options)
 
 
+@pytest.mark.parametrize("game_name", ["tictactoe", "connect4"])
+@pytest.mark.parametrize("options", OPTION_MATRIX[::5], ids=lambda o: "-".join(str(v) for v in o.values()))
+def test_compact_messagepack_traces_are_the_same_bytes(game_name, options):
+    assert_same_block_file(games.load(game_name), 100, iterations=250, seed=11, **options)
+
+
 @pytest.mark.parametrize("record", [None, "compact", "full"])
 @pytest.mark.parametrize("game_name", ["tictactoe", "connect4"])
 def test_long_searches_match_at_every_level(game_name, record):
@@ -121,6 +159,7 @@ _boards = st.sampled_from([("tictactoe", {}), ("connect4", {}), ("connect4", {"r
     seed=st.integers(0, 2**64 - 1),
     iterations=st.sampled_from([1, 2, 3, 10, 60, 400]),
     record=st.sampled_from([None, "compact", "full"]),
+    block_iterations=st.sampled_from([1, 7, 64, 4096]),
     opening=st.lists(st.integers(0, 99), max_size=5),
     options=st.fixed_dictionaries(
         {
@@ -138,7 +177,7 @@ _boards = st.sampled_from([("tictactoe", {}), ("connect4", {}), ("connect4", {"r
         }
     ),
 )
-def test_any_seed_options_and_start_state_match(board, seed, iterations, record, opening, options):
+def test_any_seed_options_and_start_state_match(board, seed, iterations, record, block_iterations, opening, options):
     name, params = board
     game = games.load(name, **params)
     state = game.initial_state()
@@ -147,7 +186,7 @@ def test_any_seed_options_and_start_state_match(board, seed, iterations, record,
         if game.is_terminal(after):
             break
         state = after
-    assert_same(game, record, iterations=iterations, seed=seed, state=state, **options)
+    assert_same(game, record, block_iterations, iterations=iterations, seed=seed, state=state, **options)
 
 
 # -- budgets, progress, the rng afterwards ----------------------------------------------------

@@ -147,8 +147,11 @@ def test_zstd_without_the_package_is_a_clear_error(tmp_path, monkeypatch):
 # -- streaming and what survives an interruption ---------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["live.jsonl.gz", "live.msgpack.gz"])
-def test_the_trace_is_readable_while_the_search_runs(tmp_path, name):
+@pytest.mark.parametrize(
+    ("name", "writer_options"),
+    [("live.jsonl.gz", {}), ("live.msgpack.gz", {"blocks": False}), ("live.msgpack.gz", {"block_iterations": 64})],
+)
+def test_the_trace_is_readable_while_the_search_runs(tmp_path, name, writer_options):
     path = tmp_path / name
     partial = path.with_name(path.name + ".partial")
     seen = {}
@@ -161,12 +164,12 @@ def test_the_trace_is_readable_while_the_search_runs(tmp_path, name):
                 seen["events"] = list(read_trace(partial, on_warning=notes.append))
                 seen["notes"] = notes
 
-    with Peek(path) as recorder:
-        search(games.load("tictactoe"), iterations=300, seed=2, recorder=recorder, record="compact")
+    with Peek(path, **writer_options) as recorder:  # the Python engine: Peek watches each event
+        search(games.load("tictactoe"), iterations=300, seed=2, recorder=recorder, record="compact", engine="python")
     final = load_trace(path)
     live = seen["events"]
     complete = (len(live) - 1) // 4
-    assert complete == 192  # three blocks of 64 iterations had reached the file
+    assert complete == 192  # three flushes (or blocks) of 64 iterations had reached the file
     assert live == final[: len(live)]
     assert any("ends early" in n for n in seen["notes"])
 
@@ -345,7 +348,7 @@ def test_version_1_scores_migrate_to_the_events_a_search_records_today(name):
     options = {k: v for k, v in header.options.items() if k not in ("memory", "seconds") and v is not None}
     game = load_recorded(header.game, header.game_params)
     _, events = recorded_search(game, seed=header.seed, record=header.record, **options)
-    assert events[0].schema_version == SCHEMA_VERSION == 3
+    assert events[0].schema_version == SCHEMA_VERSION == 4
     assert any(isinstance(e, Select) and e.steps and e.steps[-1].scores for e in old)
     assert old[1:] == events[1:]
 

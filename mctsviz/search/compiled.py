@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..games.connect4 import ConnectFour
-from ..trace.events import Backprop, Expand, NewChild, Score, Select, Simulate, Step, Update
+from ..trace.events import EXPAND_RULES, SIMULATE_METHODS, Backprop, Block, Expand, NewChild, Score, Select, Simulate, Step, Update
 from . import kernel as K
 from .records import score_records
 from .tree import Tree
@@ -149,17 +149,19 @@ def run(engine: Engine, iterations: int | None, deadline: float | None, progress
     state = KernelState(engine, 1 + (first + 1) * max(per_iteration, 1) * 2)
     per_iteration = per_iteration or state.max_branch
     record = engine.recorder is not None
-    emitter = _Emitter(engine, state) if record else None
-    log_path = np.zeros(CHUNK * (state.max_depth + 2) if record else 1, dtype=np.int64)
-    log_iter = np.zeros((CHUNK, 6) if record else (1, 6), dtype=np.int64)
-    log_roll = np.zeros(CHUNK * (state.max_depth + 1) if engine.full else 1, dtype=np.int64)
+    blocks = _BlockMaker.for_engine(engine, state)
+    chunk = CHUNK if blocks is None else blocks.size
+    emitter = _Emitter(engine, state) if record and blocks is None else None
+    log_path = np.zeros(chunk * (state.max_depth + 2) if record else 1, dtype=np.int64)
+    log_iter = np.zeros((chunk, 6) if record else (1, 6), dtype=np.int64)
+    log_roll = np.zeros(chunk * (state.max_depth + 1) if engine.full else 1, dtype=np.int64)
     limit = math.inf if iterations is None else iterations
     clock = time.perf_counter
     done = 0
     while done < limit:
         if deadline is not None and clock() >= deadline:
             break
-        count = int(min(CHUNK, limit - done))
+        count = int(min(chunk, limit - done))
         state.reserve(count * per_iteration)
         state.counters[K.C_PATH] = state.counters[K.C_ROLL] = 0
         K.run_iterations(
@@ -176,6 +178,8 @@ def run(engine: Engine, iterations: int | None, deadline: float | None, progress
         )
         if emitter is not None:
             emitter.emit(done, count, log_path, log_iter, log_roll)
+        elif blocks is not None:
+            blocks.write(done, count, log_path, log_iter)
         done += count
         if progress is not None:
             progress(done)
@@ -214,7 +218,10 @@ def warm_up() -> float:
     mt, log = np.zeros(624, dtype=np.int64), np.zeros(1, dtype=np.int64)
     tables = (win, threats, geo, board, board, board)
     K.expand_root(nodes, ints, tables, counters)
-    K.run_iterations(0, nodes, ints, floats, tables, mt, counters, log, np.zeros((1, 6), dtype=np.int64), log)
+    table = np.zeros((1, 6), dtype=np.int64)
+    K.run_iterations(0, nodes, ints, floats, tables, mt, counters, log, table, log)
+    K.backup_rewards(0, log, table[:0], nodes[4], False, np.zeros(1))
+    K.palette(np.zeros(1, dtype="<u8"), np.zeros(1, dtype=np.uint8), np.zeros(256, dtype="<u8"))
     _compiled = True
     return time.perf_counter() - started
 
@@ -341,6 +348,128 @@ class _Emitter:
                 after_w = value[node] = before_w + reward
                 updates.append(Update(node, reward, before_n, before_w, after_n, after_w) if full else Update(node, reward))
             recorder(Backprop(iteration, tuple(updates)))
+
+
+class _BlockMaker:
+    """Writes each chunk's iterations as one block (``mctsviz.trace.blocks``) with array operations.
+
+    Used when the recorder stores blocks (a compact MessagePack :class:`TraceWriter`): the
+    columns are exactly those the writer's :class:`BlockBuilder` makes from the Python engine's
+    events, so both engines write the same bytes, with no Python object per event here.
+    """
+
+    def __init__(self, engine: Engine, state: KernelState, size: int, record_block: Callable[[Block], None]) -> None:
+        self.state = state
+        self.size = size
+        self.record_block = record_block
+        self.count = len(engine.tree)
+        game = engine.game
+        self.labels = np.array([game.action_label(a) for a in range(state.max_branch)], dtype=object)
+        self.method = SIMULATE_METHODS.index(engine.options.rollout)
+        self.terminal = SIMULATE_METHODS.index("terminal")
+        self.rules = np.array([EXPAND_RULES.index(rule) for rule in _RULES], dtype=np.uint8)  # by kernel code
+        self.returns = np.array([(0.0, 0.0), *(_RETURNS[s] for s in (1, 2, 3))], dtype="<f8")  # by status
+        self.reward01 = engine.options.reward == "01"
+        self.rewards = np.zeros(size * (state.max_depth + 3), dtype="<f8")
+        self.codes = np.zeros(len(self.rewards), dtype=np.uint8)
+        self.values = np.zeros(256, dtype="<u8")
+        self.key_cells = _key_cells(game, state)
+
+    def _palette(self, column: np.ndarray) -> tuple[bytes, bytes]:
+        """``column`` as palette indices and palette, as ``mctsviz.trace.blocks.palette`` makes them."""
+        column = np.ascontiguousarray(column, dtype="<f8")
+        distinct = K.palette(column.view("<u8"), self.codes, self.values)
+        if distinct < 0:
+            return column.tobytes(), b""
+        return self.codes[: len(column)].tobytes(), self.values[:distinct].tobytes()
+
+    @classmethod
+    def for_engine(cls, engine: Engine, state: KernelState) -> _BlockMaker | None:
+        """The block maker for a compact search whose recorder stores blocks, else None."""
+        recorder = engine.recorder
+        block_size = getattr(recorder, "block_size", None)
+        record_block = getattr(recorder, "record_block", None)
+        if recorder is None or engine.full or not callable(block_size) or not callable(record_block):
+            return None
+        size = block_size()
+        if not isinstance(size, int) or size < 1 or not engine.game.state_key(engine.tree.state[0]).isascii():
+            return None
+        return cls(engine, state, size, record_block)
+
+    def write(self, done: int, count: int, log_path: np.ndarray, log_iter: np.ndarray) -> None:
+        n = self.state.columns
+        table = log_iter[:count]
+        path_end, sim, status, nodes_end = table[:, 0], table[:, 1], table[:, 3], table[:, 4]
+        starts = np.concatenate(([0], path_end[:-1]))
+        path_lengths = path_end - starts
+        path = log_path[: path_end[-1]]
+        first, end = self.count, int(nodes_end[-1])
+        self.count = end
+        nodes = np.arange(first, end)
+        # Labels numbered in order of first use, as the builder numbers them.
+        actions = n["action"][first:end].astype(np.int64)
+        used, at = np.unique(actions, return_index=True)
+        order = np.argsort(at, kind="stable")
+        code = np.zeros(len(self.labels), dtype="<u4")
+        code[used[order]] = np.arange(len(used), dtype="<u4")
+        keys, key_width = self._keys(n["x"][first:end], n["o"][first:end])
+        terminal = n["status"][sim] != 0
+        rewards = self.rewards[: len(path) + count]
+        total = K.backup_rewards(count, log_path, table, n["mover"], self.reward01, rewards)
+        update_reward, reward_values = self._palette(rewards[:total])
+        returns, return_values = self._palette(self.returns[status].reshape(-1))
+        block = Block(
+            done + 1,
+            count,
+            tuple(self.labels[used[order]].tolist()),
+            path_lengths.astype("<u4").tobytes(),
+            path.astype("<i4").tobytes(),
+            np.diff(nodes_end, prepend=first).astype("<u4").tobytes(),
+            nodes.astype("<i4").tobytes(),
+            code[actions].tobytes(),
+            keys,
+            np.full(len(nodes), key_width, dtype="<u4").tobytes(),
+            (1.0 / n["legal"][n["parent"][first:end]].astype("<f8")).tobytes(),
+            n["mover"][first:end].astype("<i1").tobytes(),
+            (n["status"][first:end] != 0).astype("<u1").tobytes(),
+            sim.astype("<i4").tobytes(),
+            self.rules[table[:, 2]].tobytes(),
+            np.where(terminal, self.terminal, self.method).astype("<u1").tobytes(),
+            returns,
+            update_reward,
+            return_values=return_values,
+            reward_values=reward_values,
+        )
+        self.record_block(block)
+
+    def _keys(self, x: np.ndarray, o: np.ndarray) -> tuple[str, int]:
+        """The state keys of the nodes with boards ``x``, ``o``: one string, and each key's width."""
+        blank, cells = self.key_cells
+        out = np.tile(blank, (len(x), 1))
+        for bit, column, x_char, o_char in cells:
+            on_x = (x >> bit) & 1
+            on_o = (o >> bit) & 1
+            out[:, column] = np.where(on_x != 0, x_char, np.where(on_o != 0, o_char, blank[column]))
+        return out.tobytes().decode("ascii"), len(blank)
+
+
+def _key_cells(game: Any, state: KernelState) -> tuple[np.ndarray, list[tuple[int, int, int, int]]]:
+    """How the game spells a board in its state key: the empty board's characters, and for each
+    cell bit the key's column it shows in and its X and O characters (found by asking the game)."""
+    extra = (0,) if state.connect4 else ()
+    blank_key = game.state_key((0, 0, *extra))
+    blank = np.frombuffer(blank_key.encode("ascii"), dtype=np.uint8).copy()
+    cols, height = int(state.board[2][0]), int(state.board[2][1])
+    cells = []
+    for bit in range(cols * height if state.connect4 else 9):
+        with_x = game.state_key((1 << bit, 0, *extra))
+        with_o = game.state_key((0, 1 << bit, *extra))
+        changed = [i for i, (a, b) in enumerate(zip(blank_key, with_x)) if a != b]
+        if not changed:
+            continue  # not a cell (Connect Four's guard row)
+        (column,) = changed
+        cells.append((bit, column, ord(with_x[column]), ord(with_o[column])))
+    return blank, cells
 
 
 class _Column:

@@ -501,3 +501,54 @@ def run_iterations(
             log_iter[i, 3] = status
             log_iter[i, 4] = counters[C_NODES]
             log_iter[i, 5] = counters[C_ROLL]
+
+
+# -- block columns (mctsviz.trace.blocks) -------------------------------------------------------
+
+
+@njit(cache=True)
+def backup_rewards(count: int, log_path: np.ndarray, log_iter: np.ndarray, mover: np.ndarray, reward01: bool, out: np.ndarray) -> int:
+    """The reward of every backpropagation update of ``count`` logged iterations, in the order
+    the events list them (the simulated node if it is not the leaf, then the path upwards);
+    returns how many were written to ``out``."""
+    k = 0
+    start = 0
+    for i in range(count):
+        end = log_iter[i, 0]
+        sim = log_iter[i, 1]
+        status = log_iter[i, 3]
+        if status == 1:
+            r0, r1 = 1.0, -1.0
+        elif status == 2:
+            r0, r1 = -1.0, 1.0
+        else:
+            r0, r1 = 0.0, 0.0
+        if reward01:
+            r0, r1 = (r0 + 1.0) / 2.0, (r1 + 1.0) / 2.0
+        if sim != log_path[end - 1]:
+            out[k] = r0 if mover[sim] == 0 else r1
+            k += 1
+        for j in range(end - 1, start - 1, -1):
+            out[k] = r0 if mover[log_path[j]] == 0 else r1
+            k += 1
+        start = end
+    return k
+
+
+@njit(cache=True)
+def palette(bits: np.ndarray, codes: np.ndarray, values: np.ndarray) -> int:
+    """Number ``bits`` (f64 bit patterns) by order of first use into ``codes``, the distinct
+    ones into ``values``; returns how many differ, or -1 past 256 (see ``mctsviz.trace.blocks.palette``)."""
+    n = 0
+    for i in range(len(bits)):
+        b = bits[i]
+        j = 0
+        while j < n and values[j] != b:
+            j += 1
+        if j == n:
+            if n == 256:
+                return -1
+            values[n] = b
+            n += 1
+        codes[i] = j
+    return n

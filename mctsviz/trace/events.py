@@ -30,7 +30,7 @@ import msgspec
 from ..options import RECORD_LEVELS as RECORD_LEVELS
 from ..options import SearchOptions
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 FORMAT_NAME = "mctsviz-trace"
 
 #: A finite number: decoding rejects NaN and the infinities (MessagePack can carry them; JSON
@@ -202,6 +202,61 @@ class Decision(msgspec.Struct, frozen=True, tag="decision", tag_field="kind", om
     by_mean: str | None
     children: tuple[RootChild, ...]
 
+
+class Block(msgspec.Struct, frozen=True, tag="block", tag_field="kind", omit_defaults=True, gc=False, forbid_unknown_fields=True):
+    """A run of compact iterations as columns: MessagePack traces only (schema version 4).
+
+    It stands for the ``Select``, ``Expand``, ``Simulate`` and ``Backprop`` events of
+    iterations ``iteration`` to ``iteration + count - 1`` and reads back as exactly those
+    events (:func:`mctsviz.trace.blocks.block_events`). A search on the compiled kernel writes
+    its columns straight from arrays, so recording costs no Python object per event.
+
+    Columns are little-endian bytes: ``u32`` counts, ``i32`` node ids, ``f64`` numbers, ``u8``
+    flags and codes, ``i8`` players. Per iteration: ``path_lengths`` (the select path, its ids
+    in ``path``), ``children`` (new children), ``simulate_from``, ``rule`` (index into
+    ``EXPAND_RULES``), ``method`` (index into ``SIMULATE_METHODS``), the ``returns`` (one per
+    player) and the backpropagation's rewards, ``update_reward``. Per new child: ``child_node``,
+    ``child_action`` (index into ``labels``), its key (the ``child_key_lengths`` characters that
+    follow in ``child_keys``), ``child_prior``, ``child_mover``, ``child_terminal``.
+
+    Left empty when they say nothing: ``updates`` and ``update_node`` (empty: every update
+    list is the usual one, the simulated node if it is not the path's last, then the path from
+    its end to the root), ``child_visits`` (i64), ``child_value`` (f64) and ``child_existing``
+    (u8) when all zero. ``reward_values`` and ``return_values``, when not empty, are palettes of
+    at most 256 ``f64``: ``update_reward`` and ``returns`` then hold ``u8`` indices into them
+    (the values' exact bits, in order of first use). The expansion's parent is the path's last node.
+    """
+
+    iteration: int
+    count: int
+    labels: tuple[str, ...]
+    path_lengths: bytes
+    path: bytes
+    children: bytes
+    child_node: bytes
+    child_action: bytes
+    child_keys: str
+    child_key_lengths: bytes
+    child_prior: bytes
+    child_mover: bytes
+    child_terminal: bytes
+    simulate_from: bytes
+    rule: bytes
+    method: bytes
+    returns: bytes
+    update_reward: bytes
+    updates: bytes = b""
+    update_node: bytes = b""
+    return_values: bytes = b""
+    reward_values: bytes = b""
+    child_visits: bytes = b""
+    child_value: bytes = b""
+    child_existing: bytes = b""
+
+
+#: A block's expansion rules and simulation methods, by code (the order is part of the format).
+EXPAND_RULES = ("new", "score", "leaf")
+SIMULATE_METHODS = ("random", "heuristic", "evaluator", "script", "terminal")
 
 Event = Header | Select | Expand | Simulate | Backprop | Decision
 EVENT_TYPES: tuple[type, ...] = (Header, Select, Expand, Simulate, Backprop, Decision)

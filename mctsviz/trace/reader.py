@@ -5,16 +5,18 @@ from __future__ import annotations
 import gc
 import os
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from ..errors import MctsvizError
 from . import limits
+from .blocks import block_events
 from .codecs import _ARRAYS, _BIN32, _Budget, _chunks, _StreamDamage, format_of
 from .events import (
     Backprop,
+    Block,
     Decision,
     Event,
     Expand,
@@ -137,8 +139,12 @@ def _frames(source: Path, budget: _Budget) -> Iterator[tuple[int, bytes]]:
 
 
 def _msgpack_events(source: Path, budget: _Budget) -> Iterator[tuple[int, Any]]:
-    """``(frame number, event)`` for each event of a MessagePack trace, the checked header first."""
-    decode: Callable[[bytes | memoryview], list[Event]] = decode_frame
+    """``(frame number, event)`` for each event of a MessagePack trace, the checked header first.
+
+    A block (``mctsviz.trace.blocks``) yields the events it stands for.
+    """
+    decode: Callable[[bytes | memoryview], Sequence[Event | Block]] = decode_frame
+    players = 0
     for number, payload in _frames(source, budget):
         if number == 1:
             try:
@@ -146,6 +152,7 @@ def _msgpack_events(source: Path, budget: _Budget) -> Iterator[tuple[int, Any]]:
             except MctsvizError as exc:
                 raise MctsvizError(f"{source}: frame 1: {exc}") from None
             decode = event_decoders(header.schema_version)[1]
+            players = header.num_players
             yield 1, header
             continue
         try:
@@ -155,7 +162,15 @@ def _msgpack_events(source: Path, budget: _Budget) -> Iterator[tuple[int, Any]]:
         if not events:
             budget.empty_frame(number)
         for event in events:
-            yield number, event
+            if type(event) is Block:
+                try:
+                    unpacked = block_events(event, players)
+                except ValueError as exc:
+                    raise _Damage(number, str(exc)) from None
+                for inner in unpacked:
+                    yield number, inner
+            else:
+                yield number, event
 
 
 def read_trace(

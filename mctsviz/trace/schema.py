@@ -14,6 +14,9 @@ from ``MIN_SCHEMA_VERSION`` up to it and refuses newer ones with a message sayin
 the events' shape means bumping ``SCHEMA_VERSION``, adding a migration of the older lines here,
 and keeping an old trace in ``tests/fixtures/traces`` that must still load.
 
+* Version 4 (mctsviz 0.4): a MessagePack frame may hold a ``Block``, compact iterations as
+  typed columns (``mctsviz.trace.blocks``); the events themselves are unchanged, so version 3
+  lines and frames read as they are.
 * Version 3 (mctsviz 0.3): the header's ``options`` is the typed record
   :class:`mctsviz.options.SearchOptions` (every field written, each checked by the rules the
   search applies); the seed is an integer from 0 to 2**64 - 1; returns and rewards are finite.
@@ -30,7 +33,7 @@ an old trace is refused as it is in a new one.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from importlib import resources
 from typing import Any
 
@@ -44,6 +47,7 @@ from .events import (
     RECORD_LEVELS,
     SCHEMA_VERSION,
     Backprop,
+    Block,
     Decision,
     Event,
     Expand,
@@ -68,6 +72,8 @@ _DECODER = msgspec.json.Decoder(Event)
 #: frame holds an array of events.
 MSGPACK_ENCODER = msgspec.msgpack.Encoder()
 _MSGPACK_FRAME_DECODER = msgspec.msgpack.Decoder(list[Event])
+#: Since version 4 a frame may hold blocks (compact iterations as columns, ``mctsviz.trace.blocks``).
+_MSGPACK_BLOCK_FRAME_DECODER = msgspec.msgpack.Decoder(list[Event | Block])
 
 #: Exceptions msgspec raises for a line it cannot decode (invalid UTF-8 raises the latter).
 DECODE_ERRORS = (msgspec.DecodeError, UnicodeDecodeError)
@@ -89,13 +95,18 @@ def decode_event(line: bytes) -> Event:
     return event
 
 
-def decode_frame(payload: bytes | memoryview) -> list[Event]:
-    """Decode one MessagePack frame's payload into its events (raises one of ``DECODE_ERRORS``)."""
-    return _MSGPACK_FRAME_DECODER.decode(payload)
+def decode_frame(payload: bytes | memoryview) -> Sequence[Event | Block]:
+    """Decode one MessagePack frame's payload into its events and blocks (raises one of ``DECODE_ERRORS``)."""
+    return _MSGPACK_BLOCK_FRAME_DECODER.decode(payload)
 
 
-def event_decoders(version: int) -> tuple[Callable[[bytes], Event], Callable[[bytes | memoryview], list[Event]]]:
-    """The line and frame decoders for a trace of schema ``version``; older events are migrated."""
+def event_decoders(version: int) -> tuple[Callable[[bytes], Event], Callable[[bytes | memoryview], Sequence[Event | Block]]]:
+    """The line and frame decoders for a trace of schema ``version``; older events are migrated.
+
+    Blocks are read in traces of version 4 and later only (no older writer made one).
+    """
+    if version >= 4:
+        return _DECODER.decode, _MSGPACK_BLOCK_FRAME_DECODER.decode
     if version >= 2:
         return _DECODER.decode, _MSGPACK_FRAME_DECODER.decode
     return _decode_v1_line, _decode_v1_frame
@@ -320,7 +331,8 @@ def json_schema() -> dict[str, Any]:
             "One line of an mctsviz trace (JSON Lines). The first line is a header; then, per "
             "iteration, a select, an expand, a simulate and a backprop event; a decision ends "
             "the trace. Fields with a default may be left out. The events of a MessagePack trace "
-            "have the same shape. See docs/trace-format.md."
+            "have the same shape; its frames may also hold blocks (compact iterations as typed "
+            "columns, since schema version 4), which no JSON line holds. See docs/trace-format.md."
         ),
         **schema,
     }

@@ -14,6 +14,7 @@ import msgspec
 
 from ..errors import MctsvizError
 from ..fileutil import atomic_open
+from .blocks import BLOCK_ITERATIONS, MAX_BLOCK_ITERATIONS, BlockBuilder
 from .codecs import (
     _BIN32,
     _BIN32_PREFIX,
@@ -27,6 +28,7 @@ from .codecs import (
 from .events import (
     SCHEMA_VERSION,
     Backprop,
+    Block,
     Decision,
     Expand,
     Header,
@@ -88,6 +90,11 @@ class TraceWriter:
     process that was killed, or one still running) is never overwritten: reading it replays its
     complete iterations; delete it to write ``PATH`` again.
 
+    A compact MessagePack trace stores its iterations in blocks (``mctsviz.trace.blocks``):
+    ``block_iterations`` at a time as typed columns, which the compiled kernel writes straight
+    from its arrays (:meth:`record_block`). An iteration a block cannot hold is written as
+    events. Every reader turns blocks back into the same events.
+
     Args:
         path: the trace file; ``.gz`` / ``.zst`` suffixes compress.
         level: the compression level (gzip 0-9, zstd -7 to 22; default 1, the fastest); ignored for plain files.
@@ -95,13 +102,24 @@ class TraceWriter:
             file (1: after every iteration, which costs about as much as the search itself).
             Flush points depend only on the iteration count, so compressed bytes stay
             deterministic.
+        blocks: store compact iterations in blocks (default: for MessagePack traces; JSON
+            Lines cannot hold them).
+        block_iterations: the iterations per block; a block is handed to the file when full.
 
     Raises:
         MctsvizError: a bad level, a missing zstandard, an unwritable path, a leftover
             ``.partial`` file, events that do not start with a header.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, level: int | None = None, flush_every: int = DEFAULT_FLUSH_EVERY) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        level: int | None = None,
+        flush_every: int = DEFAULT_FLUSH_EVERY,
+        blocks: bool | None = None,
+        block_iterations: int = BLOCK_ITERATIONS,
+    ) -> None:
         self.path = Path(path)
         self.partial_path = self.path.with_name(self.path.name + PARTIAL_SUFFIX)
         self.codec = compression_of(self.path)
@@ -112,6 +130,13 @@ class TraceWriter:
             raise MctsvizError(f"bad flush_every {flush_every!r}: expected an integer >= 1")
         self.flush_every = flush_every
         self.format = format_of(self.path)
+        if blocks and self.format != "msgpack":
+            raise MctsvizError(f"{self.path}: blocks need a MessagePack trace (a name ending in .msgpack)")
+        if not isinstance(block_iterations, int) or isinstance(block_iterations, bool) or not 1 <= block_iterations <= MAX_BLOCK_ITERATIONS:
+            raise MctsvizError(f"bad block_iterations {block_iterations!r}: expected an integer from 1 to {MAX_BLOCK_ITERATIONS}")
+        self.blocks = self.format == "msgpack" if blocks is None else blocks
+        self.block_iterations = block_iterations
+        self._builder: BlockBuilder | None = None  # set by a compact header when blocks are on
         self.iterations = 0
         self._handle: IO[bytes] | None = None
         self._sink: Any = None
@@ -188,6 +213,7 @@ class TraceWriter:
 
     def _finish(self) -> None:
         self._flush()
+        self._flush_block()
         self._pending = []  # an incomplete last iteration is left out
         try:
             self._sink.close()
@@ -217,6 +243,8 @@ class TraceWriter:
         kind = type(event)
         self._pending.append(event)
         if kind is Backprop:
+            if self._builder is not None and self._add_to_block():
+                return
             self._complete = len(self._pending)
             self.iterations += 1
             if self.iterations % self.flush_every == 0:
@@ -227,6 +255,43 @@ class TraceWriter:
         elif kind is not Select and kind is not Simulate:
             self._pending.pop()
             self._record_other(event)
+
+    def _add_to_block(self) -> bool:
+        """Move the iteration that just ended into the block; False if a block cannot hold it."""
+        builder, pending, complete = self._builder, self._pending, self._complete
+        assert builder is not None
+        if len(pending) - complete != 4 or not builder.add(*pending[complete:]):
+            self._flush_block()  # the events that follow must come after the block's
+            return False
+        del pending[complete:]
+        self._flush()  # events before the block (the root's expansion) come first
+        self.iterations += 1
+        if len(builder) >= self.block_iterations or self.iterations % self.block_iterations == 0:
+            self._flush_block()
+        return True
+
+    def _flush_block(self) -> None:
+        if self._builder is not None and len(self._builder):
+            self._write_events([self._builder.build()])
+
+    def block_size(self) -> int | None:
+        """Iterations per block when this writer stores blocks (after a compact header), else None."""
+        return None if self._builder is None else self.block_iterations
+
+    def record_block(self, block: Block) -> None:
+        """Record a block made elsewhere (the compiled kernel's): its iterations follow those recorded.
+
+        Raises:
+            MctsvizError: the writer stores no blocks, or the block does not continue the trace.
+        """
+        if self._builder is None:
+            raise MctsvizError(f"{self.path}: this writer stores no blocks (a compact MessagePack trace does)")
+        if self._complete != len(self._pending) or block.iteration != self.iterations + 1:
+            raise MctsvizError(f"{self.path}: a block of iteration {block.iteration} where iteration {self.iterations + 1} comes next")
+        self._flush()
+        self._flush_block()
+        self._write_events([block])
+        self.iterations += block.count
 
     def _record_other(self, event: Any) -> None:
         kind = type(event)
@@ -241,8 +306,11 @@ class TraceWriter:
                 event = msgspec.structs.replace(event, schema_version=SCHEMA_VERSION)
             self._write_events([event])
             self._header_written = True
+            if self.blocks and event.record == "compact":
+                self._builder = BlockBuilder(event.num_players)
         elif kind is Decision:
             self._flush()
+            self._flush_block()
             self._write_events([event])
         else:
             raise MctsvizError(f"not a trace event: {event!r}")
