@@ -339,38 +339,55 @@ def _iterations(  # noqa: PLR0913 - the columns of one block, checked by block_e
     update_node: array[Any] | None,
     update_reward: array[Any],
 ) -> Iterator[Event]:
-    at_path = at_child = at_key = at_update = 0
+    # Records are made a column at a time (map runs in C), then handed out per iteration.
+    path_list, lengths = path.tolist(), path_lengths.tolist()
+    sims, counts = simulate_from.tolist(), children.tolist()
+    widths = set(key_lengths)
+    if len(widths) == 1:  # the usual case: every key of a game has the same length
+        (width,) = widths
+        key_texts = [keys[k : k + width] for k in range(0, len(keys), width)] if width else [""] * len(key_lengths)
+    else:
+        key_texts, at = [], 0
+        for length in key_lengths:
+            key_texts.append(keys[at : at + length])
+            at += length
+    n = len(child_node)
+    made = list(
+        map(
+            NewChild,
+            child_node.tolist(),
+            [labels[a] for a in child_action],
+            key_texts,
+            prior.tolist(),
+            mover.tolist(),
+            [t != 0 for t in terminal],
+            [0] * n if visits is None else visits.tolist(),
+            [0.0] * n if value is None else value.tolist(),
+            [False] * n if existing is None else [e != 0 for e in existing],
+        )
+    )
+    rules = [EXPAND_RULES[r] for r in rule]
+    methods = [SIMULATE_METHODS[m] for m in method]
+    returns_list, rewards = returns.tolist(), update_reward.tolist()
+    update_counts = updates.tolist()
+    nodes_given = None if update_node is None else update_node.tolist()
+    at_path = at_child = at_update = 0
+    first = block.iteration
     for i in range(block.count):
-        it = block.iteration + i
-        end = at_path + path_lengths[i]
-        nodes = tuple(path[at_path:end])
+        it = first + i
+        end = at_path + lengths[i]
+        nodes = tuple(path_list[at_path:end])
         at_path = end
         yield Select(it, nodes)
-        sim = simulate_from[i]
-        made = []
-        for c in range(at_child, at_child + children[i]):
-            key_end = at_key + key_lengths[c]
-            made.append(
-                NewChild(
-                    child_node[c],
-                    labels[child_action[c]],
-                    keys[at_key:key_end],
-                    prior[c],
-                    mover[c],
-                    bool(terminal[c]),
-                    0 if visits is None else visits[c],
-                    0.0 if value is None else value[c],
-                    False if existing is None else bool(existing[c]),
-                )
-            )
-            at_key = key_end
-        at_child += children[i]
-        yield Expand(it, nodes[-1], tuple(made), sim, EXPAND_RULES[rule[i]])
-        yield Simulate(it, sim, SIMULATE_METHODS[method[i]], tuple(returns[i * players : (i + 1) * players]))
-        end = at_update + updates[i]
-        if update_node is not None:
-            order: Any = update_node[at_update:end]
+        sim = sims[i]
+        kids = at_child + counts[i]
+        yield Expand(it, nodes[-1], tuple(made[at_child:kids]), sim, rules[i])
+        at_child = kids
+        yield Simulate(it, sim, methods[i], tuple(returns_list[i * players : (i + 1) * players]))
+        end = at_update + update_counts[i]
+        if nodes_given is not None:
+            order: Any = nodes_given[at_update:end]
         else:
             order = nodes[::-1] if sim == nodes[-1] else (sim, *nodes[::-1])
-        yield Backprop(it, tuple(map(Update, order, update_reward[at_update:end])))
+        yield Backprop(it, tuple(map(Update, order, rewards[at_update:end])))
         at_update = end
