@@ -216,6 +216,8 @@ class MCTSPlayer:
     Args:
         persistent: keep one ``mctsviz.search.Memory`` of node statistics across moves and
             games (the lecture's "learner"); otherwise every move starts a fresh tree.
+        engine: ``"auto"``, ``"python"`` or ``"compiled"``, as for ``search`` (both engines
+            choose the same moves; ``auto`` takes the compiled kernel where it can).
         **options: any options of ``search`` (iterations, c, rollout, policy, ...). The seed
             of each search is drawn from the rng given to :meth:`choose`.
 
@@ -225,12 +227,17 @@ class MCTSPlayer:
 
     name = "mcts"
 
-    def __init__(self, *, persistent: bool = False, **options: Any) -> None:
+    def __init__(self, *, persistent: bool = False, engine: str = "auto", **options: Any) -> None:
+        from .search.engines import ENGINES
+
         valid = _search_options()
         unknown = sorted(set(options) - set(valid))
         if unknown:
-            raise MctsvizError(f"mcts: unknown option(s) {', '.join(unknown)}; valid: {', '.join(sorted([*valid, 'persistent']))}")
+            raise MctsvizError(f"mcts: unknown option(s) {', '.join(unknown)}; valid: {', '.join(sorted([*valid, 'engine', 'persistent']))}")
+        if engine not in ENGINES:
+            raise MctsvizError(f"mcts: bad engine {engine!r}; choose one of: {', '.join(ENGINES)}")
         _check_mcts_options(options)
+        self.engine = engine
         self.options = options
         # Load an evaluator file once, not at every move; ``options`` keeps the spec text.
         self._search_options = dict(options)
@@ -245,6 +252,7 @@ class MCTSPlayer:
 
             self.memory = Memory()
         shown = [f"{k}={_show(v)}" for k, v in options.items()] + (["persistent=1"] if self.persistent else [])
+        shown += [f"engine={engine}"] if engine != "auto" else []
         self.spec = self.name = "mcts" + (":" + ",".join(shown) if shown else "")
         self.last_result: Any = None
 
@@ -263,7 +271,7 @@ class MCTSPlayer:
 
         _legal(game, state)
         seed = rng.getrandbits(32)
-        self.last_result = search(game, state, seed=seed, memory=self.memory, **self._search_options)
+        self.last_result = search(game, state, seed=seed, memory=self.memory, engine=self.engine, **self._search_options)
         return self.last_result.move
 
 
@@ -325,8 +333,8 @@ def parse_player(spec: str) -> Any:
 
     Kinds: ``random``; ``minimax`` and ``alphabeta`` (option ``tie_break=first|random``);
     ``mcts`` (any field of ``mctsviz.options.SearchOptions`` but memory and script, plus
-    ``persistent=1`` for a learner
-    that keeps its statistics across moves and games).
+    ``persistent=1`` for a learner that keeps its statistics across moves and games, and
+    ``engine=python|compiled|auto``).
 
     Raises:
         MctsvizError: an unknown kind or option, or a bad value; the message lists the valid
@@ -346,7 +354,7 @@ def parse_player(spec: str) -> Any:
     elif kind in ("minimax", "alphabeta"):
         valid = ["tie_break"]
     else:
-        valid = sorted([*_search_options(), "persistent"])
+        valid = sorted([*_search_options(), "engine", "persistent"])
     options: dict[str, Any] = {}
     for item in rest.split(",") if rest else []:
         key, eq, value = item.partition("=")

@@ -208,3 +208,15 @@ def test_the_kernel_trace_verifies(tmp_path, capsys):
     assert "(compiled engine)" in capsys.readouterr().out
     assert main(["verify", str(trace)]) == 0
     assert capsys.readouterr().out.startswith("valid: 500 iterations of connect4 (full level)")
+
+
+def test_a_match_plays_the_same_games_on_both_engines():
+    from mctsviz.match import play_match
+    from mctsviz.players import parse_player
+
+    assert parse_player("mcts:iterations=30,engine=python").spec == "mcts:iterations=30,engine=python"
+    records = {}
+    for engine in ("python", "compiled"):
+        a, b = f"mcts:iterations=150,engine={engine}", f"mcts:iterations=100,c=1,rollout=heuristic,engine={engine}"
+        records[engine] = play_match("connect4", a, b, games=3, seed=5).records
+    assert records["python"] == records["compiled"]

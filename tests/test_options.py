@@ -105,7 +105,7 @@ def test_player_specs_take_the_record_fields():
     with pytest.raises(MctsvizError) as info:
         parse_player("mcts:nope=1")
     valid = info.value.args[0].split("valid: ")[1].split(", ")
-    assert sorted(valid) == sorted([*(n for n in OPTION_NAMES if n not in ("memory", "script")), "persistent"])
+    assert sorted(valid) == sorted([*(n for n in OPTION_NAMES if n not in ("memory", "script")), "engine", "persistent"])
     player = parse_player("mcts:c=0.5,expand=all,iterations=20")
     game = games.load("tictactoe")
     import random

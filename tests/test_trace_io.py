@@ -341,6 +341,15 @@ def test_old_traces_still_load_replay_and_verify(name):
     assert report.ok, report.format()
 
 
+def test_a_version_4_block_trace_reads_as_the_events_its_search_records_today():
+    name = "v4-connect4-second-visit-blocks.msgpack"
+    data = (FIXTURES / name).read_bytes()
+    assert data.count(b"\xa5block") == 3  # three block frames (their kind tag)
+    old = load_trace(FIXTURES / name, strict=True)
+    _, events = recorded_search("connect4", iterations=90, seed=6, expand="second-visit", record="compact")
+    assert old[1:] == events[1:]
+
+
 @pytest.mark.parametrize("name", ["v1-pair-full-01.jsonl", "v1-toy-second-visit.jsonl"])
 def test_version_1_scores_migrate_to_the_events_a_search_records_today(name):
     old = load_trace(FIXTURES / name, strict=True)
@@ -465,7 +474,7 @@ def test_the_format_documents_how_to_convert_a_version_1_trace(tmp_path, monkeyp
     (tmp_path / "run-v1.jsonl").write_bytes((FIXTURES / "v1-toy-second-visit.jsonl").read_bytes())
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "trace-format.md", "exec"), {})
-    converted = load_trace(tmp_path / "run-v3.msgpack", strict=True)
+    converted = load_trace(tmp_path / "run-v4.msgpack", strict=True)
     assert converted[0].schema_version == SCHEMA_VERSION and converted[1:] == load_trace(tmp_path / "run-v1.jsonl")[1:]
 
 
@@ -479,6 +488,15 @@ def test_the_format_documents_every_event_and_field():
         section = doc.split(f"### `{kind}`")[1].split("\n### ")[0]
         for name in event_type.__struct_fields__:
             assert f"`{name}`" in section or f"`{name}," in section or f", `{name}`" in section, (kind, name)
+
+
+def test_the_format_documents_every_block_field():
+    from mctsviz.trace.events import Block
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "trace-format.md").read_text()
+    section = doc.split("### Blocks")[1].split("\n### ")[0]
+    for name in Block.__struct_fields__:
+        assert f"`{name}`" in section, name
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,9 @@
 Two encodings of the same events, chosen by the file name (:func:`format_of`): JSON Lines (one
 event per line; the default) and MessagePack (a name like ``run.msgpack``): a stream of frames,
 each a MessagePack bin32 holding an array of events; the header fills frame 1 alone, each later
-frame holds complete iterations, and the decision sits in a frame of its own. The compression
+frame holds complete iterations, and the decision sits in a frame of its own. A compact
+MessagePack trace holds its iterations in blocks, typed columns that read back as the same
+events (``mctsviz.trace.blocks``). The compression
 follows the name too: ``.gz`` is gzip, ``.zst`` is Zstandard (needs the ``zstandard`` package),
 anything else is uncompressed. A trailing ``.partial`` (the name of a trace still being written)
 is looked through, so ``run.jsonl.gz.partial`` reads as gzipped JSON Lines.
