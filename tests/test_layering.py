@@ -48,8 +48,9 @@ def test_subpackages_are_not_shadowed_by_functions():
 #: at the top of the file or inside a function alike (a lazy import is still a dependency).
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", ("mctsviz._version", "mctsviz.errors", "mctsviz.escape", "mctsviz.types", "mctsviz.options", "mctsviz.fileutil")),
-    # The events are the vocabulary the search speaks and every later layer reads.
-    ("events", ("mctsviz.trace.events",)),
+    # The events are the vocabulary the search speaks and every later layer reads; blocks are
+    # their columnar form (an engine may write them directly), bounded by the reading limits.
+    ("events", ("mctsviz.trace.events", "mctsviz.trace.blocks", "mctsviz.trace.limits")),
     ("games", ("mctsviz.games",)),
     ("search", ("mctsviz.search",)),
     ("trace", ("mctsviz.trace",)),

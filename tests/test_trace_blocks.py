@@ -110,11 +110,12 @@ def test_iterations_a_block_cannot_hold_are_written_as_events_in_their_place(tmp
     _, compact = recorded_search("tictactoe", iterations=30, seed=5, record="compact")
     _, full = recorded_search("tictactoe", iterations=30, seed=5, record="full")
     mixed = compact[:1] + [f if 9 <= getattr(f, "iteration", 0) <= 12 else c for c, f in zip(compact[1:-1], full[1:-1])] + compact[-1:]
-    path = write(tmp_path / "t.msgpack", mixed, block_iterations=8)
+    path = write(tmp_path / "t.msgpack", mixed, block_iterations=8, flush_every=3)
     assert load_trace(path, strict=True) == mixed
     sequence = [(item["kind"], item.get("iteration")) for frame in frames(path)[1:] for item in frame]
-    assert sequence[:2] == [("block", 1), ("select", 9)]  # the first block ends where the full iterations start
-    assert ("block", 13) in sequence and sequence[-1][0] == "decision"
+    # Iterations 9 to 16 hold full-level ones: that run is written as events, 3 iterations a frame.
+    assert [k for k in sequence if k[0] in ("block", "select")] == [("block", 1), *(("select", i) for i in range(9, 17)), ("block", 17), ("block", 25)]
+    assert len(frames(path)) == 1 + 1 + 3 + 2 + 1
 
 
 def test_a_full_level_trace_stays_in_event_frames(tmp_path):
@@ -179,7 +180,16 @@ def test_an_unusual_update_order_is_stored_as_given():
 )
 def test_the_builder_refuses_what_a_block_cannot_say(events):
     builder = BlockBuilder(2)
-    assert builder.add(*events()) is False and len(builder) == 0
+    assert builder.add(*events()) and builder.build() is None
+    assert len(builder.take()) == 4 and len(builder) == 0
+
+
+def test_the_builder_keeps_only_whole_iterations_in_order():
+    builder = BlockBuilder(2)
+    one, two = iteration(1, (0,), 1, [(1, 1.0)]), iteration(2, (0,), 2, [(2, 1.0)])
+    assert not builder.add(*one[:3], one[0])  # not an iteration's four events
+    assert not builder.add(*two[:3], Backprop(3, ()))  # events of two iterations
+    assert builder.add(*one) and not builder.add(*one) and builder.add(*two) and len(builder) == 2
 
 
 # -- damaged and hostile blocks -----------------------------------------------------------------
@@ -276,3 +286,27 @@ def test_a_block_must_continue_the_trace(tmp_path):
         with pytest.raises(MctsvizError, match="stores no blocks"):
             writer.record_block(builder.build())
         writer(events[-1])
+
+
+@pytest.mark.parametrize("engine", ["python", "compiled"])
+def test_ctrl_c_lands_a_block_trace_up_to_its_last_complete_iteration(tmp_path, engine):
+    if engine == "compiled":
+        pytest.importorskip("numba", reason="the compiled kernel needs the fast extra")
+    from mctsviz import games
+    from mctsviz.search import search
+
+    def stop(done):
+        if done >= 512:
+            raise KeyboardInterrupt
+
+    path = tmp_path / "t.msgpack"
+    with pytest.raises(KeyboardInterrupt):
+        with TraceWriter(path, block_iterations=100) as writer:
+            search(games.load("tictactoe"), iterations=5000, seed=2, recorder=writer, record="compact", engine=engine, progress=stop)
+    notes: list[str] = []
+    events = list(read_trace(path, on_warning=notes.append))
+    done = 512 if engine == "python" else 600  # progress comes every 256 iterations, or after each kernel chunk (a block)
+    assert (len(events) - 1) // 4 == done and len(events) == 1 + 4 * done
+    assert notes == [f"{path}: the trace ends after iteration {done} without a decision (an interrupted search?)"]
+    _, expected = recorded_search("tictactoe", iterations=done, seed=2, record="compact", engine="python")
+    assert events[1:] == expected[1 : 1 + 4 * done]

@@ -156,13 +156,21 @@ def test_the_trace_is_readable_while_the_search_runs(tmp_path, name, writer_opti
     partial = path.with_name(path.name + ".partial")
     seen = {}
 
+    def peek():
+        notes = []
+        seen["events"] = list(read_trace(partial, on_warning=notes.append))
+        seen["notes"] = notes
+
     class Peek(TraceWriter):
         def __call__(self, event):
             super().__call__(event)
             if isinstance(event, Backprop) and event.iteration == 200:
-                notes = []
-                seen["events"] = list(read_trace(partial, on_warning=notes.append))
-                seen["notes"] = notes
+                peek()
+
+        def record_block(self, block):  # the engine hands blocks over whole: look before the one holding iteration 200
+            if block.iteration <= 200 < block.iteration + block.count:
+                peek()
+            super().record_block(block)
 
     with Peek(path, **writer_options) as recorder:  # the Python engine: Peek watches each event
         search(games.load("tictactoe"), iterations=300, seed=2, recorder=recorder, record="compact", engine="python")

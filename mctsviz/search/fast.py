@@ -203,6 +203,10 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
     convert = partial(_convert_returns, engine)
     recorder, full = engine.recorder, engine.full
     assert recorder is not None  # run_unrecorded is the loop without one
+    block_size = getattr(recorder, "block_size", None)
+    size = block_size() if callable(block_size) and not full else None
+    if isinstance(size, int) and size >= 1:
+        return _run_into_blocks(engine, iterations, deadline, progress, size)
     label_cache: dict[Action, str] = {}
     log, sqrt, clock = math.log, math.sqrt, time.perf_counter
     inf = math.inf
@@ -333,6 +337,150 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
         done = iteration
         if progress is not None and not done & 255:
             progress(done)
+    if progress is not None:
+        progress(done)
+    return done
+
+
+def _run_into_blocks(engine: Engine, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None, size: int) -> int:
+    """The fast loop recording compact iterations straight into block columns (no events).
+
+    Used when the recorder stores blocks (a compact MessagePack ``TraceWriter``): each run of
+    ``size`` iterations goes to ``recorder.record_block`` as one block, the same bytes the
+    writer makes from the events (``mctsviz.trace.blocks``). An iteration's values are
+    appended when it ends, so an interruption hands over the complete iterations only.
+    """
+    from ..trace.blocks import BlockColumns
+    from ..trace.events import EXPAND_RULES, SIMULATE_METHODS
+
+    tree, game, options = engine.tree, engine.game, engine.options
+    states, keys, parents, actions, labels = tree.state, tree.keys, tree.parent, tree.action, tree.label
+    movers, players, terminals, visits, values = tree.mover, tree.player, tree.terminal, tree.visits, tree.value
+    priors, children, edges, untried, by_key = tree.prior, tree.children, tree.edges, tree.untried, tree.by_key
+    next_state, is_terminal, current_player = game.next_state, game.is_terminal, game.current_player
+    legal_actions, game_returns, state_key, action_label = game.legal_actions, game.returns, game.state_key, game.action_label
+    playout, rng = engine.playout, engine.rng
+    pick = rng.randrange if options.expand == "one-random" else None
+    c = options.c
+    log_shift = 1 if options.log == "ln-n1" else 0
+    converted: dict[int, _Converted] = {}
+    convert = partial(_convert_returns, engine)
+    record_block = engine.recorder.record_block  # type: ignore[union-attr]
+    rollout_code = SIMULATE_METHODS.index(options.rollout)
+    terminal_code = SIMULATE_METHODS.index("terminal")
+    new_code, leaf_code = EXPAND_RULES.index("new"), EXPAND_RULES.index("leaf")
+    log, sqrt, clock = math.log, math.sqrt, time.perf_counter
+    inf = math.inf
+    means = [0.0]  # values[k] / visits[k], as in _run_fast
+    num_players = game.num_players
+    done = 0
+    first = 1
+    limit = math.inf if iterations is None else iterations
+    cols = BlockColumns(num_players)
+    try:
+        while done < limit:
+            if deadline is not None and clock() >= deadline:
+                break
+            iteration = done + 1
+            node = 0
+            path = [0]
+            while not untried[node]:
+                kids = children[node]
+                if not kids:
+                    break
+                ln_n = log(visits[node] + log_shift)
+                best = -inf
+                chosen = node
+                for kid in kids:
+                    score = means[kid] + c * sqrt(ln_n / visits[kid])
+                    if score > best:
+                        best = score
+                        chosen = kid
+                if best == -inf:
+                    chosen = _ucb1_choice(engine, node, kids)
+                node = chosen
+                path.append(node)
+            selected = tuple(path)
+            new_child = None
+            if terminals[node]:
+                sim = node
+                raw = game_returns(states[node])
+                method = terminal_code
+            else:
+                todo = untried[node]
+                action = todo.pop(0 if pick is None else pick(len(todo)))
+                prior = 1.0 / (len(edges[node]) + len(todo) + 1)
+                state = next_state(states[node], action)
+                sim = len(states)
+                key = state_key(state)
+                label = action_label(action)
+                mover = players[node]
+                terminal = bool(is_terminal(state))
+                states.append(state)
+                keys.append(key)
+                parents.append(node)
+                actions.append(action)
+                labels.append(label)
+                movers.append(mover)
+                terminals.append(terminal)
+                visits.append(0)
+                values.append(0.0)
+                means.append(0.0)
+                priors.append(prior)
+                children.append([])
+                edges.append([])
+                by_key.setdefault(key, sim)
+                children[node].append(sim)
+                edges[node].append(action)
+                path.append(sim)
+                new_child = (sim, label, key, prior, mover, terminal)
+                if terminal:
+                    players.append(-1)
+                    untried.append([])
+                    raw = game_returns(state)
+                    method = terminal_code
+                else:
+                    players.append(current_player(state))
+                    untried.append(list(legal_actions(state)))
+                    raw = playout(state, rng)[1]
+                    method = rollout_code
+            hit = converted.get(id(raw))
+            returns, rewards = convert(raw, SIMULATE_METHODS[method], converted) if hit is None else hit
+            backed = []
+            for node in reversed(path):
+                reward = rewards[movers[node]]
+                n = visits[node] = visits[node] + 1
+                w = values[node] = values[node] + reward
+                means[node] = w / n
+                backed.append(reward)
+            # The iteration's columns, appended once it is complete.
+            cols.paths.append(selected)
+            if new_child is None:
+                cols.children.append(0)
+                cols.rules.append(leaf_code)
+            else:
+                cols.children.append(1)
+                cols.child_node.append(new_child[0])
+                cols.child_action.append(new_child[1])
+                cols.child_key.append(new_child[2])
+                cols.child_prior.append(new_child[3])
+                cols.child_mover.append(new_child[4])
+                cols.child_terminal.append(new_child[5])
+                cols.rules.append(new_code)
+            cols.sims.append(sim)
+            cols.methods.append(method)
+            cols.returns.extend(returns)
+            cols.rewards.extend(backed)
+            done = iteration
+            if done - first + 1 >= size or done % size == 0:
+                record_block(cols.block(first, done - first + 1))
+                cols = BlockColumns(num_players)
+                first = done + 1
+            if progress is not None and not done & 255:
+                progress(done)
+    finally:
+        if done >= first:  # the complete iterations since the last block, also on an exception
+            record_block(cols.block(first, done - first + 1))
     if progress is not None:
         progress(done)
     return done

@@ -17,6 +17,8 @@ import math
 import sys
 from array import array
 from collections.abc import Iterator
+from itertools import chain, repeat
+from operator import attrgetter, is_not
 from typing import Any
 
 from . import limits
@@ -92,7 +94,11 @@ def _unpalette(data: bytes, values: bytes, name: str, length: int) -> array[Any]
 
 
 class BlockBuilder:
-    """Gathers compact iterations into the columns of one :class:`Block`.
+    """Gathers compact iterations and turns them into the columns of one :class:`Block`.
+
+    Iterations are kept as events until :meth:`build`, which makes each column in one pass
+    over all of them (``map`` and ``array`` run in C: a Python loop per event cost more than
+    the search it recorded).
 
     Args:
         players: the trace's number of players (the length of every ``returns``).
@@ -100,145 +106,179 @@ class BlockBuilder:
 
     def __init__(self, players: int) -> None:
         self.players = players
-        self._reset()
-
-    def _reset(self) -> None:
+        self.events: list[Any] = []  # four per iteration
         self.first = 0
-        self.count = 0
-        self.labels: dict[str, int] = {}
-        self.path_lengths = array("I")
-        self.path = array("i")
-        self.children = array("I")
-        self.child_node = array("i")
-        self.child_action = array("I")
-        self.child_keys: list[str] = []
-        self.child_key_lengths = array("I")
-        self.child_prior = array("d")
-        self.child_mover = array("b")
-        self.child_terminal = array("B")
-        self.child_visits = array("q")
-        self.child_value = array("d")
-        self.child_existing = array("B")
-        self.simulate_from = array("i")
-        self.rule = array("B")
-        self.method = array("B")
-        self.returns = array("d")
-        self.updates = array("I")
-        self.update_node = array("i")
-        self.update_reward = array("d")
-        self.usual_updates = True  # every update list so far is the usual one (see Block)
 
     def __len__(self) -> int:
-        return self.count
+        return len(self.events) // 4
 
     def add(self, select: Any, expand: Any, simulate: Any, backprop: Any) -> bool:
-        """Add one iteration's four events; False (and nothing added) if a block cannot hold it.
-
-        A block holds compact iterations only: no score tables, rollout moves, priors or
-        before/after values, the expansion at the end of the path, known rule and method names.
-        """
+        """Keep one iteration's four events; False (nothing kept) if they are not one
+        iteration's events or do not continue the iterations kept so far."""
         if type(select) is not Select or type(expand) is not Expand or type(simulate) is not Simulate or type(backprop) is not Backprop:
             return False
         it = select.iteration
-        if self.count and it != self.first + self.count:
+        if expand.iteration != it or simulate.iteration != it or backprop.iteration != it or (self.events and it != self.first + len(self)):
             return False
-        path = select.path
-        if (
-            select.steps is not None
-            or expand.scores is not None
-            or simulate.actions is not None
-            or simulate.priors is not None
-            or not path
-            or expand.iteration != it
-            or simulate.iteration != it
-            or backprop.iteration != it
-            or expand.parent != path[-1]
-            or expand.rule not in _RULE_CODES
-            or simulate.method not in _METHOD_CODES
-            or len(simulate.returns) != self.players
-        ):
-            return False
-        updates = backprop.updates
-        for u in updates:
-            if u.visits_before is not None or u.value_before is not None or u.visits_after is not None or u.value_after is not None:
-                return False
-        ids = [*path, expand.simulate_from, simulate.node, *(u.node for u in updates)]
-        children = expand.children
-        for child in children:
-            ids.append(child.node)
-            if not -128 <= child.mover < 128 or not -_I64 <= child.visits < _I64:
-                return False
-        if min(ids) < 0 or max(ids) >= _ID_LIMIT or simulate.node != expand.simulate_from:
-            return False
-        if not self.count:
+        if not self.events:
             self.first = it
-        self.count += 1
-        self.path_lengths.append(len(path))
-        self.path.extend(path)
-        self.children.append(len(children))
-        labels = self.labels
-        for child in children:
-            code = labels.get(child.action)
-            if code is None:
-                code = labels[child.action] = len(labels)
-            self.child_node.append(child.node)
-            self.child_action.append(code)
-            self.child_keys.append(child.key)
-            self.child_key_lengths.append(len(child.key))
-            self.child_prior.append(child.prior)
-            self.child_mover.append(child.mover)
-            self.child_terminal.append(child.terminal)
-            self.child_visits.append(child.visits)
-            self.child_value.append(child.value)
-            self.child_existing.append(child.existing)
-        self.simulate_from.append(expand.simulate_from)
-        self.rule.append(_RULE_CODES[expand.rule])
-        self.method.append(_METHOD_CODES[simulate.method])
-        self.returns.extend(simulate.returns)
-        self.updates.append(len(updates))
-        nodes = [u.node for u in updates]
-        self.update_node.extend(nodes)
-        self.update_reward.extend(u.reward for u in updates)
-        if self.usual_updates:
-            sim = expand.simulate_from
-            usual = path[::-1] if sim == path[-1] else (sim, *path[::-1])
-            self.usual_updates = tuple(nodes) == usual
+        self.events += (select, expand, simulate, backprop)
         return True
 
-    def build(self) -> Block:
-        """The block of the iterations added so far; the builder starts afresh."""
-        visits, value, existing = self.child_visits, self.child_value, self.child_existing
-        returns, return_values = palette(_bytes(self.returns))
-        update_reward, reward_values = palette(_bytes(self.update_reward))
-        block = Block(
-            self.first,
-            self.count,
-            tuple(self.labels),
-            _bytes(self.path_lengths),
-            _bytes(self.path),
-            _bytes(self.children),
-            _bytes(self.child_node),
-            _bytes(self.child_action),
-            "".join(self.child_keys),
-            _bytes(self.child_key_lengths),
-            _bytes(self.child_prior),
-            _bytes(self.child_mover),
-            _bytes(self.child_terminal),
-            _bytes(self.simulate_from),
-            _bytes(self.rule),
-            _bytes(self.method),
+    def take(self) -> list[Any]:
+        """The events kept, removed from the builder."""
+        events, self.events = self.events, []
+        return events
+
+    def build(self) -> Block | None:
+        """The block of the iterations kept, or None if a block cannot hold them all (score
+        tables, rollout moves, priors or before/after values recorded, an expansion not at
+        the end of the path, an unknown rule or method, a number out of a column's range).
+        The events stay kept until :meth:`take`."""
+        try:
+            return self._build()
+        except (_Unfit, OverflowError, KeyError, TypeError):
+            return None
+
+    def _build(self) -> Block:
+        events = self.events
+        selects, expands, simulates, backprops = events[0::4], events[1::4], events[2::4], events[3::4]
+        count = len(selects)
+        # One attrgetter call per record, then zip(*) turns the rows into columns (all in C).
+        paths, steps = zip(*map(_SELECT_FIELDS, selects))
+        parents, kids, sims, rules, scores = zip(*map(_EXPAND_FIELDS, expands))
+        nodes, methods, returns, actions_played, priors = zip(*map(_SIMULATE_FIELDS, simulates))
+        _require(steps.count(None) == count and scores.count(None) == count and actions_played.count(None) == count)
+        _require(priors.count(None) == count and nodes == sims and all(paths))
+        _require(list(parents) == [path[-1] for path in paths])
+        columns = BlockColumns(self.players)
+        columns.paths = list(paths)
+        columns.sims = list(sims)
+        columns.rules = list(map(_RULE_CODES.__getitem__, rules))
+        columns.methods = list(map(_METHOD_CODES.__getitem__, methods))
+        columns.returns = list(chain.from_iterable(returns))
+        _require(len(columns.returns) == count * self.players)
+        columns.children = list(map(len, kids))
+        children = list(chain.from_iterable(kids))
+        if children:
+            (columns.child_node, columns.child_action, columns.child_key, columns.child_prior, columns.child_mover, columns.child_terminal,
+             visits, value, existing) = map(list, zip(*map(_CHILD_FIELDS, children)))  # fmt: skip
+            if any(visits) or any(value) or any(existing):
+                columns.child_visits, columns.child_value, columns.child_existing = visits, value, existing
+        ups = list(map(_UPDATES, backprops))
+        updates = list(chain.from_iterable(ups))
+        for field in _BEFORE_AFTER:  # compact: no before/after values (is_not runs in C; no list)
+            _require(not any(map(is_not, map(field, updates), repeat(None))))
+        columns.rewards = list(map(_REWARD, updates))
+        update_node = list(map(_NODE, updates))
+        if update_node != list(chain.from_iterable([p[::-1] if sim == p[-1] else (sim, *p[::-1]) for p, sim in zip(paths, sims)])):
+            columns.updates, columns.update_node = list(map(len, ups)), update_node
+        return columns.block(self.first, count)
+
+
+class BlockColumns:
+    """A block's columns as plain lists, filled by a writer or by an engine as it searches.
+
+    An engine that knows it records blocks appends each iteration's values here instead of
+    building four events (``mctsviz.search.fast``); :meth:`block` makes the :class:`Block`, the
+    same bytes :class:`BlockBuilder` makes from the events. Per iteration: ``paths`` (the select
+    path), ``children`` (how many were added), ``sims``, ``rules`` and ``methods`` (codes into
+    ``EXPAND_RULES`` and ``SIMULATE_METHODS``), ``returns`` (``players`` values) and
+    ``rewards`` (one per update, in the usual order unless ``updates``/``update_node`` are
+    given); per new child the ``child_*`` lists (``child_visits``, ``child_value`` and
+    ``child_existing`` stay None when all zero).
+    """
+
+    def __init__(self, players: int) -> None:
+        self.players = players
+        self.paths: list[Any] = []
+        self.children: list[int] = []
+        self.child_node: list[int] = []
+        self.child_action: list[str] = []
+        self.child_key: list[str] = []
+        self.child_prior: list[float] = []
+        self.child_mover: list[int] = []
+        self.child_terminal: list[bool] = []
+        self.child_visits: list[int] | None = None
+        self.child_value: list[float] | None = None
+        self.child_existing: list[bool] | None = None
+        self.sims: list[int] = []
+        self.rules: list[int] = []
+        self.methods: list[int] = []
+        self.returns: list[float] = []
+        self.rewards: list[float] = []
+        self.updates: list[int] | None = None
+        self.update_node: list[int] | None = None
+
+    def block(self, first: int, count: int) -> Block:
+        """The block of the first ``count`` iterations held (later ones may be incomplete).
+
+        Raises:
+            OverflowError: a number does not fit its column (a node id past 2**31, ...).
+        """
+        paths = self.paths[:count]
+        kids = sum(self.children[:count])
+        if self.updates is None:
+            usual = [len(p) + (s != p[-1]) for p, s in zip(paths, self.sims)]
+            total = sum(usual)
+        else:
+            total = sum(self.updates[:count])
+        path = array("i", chain.from_iterable(paths))
+        child_node = array("i", self.child_node[:kids])
+        if min(path) < 0 or (kids and min(child_node) < 0) or min(self.sims[:count]) < 0:
+            raise OverflowError("a negative node id")
+        actions = self.child_action[:kids]
+        keys = self.child_key[:kids]
+        labels = {label: code for code, label in enumerate(dict.fromkeys(actions))}
+        returns, return_values = palette(_bytes(array("d", self.returns[: count * self.players])))
+        rewards, reward_values = palette(_bytes(array("d", self.rewards[:total])))
+        # Statistics of new children, left out when all zero (as the builder leaves them out).
+        extra = [None if column is None or not any(column[:kids]) else column for column in (self.child_visits, self.child_value, self.child_existing)]
+        return Block(
+            first,
+            count,
+            tuple(labels),
+            _bytes(array("I", map(len, paths))),
+            _bytes(path),
+            _bytes(array("I", self.children[:count])),
+            _bytes(child_node),
+            _bytes(array("I", map(labels.__getitem__, actions))),
+            "".join(keys),
+            _bytes(array("I", map(len, keys))),
+            _bytes(array("d", self.child_prior[:kids])),
+            _bytes(array("b", self.child_mover[:kids])),
+            _bytes(array("B", self.child_terminal[:kids])),
+            _bytes(array("i", self.sims[:count])),
+            bytes(self.rules[:count]),
+            bytes(self.methods[:count]),
             returns,
-            update_reward,
-            b"" if self.usual_updates else _bytes(self.updates),
-            b"" if self.usual_updates else _bytes(self.update_node),
+            rewards,
+            b"" if self.updates is None else _bytes(array("I", self.updates[:count])),
+            b"" if self.update_node is None else _bytes(array("i", self.update_node[:total])),
             return_values,
             reward_values,
-            _bytes(visits) if any(visits) else b"",
-            _bytes(value) if any(value) else b"",
-            _bytes(existing) if any(existing) else b"",
+            b"" if extra[0] is None else _bytes(array("q", extra[0][:kids])),
+            b"" if extra[1] is None else _bytes(array("d", extra[1][:kids])),
+            b"" if extra[2] is None else _bytes(array("B", extra[2][:kids])),
         )
-        self._reset()
-        return block
+
+
+class _Unfit(Exception):
+    """The iterations kept do not fit in a block."""
+
+
+def _require(condition: bool) -> None:
+    if not condition:
+        raise _Unfit
+
+
+_SELECT_FIELDS = attrgetter("path", "steps")
+_EXPAND_FIELDS = attrgetter("parent", "children", "simulate_from", "rule", "scores")
+_SIMULATE_FIELDS = attrgetter("node", "method", "returns", "actions", "priors")
+_CHILD_FIELDS = attrgetter("node", "action", "key", "prior", "mover", "terminal", "visits", "value", "existing")
+_UPDATES = attrgetter("updates")
+_NODE, _REWARD = attrgetter("node"), attrgetter("reward")
+_BEFORE_AFTER = tuple(map(attrgetter, ("visits_before", "value_before", "visits_after", "value_after")))
 
 
 def _ends(lengths: array[Any]) -> Iterator[int]:

@@ -257,7 +257,7 @@ class TraceWriter:
             self._record_other(event)
 
     def _add_to_block(self) -> bool:
-        """Move the iteration that just ended into the block; False if a block cannot hold it."""
+        """Move the iteration that just ended into the block; False if it cannot join one."""
         builder, pending, complete = self._builder, self._pending, self._complete
         assert builder is not None
         if len(pending) - complete != 4 or not builder.add(*pending[complete:]):
@@ -271,8 +271,18 @@ class TraceWriter:
         return True
 
     def _flush_block(self) -> None:
-        if self._builder is not None and len(self._builder):
-            self._write_events([self._builder.build()])
+        """Write the iterations gathered for a block: as a block, or as events if one cannot hold them."""
+        builder = self._builder
+        if builder is None or not len(builder):
+            return
+        block = builder.build()
+        if block is not None:
+            builder.take()
+            self._write_events([block])
+            return
+        events = builder.take()
+        for start in range(0, len(events), 4 * self.flush_every):
+            self._write_events(events[start : start + 4 * self.flush_every])
 
     def block_size(self) -> int | None:
         """Iterations per block when this writer stores blocks (after a compact header), else None."""
