@@ -310,3 +310,22 @@ def test_ctrl_c_lands_a_block_trace_up_to_its_last_complete_iteration(tmp_path, 
     assert notes == [f"{path}: the trace ends after iteration {done} without a decision (an interrupted search?)"]
     _, expected = recorded_search("tictactoe", iterations=done, seed=2, record="compact", engine="python")
     assert events[1:] == expected[1 : 1 + 4 * done]
+
+
+@pytest.mark.parametrize(
+    ("game", "options"),
+    [("tictactoe", {}), ("connect4", {"expand": "one-random", "reward": "01"}), ("nim", {"log": "ln-n1"}), ("pair", {"rollout": "heuristic"})],
+)
+def test_the_engines_own_columns_are_the_bytes_the_builder_makes_from_its_events(tmp_path, game, options):
+    """The Python engine's fast loop fills block columns itself; the writer's builder makes the
+    same blocks from the same search's events."""
+    from mctsviz import games
+    from mctsviz.search import search
+
+    direct = tmp_path / "direct.msgpack"
+    with TraceWriter(direct, block_iterations=50) as writer:
+        search(games.load(game), iterations=230, seed=9, recorder=writer, record="compact", engine="python", **options)
+    _, events = recorded_search(game, iterations=230, seed=9, record="compact", engine="python", **options)
+    built = write(tmp_path / "built.msgpack", events, block_iterations=50)
+    assert direct.read_bytes() == built.read_bytes()
+    assert kinds(direct).count("block") == 5

@@ -47,7 +47,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of every random choice, 0 to 2**64 - 1 (default 0)")
     _add_option_flags(p)
     p.add_argument("--record", choices=RECORD_LEVELS, default="full", help="trace level (with --trace)")
-    p.add_argument("--trace", metavar="PATH", help="write the events to PATH (.jsonl or .msgpack, optionally .gz/.zst); for long searches, --record compact with .msgpack.zst is the smallest and fastest")
+    p.add_argument(
+        "--trace",
+        metavar="PATH",
+        help="write the events to PATH (.jsonl or .msgpack, optionally .gz/.zst); for long searches, --record compact with .msgpack.zst is the smallest and fastest",
+    )
     p.add_argument(
         "--engine",
         choices=ENGINES,
