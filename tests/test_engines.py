@@ -28,7 +28,8 @@ def without_numba(monkeypatch):
 @pytest.mark.parametrize(
     ("game", "options", "reason"),
     [
-        ("nim", {}, "the game nim has no compiled kernel"),
+        ("nim", {"heaps": "1,2,3,4,5,6,7,8,9,10,11"}, "Nim with heaps 1,2,3,4,5,6,7,8,9,10,11 has 66 moves at the start; the kernel holds at most 10 heaps"),
+        ("nim", {"heaps": "64"}, "Nim with heaps 64 has 64 moves"),
         ("pair", {}, "the game pair has no compiled kernel"),
         ("tictactoe", {"evaluator": "m.py:f"}, "an evaluator is Python code"),
         ("tictactoe", {"script": [[1.0, -1.0]]}, "scripted outcomes run in Python"),
@@ -36,14 +37,16 @@ def without_numba(monkeypatch):
     ],
 )
 def test_auto_takes_python_where_the_kernel_cannot_go_and_says_why(with_numba, game, options, reason):
-    engine, why = which_engine(game, **options)
+    options = dict(options)
+    loaded = games.load(game, **{k: options.pop(k) for k in ("heaps",) if k in options})
+    engine, why = which_engine(loaded, **options)
     assert engine == "python" and why.startswith(reason)
     with pytest.raises(MctsvizError, match=f"the compiled engine cannot run this search: {reason}"):
-        which_engine(game, engine="compiled", **options)
+        which_engine(loaded, engine="compiled", **options)
 
 
 def test_auto_takes_the_kernel_for_the_games_and_options_it_covers(with_numba):
-    for game in ("tictactoe", "connect4"):
+    for game in ("tictactoe", "connect4", "nim"):
         for options in ({}, {"policy": "puct", "q": "w/(1+n)"}, {"expand": "second-visit", "tie_break": "random", "rollout": "heuristic", "reward": "01"}):
             assert which_engine(game, **options)[0] == "compiled", (game, options)
     assert which_engine("tictactoe", SearchOptions(expand="all"))[0] == "compiled"
@@ -75,10 +78,10 @@ def test_a_learners_memory_and_an_unknown_engine(with_numba):
 def test_the_command_line_says_which_engine_ran_and_refuses_in_one_line(capsys):
     from mctsviz.cli import main as run
 
-    assert run(["search", "nim", "--iterations", "20", "--engine", "python", "--no-progress"]) == 0
+    assert run(["search", "pair", "--iterations", "20", "--engine", "python", "--no-progress"]) == 0
     assert "(python engine)" in capsys.readouterr().out
-    assert run(["search", "nim", "--engine", "compiled"]) == 2
+    assert run(["search", "pair", "--engine", "compiled"]) == 2
     err = capsys.readouterr().err
     assert err.strip().splitlines() == [
-        "mctsviz: error: the compiled engine cannot run this search: the game nim has no compiled kernel (tictactoe and connect4 have); use --engine python or auto"
+        "mctsviz: error: the compiled engine cannot run this search: the game pair has no compiled kernel (tictactoe, connect4 and nim have); use --engine python or auto"
     ]

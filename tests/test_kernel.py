@@ -122,20 +122,20 @@ def test_the_kernels_mersenne_twister_is_cpythons(seed):
 # -- the same trace, the same tree ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("game_name", ["tictactoe", "connect4"])
+@pytest.mark.parametrize("game_name", ["tictactoe", "connect4", "nim"])
 @pytest.mark.parametrize("options", OPTION_MATRIX, ids=lambda o: "-".join(str(v) for v in o.values()))
 def test_every_covered_option_gives_the_python_engines_full_trace(game_name, options):
     assert_same(games.load(game_name), "full", iterations=40, seed=len(str(options)), **options)
 
 
-@pytest.mark.parametrize("game_name", ["tictactoe", "connect4"])
+@pytest.mark.parametrize("game_name", ["tictactoe", "connect4", "nim"])
 @pytest.mark.parametrize("options", OPTION_MATRIX[::5], ids=lambda o: "-".join(str(v) for v in o.values()))
 def test_compact_messagepack_traces_are_the_same_bytes(game_name, options):
     assert_same_block_file(games.load(game_name), 100, iterations=250, seed=11, **options)
 
 
 @pytest.mark.parametrize("record", [None, "compact", "full"])
-@pytest.mark.parametrize("game_name", ["tictactoe", "connect4"])
+@pytest.mark.parametrize("game_name", ["tictactoe", "connect4", "nim"])
 def test_long_searches_match_at_every_level(game_name, record):
     assert_same(games.load(game_name), record, iterations=3000, seed=7)
     assert_same(games.load(game_name), record, iterations=1500, seed=8, policy="puct", expand="all", tie_break="random", rollout="heuristic", reward="01")
@@ -150,7 +150,18 @@ def test_constants_that_make_ties_and_the_other_q():
     assert_same(game, "compact", iterations=300, seed=5, final="mean")
 
 
-_boards = st.sampled_from([("tictactoe", {}), ("connect4", {}), ("connect4", {"rows": 4, "cols": 5}), ("connect4", {"rows": 7, "cols": 7})])
+_boards = st.sampled_from(
+    [
+        ("tictactoe", {}),
+        ("connect4", {}),
+        ("connect4", {"rows": 4, "cols": 5}),
+        ("connect4", {"rows": 7, "cols": 7}),
+        ("nim", {}),
+        ("nim", {"heaps": "3,4,5,6", "max_take": 3}),
+        ("nim", {"heaps": "0,7,1,12,2"}),
+        ("nim", {"heaps": "62"}),
+    ]
+)
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..games.connect4 import ConnectFour
+from ..games.nim import Nim
 from ..trace.events import EXPAND_RULES, SIMULATE_METHODS, Backprop, Block, Expand, NewChild, Score, Select, Simulate, Step, Update
 from . import kernel as K
 from .records import score_records
@@ -70,13 +71,38 @@ class KernelState:
     def __init__(self, engine: Engine, capacity: int) -> None:
         game, options = engine.game, engine.options
         c4 = game if isinstance(game, ConnectFour) else None
+        nim = game if isinstance(game, Nim) else None
+        self.kind = K.CONNECT4 if c4 is not None else K.NIM if nim is not None else K.TICTACTOE
         self.connect4 = c4 is not None
+        win, threats = _tables()
+        if c4 is not None:
+            geo = np.array([c4.cols, c4.rows + 1, c4._board], dtype=np.int64)
+            bottom, column, top = (np.array(cells, dtype=np.int64) for cells in (c4._bottom, c4._column, c4._top))
+            self.max_branch, self.max_depth = c4.cols, c4.rows * c4.cols
+            self.actions: list[Any] = list(range(c4.cols))
+        elif nim is not None:
+            # Action a is the a-th (heap, count) pair of the start position, in legal order.
+            limit = nim._limit
+            self.actions = [(i, n) for i, h in enumerate(nim.heaps) for n in range(1, min(h, limit) + 1)]
+            first = np.cumsum([0] + [min(h, limit) for h in nim.heaps[:-1]]).astype(np.int64)
+            geo = np.array([len(nim.heaps), limit, len(self.actions)], dtype=np.int64)
+            bottom = first
+            column = np.array([i for i, _ in self.actions], dtype=np.int64)
+            top = np.array([n for _, n in self.actions], dtype=np.int64)
+            self.max_branch, self.max_depth = len(self.actions), sum(nim.heaps)
+        else:
+            geo = np.array([9, 0, 511], dtype=np.int64)
+            bottom = column = top = np.zeros(9, dtype=np.int64)
+            self.max_branch, self.max_depth = 9, 9
+            self.actions = list(range(9))
+        self.index_of = {action: index for index, action in enumerate(self.actions)}
+        self.board: K.Board = (win, threats, geo, bottom, column, top)
         # Room for the root's children too (expand="second-visit" adds them before iteration 1).
-        capacity += 1 + (c4.cols if c4 is not None else 9)
+        capacity += 1 + self.max_branch
         self.nodes = [np.zeros(capacity, dtype=dtype) for _, dtype in _COLUMNS]
         self.opts = np.array(
             [
-                K.CONNECT4 if self.connect4 else K.TICTACTOE,
+                self.kind,
                 1 if options.policy == "puct" else 0,
                 1 if options.log == "ln-n1" else 0,
                 1 if options.tie_break == "random" else 0,
@@ -89,27 +115,35 @@ class KernelState:
             dtype=np.int64,
         )
         self.fopts = np.array([options.c, options.c_puct, options.fpu], dtype=np.float64)
-        win, threats = _tables()
-        if c4 is not None:
-            geo = np.array([c4.cols, c4.rows + 1, c4._board], dtype=np.int64)
-            bottom, column, top = (np.array(cells, dtype=np.int64) for cells in (c4._bottom, c4._column, c4._top))
-            self.max_branch, self.max_depth = c4.cols, c4.rows * c4.cols
-        else:
-            geo = np.array([9, 0, 511], dtype=np.int64)
-            bottom = column = top = np.zeros(9, dtype=np.int64)
-            self.max_branch, self.max_depth = 9, 9
-        self.board: K.Board = (win, threats, geo, bottom, column, top)
         version, internal, _ = engine.rng.getstate()
         self.mt = np.array(internal[:624], dtype=np.int64)
         self.counters = np.array([1, internal[624], 0, 0], dtype=np.int64)
         self.rng_version = version
         self._root(engine)
 
+    def packed(self, state: Any) -> tuple[int, int, int]:
+        """The kernel's (x, o, status) of a game state."""
+        if self.kind == K.NIM:
+            player, heaps = state
+            x = sum(h << (K.NIM_BITS * i) for i, h in enumerate(heaps))
+            return x, player, 0 if x else (2 if player == 0 else 1)
+        x, o = state[0], state[1]
+        if self.connect4:
+            return x, o, state[2]
+        win = self.board[0]
+        return x, o, (1 if win[x] else 2 if win[o] else 3 if (x | o) == 511 else 0)
+
+    def state_of(self, x: int, o: int, status: int) -> Any:
+        """The game state of the kernel's (x, o, status)."""
+        if self.kind == K.NIM:
+            mask = (1 << K.NIM_BITS) - 1
+            return (o, tuple((x >> (K.NIM_BITS * i)) & mask for i in range(int(self.board[2][0]))))
+        return (x, o, status) if self.connect4 else (x, o)
+
     def _root(self, engine: Engine) -> None:
         tree = engine.tree
         state = tree.state[0]
-        x, o = state[0], state[1]
-        status = state[2] if self.connect4 else (1 if self.board[0][x] else 2 if self.board[0][o] else 3 if (x | o) == 511 else 0)
+        x, o, status = self.packed(state)
         n = self.columns
         n["x"][0], n["o"][0], n["status"][0] = x, o, status
         n["player"][0], n["mover"][0], n["parent"][0], n["action"][0] = tree.player[0], tree.mover[0], -1, -1
@@ -117,7 +151,7 @@ class KernelState:
         n["first"][0] = n["last"][0] = n["next"][0] = -1
         legal = 0
         for a in engine.game.legal_actions(state):
-            legal |= 1 << a
+            legal |= 1 << self.index_of[a]
         n["untried"][0], n["legal"][0] = legal, bin(legal).count("1")
         if tree.children[0]:  # expand="second-visit" expanded the root before iteration 1
             K.expand_root(tuple(self.nodes), self.opts, self.board, self.counters)
@@ -251,15 +285,13 @@ class _Emitter:
         self.children = [list(k) for k in tree.children]
         self.labels = list(tree.label)
         self.prior = list(tree.prior)
-        self.label_of = {a: self.game.action_label(a) for a in range(state.max_branch)}
+        self.label_of = {a: self.game.action_label(action) for a, action in enumerate(state.actions)}
         self.log_shift = 1 if self.options.log == "ln-n1" else 0
         self.rewards = {s: tuple((r + 1.0) / 2.0 for r in v) if self.options.reward == "01" else v for s, v in _RETURNS.items()}
 
-    def _state(self, node: int) -> tuple[int, ...]:
+    def _state(self, node: int) -> Any:
         n = self.state.nodes
-        if self.state.connect4:
-            return (int(n[0][node]), int(n[1][node]), int(n[2][node]))
-        return (int(n[0][node]), int(n[1][node]))
+        return self.state.state_of(int(n[0][node]), int(n[1][node]), int(n[2][node]))
 
     def _add_nodes(self, end: int) -> list[NewChild]:
         """Announce the nodes the kernel made up to ``end`` (ids in creation order)."""
@@ -364,7 +396,7 @@ class _BlockMaker:
         self.record_block = record_block
         self.count = len(engine.tree)
         game = engine.game
-        self.labels = np.array([game.action_label(a) for a in range(state.max_branch)], dtype=object)
+        self.labels = np.array([game.action_label(action) for action in state.actions], dtype=object)
         self.method = SIMULATE_METHODS.index(engine.options.rollout)
         self.terminal = SIMULATE_METHODS.index("terminal")
         self.rules = np.array([EXPAND_RULES.index(rule) for rule in _RULES], dtype=np.uint8)  # by kernel code
@@ -373,7 +405,8 @@ class _BlockMaker:
         self.rewards = np.zeros(size * (state.max_depth + 3), dtype="<f8")
         self.codes = np.zeros(len(self.rewards), dtype=np.uint8)
         self.values = np.zeros(256, dtype="<u8")
-        self.key_cells = _key_cells(game, state)
+        self.game = game
+        self.key_cells = None if state.kind == K.NIM else _key_cells(game, state)
 
     def _palette(self, column: np.ndarray) -> tuple[bytes, bytes]:
         """``column`` as palette indices and palette, as ``mctsviz.trace.blocks.palette`` makes them."""
@@ -392,7 +425,7 @@ class _BlockMaker:
         if recorder is None or engine.full or not callable(block_size) or not callable(record_block):
             return None
         size = block_size()
-        if not isinstance(size, int) or size < 1 or not engine.game.state_key(engine.tree.state[0]).isascii():
+        if not isinstance(size, int) or size < 1:
             return None
         return cls(engine, state, size, record_block)
 
@@ -412,7 +445,7 @@ class _BlockMaker:
         order = np.argsort(at, kind="stable")
         code = np.zeros(len(self.labels), dtype="<u4")
         code[used[order]] = np.arange(len(used), dtype="<u4")
-        keys, key_width = self._keys(n["x"][first:end], n["o"][first:end])
+        keys, key_lengths = self._keys(n["x"][first:end], n["o"][first:end], n["status"][first:end])
         terminal = n["status"][sim] != 0
         rewards = self.rewards[: len(path) + count]
         total = K.backup_rewards(count, log_path, table, n["mover"], self.reward01, rewards)
@@ -428,7 +461,7 @@ class _BlockMaker:
             nodes.astype("<i4").tobytes(),
             code[actions].tobytes(),
             keys,
-            np.full(len(nodes), key_width, dtype="<u4").tobytes(),
+            key_lengths.astype("<u4").tobytes(),
             (1.0 / n["legal"][n["parent"][first:end]].astype("<f8")).tobytes(),
             n["mover"][first:end].astype("<i1").tobytes(),
             (n["status"][first:end] != 0).astype("<u1").tobytes(),
@@ -442,15 +475,19 @@ class _BlockMaker:
         )
         self.record_block(block)
 
-    def _keys(self, x: np.ndarray, o: np.ndarray) -> tuple[str, int]:
-        """The state keys of the nodes with boards ``x``, ``o``: one string, and each key's width."""
+    def _keys(self, x: np.ndarray, o: np.ndarray, status: np.ndarray) -> tuple[str, np.ndarray]:
+        """The state keys of the nodes with these (x, o, status): one string, and each key's length."""
+        if self.key_cells is None:  # Nim: keys are numbers, not cells; few nodes, asked one by one
+            key, state_of = self.game.state_key, self.state.state_of
+            texts = [key(state_of(*v)) for v in zip(x.tolist(), o.tolist(), status.tolist())]
+            return "".join(texts), np.array([len(t) for t in texts], dtype=np.int64)
         blank, cells = self.key_cells
         out = np.tile(blank, (len(x), 1))
         for bit, column, x_char, o_char in cells:
             on_x = (x >> bit) & 1
             on_o = (o >> bit) & 1
             out[:, column] = np.where(on_x != 0, x_char, np.where(on_o != 0, o_char, blank[column]))
-        return out.tobytes().decode("ascii"), len(blank)
+        return out.tobytes().decode("ascii"), np.full(len(x), len(blank), dtype=np.int64)
 
 
 def _key_cells(game: Any, state: KernelState) -> tuple[np.ndarray, list[tuple[int, int, int, int]]]:
@@ -510,7 +547,8 @@ class KernelTree(Tree):
         self._lazy = False
         size = state.size
         self.arrays = {name: array[:size] for name, array in state.columns.items()}
-        self.connect4 = state.connect4
+        self.state_of = state.state_of
+        self.actions = state.actions
         self.size = size
 
     def __len__(self) -> int:
@@ -520,16 +558,16 @@ class KernelTree(Tree):
         a = self.arrays
         size = self.size
         if name == "state":
-            cols = [a["x"].tolist(), a["o"].tolist()] + ([a["status"].tolist()] if self.connect4 else [])
-            return list(zip(*cols))
+            return list(map(self.state_of, a["x"].tolist(), a["o"].tolist(), a["status"].tolist()))
         if name == "keys":
             return [None] * size
         if name == "parent":
             return a["parent"].tolist()
+        actions = self.actions
         if name == "action":
-            return [None] + a["action"][1:].tolist()
+            return [None] + [actions[v] for v in a["action"][1:].tolist()]
         if name == "label":
-            text = {v: self.game.action_label(v) for v in set(a["action"][1:].tolist())}
+            text = {v: self.game.action_label(actions[v]) for v in set(a["action"][1:].tolist())}
             return [""] + [text[v] for v in a["action"][1:].tolist()]
         if name in ("mover", "player", "visits", "value"):
             return a[name].tolist()
@@ -545,7 +583,7 @@ class KernelTree(Tree):
             return [[action[k] for k in kids] for kids in self.children]
         if name == "untried":
             masks = a["untried"].tolist()
-            return [[b for b in range(64) if m >> b & 1] if m else [] for m in masks]
+            return [[actions[b] for b in range(64) if m >> b & 1] if m else [] for m in masks]
         raise AttributeError(name)
 
     def child_list(self, node: int) -> list[int]:
@@ -561,4 +599,4 @@ class KernelTree(Tree):
         kids = self.child_list(node)
         label = self.game.action_label
         prior = 1.0 / int(self.arrays["legal"][node])
-        return [label(int(self.arrays["action"][k])) for k in kids], [prior] * len(kids)
+        return [label(self.actions[int(self.arrays["action"][k])]) for k in kids], [prior] * len(kids)

@@ -1,8 +1,8 @@
 """Which engine runs a search: the Python engine, or the compiled kernel (``mctsviz[fast]``).
 
 Both build the same tree and write the same trace for the same seed and options; the kernel
-is just faster. It covers the built-in Tic-Tac-Toe and Connect Four (boards up to 62 cells
-with the column guard: 6x7, 7x7, 8x6, ...) and every option that does not call back into
+is just faster. It covers the built-in Tic-Tac-Toe, Connect Four (boards up to 62 cells
+with the column guard: 6x7, 7x7, 8x6, ...) and Nim (up to 10 heaps of up to 63, 62 moves) and every option that does not call back into
 Python: UCB1 and PUCT, both logarithms, both tie-breaks, every expansion rule, random and
 heuristic rollouts, both reward conventions, both final-move rules. Evaluators, scripts,
 transpositions, a learner's memory and other games run in Python.
@@ -35,12 +35,27 @@ def kernel_installed() -> bool:
     return importlib.util.find_spec("numba") is not None and importlib.util.find_spec("numpy") is not None
 
 
+#: The Nim positions the kernel holds: heaps packed 6 bits each into one 64-bit integer, and
+#: every (heap, count) move of the start position as one bit of another.
+KERNEL_MAX_NIM_HEAPS, KERNEL_MAX_NIM_HEAP, KERNEL_MAX_NIM_ACTIONS = 10, 63, 62
+
+
 def _game_problem(game: Game) -> str | None:
     from ..games.connect4 import ConnectFour
+    from ..games.nim import Nim
     from ..games.tictactoe import TicTacToe
 
     kind = type(game)
     if kind is TicTacToe:
+        return None
+    if kind is Nim and isinstance(game, Nim):
+        heaps, limit = game.heaps, game._limit
+        actions = sum(min(h, limit) for h in heaps)
+        if len(heaps) > KERNEL_MAX_NIM_HEAPS or max(heaps) > KERNEL_MAX_NIM_HEAP or actions > KERNEL_MAX_NIM_ACTIONS:
+            return (
+                f"Nim with heaps {','.join(map(str, heaps))} has {actions} moves at the start; the kernel holds at most "
+                f"{KERNEL_MAX_NIM_HEAPS} heaps of at most {KERNEL_MAX_NIM_HEAP} and {KERNEL_MAX_NIM_ACTIONS} moves"
+            )
         return None
     if kind is ConnectFour and isinstance(game, ConnectFour):
         cells = (game.rows + 1) * game.cols
@@ -48,7 +63,7 @@ def _game_problem(game: Game) -> str | None:
             return f"a {game.rows}x{game.cols} Connect Four board needs {cells} bits with its guard row; the kernel holds {KERNEL_MAX_CELLS}"
         return None
     name = getattr(game, "name", kind.__name__)
-    return f"the game {name} has no compiled kernel (tictactoe and connect4 have)"
+    return f"the game {name} has no compiled kernel (tictactoe, connect4 and nim have)"
 
 
 def kernel_problem(game: Game, options: SearchOptions, *, memory: bool = False, evaluator: bool = False) -> str | None:

@@ -1,4 +1,4 @@
-"""The compiled kernel: the search loop for Tic-Tac-Toe and Connect Four, compiled by numba.
+"""The compiled kernel: the search loop for Tic-Tac-Toe, Connect Four and Nim, compiled by numba.
 
 It makes the same tree and draws the same random numbers as the Python engine
 (``mctsviz.search.phases``): node ids in creation order, children in legal-action order,
@@ -14,7 +14,10 @@ cached on disk (``cache=True``), so later processes load them in milliseconds.
 
 A node is a row of flat arrays (see :class:`KernelTree`); a state is two bitboards and a
 status (0 ongoing, 1 the first player has won, 2 the second has won, 3 a draw), as
-``mctsviz.games.connect4`` keeps it; Tic-Tac-Toe uses the same layout with 9-bit boards.
+``mctsviz.games.connect4`` keeps it; Tic-Tac-Toe uses the same layout with 9-bit boards. A Nim
+state packs the heap sizes into ``x`` (``NIM_BITS`` bits a heap) and keeps the player to move in
+``o``; its action ``a`` is the a-th of the start position's (heap, count) pairs in legal order,
+so the legal actions of any position are a bit mask as on the boards.
 """
 
 from __future__ import annotations
@@ -24,13 +27,17 @@ import math
 import numpy as np
 from numba import njit
 
-TICTACTOE, CONNECT4 = 0, 1
+TICTACTOE, CONNECT4, NIM = 0, 1, 2
+#: Bits per Nim heap in a packed state (``x``): heaps of up to 63 objects, at most 10 heaps.
+NIM_BITS = 6
 
 #: A tree's node columns, in the order of ``mctsviz.search.compiled``'s ``_COLUMNS``.
 Nodes = tuple[np.ndarray, ...]
 #: The game's tables and geometry: (Tic-Tac-Toe wins by mask, Tic-Tac-Toe threats by mask,
 #: [columns, column height h, board mask], then per Connect Four column its bottom cell, its
-#: cells and its top cell). See ``mctsviz.search.compiled.KernelState``.
+#: cells and its top cell). For Nim: [heaps, the most one move takes, actions], then per heap
+#: its first action, and per action its heap and its count. See
+#: ``mctsviz.search.compiled.KernelState``.
 Board = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 # Integer options, packed (see options_arrays).
@@ -149,12 +156,66 @@ def _c4_threats(b: int, mask: int, h: int, board: int) -> int:
 
 
 @njit(cache=True, inline="always")
+def _nim_legal(x: int, b: Board) -> int:
+    """Nim's legal actions: per heap, taking 1 to min(size, limit) objects."""
+    geo, first = b[2], b[3]
+    limit = geo[1]
+    legal = 0
+    for i in range(geo[0]):
+        h = (x >> (NIM_BITS * i)) & 63
+        m = h if h < limit else limit
+        legal |= ((1 << m) - 1) << first[i]
+    return legal
+
+
+@njit(cache=True, inline="always")
+def _nim_take(x: int, a: int, b: Board) -> int:
+    """The heaps after action ``a``."""
+    return int(x - (b[5][a] << (NIM_BITS * b[4][a])))
+
+
+@njit(cache=True, inline="always")
+def _nim_last_heap(x: int, b: Board) -> int:
+    """The one non-empty heap a player can clear at once (so winning), or -1."""
+    geo = b[2]
+    found = -1
+    for i in range(geo[0]):
+        if (x >> (NIM_BITS * i)) & 63:
+            if found >= 0:
+                return -1
+            found = i
+    if found >= 0 and ((x >> (NIM_BITS * found)) & 63) > geo[1]:
+        return -1
+    return found
+
+
+@njit(cache=True, inline="always")
+def _nim_heuristic(x: int, legal: int, b: Board) -> int:
+    """``playouts.heuristic_playout``'s candidates in Nim: the move that takes the last
+    objects if there is one; else the moves that leave the opponent no such move; else all."""
+    last = _nim_last_heap(x, b)
+    if last >= 0:
+        return int(1 << (b[3][last] + ((x >> (NIM_BITS * last)) & 63) - 1))
+    safe = 0
+    todo = legal
+    while todo:
+        a = _popcount((todo & -todo) - 1)
+        todo &= todo - 1
+        after = _nim_take(x, a, b)
+        if after == 0 or _nim_last_heap(after, b) < 0:
+            safe |= 1 << a
+    return safe if safe else legal
+
+
+@njit(cache=True, inline="always")
 def _legal(game: int, x: int, o: int, status: int, b: Board) -> int:
     """The legal actions as a bit mask (bit a for action a; legal order is increasing a)."""
     if status:
         return 0
     if game == TICTACTOE:
         return 511 & ~(x | o)
+    if game == NIM:
+        return _nim_legal(x, b)
     geo, top = b[2], b[5]
     mask = x | o
     legal = 0
@@ -168,6 +229,10 @@ def _legal(game: int, x: int, o: int, status: int, b: Board) -> int:
 def _next(game: int, x: int, o: int, action: int, b: Board) -> tuple[int, int, int]:
     """(x, o, status) after ``action``."""
     win, geo, bottom, column = b[0], b[2], b[3], b[4]
+    if game == NIM:  # the player to move after the last objects are taken loses
+        x = _nim_take(x, action, b)
+        o = 1 - o
+        return x, o, 0 if x else (2 if o == 0 else 1)
     mask = x | o
     if game == TICTACTOE:
         bit = 1 << action
@@ -216,6 +281,19 @@ def _playout(
     ``heuristic_playout``) hook does, drawing the same numbers; return the final status.
     With ``record``, the actions played are appended to ``moves`` (at ``counters[C_ROLL]``)."""
     win, threats, geo, bottom, column, top = b
+    if game == NIM:  # Nim's playout hook, or the generic heuristic playout
+        player = o
+        while True:
+            legal = _nim_legal(x, b)
+            choices = _nim_heuristic(x, legal, b) if heuristic else legal
+            a = _nth_bit(choices, int(_random(mt, counters) * _popcount(choices)))
+            if record:
+                moves[counters[C_ROLL]] = a
+                counters[C_ROLL] += 1
+            x = _nim_take(x, a, b)
+            if x == 0:
+                return 1 if player == 0 else 2
+            player = 1 - player
     mask = x | o
     o_to_move = _popcount(mask) & 1
     if o_to_move:
@@ -330,7 +408,7 @@ def _add_child(
     nx[child] = x
     no[child] = o
     nstatus[child] = status
-    nplayer[child] = -1 if status else _popcount(x | o) & 1
+    nplayer[child] = -1 if status else (o if game == NIM else _popcount(x | o) & 1)
     nmover[child] = nplayer[parent]
     nparent[child] = parent
     naction[child] = action
