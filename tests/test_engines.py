@@ -6,6 +6,8 @@ or the other.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from mctsviz import games
@@ -13,6 +15,7 @@ from mctsviz.errors import MctsvizError
 from mctsviz.options import SearchOptions
 from mctsviz.search import engines, search, which_engine
 from mctsviz.search.engine import Memory
+from mctsviz.testing import toy_path
 
 
 @pytest.fixture
@@ -30,7 +33,8 @@ def without_numba(monkeypatch):
     [
         ("nim", {"heaps": "1,2,3,4,5,6,7,8,9,10,11"}, "Nim with heaps 1,2,3,4,5,6,7,8,9,10,11 has 66 moves at the start; the kernel holds at most 10 heaps"),
         ("nim", {"heaps": "64"}, "Nim with heaps 64 has 64 moves"),
-        ("pair", {}, "the game pair has no compiled kernel"),
+        ("toy", {}, "the game toy has no compiled kernel (tictactoe, connect4, nim and pair have)"),
+        ("pair", {"cells": 63}, "a Pair game of 63 cells; the kernel holds 62"),
         ("tictactoe", {"evaluator": "m.py:f"}, "an evaluator is Python code"),
         ("tictactoe", {"script": [[1.0, -1.0]]}, "scripted outcomes run in Python"),
         ("connect4", {"transpositions": True}, "transpositions run in Python"),
@@ -38,15 +42,16 @@ def without_numba(monkeypatch):
 )
 def test_auto_takes_python_where_the_kernel_cannot_go_and_says_why(with_numba, game, options, reason):
     options = dict(options)
-    loaded = games.load(game, **{k: options.pop(k) for k in ("heaps",) if k in options})
+    params = {k: options.pop(k) for k in ("heaps", "cells") if k in options}
+    loaded = games.load(str(toy_path()) if game == "toy" else game, **params)
     engine, why = which_engine(loaded, **options)
     assert engine == "python" and why.startswith(reason)
-    with pytest.raises(MctsvizError, match=f"the compiled engine cannot run this search: {reason}"):
+    with pytest.raises(MctsvizError, match=re.escape(f"the compiled engine cannot run this search: {reason}")):
         which_engine(loaded, engine="compiled", **options)
 
 
 def test_auto_takes_the_kernel_for_the_games_and_options_it_covers(with_numba):
-    for game in ("tictactoe", "connect4", "nim"):
+    for game in ("tictactoe", "connect4", "nim", "pair"):
         for options in ({}, {"policy": "puct", "q": "w/(1+n)"}, {"expand": "second-visit", "tie_break": "random", "rollout": "heuristic", "reward": "01"}):
             assert which_engine(game, **options)[0] == "compiled", (game, options)
     assert which_engine("tictactoe", SearchOptions(expand="all"))[0] == "compiled"
@@ -78,10 +83,11 @@ def test_a_learners_memory_and_an_unknown_engine(with_numba):
 def test_the_command_line_says_which_engine_ran_and_refuses_in_one_line(capsys):
     from mctsviz.cli import main as run
 
-    assert run(["search", "pair", "--iterations", "20", "--engine", "python", "--no-progress"]) == 0
+    toy = str(toy_path())
+    assert run(["search", toy, "--iterations", "20", "--engine", "python", "--no-progress"]) == 0
     assert "(python engine)" in capsys.readouterr().out
-    assert run(["search", "pair", "--engine", "compiled"]) == 2
+    assert run(["search", toy, "--engine", "compiled"]) == 2
     err = capsys.readouterr().err
     assert err.strip().splitlines() == [
-        "mctsviz: error: the compiled engine cannot run this search: the game pair has no compiled kernel (tictactoe, connect4 and nim have); use --engine python or auto"
+        "mctsviz: error: the compiled engine cannot run this search: the game toy has no compiled kernel (tictactoe, connect4, nim and pair have); use --engine python or auto"
     ]

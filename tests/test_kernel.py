@@ -122,20 +122,20 @@ def test_the_kernels_mersenne_twister_is_cpythons(seed):
 # -- the same trace, the same tree ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("game_name", ["tictactoe", "connect4", "nim"])
+@pytest.mark.parametrize("game_name", ["tictactoe", "connect4", "nim", "pair"])
 @pytest.mark.parametrize("options", OPTION_MATRIX, ids=lambda o: "-".join(str(v) for v in o.values()))
 def test_every_covered_option_gives_the_python_engines_full_trace(game_name, options):
     assert_same(games.load(game_name), "full", iterations=40, seed=len(str(options)), **options)
 
 
-@pytest.mark.parametrize("game_name", ["tictactoe", "connect4", "nim"])
+@pytest.mark.parametrize("game_name", ["tictactoe", "connect4", "nim", "pair"])
 @pytest.mark.parametrize("options", OPTION_MATRIX[::5], ids=lambda o: "-".join(str(v) for v in o.values()))
 def test_compact_messagepack_traces_are_the_same_bytes(game_name, options):
     assert_same_block_file(games.load(game_name), 100, iterations=250, seed=11, **options)
 
 
 @pytest.mark.parametrize("record", [None, "compact", "full"])
-@pytest.mark.parametrize("game_name", ["tictactoe", "connect4", "nim"])
+@pytest.mark.parametrize("game_name", ["tictactoe", "connect4", "nim", "pair"])
 def test_long_searches_match_at_every_level(game_name, record):
     assert_same(games.load(game_name), record, iterations=3000, seed=7)
     assert_same(games.load(game_name), record, iterations=1500, seed=8, policy="puct", expand="all", tie_break="random", rollout="heuristic", reward="01")
@@ -160,6 +160,9 @@ _boards = st.sampled_from(
         ("nim", {"heaps": "3,4,5,6", "max_take": 3}),
         ("nim", {"heaps": "0,7,1,12,2"}),
         ("nim", {"heaps": "62"}),
+        ("pair", {}),
+        ("pair", {"cells": 9}),
+        ("pair", {"cells": 62}),
     ]
 )
 

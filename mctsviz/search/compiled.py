@@ -22,6 +22,7 @@ import numpy as np
 
 from ..games.connect4 import ConnectFour
 from ..games.nim import Nim
+from ..games.pair import PairGame
 from ..trace.events import EXPAND_RULES, SIMULATE_METHODS, Backprop, Block, Expand, NewChild, Score, Select, Simulate, Step, Update
 from . import kernel as K
 from .records import score_records
@@ -72,7 +73,8 @@ class KernelState:
         game, options = engine.game, engine.options
         c4 = game if isinstance(game, ConnectFour) else None
         nim = game if isinstance(game, Nim) else None
-        self.kind = K.CONNECT4 if c4 is not None else K.NIM if nim is not None else K.TICTACTOE
+        pair = game if isinstance(game, PairGame) else None
+        self.kind = K.CONNECT4 if c4 is not None else K.NIM if nim is not None else K.PAIR if pair is not None else K.TICTACTOE
         self.connect4 = c4 is not None
         win, threats = _tables()
         if c4 is not None:
@@ -91,10 +93,11 @@ class KernelState:
             top = np.array([n for _, n in self.actions], dtype=np.int64)
             self.max_branch, self.max_depth = len(self.actions), sum(nim.heaps)
         else:
-            geo = np.array([9, 0, 511], dtype=np.int64)
-            bottom = column = top = np.zeros(9, dtype=np.int64)
-            self.max_branch, self.max_depth = 9, 9
-            self.actions = list(range(9))
+            cells = 9 if pair is None else pair.cells
+            geo = np.array([cells, 0, (1 << cells) - 1], dtype=np.int64)
+            bottom = column = top = np.zeros(cells, dtype=np.int64)
+            self.max_branch, self.max_depth = cells, cells
+            self.actions = list(range(cells))
         self.index_of = {action: index for index, action in enumerate(self.actions)}
         self.board: K.Board = (win, threats, geo, bottom, column, top)
         # Room for the root's children too (expand="second-visit" adds them before iteration 1).
@@ -127,6 +130,11 @@ class KernelState:
             player, heaps = state
             x = sum(h << (K.NIM_BITS * i) for i, h in enumerate(heaps))
             return x, player, 0 if x else (2 if player == 0 else 1)
+        if self.kind == K.PAIR:
+            x = sum(1 << i for i, m in enumerate(state) if m == 1)
+            o = sum(1 << i for i, m in enumerate(state) if m == 2)
+            full = (x | o) == int(self.board[2][2])
+            return x, o, (1 if x & (x >> 1) else 2 if o & (o >> 1) else 3 if full else 0)
         x, o = state[0], state[1]
         if self.connect4:
             return x, o, state[2]
@@ -138,6 +146,8 @@ class KernelState:
         if self.kind == K.NIM:
             mask = (1 << K.NIM_BITS) - 1
             return (o, tuple((x >> (K.NIM_BITS * i)) & mask for i in range(int(self.board[2][0]))))
+        if self.kind == K.PAIR:
+            return tuple(1 if x >> i & 1 else 2 if o >> i & 1 else 0 for i in range(int(self.board[2][0])))
         return (x, o, status) if self.connect4 else (x, o)
 
     def _root(self, engine: Engine) -> None:
@@ -493,14 +503,13 @@ class _BlockMaker:
 def _key_cells(game: Any, state: KernelState) -> tuple[np.ndarray, list[tuple[int, int, int, int]]]:
     """How the game spells a board in its state key: the empty board's characters, and for each
     cell bit the key's column it shows in and its X and O characters (found by asking the game)."""
-    extra = (0,) if state.connect4 else ()
-    blank_key = game.state_key((0, 0, *extra))
+    blank_key = game.state_key(state.state_of(0, 0, 0))
     blank = np.frombuffer(blank_key.encode("ascii"), dtype=np.uint8).copy()
     cols, height = int(state.board[2][0]), int(state.board[2][1])
     cells = []
-    for bit in range(cols * height if state.connect4 else 9):
-        with_x = game.state_key((1 << bit, 0, *extra))
-        with_o = game.state_key((0, 1 << bit, *extra))
+    for bit in range(cols * height if state.connect4 else cols):
+        with_x = game.state_key(state.state_of(1 << bit, 0, 0))
+        with_o = game.state_key(state.state_of(0, 1 << bit, 0))
         changed = [i for i, (a, b) in enumerate(zip(blank_key, with_x)) if a != b]
         if not changed:
             continue  # not a cell (Connect Four's guard row)

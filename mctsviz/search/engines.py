@@ -2,7 +2,8 @@
 
 Both build the same tree and write the same trace for the same seed and options; the kernel
 is just faster. It covers the built-in Tic-Tac-Toe, Connect Four (boards up to 62 cells
-with the column guard: 6x7, 7x7, 8x6, ...) and Nim (up to 10 heaps of up to 63, 62 moves) and every option that does not call back into
+with the column guard: 6x7, 7x7, 8x6, ...), Nim (up to 10 heaps of up to 63, 62 moves) and the
+Pair game (up to 62 cells) and every option that does not call back into
 Python: UCB1 and PUCT, both logarithms, both tie-breaks, every expansion rule, random and
 heuristic rollouts, both reward conventions, both final-move rules. Evaluators, scripts,
 transpositions, a learner's memory and other games run in Python.
@@ -43,10 +44,15 @@ KERNEL_MAX_NIM_HEAPS, KERNEL_MAX_NIM_HEAP, KERNEL_MAX_NIM_ACTIONS = 10, 63, 62
 def _game_problem(game: Game) -> str | None:
     from ..games.connect4 import ConnectFour
     from ..games.nim import Nim
+    from ..games.pair import PairGame
     from ..games.tictactoe import TicTacToe
 
     kind = type(game)
     if kind is TicTacToe:
+        return None
+    if kind is PairGame and isinstance(game, PairGame):
+        if game.cells > KERNEL_MAX_CELLS:
+            return f"a Pair game of {game.cells} cells; the kernel holds {KERNEL_MAX_CELLS}"
         return None
     if kind is Nim and isinstance(game, Nim):
         heaps, limit = game.heaps, game._limit
@@ -63,7 +69,7 @@ def _game_problem(game: Game) -> str | None:
             return f"a {game.rows}x{game.cols} Connect Four board needs {cells} bits with its guard row; the kernel holds {KERNEL_MAX_CELLS}"
         return None
     name = getattr(game, "name", kind.__name__)
-    return f"the game {name} has no compiled kernel (tictactoe, connect4 and nim have)"
+    return f"the game {name} has no compiled kernel (tictactoe, connect4, nim and pair have)"
 
 
 def kernel_problem(game: Game, options: SearchOptions, *, memory: bool = False, evaluator: bool = False) -> str | None:

@@ -1,4 +1,4 @@
-"""The compiled kernel: the search loop for Tic-Tac-Toe, Connect Four and Nim, compiled by numba.
+"""The compiled kernel: the search loop for Tic-Tac-Toe, Connect Four, Nim and the Pair game, compiled by numba.
 
 It makes the same tree and draws the same random numbers as the Python engine
 (``mctsviz.search.phases``): node ids in creation order, children in legal-action order,
@@ -17,7 +17,8 @@ status (0 ongoing, 1 the first player has won, 2 the second has won, 3 a draw), 
 ``mctsviz.games.connect4`` keeps it; Tic-Tac-Toe uses the same layout with 9-bit boards. A Nim
 state packs the heap sizes into ``x`` (``NIM_BITS`` bits a heap) and keeps the player to move in
 ``o``; its action ``a`` is the a-th of the start position's (heap, count) pairs in legal order,
-so the legal actions of any position are a bit mask as on the boards.
+so the legal actions of any position are a bit mask as on the boards. The Pair game's row is a
+board too: bit i of ``x`` (``o``) is cell i marked by the first (second) player.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import math
 import numpy as np
 from numba import njit
 
-TICTACTOE, CONNECT4, NIM = 0, 1, 2
+TICTACTOE, CONNECT4, NIM, PAIR = 0, 1, 2, 3
 #: Bits per Nim heap in a packed state (``x``): heaps of up to 63 objects, at most 10 heaps.
 NIM_BITS = 6
 
@@ -36,7 +37,8 @@ Nodes = tuple[np.ndarray, ...]
 #: The game's tables and geometry: (Tic-Tac-Toe wins by mask, Tic-Tac-Toe threats by mask,
 #: [columns, column height h, board mask], then per Connect Four column its bottom cell, its
 #: cells and its top cell). For Nim: [heaps, the most one move takes, actions], then per heap
-#: its first action, and per action its heap and its count. See
+#: its first action, and per action its heap and its count. For the Pair game: [cells, 0, row
+#: mask]. See
 #: ``mctsviz.search.compiled.KernelState``.
 Board = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
@@ -216,6 +218,8 @@ def _legal(game: int, x: int, o: int, status: int, b: Board) -> int:
         return 511 & ~(x | o)
     if game == NIM:
         return _nim_legal(x, b)
+    if game == PAIR:
+        return int(b[2][2] & ~(x | o))
     geo, top = b[2], b[5]
     mask = x | o
     legal = 0
@@ -234,6 +238,20 @@ def _next(game: int, x: int, o: int, action: int, b: Board) -> tuple[int, int, i
         o = 1 - o
         return x, o, 0 if x else (2 if o == 0 else 1)
     mask = x | o
+    if game == PAIR:  # a pair of adjacent cells wins; a full row is a draw
+        bit = 1 << action
+        status = 0
+        if _popcount(mask) & 1:
+            o |= bit
+            if o & (o >> 1):
+                status = 2
+        else:
+            x |= bit
+            if x & (x >> 1):
+                status = 1
+        if not status and (x | o) == geo[2]:
+            status = 3
+        return x, o, status
     if game == TICTACTOE:
         bit = 1 << action
         status = 0
@@ -301,6 +319,32 @@ def _playout(
     else:
         me, other = x, o
     mover_wins = 2 if o_to_move else 1
+    if game == PAIR:  # the Pair game's playout hooks
+        row = geo[2]
+        empty = row & ~mask
+        while empty:
+            wins = 0
+            if heuristic:
+                wins = empty & ((me << 1) | (me >> 1))
+                if wins:
+                    choices = wins
+                else:
+                    t = empty & ((other << 1) | (other >> 1))
+                    choices = t if t and not t & (t - 1) else empty
+            else:
+                choices = empty
+            cell = _nth_bit(choices, int(_random(mt, counters) * _popcount(choices)))
+            if record:
+                moves[counters[C_ROLL]] = cell
+                counters[C_ROLL] += 1
+            bit = 1 << cell
+            me |= bit
+            empty &= ~bit
+            if wins or me & (me >> 1):
+                return mover_wins
+            me, other = other, me
+            mover_wins = 3 - mover_wins
+        return 3
     if game == TICTACTOE:
         empty = 511 & ~mask
         while empty:
