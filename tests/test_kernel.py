@@ -234,3 +234,17 @@ def test_a_match_plays_the_same_games_on_both_engines():
         a, b = f"mcts:iterations=150,engine={engine}", f"mcts:iterations=100,c=1,rollout=heuristic,engine={engine}"
         records[engine] = play_match("connect4", a, b, games=3, seed=5).records
     assert records["python"] == records["compiled"]
+
+
+def test_the_first_compile_says_so_on_a_terminal_and_counts_the_seconds(monkeypatch, capsys):
+    import sys
+
+    from mctsviz.search import compiled
+
+    monkeypatch.setattr(compiled, "_compiled", False)
+    monkeypatch.setattr(compiled, "kernel_cached", lambda: False)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert compiled.warm_up() >= 0
+    err = capsys.readouterr().err
+    assert err.startswith("mctsviz: compiling the fast kernel, once") and err.endswith(" s\n") and "done in" in err
+    assert compiled.warm_up() == 0.0  # once per process

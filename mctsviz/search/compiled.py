@@ -253,8 +253,46 @@ def warm_up() -> float:
     if _compiled:
         return 0.0
     started = time.perf_counter()
+    ticker = None
     if sys.stderr.isatty() and not kernel_cached():
-        print("mctsviz: compiling the fast kernel, once (later runs load it from numba's cache)...", file=sys.stderr, flush=True)
+        ticker = _Ticker("mctsviz: compiling the fast kernel, once (later runs load it from numba's cache)")
+    try:
+        _compile()
+    finally:
+        if ticker is not None:
+            ticker.stop()
+    _compiled = True
+    return time.perf_counter() - started
+
+
+class _Ticker:
+    """A line on stderr that counts the seconds of a long wait until :meth:`stop`."""
+
+    def __init__(self, text: str) -> None:
+        import threading
+
+        self.text = text
+        self.started = time.perf_counter()
+        sys.stderr.write(f"{text}...")
+        sys.stderr.flush()
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.done.wait(0.5):
+            sys.stderr.write(f"\r{self.text}... {time.perf_counter() - self.started:.0f} s")
+            sys.stderr.flush()
+
+    def stop(self) -> None:
+        self.done.set()
+        self.thread.join()
+        sys.stderr.write(f"\r{self.text}: done in {time.perf_counter() - self.started:.0f} s\n")
+        sys.stderr.flush()
+
+
+def _compile() -> None:
+    """Run every kernel function once on tiny inputs (numba compiles, or loads its cache)."""
     nodes = tuple(np.zeros(2, dtype=dtype) for _, dtype in _COLUMNS)
     ints, floats, counters = np.zeros(9, dtype=np.int64), np.zeros(3, dtype=np.float64), np.array([1, 624, 0, 0], dtype=np.int64)
     win, threats = _tables()
@@ -266,8 +304,6 @@ def warm_up() -> float:
     K.run_iterations(0, nodes, ints, floats, tables, mt, counters, log, table, log)
     K.backup_rewards(0, log, table[:0], nodes[4], False, np.zeros(1))
     K.palette(np.zeros(1, dtype="<u8"), np.zeros(1, dtype=np.uint8), np.zeros(256, dtype="<u8"))
-    _compiled = True
-    return time.perf_counter() - started
 
 
 class _Emitter:
