@@ -1,0 +1,94 @@
+"""Scale: every command on a big trace, each in its own process, wall time and peak memory.
+
+Records one compact trace per game with ``mctsviz search`` (``--iterations``, a million by
+default), then runs the reading commands on it: ``replay`` (the last iteration), ``inspect``
+(the last iteration), ``verify`` and ``render tree --max-nodes 60``. Each command is a fresh
+``mctsviz`` process; its wall time and peak resident memory (from ``os.wait4``) are printed
+with the bytes per node of the search and the trace's size, next to the targets of the
+"million iterations" issue. Asserts nothing; exits 0.
+
+Usage::
+
+    python benchmarks/scale.py [--iterations 1000000] [--games tictactoe connect4] [--suffix .msgpack.zst]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+#: The issue's budgets: every reading command at most 400 MB, render under 10 s, verify (with
+#: --jobs 2) under 45 s, search at most 250 bytes per node.
+READ_MB, RENDER_S, VERIFY_S, SEARCH_BYTES_PER_NODE = 400, 10, 45, 250
+
+
+def run(argv: list[str]) -> tuple[float, float, int]:
+    """(wall seconds, peak MB, exit code) of ``mctsviz ARGV`` in its own process."""
+    started = time.perf_counter()
+    child = subprocess.Popen([sys.executable, "-m", "mctsviz", *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(child.pid, 0)
+    elapsed = time.perf_counter() - started
+    if child.stderr is not None:
+        child.stderr.close()
+    child.returncode = os.waitstatus_to_exitcode(status)
+    return elapsed, usage.ru_maxrss / 1024, child.returncode
+
+
+def nodes_of(trace: Path) -> int:
+    """The number of nodes a search made, from its trace (in this process, not timed)."""
+    from mctsviz.replay import Replay
+    from mctsviz.trace.io import load_trace
+
+    return len(Replay(load_trace(trace)).final())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=int, default=1_000_000)
+    parser.add_argument("--games", nargs="+", default=["tictactoe", "connect4"])
+    parser.add_argument("--suffix", default=".msgpack.zst", help="the trace's encoding and compression (.jsonl.gz, .msgpack.zst, ...)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--nodes", action="store_true", help="also count the nodes (loads the whole trace in this process)")
+    args = parser.parse_args()
+    n = args.iterations
+    print(f"{n:,} iterations, compact {args.suffix} traces, seed {args.seed}; each command its own process (wall time, peak RSS)")
+    print(f"budgets: reading commands <= {READ_MB} MB; render tree --max-nodes 60 < {RENDER_S} s; verify --jobs 2 < {VERIFY_S} s; search <= {SEARCH_BYTES_PER_NODE} B/node\n")
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        for game in args.games:
+            trace = Path(folder) / f"{game}{args.suffix}"
+            commands = [
+                ("search --record compact --trace", ["search", game, "--iterations", str(n), "--seed", str(args.seed), "--record", "compact", "--trace", str(trace), "--no-progress"]),
+                ("replay (last iteration)", ["replay", str(trace)]),
+                (f"inspect --iteration {n}", ["inspect", str(trace), "--iteration", str(n)]),
+                ("verify", ["verify", str(trace)]),
+                ("render tree --max-nodes 60", ["render", "tree", str(trace), "--max-nodes", "60", "-o", str(Path(folder) / f"{game}.svg")]),
+            ]
+            for name, argv in commands:
+                seconds, mb, code = run(argv)
+                rows.append((game, name, seconds, mb, code))
+                print(f"{game:10s} {name:32s} {seconds:8.1f} s {mb:8.0f} MB" + ("" if code == 0 else f"  (exit {code})"), flush=True)
+            size = trace.stat().st_size
+            print(f"{game:10s} trace: {size / 1e6:.1f} MB, {size / n:.1f} bytes per iteration", flush=True)
+            if args.nodes:
+                count = nodes_of(trace)
+                base = run(["search", game, "--iterations", "10", "--record", "compact", "--trace", str(Path(folder) / f"tiny{args.suffix}"), "--no-progress"])[1]
+                grown = (rows[-5][3] - base) * 1024 * 1024
+                print(f"{game:10s} {count:,} nodes; search peak {rows[-5][3]:.0f} MB, {base:.0f} MB for 10 iterations: {grown / count:.0f} B/node", flush=True)
+    reading = [r for r in rows if not r[1].startswith("search")]
+    worst = max(reading, key=lambda r: r[3])
+    print(f"\nworst reading peak: {worst[3]:.0f} MB ({worst[0]} {worst[1]}): {'met' if worst[3] <= READ_MB else 'NOT met'} (<= {READ_MB} MB)")
+    for game in args.games:
+        render = next(r for r in rows if r[0] == game and r[1].startswith("render"))
+        verify = next(r for r in rows if r[0] == game and r[1] == "verify")
+        print(f"{game}: render {render[2]:.1f} s ({'met' if render[2] < RENDER_S else 'NOT met'}); verify {verify[2]:.1f} s on one process ({'met' if verify[2] < VERIFY_S else 'NOT met'})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
