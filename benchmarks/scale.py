@@ -57,13 +57,18 @@ def main() -> int:
     args = parser.parse_args()
     n = args.iterations
     print(f"{n:,} iterations, compact {args.suffix} traces, seed {args.seed}; each command its own process (wall time, peak RSS)")
-    print(f"budgets: reading commands <= {READ_MB} MB; render tree --max-nodes 60 < {RENDER_S} s; verify --jobs 2 < {VERIFY_S} s; search <= {SEARCH_BYTES_PER_NODE} B/node\n")
+    print(
+        f"budgets: reading commands <= {READ_MB} MB; render tree --max-nodes 60 < {RENDER_S} s; verify --jobs 2 < {VERIFY_S} s; search <= {SEARCH_BYTES_PER_NODE} B/node\n"
+    )
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         for game in args.games:
             trace = Path(folder) / f"{game}{args.suffix}"
             commands = [
-                ("search --record compact --trace", ["search", game, "--iterations", str(n), "--seed", str(args.seed), "--record", "compact", "--trace", str(trace), "--no-progress"]),
+                (
+                    "search --record compact --trace",
+                    ["search", game, "--iterations", str(n), "--seed", str(args.seed), "--record", "compact", "--trace", str(trace), "--no-progress"],
+                ),
                 ("replay (last iteration)", ["replay", str(trace)]),
                 (f"inspect --iteration {n}", ["inspect", str(trace), "--iteration", str(n)]),
                 ("verify", ["verify", str(trace)]),
@@ -77,7 +82,9 @@ def main() -> int:
             print(f"{game:10s} trace: {size / 1e6:.1f} MB, {size / n:.1f} bytes per iteration", flush=True)
             if args.nodes:
                 count = nodes_of(trace)
-                base = run(["search", game, "--iterations", "10", "--record", "compact", "--trace", str(Path(folder) / f"tiny{args.suffix}"), "--no-progress"])[1]
+                base = run(["search", game, "--iterations", "10", "--record", "compact", "--trace", str(Path(folder) / f"tiny{args.suffix}"), "--no-progress"])[
+                    1
+                ]
                 grown = (rows[-5][3] - base) * 1024 * 1024
                 print(f"{game:10s} {count:,} nodes; search peak {rows[-5][3]:.0f} MB, {base:.0f} MB for 10 iterations: {grown / count:.0f} B/node", flush=True)
     reading = [r for r in rows if not r[1].startswith("search")]
@@ -86,7 +93,9 @@ def main() -> int:
     for game in args.games:
         render = next(r for r in rows if r[0] == game and r[1].startswith("render"))
         verify = next(r for r in rows if r[0] == game and r[1] == "verify")
-        print(f"{game}: render {render[2]:.1f} s ({'met' if render[2] < RENDER_S else 'NOT met'}); verify {verify[2]:.1f} s on one process ({'met' if verify[2] < VERIFY_S else 'NOT met'})")
+        print(
+            f"{game}: render {render[2]:.1f} s ({'met' if render[2] < RENDER_S else 'NOT met'}); verify {verify[2]:.1f} s on one process ({'met' if verify[2] < VERIFY_S else 'NOT met'})"
+        )
     return 0
 
 

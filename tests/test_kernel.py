@@ -7,6 +7,7 @@ Skipped without the fast extra.
 
 from __future__ import annotations
 
+import gzip
 import itertools
 import random
 import tempfile
@@ -248,3 +249,15 @@ def test_the_first_compile_says_so_on_a_terminal_and_counts_the_seconds(monkeypa
     err = capsys.readouterr().err
     assert err.startswith("mctsviz: compiling the fast kernel, once") and err.endswith(" s\n") and "done in" in err
     assert compiled.warm_up() == 0.0  # once per process
+
+
+@pytest.mark.parametrize("game_name", ["tictactoe", "connect4", "nim", "pair"])
+def test_a_kernel_block_trace_verifies(tmp_path, capsys, game_name):
+    from mctsviz.cli import main
+
+    trace = tmp_path / "run.msgpack.gz"
+    argv = ["search", game_name, "--iterations", "5000", "--seed", "4", "--record", "compact", "--trace", str(trace), "--no-progress"]
+    assert main([*argv, "--engine", "compiled"]) == 0
+    assert main(["verify", str(trace)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"valid: 5000 iterations of {game_name} (compact level), every check passed"
+    assert b"\xa5block" in gzip.decompress(trace.read_bytes())  # the kernel wrote blocks
