@@ -27,10 +27,14 @@ from pathlib import Path
 READ_MB, RENDER_S, VERIFY_S, SEARCH_BYTES_PER_NODE = 400, 10, 45, 250
 
 
-def run(argv: list[str]) -> tuple[float, float, int]:
-    """(wall seconds, peak MB, exit code) of ``mctsviz ARGV`` in its own process."""
+def run(argv: list[str], module: list[str] | None = None) -> tuple[float, float, int]:
+    """(wall seconds, peak MB, exit code) of ``mctsviz ARGV`` in its own process.
+
+    This process stays small: Linux carries a parent's peak memory into the children it forks.
+    """
     started = time.perf_counter()
-    child = subprocess.Popen([sys.executable, "-m", "mctsviz", *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    command = [sys.executable, *(module or ["-m", "mctsviz"]), *argv]
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(child.pid, 0)
     elapsed = time.perf_counter() - started
     if child.stderr is not None:
@@ -40,11 +44,10 @@ def run(argv: list[str]) -> tuple[float, float, int]:
 
 
 def nodes_of(trace: Path) -> int:
-    """The number of nodes a search made, from its trace (in this process, not timed)."""
-    from mctsviz.replay import Replay
-    from mctsviz.trace.io import load_trace
-
-    return len(Replay(load_trace(trace)).final())
+    """The number of nodes a search made, counted from its trace in a child process."""
+    code = "import sys; from mctsviz.replay import Replay; from mctsviz.trace.io import load_trace; print(len(Replay(load_trace(sys.argv[1])).final()))"
+    out = subprocess.run([sys.executable, "-c", code, str(trace)], capture_output=True, text=True, check=True)
+    return int(out.stdout)
 
 
 def main() -> int:
@@ -64,6 +67,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         for game in args.games:
             trace = Path(folder) / f"{game}{args.suffix}"
+            base = run(
+                ["search", game, "--iterations", "10", "--record", "compact", "--trace", str(Path(folder) / f"tiny-{game}{args.suffix}"), "--no-progress"]
+            )[1]
             commands = [
                 (
                     "search --record compact --trace",
