@@ -272,21 +272,23 @@ def _render_tree(args: argparse.Namespace) -> int:
     _check_output(args.output, getattr(args, "trace", None), graph=True)
     from ..render import BoardsUnavailable, LargeTree, render_tree
     from ..render.extract import reward_range
+    from ..replay import scan_trace
 
-    replay = _load_replay(args.trace)
-    snapshot = _snapshot(replay, args.iteration, args.phase)
+    # One streamed pass, holding the statistics only: a million-iteration trace is drawn in
+    # the memory of its tree, not of its events.
+    scan = scan_trace(args.trace, args.iteration, args.phase, on_warning=_note)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", BoardsUnavailable)
         warnings.simplefilter("always", LargeTree)
         graph = render_tree(
-            snapshot,
+            scan.snapshot,
             depth=args.depth,
             top=args.top,
             min_visits=args.min_visits,
             max_nodes=args.max_nodes,
             show=args.show,
             boards=args.boards,
-            value_range=reward_range(replay),
+            value_range=reward_range(scan),
             ids=not args.no_ids,
             keys=args.keys,
             value_symbol=args.value_symbol,

@@ -19,7 +19,7 @@ from .. import games
 from .._version import __version__
 from ..errors import MctsvizError
 from ..options import SearchOptions
-from ..replay import Replay, TreeSnapshot, apply_updates
+from ..replay import Replay, TraceScan, TreeSnapshot, apply_updates, scan_trace
 from ..search import policies
 from ..trace.events import Header
 from ..types import Game
@@ -460,17 +460,18 @@ def growth(replay: Replay) -> Growth:
 # -- the value scale of a trace ---------------------------------------------------------------
 
 
-def reward_range(replay: Replay) -> tuple[float, float]:
+def reward_range(replay: Replay | TraceScan) -> tuple[float, float]:
     """The range of the rewards credited in a trace: the scale that colours every frame alike.
 
     The default scale of the header's reward option ([0, 1] for ``01``, [-1, 1] otherwise) is
-    widened to every credited reward and every starting mean (from a memory).
+    widened to every credited reward and every starting mean (from a memory). A
+    :class:`~mctsviz.replay.TraceScan` (one streamed pass) gives the same range as the replay.
     """
-    low, high = default_value_range(replay.header)
-    for it in replay:
-        for update in it.backprop.updates:
-            low, high = min(low, update.reward), max(high, update.reward)
-    final = replay.final()
+    scan = replay if isinstance(replay, TraceScan) else scan_trace(replay)
+    low, high = default_value_range(scan.final.header)
+    if scan.lowest_reward is not None and scan.highest_reward is not None:
+        low, high = min(low, scan.lowest_reward), max(high, scan.highest_reward)
+    final = scan.final
     for i in range(len(final)):
         mean = final.node(i).mean
         if mean is not None:
