@@ -20,9 +20,10 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ..trace.events import Backprop, Expand, NewChild, Score, Select, Simulate, Step, Update
+from ..trace.blocks import BlockColumns
+from ..trace.events import EXPAND_RULES, SIMULATE_METHODS, Backprop, Expand, NewChild, Score, Select, Simulate, Step, Update
 from ..types import Action, Game
 from . import policies
 from .records import checked_returns
@@ -203,180 +204,26 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
     convert = partial(_convert_returns, engine)
     recorder, full = engine.recorder, engine.full
     assert recorder is not None  # run_unrecorded is the loop without one
+    # A recorder that stores blocks (a compact MessagePack TraceWriter) gets block columns
+    # instead of events: each iteration's values are appended once it is complete, and every
+    # ``size`` iterations go to ``recorder.record_block`` as one block (mctsviz.trace.blocks),
+    # the bytes the writer would make from the events.
     block_size = getattr(recorder, "block_size", None)
     size = block_size() if callable(block_size) and not full else None
-    if isinstance(size, int) and size >= 1:
-        return _run_into_blocks(engine, iterations, deadline, progress, size)
+    cols: BlockColumns | None = None
+    per_block = size if isinstance(size, int) and size >= 1 else 0
+    if per_block:
+        cols = BlockColumns(game.num_players)
+        record_block = recorder.record_block  # type: ignore[attr-defined]
+        method_codes = {name: code for code, name in enumerate(SIMULATE_METHODS)}
+        new_code, leaf_code = EXPAND_RULES.index("new"), EXPAND_RULES.index("leaf")
+    first = 1
     label_cache: dict[Action, str] = {}
     log, sqrt, clock = math.log, math.sqrt, time.perf_counter
     inf = math.inf
     means = [0.0]  # values[k] / visits[k], as in _run_fast
     done = 0
     limit = math.inf if iterations is None else iterations
-    while done < limit:
-        if deadline is not None and clock() >= deadline:
-            break
-        iteration = done + 1
-        node = 0
-        path = [0]
-        steps: list[Step] = []  # filled at full level only
-        while not untried[node]:
-            kids = children[node]
-            if not kids:
-                break
-            parent_visits = visits[node]
-            ln_n = log(parent_visits + log_shift)
-            best = -inf
-            chosen = node
-            if full:
-                scores = []
-                for kid in kids:
-                    n = visits[kid]
-                    exploit = means[kid]
-                    explore = c * sqrt(ln_n / n)
-                    score = exploit + explore
-                    if score > best:
-                        best = score
-                        chosen = kid
-                    if score == inf:
-                        scores.append(Score(kid, labels[kid], n, values[kid], priors[kid], None, None, None))
-                    else:
-                        scores.append(Score(kid, labels[kid], n, values[kid], priors[kid], exploit, explore, score))
-            else:
-                for kid in kids:
-                    score = means[kid] + c * sqrt(ln_n / visits[kid])
-                    if score > best:
-                        best = score
-                        chosen = kid
-            if best == -inf:
-                chosen = _ucb1_choice(engine, node, kids)
-            if full:
-                steps.append(Step(node, chosen, parent_visits, tuple(scores)))
-            node = chosen
-            path.append(node)
-        recorder(Select(iteration, tuple(path), tuple(steps) if full else None))
-        if terminals[node]:
-            recorder(Expand(iteration, node, (), node, "leaf", None))
-            sim = node
-            raw = game_returns(states[node])
-            method = "terminal"
-            played = None
-        else:
-            todo = untried[node]
-            action = todo.pop(0 if pick is None else pick(len(todo)))
-            prior = 1.0 / (len(edges[node]) + len(todo) + 1)
-            state = next_state(states[node], action)
-            sim = len(states)
-            key = state_key(state)
-            label = action_label(action)
-            mover = players[node]
-            terminal = bool(is_terminal(state))
-            states.append(state)
-            keys.append(key)
-            parents.append(node)
-            actions.append(action)
-            labels.append(label)
-            movers.append(mover)
-            terminals.append(terminal)
-            visits.append(0)
-            values.append(0.0)
-            means.append(0.0)
-            priors.append(prior)
-            children.append([])
-            edges.append([])
-            by_key.setdefault(key, sim)
-            children[node].append(sim)
-            edges[node].append(action)
-            path.append(sim)
-            new_child = NewChild(sim, label, key, prior, mover, terminal, 0, 0.0, False)
-            recorder(Expand(iteration, node, (new_child,), sim, "new", None))
-            if terminal:
-                players.append(-1)
-                untried.append([])
-                raw = game_returns(state)
-                method = "terminal"
-                played = None
-            else:
-                players.append(current_player(state))
-                untried.append(list(legal_actions(state)))
-                played, raw = playout(state, rng)
-                method = rollout
-        hit = converted.get(id(raw))
-        returns, rewards = convert(raw, method, converted) if hit is None else hit
-        rollout_labels: tuple[str, ...] | None
-        if full:
-            if played is None:
-                rollout_labels = ()
-            else:
-                try:
-                    rollout_labels = tuple(map(label_cache.__getitem__, played))
-                except (KeyError, TypeError):  # an action not seen yet, or unhashable
-                    rollout_labels = _labels(game, played, label_cache)
-        else:
-            rollout_labels = None
-        recorder(Simulate(iteration, sim, method, returns, rollout_labels, None))
-        updates: list[Update] = []
-        add_update = updates.append
-        if full:
-            for node in reversed(path):
-                reward = rewards[movers[node]]
-                before_n = visits[node]
-                before_w = values[node]
-                after_n = visits[node] = before_n + 1
-                after_w = values[node] = before_w + reward
-                means[node] = after_w / after_n
-                add_update(Update(node, reward, before_n, before_w, after_n, after_w))
-        else:
-            for node in reversed(path):
-                reward = rewards[movers[node]]
-                n = visits[node] = visits[node] + 1
-                w = values[node] = values[node] + reward
-                means[node] = w / n
-                add_update(Update(node, reward))
-        recorder(Backprop(iteration, tuple(updates)))
-        done = iteration
-        if progress is not None and not done & 255:
-            progress(done)
-    if progress is not None:
-        progress(done)
-    return done
-
-
-def _run_into_blocks(engine: Engine, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None, size: int) -> int:
-    """The fast loop recording compact iterations straight into block columns (no events).
-
-    Used when the recorder stores blocks (a compact MessagePack ``TraceWriter``): each run of
-    ``size`` iterations goes to ``recorder.record_block`` as one block, the same bytes the
-    writer makes from the events (``mctsviz.trace.blocks``). An iteration's values are
-    appended when it ends, so an interruption hands over the complete iterations only.
-    """
-    from ..trace.blocks import BlockColumns
-    from ..trace.events import EXPAND_RULES, SIMULATE_METHODS
-
-    tree, game, options = engine.tree, engine.game, engine.options
-    states, keys, parents, actions, labels = tree.state, tree.keys, tree.parent, tree.action, tree.label
-    movers, players, terminals, visits, values = tree.mover, tree.player, tree.terminal, tree.visits, tree.value
-    priors, children, edges, untried, by_key = tree.prior, tree.children, tree.edges, tree.untried, tree.by_key
-    next_state, is_terminal, current_player = game.next_state, game.is_terminal, game.current_player
-    legal_actions, game_returns, state_key, action_label = game.legal_actions, game.returns, game.state_key, game.action_label
-    playout, rng = engine.playout, engine.rng
-    pick = rng.randrange if options.expand == "one-random" else None
-    c = options.c
-    log_shift = 1 if options.log == "ln-n1" else 0
-    converted: dict[int, _Converted] = {}
-    convert = partial(_convert_returns, engine)
-    record_block = engine.recorder.record_block  # type: ignore[union-attr]
-    rollout_code = SIMULATE_METHODS.index(options.rollout)
-    terminal_code = SIMULATE_METHODS.index("terminal")
-    new_code, leaf_code = EXPAND_RULES.index("new"), EXPAND_RULES.index("leaf")
-    log, sqrt, clock = math.log, math.sqrt, time.perf_counter
-    inf = math.inf
-    means = [0.0]  # values[k] / visits[k], as in _run_fast
-    num_players = game.num_players
-    done = 0
-    first = 1
-    limit = math.inf if iterations is None else iterations
-    cols = BlockColumns(num_players)
     try:
         while done < limit:
             if deadline is not None and clock() >= deadline:
@@ -384,28 +231,52 @@ def _run_into_blocks(engine: Engine, iterations: int | None, deadline: float | N
             iteration = done + 1
             node = 0
             path = [0]
+            steps: list[Step] = []  # filled at full level only
             while not untried[node]:
                 kids = children[node]
                 if not kids:
                     break
-                ln_n = log(visits[node] + log_shift)
+                parent_visits = visits[node]
+                ln_n = log(parent_visits + log_shift)
                 best = -inf
                 chosen = node
-                for kid in kids:
-                    score = means[kid] + c * sqrt(ln_n / visits[kid])
-                    if score > best:
-                        best = score
-                        chosen = kid
+                if full:
+                    scores = []
+                    for kid in kids:
+                        n = visits[kid]
+                        exploit = means[kid]
+                        explore = c * sqrt(ln_n / n)
+                        score = exploit + explore
+                        if score > best:
+                            best = score
+                            chosen = kid
+                        if score == inf:
+                            scores.append(Score(kid, labels[kid], n, values[kid], priors[kid], None, None, None))
+                        else:
+                            scores.append(Score(kid, labels[kid], n, values[kid], priors[kid], exploit, explore, score))
+                else:
+                    for kid in kids:
+                        score = means[kid] + c * sqrt(ln_n / visits[kid])
+                        if score > best:
+                            best = score
+                            chosen = kid
                 if best == -inf:
                     chosen = _ucb1_choice(engine, node, kids)
+                if full:
+                    steps.append(Step(node, chosen, parent_visits, tuple(scores)))
                 node = chosen
                 path.append(node)
             selected = tuple(path)
             new_child = None
+            if cols is None:
+                recorder(Select(iteration, selected, tuple(steps) if full else None))
             if terminals[node]:
+                if cols is None:
+                    recorder(Expand(iteration, node, (), node, "leaf", None))
                 sim = node
                 raw = game_returns(states[node])
-                method = terminal_code
+                method = "terminal"
+                played = None
             else:
                 todo = untried[node]
                 action = todo.pop(0 if pick is None else pick(len(todo)))
@@ -433,53 +304,82 @@ def _run_into_blocks(engine: Engine, iterations: int | None, deadline: float | N
                 children[node].append(sim)
                 edges[node].append(action)
                 path.append(sim)
-                new_child = (sim, label, key, prior, mover, terminal)
+                new_child = NewChild(sim, label, key, prior, mover, terminal, 0, 0.0, False)
+                if cols is None:
+                    recorder(Expand(iteration, node, (new_child,), sim, "new", None))
                 if terminal:
                     players.append(-1)
                     untried.append([])
                     raw = game_returns(state)
-                    method = terminal_code
+                    method = "terminal"
+                    played = None
                 else:
                     players.append(current_player(state))
                     untried.append(list(legal_actions(state)))
-                    raw = playout(state, rng)[1]
-                    method = rollout_code
+                    played, raw = playout(state, rng)
+                    method = rollout
             hit = converted.get(id(raw))
-            returns, rewards = convert(raw, SIMULATE_METHODS[method], converted) if hit is None else hit
-            backed = []
-            for node in reversed(path):
-                reward = rewards[movers[node]]
-                n = visits[node] = visits[node] + 1
-                w = values[node] = values[node] + reward
-                means[node] = w / n
-                backed.append(reward)
-            # The iteration's columns, appended once it is complete.
-            cols.paths.append(selected)
-            if new_child is None:
-                cols.children.append(0)
-                cols.rules.append(leaf_code)
+            returns, rewards = convert(raw, method, converted) if hit is None else hit
+            rollout_labels: tuple[str, ...] | None
+            if full:
+                if played is None:
+                    rollout_labels = ()
+                else:
+                    try:
+                        rollout_labels = tuple(map(label_cache.__getitem__, played))
+                    except (KeyError, TypeError):  # an action not seen yet, or unhashable
+                        rollout_labels = _labels(game, played, label_cache)
             else:
-                cols.children.append(1)
-                cols.child_node.append(new_child[0])
-                cols.child_action.append(new_child[1])
-                cols.child_key.append(new_child[2])
-                cols.child_prior.append(new_child[3])
-                cols.child_mover.append(new_child[4])
-                cols.child_terminal.append(new_child[5])
-                cols.rules.append(new_code)
-            cols.sims.append(sim)
-            cols.methods.append(method)
-            cols.returns.extend(returns)
-            cols.rewards.extend(backed)
+                rollout_labels = None
+            if cols is None:
+                recorder(Simulate(iteration, sim, method, returns, rollout_labels, None))
+            updates: list[Any] = []  # Update records, or bare rewards for block columns
+            add_update = updates.append
+            if full:
+                for node in reversed(path):
+                    reward = rewards[movers[node]]
+                    before_n = visits[node]
+                    before_w = values[node]
+                    after_n = visits[node] = before_n + 1
+                    after_w = values[node] = before_w + reward
+                    means[node] = after_w / after_n
+                    add_update(Update(node, reward, before_n, before_w, after_n, after_w))
+            else:
+                for node in reversed(path):
+                    reward = rewards[movers[node]]
+                    n = visits[node] = visits[node] + 1
+                    w = values[node] = values[node] + reward
+                    means[node] = w / n
+                    add_update(Update(node, reward) if cols is None else reward)
+            if cols is None:
+                recorder(Backprop(iteration, tuple(updates)))
+            else:  # the iteration's block columns, appended once it is complete
+                cols.paths.append(selected)
+                if new_child is None:
+                    cols.children.append(0)
+                    cols.rules.append(leaf_code)
+                else:
+                    cols.children.append(1)
+                    cols.child_node.append(sim)
+                    cols.child_action.append(new_child.action)
+                    cols.child_key.append(new_child.key)
+                    cols.child_prior.append(new_child.prior)
+                    cols.child_mover.append(new_child.mover)
+                    cols.child_terminal.append(new_child.terminal)
+                    cols.rules.append(new_code)
+                cols.sims.append(sim)
+                cols.methods.append(method_codes[method])
+                cols.returns.extend(returns)
+                cols.rewards.extend(updates)
             done = iteration
-            if done - first + 1 >= size or done % size == 0:
+            if cols is not None and (done - first + 1 >= per_block or done % per_block == 0):
                 record_block(cols.block(first, done - first + 1))
-                cols = BlockColumns(num_players)
+                cols = BlockColumns(game.num_players)
                 first = done + 1
             if progress is not None and not done & 255:
                 progress(done)
     finally:
-        if done >= first:  # the complete iterations since the last block, also on an exception
+        if cols is not None and done >= first:  # the complete iterations since the last block, also on an exception
             record_block(cols.block(first, done - first + 1))
     if progress is not None:
         progress(done)

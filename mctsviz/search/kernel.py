@@ -538,6 +538,21 @@ def _choose(node: int, t: Nodes, opts: np.ndarray, fopts: np.ndarray, mt: np.nda
     return chosen
 
 
+@njit(cache=True, inline="always")
+def _rewards(status: int, reward01: bool) -> tuple[float, float]:
+    """The rewards credited to the first and the second player for a final ``status``
+    (``pm1``: the returns; ``01``: (r + 1) / 2, as ``mctsviz.search.records`` converts them)."""
+    if status == 1:
+        r0, r1 = 1.0, -1.0
+    elif status == 2:
+        r0, r1 = -1.0, 1.0
+    else:
+        r0, r1 = 0.0, 0.0
+    if reward01:
+        r0, r1 = (r0 + 1.0) / 2.0, (r1 + 1.0) / 2.0
+    return r0, r1
+
+
 @njit(cache=True)
 def expand_root(t: Nodes, opts: np.ndarray, b: Board, counters: np.ndarray) -> None:
     """Expand every child of the root (``expand="second-visit"`` does so before iteration 1)."""
@@ -610,14 +625,7 @@ def run_iterations(
         status = nstatus[sim]
         if not status:
             status = _playout(game, heuristic, nx[sim], no[sim], b, free, mt, counters, log_roll, record == 2)
-        if status == 1:
-            r0, r1 = 1.0, -1.0
-        elif status == 2:
-            r0, r1 = -1.0, 1.0
-        else:
-            r0, r1 = 0.0, 0.0
-        if reward01:
-            r0, r1 = (r0 + 1.0) / 2.0, (r1 + 1.0) / 2.0
+        r0, r1 = _rewards(status, reward01)
         for k in range(depth + 1):
             v = path[k]
             nvisits[v] += 1
@@ -645,14 +653,7 @@ def backup_rewards(count: int, log_path: np.ndarray, log_iter: np.ndarray, mover
         end = log_iter[i, 0]
         sim = log_iter[i, 1]
         status = log_iter[i, 3]
-        if status == 1:
-            r0, r1 = 1.0, -1.0
-        elif status == 2:
-            r0, r1 = -1.0, 1.0
-        else:
-            r0, r1 = 0.0, 0.0
-        if reward01:
-            r0, r1 = (r0 + 1.0) / 2.0, (r1 + 1.0) / 2.0
+        r0, r1 = _rewards(status, reward01)
         if sim != log_path[end - 1]:
             out[k] = r0 if mover[sim] == 0 else r1
             k += 1
