@@ -58,6 +58,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "replay",
         (
             "mctsviz.replay",
+            "mctsviz.scan",
             "mctsviz.iteration",
             "mctsviz.explain",
             "mctsviz.diff",

@@ -7,7 +7,8 @@ import pytest
 
 from mctsviz.errors import MctsvizError
 from mctsviz.render.extract import reward_range
-from mctsviz.replay import PHASES, Replay, scan_trace
+from mctsviz.replay import PHASES, Replay
+from mctsviz.scan import scan_trace
 from mctsviz.search import Memory
 from mctsviz.testing import recorded_search, toy_path
 from mctsviz.trace.io import write_trace

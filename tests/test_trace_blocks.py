@@ -260,7 +260,9 @@ def test_any_field_of_a_block_replaced_reads_or_is_refused_cleanly(tmp_path, blo
     notes: list[str] = []
     kept = list(read_trace(damaged, on_warning=notes.append))
     assert kept[: 1 + 4 * 16] == events[: 1 + 4 * 16]
-    assert kept == events or len(notes) == 1
+    # Either refused with one note, or read whole: a replaced value that is still valid (a
+    # palette of other numbers) reads as those numbers, as an edited JSON line would.
+    assert len(notes) == 1 or (not notes and len(kept) == len(events))
 
 
 def test_writer_options_are_checked(tmp_path):

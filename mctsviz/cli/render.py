@@ -272,7 +272,7 @@ def _render_tree(args: argparse.Namespace) -> int:
     _check_output(args.output, getattr(args, "trace", None), graph=True)
     from ..render import BoardsUnavailable, LargeTree, render_tree
     from ..render.extract import reward_range
-    from ..replay import scan_trace
+    from ..scan import scan_trace
 
     # One streamed pass, holding the statistics only: a million-iteration trace is drawn in
     # the memory of its tree, not of its events.

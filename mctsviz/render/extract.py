@@ -19,7 +19,8 @@ from .. import games
 from .._version import __version__
 from ..errors import MctsvizError
 from ..options import SearchOptions
-from ..replay import Replay, TraceScan, TreeSnapshot, apply_updates, scan_trace
+from ..replay import Replay, TreeSnapshot, apply_updates
+from ..scan import TraceScan, scan_trace
 from ..search import policies
 from ..trace.events import Header
 from ..types import Game
@@ -465,7 +466,7 @@ def reward_range(replay: Replay | TraceScan) -> tuple[float, float]:
 
     The default scale of the header's reward option ([0, 1] for ``01``, [-1, 1] otherwise) is
     widened to every credited reward and every starting mean (from a memory). A
-    :class:`~mctsviz.replay.TraceScan` (one streamed pass) gives the same range as the replay.
+    :class:`~mctsviz.scan.TraceScan` (one streamed pass) gives the same range as the replay.
     """
     scan = replay if isinstance(replay, TraceScan) else scan_trace(replay)
     low, high = default_value_range(scan.final.header)
