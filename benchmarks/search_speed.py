@@ -155,19 +155,34 @@ def run_peer(game: Any, iterations: int, seed: int) -> float:
     return clock() - started
 
 
-def openspiel_runner() -> Callable[[str, int, int], float] | None:
-    """``f(game name, iterations, seed) -> seconds`` for OpenSpiel's MCTSBot, or None."""
-    try:
-        import numpy as np
-        import pyspiel
-        from open_spiel.python.algorithms import mcts
-    except ImportError:
-        return None
+def _openspiel_timer(make_bot: Callable[[Any, int, int], Any]) -> Callable[[str, int, int], float]:
+    """``f(game name, iterations, seed) -> seconds`` of one search from the empty board by the
+    bot ``make_bot(game, iterations, seed)`` builds (games are loaded once)."""
+    import pyspiel
+
     loaded: dict[str, Any] = {}
 
     def run(name: str, iterations: int, seed: int) -> float:
         game = loaded.setdefault(name, pyspiel.load_game(OPENSPIEL_NAMES[name]))
-        bot = mcts.MCTSBot(
+        bot = make_bot(game, iterations, seed)
+        state = game.new_initial_state()
+        started = clock()
+        bot.mcts_search(state)
+        return clock() - started
+
+    return run
+
+
+def openspiel_runner() -> Callable[[str, int, int], float] | None:
+    """``f(game name, iterations, seed) -> seconds`` for OpenSpiel's MCTSBot, or None."""
+    try:
+        import numpy as np
+        from open_spiel.python.algorithms import mcts
+    except ImportError:
+        return None
+
+    def make_bot(game: Any, iterations: int, seed: int) -> Any:
+        return mcts.MCTSBot(
             game,
             uct_c=SQRT2,
             max_simulations=iterations,
@@ -175,12 +190,8 @@ def openspiel_runner() -> Callable[[str, int, int], float] | None:
             solve=False,
             random_state=np.random.RandomState(seed),
         )
-        state = game.new_initial_state()
-        started = clock()
-        bot.mcts_search(state)
-        return clock() - started
 
-    return run
+    return _openspiel_timer(make_bot)
 
 
 def openspiel_cpp_runner() -> Callable[[str, int, int], float] | None:
@@ -189,19 +200,13 @@ def openspiel_cpp_runner() -> Callable[[str, int, int], float] | None:
         import pyspiel
     except ImportError:
         return None
-    loaded: dict[str, Any] = {}
 
-    def run(name: str, iterations: int, seed: int) -> float:
-        game = loaded.setdefault(name, pyspiel.load_game(OPENSPIEL_NAMES[name]))
+    def make_bot(game: Any, iterations: int, seed: int) -> Any:
         evaluator = pyspiel.RandomRolloutEvaluator(1, seed)
         # (game, evaluator, uct_c, max_simulations, max_memory_mb, solve, seed, verbose)
-        bot = pyspiel.MCTSBot(game, evaluator, SQRT2, iterations, 1 << 20, False, seed, False)
-        state = game.new_initial_state()
-        started = clock()
-        bot.mcts_search(state)
-        return clock() - started
+        return pyspiel.MCTSBot(game, evaluator, SQRT2, iterations, 1 << 20, False, seed, False)
 
-    return run
+    return _openspiel_timer(make_bot)
 
 
 def compiled_available() -> bool:

@@ -75,7 +75,6 @@ class KernelState:
         nim = game if isinstance(game, Nim) else None
         pair = game if isinstance(game, PairGame) else None
         self.kind = K.CONNECT4 if c4 is not None else K.NIM if nim is not None else K.PAIR if pair is not None else K.TICTACTOE
-        self.connect4 = c4 is not None
         win, threats = _tables()
         if c4 is not None:
             geo = np.array([c4.cols, c4.rows + 1, c4._board], dtype=np.int64)
@@ -123,6 +122,10 @@ class KernelState:
         self.counters = np.array([1, internal[624], 0, 0], dtype=np.int64)
         self.rng_version = version
         self._root(engine)
+
+    @property
+    def connect4(self) -> bool:
+        return bool(self.kind == K.CONNECT4)
 
     def packed(self, state: Any) -> tuple[int, int, int]:
         """The kernel's (x, o, status) of a game state."""

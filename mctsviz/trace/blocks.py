@@ -1,9 +1,11 @@
 """Block frames: runs of compact iterations stored as columns (schema version 4).
 
 A :class:`~mctsviz.trace.events.Block` holds what the four events of each of its iterations
-hold, as typed little-endian columns. Writers gather iterations into one with a
-:class:`BlockBuilder` (an iteration that does not fit, such as one with full-level scores, is
-written as plain events instead); the compiled kernel fills the same columns from its arrays.
+hold, as typed little-endian columns. An engine that knows it records blocks appends each
+iteration's values to :class:`BlockColumns` (the Python fast loop; the compiled kernel fills
+the same columns from its arrays); a writer given events gathers them with a
+:class:`BlockBuilder`, which writes a run it cannot hold (one with full-level scores, say) as
+plain events instead. All three make the same bytes for the same iterations.
 Readers turn a block back into events with :func:`block_events`, after checking every declared
 size against the bytes actually present, so a damaged or hostile block is refused before
 anything is allocated for it.

@@ -92,8 +92,8 @@ class TraceWriter:
 
     A compact MessagePack trace stores its iterations in blocks (``mctsviz.trace.blocks``):
     ``block_iterations`` at a time as typed columns, which the compiled kernel writes straight
-    from its arrays (:meth:`record_block`). An iteration a block cannot hold is written as
-    events. Every reader turns blocks back into the same events.
+    from its arrays (:meth:`record_block`). A block's worth of iterations that a block cannot
+    hold (one of them has full-level scores, say) is written as events in its place. Every reader turns blocks back into the same events.
 
     Args:
         path: the trace file; ``.gz`` / ``.zst`` suffixes compress.
