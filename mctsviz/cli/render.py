@@ -47,10 +47,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--value-symbol", choices=("W", "t"), default="W", help="name of the total reward (the lecture's slides write t)")
     p.add_argument("--caption", action="store_true", help="add a caption: game, policy, seed, iteration, phase")
     p.add_argument("--no-highlight", action="store_true", help="do not mark the iteration's path, new node, rollout and updates")
-    p.add_argument("--rankdir", choices=("TB", "LR"), default="TB", help="root on top (TB, default) or on the left (LR)")
-    p.add_argument("--size", type=_size, metavar="WxH", help="fit the drawing in W x H inches (16:9 and 4:3 mean 13.33x7.5 and 10x7.5)")
-    p.add_argument("--dpi", type=float, metavar="N", help="dots per inch of PNG output (default 96)")
+    p.add_argument(
+        "--rankdir",
+        choices=("TB", "LR", "auto"),
+        help="root on top (TB), on the left (LR), or whichever shows more when fitting (auto: the default with a canvas)",
+    )
     p.add_argument("--key", action="store_true", help="add a colour key under the tree")
+    p.add_argument(
+        "--no-fit",
+        action="store_true",
+        help="with a canvas, only scale the drawing down (default: leave out the least visited nodes until labels stay readable)",
+    )
+    p.add_argument(
+        "--phases",
+        type=_phase_list,
+        metavar="all|P,P",
+        help="draw these phases of the iteration on one canvas: a page each in a .pdf (with a Beamer snippet, .tex), else one file each",
+    )
+    _look_arguments(p, dpi_help="dots per inch of PNG output (default 96)")
     _output_argument(p, graph=True)
     p.set_defaults(handler=_render_tree)
 
@@ -183,6 +197,47 @@ def _size(text: str) -> tuple[float, float]:
     return width, height
 
 
+def _look_arguments(p: argparse.ArgumentParser, *, dpi_help: str = "dots per inch of PNG output (default 150)") -> None:
+    """The options every figure shares: theme, canvas size, resolution, font scale."""
+    from ..render.style import THEMES
+
+    p.add_argument(
+        "--theme",
+        choices=tuple(THEMES),
+        default="print",
+        help="print (default), slide (16:9, larger fonts), dark or transparent (slides, a dark or no background)",
+    )
+    p.add_argument("--size", type=_size, metavar="WxH", help="the canvas: W x H inches, or 16:9 / 4:3 (13.33x7.5 / 10x7.5; the slide themes' default is 16:9)")
+    p.add_argument("--dpi", type=_dpi, metavar="N", help=dpi_help)
+    p.add_argument("--font-scale", type=_font_scale, metavar="F", help="multiply the theme's font sizes by F (like 1.5)")
+
+
+def _dpi(text: str) -> float:
+    value = _finite_float(text)
+    if not 10 <= value <= 1200:
+        raise argparse.ArgumentTypeError(f"expected dots per inch from 10 to 1200, not {text!r}")
+    return value
+
+
+def _font_scale(text: str) -> float:
+    value = _finite_float(text)
+    if not 0.25 <= value <= 4:
+        raise argparse.ArgumentTypeError(f"expected a font scale from 0.25 to 4, not {text!r}")
+    return value
+
+
+def _phase_list(text: str) -> tuple[str, ...]:
+    from ..render.phases import ITERATION_PHASES
+
+    if text == "all":
+        return ITERATION_PHASES
+    phases = tuple(t.strip() for t in text.split(","))
+    unknown = [p for p in phases if p not in ITERATION_PHASES]
+    if unknown or len(set(phases)) != len(phases):
+        raise argparse.ArgumentTypeError(f"expected all or phases from {', '.join(ITERATION_PHASES)} (each once), not {text!r}")
+    return phases
+
+
 def _output_argument(p: argparse.ArgumentParser, *, graph: bool = False) -> None:
     suffixes = ".svg, .pdf, .png" + (" or .dot" if graph else "")
     p.add_argument("-o", "--output", required=True, metavar="OUT", help=f"the output file ({suffixes})")
@@ -272,37 +327,82 @@ def _render_tree(args: argparse.Namespace) -> int:
     _check_output(args.output, getattr(args, "trace", None), graph=True)
     from ..render import BoardsUnavailable, LargeTree, render_tree
     from ..render.extract import reward_range
+    from ..render.fit import choose_fit
+    from ..render.style import theme_of
     from ..scan import scan_trace
 
+    theme = theme_of(args.theme, font_scale=args.font_scale)
+    canvas = args.size or theme.canvas
+    fitting = canvas is not None and not args.no_fit
     # One streamed pass, holding the statistics only: a million-iteration trace is drawn in
     # the memory of its tree, not of its events.
-    scan = scan_trace(args.trace, args.iteration, args.phase, on_warning=_note)
+    position = "backprop" if args.phases else args.phase
+    scan = scan_trace(args.trace, args.iteration, position, on_warning=_note)
+    options: dict[str, Any] = dict(
+        depth=args.depth,
+        top=args.top,
+        min_visits=args.min_visits,
+        max_nodes=args.max_nodes,
+        show=args.show,
+        boards=args.boards,
+        value_range=reward_range(scan),
+        ids=not args.no_ids,
+        keys=args.keys,
+        value_symbol=args.value_symbol,
+        caption=args.caption,
+        highlight=not args.no_highlight,
+        key=args.key,
+        dpi=args.dpi,
+        theme=theme,
+    )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", BoardsUnavailable)
         warnings.simplefilter("always", LargeTree)
-        graph = render_tree(
-            scan.snapshot,
-            depth=args.depth,
-            top=args.top,
-            min_visits=args.min_visits,
-            max_nodes=args.max_nodes,
-            show=args.show,
-            boards=args.boards,
-            value_range=reward_range(scan),
-            ids=not args.no_ids,
-            keys=args.keys,
-            value_symbol=args.value_symbol,
-            caption=args.caption,
-            highlight=not args.no_highlight,
-            key=args.key,
-            rankdir=args.rankdir,
-            size=args.size,
-            dpi=args.dpi,
-        )
+        if fitting:
+            # Fitted on the fullest moment drawn (the backup), so phases share one choice.
+            fit = choose_fit(scan.snapshot, size=canvas, rankdir=args.rankdir or "auto", **options)
+            options.update(fit.options)
+            if not fit.fits:
+                _note(
+                    f"the tree does not fit {fit.size[0]:g} x {fit.size[1]:g} in with readable labels even reduced "
+                    "(the iteration's path is kept whole): try --no-highlight or --depth 3"
+                )
+        else:
+            options.update(size=canvas, rankdir=args.rankdir if args.rankdir in ("TB", "LR") else "TB")
+        if args.phases:
+            return _write_phases(args, options)
+        graph = render_tree(scan.snapshot, **options)
     for warning in caught:
         if issubclass(warning.category, (BoardsUnavailable, LargeTree)):
             _note(str(warning.message))
     return _write(graph, args.output, graph=True)
+
+
+def _write_phases(args: argparse.Namespace, options: dict[str, Any]) -> int:
+    """An iteration's phases on one canvas: a page each in a PDF (plus a Beamer snippet), else a file each."""
+    from ..fileutil import atomic_write
+    from ..render import figure_bytes, format_for_path
+    from ..render.output import merge_pdf_pages
+    from ..render.phases import beamer_overlay, render_phases
+
+    fmt = format_for_path(args.output, graph=True)
+    replay = _load_replay(args.trace)
+    iteration = replay.iterations if args.iteration is None else args.iteration
+    if not 1 <= iteration <= replay.iterations:
+        raise MctsvizError(f"iteration {iteration} is not in this trace: its iterations are 1-{replay.iterations}")
+    graphs = render_phases(replay, iteration, phases=args.phases, **options)
+    output = Path(args.output)
+    if fmt == "pdf":
+        atomic_write(output, merge_pdf_pages([figure_bytes(g, "pdf") for g in graphs.values()]))
+        snippet = output.with_suffix(".tex")
+        atomic_write(snippet, beamer_overlay(output.name, list(graphs)))
+        print(f"wrote {output} ({len(graphs)} pages, one per phase) and {snippet} (\\only<1>..<{len(graphs)}>)", file=sys.stderr)
+        return 0
+    for phase, graph in graphs.items():
+        path = output.with_name(f"{output.stem}-{phase}{output.suffix}")
+        atomic_write(path, figure_bytes(graph, fmt))
+        print(f"wrote {path}", file=sys.stderr)
+    return 0
 
 
 def _render_heatmap(args: argparse.Namespace) -> int:

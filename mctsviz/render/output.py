@@ -1,6 +1,6 @@
 """Figures to bytes: SVG, PDF, PNG (and DOT for trees), the same bytes for the same input.
 
-Reproducibility: Graphviz output holds no date; matplotlib output is made inside an
+Reproducibility: Graphviz's PDF date is replaced by a fixed one; matplotlib output is made inside an
 ``rc_context`` with a fixed ``svg.hashsalt`` and no date in the metadata, so the ids in an SVG
 are the same on every run. The provenance the figure functions attach (game, options, seed,
 iteration) goes into the file's metadata (SVG ``<dc:description>``, PDF ``Subject``, PNG
@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import io
 import os
+import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,7 @@ GRAPHVIZ_MISSING = (
 )
 
 _HASH_SALT = "mctsviz"
+_CAIRO_DATE = re.compile(rb"(/CreationDate|/ModDate) \(D:\d{14}Z\)")
 
 
 def format_for_path(path: str | os.PathLike[str], *, graph: bool = False) -> str:
@@ -81,12 +84,36 @@ def pipe_graph(graph: Any, fmt: str, engine: str | None = None) -> bytes:
     import graphviz
 
     try:
-        return bytes(graph.pipe(format=fmt, engine=engine))
+        data = bytes(graph.pipe(format=fmt, engine=engine))
     except graphviz.ExecutableNotFound:
         raise MctsvizError(GRAPHVIZ_MISSING) from None
     except graphviz.CalledProcessError as exc:
         stderr = (exc.stderr or b"").decode("utf-8", "replace").strip().splitlines()
         raise MctsvizError(f"Graphviz's dot failed: {stderr[0] if stderr else exc}") from None
+    if fmt == "pdf":
+        # Cairo (before 1.17.2) stamps the time into every PDF and ignores SOURCE_DATE_EPOCH;
+        # a date of the same length keeps the cross-reference offsets right.
+        data = _CAIRO_DATE.sub(rb"\1 (D:19700101000000Z)", data)
+    return data
+
+
+def merge_pdf_pages(documents: Sequence[bytes]) -> bytes:
+    """One PDF holding the pages of ``documents`` in order (a Beamer overlay set).
+
+    Raises:
+        MctsvizError: pypdf is missing (it comes with the ``render`` extra).
+    """
+    try:
+        from pypdf import PdfReader, PdfWriter
+    except ImportError:
+        raise MctsvizError("writing a PDF of several pages needs pypdf: pip install 'mctsviz[render]'") from None
+    writer = PdfWriter()
+    for document in documents:
+        for page in PdfReader(io.BytesIO(document)).pages:
+            writer.add_page(page)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
 
 
 def _plot_bytes(figure: Any, fmt: str) -> bytes:

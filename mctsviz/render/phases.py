@@ -174,3 +174,26 @@ def _plain_nodes(graph: graphviz.Digraph) -> dict[str, tuple[float, float, float
             fields = line.split(" ", 6)
             out[fields[1]] = (float(fields[2]), float(fields[3]), float(fields[4]), float(fields[5]))
     return out
+
+
+#: What a file name may hold to be named in LaTeX as it is (no escaping inside \includegraphics).
+_LATEX_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def beamer_overlay(pdf_name: str, phases: Sequence[str]) -> str:
+    """A Beamer frame body showing page i of ``pdf_name`` on overlay i (one page per phase).
+
+    The pages share one canvas (:func:`render_phases`), so nothing moves between overlays.
+
+    Raises:
+        MctsvizError: a file name LaTeX would read as commands or spaces.
+    """
+    if not _LATEX_SAFE_NAME.match(pdf_name) or ".." in pdf_name:
+        raise MctsvizError(f"name the PDF with letters, digits, '.', '-' and '_' only, so that LaTeX can include it (not {pdf_name!r})")
+    lines = [
+        f"% The phases of one iteration, a Beamer overlay each ({', '.join(phases)}); pages of {pdf_name}.",
+        "% In a frame: \\input{this file}. Needs \\usepackage{graphicx} (Beamer loads it).",
+    ]
+    for page, phase in enumerate(phases, start=1):
+        lines.append(f"\\only<{page}>{{\\includegraphics[page={page},width=\\linewidth,height=0.8\\textheight,keepaspectratio]{{{pdf_name}}}}}% {phase}")
+    return "\n".join(lines) + "\n"

@@ -17,8 +17,12 @@ matplotlib both read.
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 
 from .. import escape
+from ..errors import MctsvizError
 
 #: Okabe–Ito colours by name.
 BLACK = "#000000"
@@ -63,6 +67,119 @@ SEQUENTIAL_CMAP = "cividis"
 
 INFINITY = "∞"
 MINUS = "−"
+
+
+@dataclass(frozen=True)
+class Theme:
+    """How a figure looks on its medium: background, text colours, font scale and canvas.
+
+    Colours that carry data (the value scale, the visit widths, the move colours) are the same
+    in every theme; a theme changes what surrounds them. Node fills stay light in every theme,
+    so the text inside a node is always black.
+
+    Attributes:
+        name: ``"print"``, ``"slide"``, ``"dark"`` or ``"transparent"``.
+        background: a hex colour, or ``"none"`` for a transparent background.
+        text: text and lines drawn on the background (captions, edge labels, axes).
+        muted: secondary text and ordinary edges.
+        highlight: the current iteration's path and new node.
+        highlight_text: text naming the current iteration's changes.
+        font_scale: every font size is multiplied by it.
+        canvas: the default drawing size in inches (None: each figure's own size).
+    """
+
+    name: str
+    background: str
+    text: str
+    muted: str
+    highlight: str
+    highlight_text: str
+    font_scale: float = 1.0
+    canvas: tuple[float, float] | None = None
+
+    def font(self, points: float) -> float:
+        """A font size in points, scaled by the theme."""
+        return round(points * self.font_scale, 2)
+
+    @property
+    def transparent(self) -> bool:
+        return self.background == "none"
+
+    @property
+    def dark(self) -> bool:
+        return not self.transparent and grey_level(self.background) < 128
+
+
+#: A 16:9 slide in inches: 1280 x 720 pixels at 96 dots per inch (and a 4:3 one, 960 x 720).
+SLIDE_16_9 = (13.333, 7.5)
+SLIDE_4_3 = (10.0, 7.5)
+#: Slides are read from the back of a room: their fonts are a third larger than print's.
+SLIDE_FONT_SCALE = 1.35
+
+#: The figure themes by name. ``print`` is the default: the figures as a page or a site shows them.
+THEMES = {
+    "print": Theme("print", WHITE, BLACK, GREY, HIGHLIGHT, HIGHLIGHT_TEXT),
+    "slide": Theme("slide", WHITE, BLACK, GREY, HIGHLIGHT, HIGHLIGHT_TEXT, SLIDE_FONT_SCALE, SLIDE_16_9),
+    # On a dark background the wine purple and the mid grey vanish: their light counterparts.
+    "dark": Theme("dark", "#1E1E1E", "#EEEEEE", "#AAAAAA", REDDISH_PURPLE, "#E7A9CF", SLIDE_FONT_SCALE, SLIDE_16_9),
+    "transparent": Theme("transparent", "none", BLACK, GREY, HIGHLIGHT, HIGHLIGHT_TEXT, SLIDE_FONT_SCALE, SLIDE_16_9),
+}
+
+
+def theme_of(theme: str | Theme | None = None, *, font_scale: float | None = None) -> Theme:
+    """The theme named ``theme`` (None: ``print``), its fonts scaled by ``font_scale`` if given.
+
+    Raises:
+        MctsvizError: an unknown name or a font scale outside 0.25..4.
+    """
+    if theme is None:
+        chosen = THEMES["print"]
+    elif isinstance(theme, Theme):
+        chosen = theme
+    elif theme in THEMES:
+        chosen = THEMES[theme]
+    else:
+        raise MctsvizError(f"unknown theme {theme!r}; choose one of: {', '.join(THEMES)}")
+    if font_scale is None:
+        return chosen
+    if not (isinstance(font_scale, (int, float)) and 0.25 <= font_scale <= 4):
+        raise MctsvizError(f"bad font scale {font_scale!r}: expected a number from 0.25 to 4")
+    return replace(chosen, font_scale=round(chosen.font_scale * font_scale, 4))
+
+
+@dataclass(frozen=True)
+class MoveStyle:
+    """How one move is drawn in every plot of a trace: a colour and, for greyscale print, a
+    line style and a marker."""
+
+    color: str
+    linestyle: str
+    marker: str
+
+
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+_LINESTYLES = ("-", "--", "-.", ":")
+
+
+def move_styles(moves: Iterable[str]) -> dict[str, MoveStyle]:
+    """A style per move, fixed by the moves' natural order (``"2"`` before ``"10"``).
+
+    The order of the moves' labels, not the order the search happened to create them in,
+    picks a move's colour: the same move has the same colour in every plot of one position,
+    whatever the seed. Colours cycle through the palette; the line style and the marker
+    change with each move too, so the lines stay apart in greyscale.
+    """
+    ordered = sorted(set(moves), key=_natural_key)
+    styles = {}
+    for i, move in enumerate(ordered):
+        color = CYCLE[i % len(CYCLE)]
+        linestyle = _LINESTYLES[(i // 2) % len(_LINESTYLES)] if i < len(CYCLE) else _LINESTYLES[1 + (i // len(CYCLE)) % 3]
+        styles[move] = MoveStyle(color, linestyle, _MARKERS[i % len(_MARKERS)])
+    return styles
+
+
+def _natural_key(text: str) -> tuple:
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text) if part)
 
 
 def format_number(x: float | int | None, digits: int = 3) -> str:

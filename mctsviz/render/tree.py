@@ -53,8 +53,11 @@ def render_tree(
     highlight: bool = True,
     key: bool = False,
     rankdir: str = "TB",
+    note: str | None = None,
     size: tuple[float, float] | None = None,
     dpi: float | None = None,
+    theme: str | style.Theme | None = None,
+    font_scale: float | None = None,
 ) -> graphviz.Digraph:
     """The tree of ``snapshot`` as a Graphviz digraph.
 
@@ -80,11 +83,18 @@ def render_tree(
             and keep its nodes whatever the filters; False draws the plain tree.
         key: add a key under the tree: the fill scale's three colours with their means, what
             line width and the purple path mean.
+        note: a line of text under the tree (:func:`~mctsviz.render.fit_tree` says there what
+            it left out).
         rankdir: ``"TB"`` (root on top) or ``"LR"`` (root on the left: deep, narrow trees fit a
             slide better).
         size: the largest (width, height) in inches; a larger drawing is scaled down to fit
             (Graphviz's ``size``), a smaller one is left as it is.
         dpi: dots per inch of PNG output (Graphviz's default is 96).
+        theme: ``"print"`` (default), ``"slide"``, ``"dark"`` or ``"transparent"`` (see
+            :data:`mctsviz.render.style.THEMES`): background, text colours, font scale, and
+            the canvas ``size`` defaults to (a 16:9 slide for all but print). To reduce a tree
+            until it is readable on that canvas, use :func:`mctsviz.render.fit_tree`.
+        font_scale: multiplies the theme's font sizes.
 
     Returns:
         The digraph; writing it is the caller's step (``.render()``, ``.pipe()`` or
@@ -93,6 +103,9 @@ def render_tree(
     Raises:
         MctsvizError: a bad option.
     """
+    t = style.theme_of(theme, font_scale=font_scale)
+    if size is None:
+        size = t.canvas
     if rankdir not in RANKDIRS:
         raise MctsvizError(f"unknown rankdir {rankdir!r}; choose one of: {', '.join(RANKDIRS)}")
     if size is not None and (len(size) != 2 or not all(isinstance(v, (int, float)) and 0 < v <= 200 for v in size)):
@@ -120,6 +133,7 @@ def render_tree(
     drawn_boards = _boards(snapshot, view.nodes, game) if boards else {}
     score_name = snapshot.options.policy_name
 
+    small = f"{t.font(style.SMALL_FONT_SIZE):g}"
     info = provenance(
         snapshot.header,
         iteration=snapshot.iteration,
@@ -135,12 +149,14 @@ def render_tree(
             "nodesep": "0.18",
             "ranksep": "0.35",
             "fontname": style.FONT,
-            "fontsize": str(style.SMALL_FONT_SIZE),
-            "bgcolor": "white",
+            "fontsize": small,
+            "bgcolor": {"none": "transparent", style.WHITE: "white"}.get(t.background, t.background),
         },
-        node_attr={"shape": "box", "style": "rounded,filled", "fontname": style.FONT, "fontsize": str(style.FONT_SIZE), "margin": "0.06,0.03"},
-        edge_attr={"fontname": style.FONT, "fontsize": str(style.SMALL_FONT_SIZE), "arrowsize": "0.6", "color": style.GREY},
+        node_attr={"shape": "box", "style": "rounded,filled", "fontname": style.FONT, "fontsize": f"{t.font(style.FONT_SIZE):g}", "margin": "0.06,0.03"},
+        edge_attr={"fontname": style.FONT, "fontsize": small, "arrowsize": "0.6", "color": t.muted},
     )
+    if t.text != style.BLACK:  # text on the background (edge labels, caption) in the theme's colour
+        graph.graph_attr["fontcolor"] = graph.edge_attr["fontcolor"] = t.text
     if size is not None:
         graph.attr(size=f"{size[0]:g},{size[1]:g}")
     if dpi is not None:
@@ -149,9 +165,11 @@ def render_tree(
     if caption:
         text = make_caption(snapshot.header, iteration=snapshot.iteration, phase=snapshot.phase)
         legend = f"fill: mean from {style.format_number(low)} (vermillion) to {style.format_number(high)} (blue); line width: visits"
-        below_tree.append(f'<TR><TD><FONT POINT-SIZE="{style.SMALL_FONT_SIZE}" COLOR="{style.GREY}">{style.html_text(text, 200)}<BR/>{legend}</FONT></TD></TR>')
+        below_tree.append(f'<TR><TD><FONT POINT-SIZE="{small}" COLOR="{t.muted}">{style.html_text(text, 200)}<BR/>{legend}</FONT></TD></TR>')
     if key:
-        below_tree.append(f"<TR><TD>{_key_table(low, high, highlight=bool(phase))}</TD></TR>")
+        below_tree.append(f"<TR><TD>{_key_table(low, high, highlight=bool(phase), theme=t)}</TD></TR>")
+    if note:
+        below_tree.append(f'<TR><TD><FONT POINT-SIZE="{small}" COLOR="{t.muted}">{style.html_text(note, 300)}</FONT></TD></TR>')
     if below_tree:
         graph.attr(label=f'<<TABLE BORDER="0" CELLSPACING="0" CELLPADDING="2">{"".join(below_tree)}</TABLE>>', labelloc="b")
 
@@ -163,7 +181,7 @@ def render_tree(
         rows = []
         if ids or keys:
             title = " ".join(part for part in (f"#{node}" if ids else "", style.html_text(stats.key, 24) if keys else "") if part)
-            rows.append(f'<FONT POINT-SIZE="{style.SMALL_FONT_SIZE}" COLOR="{style.GREY}">{title}</FONT>')
+            rows.append(f'<FONT POINT-SIZE="{small}" COLOR="{style.GREY}">{title}</FONT>')
         if node in drawn_boards:
             rows.append(board_drawing.board_table(*drawn_boards[node]))
         rows.append(f"N {stats.visits} · {style.html_text(value_symbol, 4)} {style.format_total(stats.value)}")
@@ -178,15 +196,15 @@ def render_tree(
         if node in new_nodes:
             rows.append(f'<FONT COLOR="{style.HIGHLIGHT_TEXT}"><B>new</B></FONT>')
         if stats.terminal:
-            rows.append(f'<FONT POINT-SIZE="{style.SMALL_FONT_SIZE}" COLOR="{style.GREY}">terminal</FONT>')
+            rows.append(f'<FONT POINT-SIZE="{small}" COLOR="{style.GREY}">terminal</FONT>')
         if node in view.below:
-            rows.append(f'<FONT POINT-SIZE="{style.SMALL_FONT_SIZE}" COLOR="{style.GREY}">+{view.below[node]} below</FONT>')
+            rows.append(f'<FONT POINT-SIZE="{small}" COLOR="{style.GREY}">+{view.below[node]} below</FONT>')
         attrs = {
             "label": _table(rows),
             "fillcolor": style.value_color(stats.mean, low, high),
             # The path is thicker as well as purple: in greyscale, width is what tells it apart.
             "penwidth": str(style.visit_penwidth(stats.visits) + (1.5 if node in on_path else 0)),
-            "color": style.HIGHLIGHT if node in on_path else style.BLACK,
+            "color": t.highlight if node in on_path else t.text,
         }
         if node in new_nodes:
             attrs["peripheries"] = "2"
@@ -200,37 +218,36 @@ def render_tree(
             "penwidth": str(style.visit_penwidth(snapshot.visits(child)) + (1.5 if highlighted else 0)),
         }
         if highlighted:
-            attrs["color"] = attrs["fontcolor"] = style.HIGHLIGHT
+            attrs["color"] = attrs["fontcolor"] = t.highlight
         graph.edge(f"n{parent}", f"n{child}", **attrs)
 
     for fold in view.folds:
         name = f"more{fold.parent}"
-        label = _table([f"+{len(fold.nodes)} more", f'<FONT POINT-SIZE="{style.SMALL_FONT_SIZE}">N {fold.visits}</FONT>'])
-        graph.node(name, label=label, style="rounded,dashed", color=style.GREY, fontcolor=style.GREY, fillcolor="white")
+        label = _table([f"+{len(fold.nodes)} more", f'<FONT POINT-SIZE="{small}">N {fold.visits}</FONT>'])
+        graph.node(name, label=label, style="rounded,dashed", color=t.muted, fontcolor=t.muted, fillcolor="white" if t.background == style.WHITE else "none")
         graph.edge(f"n{fold.parent}", name, style="dashed", arrowhead="none")
 
     sim = snapshot.simulated if phase else None
     if sim is not None and sim.node in view.nodes:
-        graph.node("outcome", label=_outcome_label(sim), shape="note", style="filled", fillcolor="white", color=style.HIGHLIGHT, fontcolor=style.HIGHLIGHT)
-        graph.edge(f"n{sim.node}", "outcome", style="dashed", color=style.HIGHLIGHT, penwidth="1.5", arrowhead="none")
+        graph.node("outcome", label=_outcome_label(sim, small), shape="note", style="filled", fillcolor="white", color=t.highlight, fontcolor=style.HIGHLIGHT)
+        graph.edge(f"n{sim.node}", "outcome", style="dashed", color=t.highlight, penwidth="1.5", arrowhead="none")
     return graph
 
 
-def _key_table(low: float, high: float, *, highlight: bool) -> str:
+def _key_table(low: float, high: float, *, highlight: bool, theme: style.Theme) -> str:
     """The colour key: three swatches of the fill scale with their means, and what lines mean."""
     middle = (low + high) / 2
+    small = f"{theme.font(style.SMALL_FONT_SIZE):g}"
+    on_swatch = "" if theme.text == style.BLACK else f' COLOR="{style.BLACK}"'  # swatches are light in every theme
     cells = "".join(
-        f'<TD BGCOLOR="{style.value_color(v, low, high)}" BORDER="1" COLOR="{style.GREY}">'
-        f'<FONT POINT-SIZE="{style.SMALL_FONT_SIZE}">mean {style.format_number(v)}</FONT></TD>'
+        f'<TD BGCOLOR="{style.value_color(v, low, high)}" BORDER="1" COLOR="{theme.muted}">'
+        f'<FONT POINT-SIZE="{small}"{on_swatch}>mean {style.format_number(v)}</FONT></TD>'
         for v in (low, middle, high)
     )
     notes = "white: not visited; line width: visits"
     if highlight:
         notes += "; thick purple: this iteration's path"
-    return (
-        f'<TABLE BORDER="0" CELLSPACING="3" CELLPADDING="3"><TR>{cells}'
-        f'<TD><FONT POINT-SIZE="{style.SMALL_FONT_SIZE}" COLOR="{style.GREY}">{notes}</FONT></TD></TR></TABLE>'
-    )
+    return f'<TABLE BORDER="0" CELLSPACING="3" CELLPADDING="3"><TR>{cells}<TD><FONT POINT-SIZE="{small}" COLOR="{theme.muted}">{notes}</FONT></TD></TR></TABLE>'
 
 
 def _snapshot_range(snapshot: TreeSnapshot, nodes: Any) -> tuple[float, float]:
@@ -276,7 +293,7 @@ def _backup_row(update: Any, visits: int, value: float, value_symbol: str) -> st
     return f'<FONT COLOR="{style.HIGHLIGHT_TEXT}"><B>{text}</B></FONT>'
 
 
-def _outcome_label(sim: Any) -> str:
+def _outcome_label(sim: Any, small: str) -> str:
     method = {
         "random": "random rollout",
         "heuristic": "heuristic rollout",
@@ -286,7 +303,7 @@ def _outcome_label(sim: Any) -> str:
     }.get(sim.method, style.html_text(sim.method, 20))
     rows = [method]
     if sim.actions:
-        rows.append(f'<FONT POINT-SIZE="{style.SMALL_FONT_SIZE}">{len(sim.actions)} moves</FONT>')
+        rows.append(f'<FONT POINT-SIZE="{small}">{len(sim.actions)} moves</FONT>')
     returns = sim.returns
     if len(returns) == 1:
         rows.append(f"value {style.format_number(returns[0])}")

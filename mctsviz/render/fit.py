@@ -1,0 +1,214 @@
+"""A tree that fits its canvas: reduced until every label is readable, saying what it left out.
+
+Graphviz scales a drawing larger than its ``size`` down to fit, fonts included: a 5,000-node
+tree on a slide becomes a strip of unreadable dots. :func:`fit_tree` keeps the most visited
+nodes (and the current iteration's path) and drops the rest until the drawing, scaled to the
+canvas, shows its smallest label at ``min_font_px`` pixels or more, then says in a note under
+the tree how many nodes it shows and how many it left out.
+
+The drawing's size is measured by Graphviz itself (``dot -Tplain``), so fitting needs the
+``dot`` program; the number of nodes grows by doubling and is then bisected, a few layouts of
+small trees in all.
+"""
+
+from __future__ import annotations
+
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import graphviz
+
+from ..errors import MctsvizError
+from ..replay import TreeSnapshot
+from . import style
+from .extract import tree_view
+from .output import pipe_graph
+from .tree import RANKDIRS, LargeTree, render_tree
+
+#: The smallest label, in pixels, a figure may show at its canvas size (1280 x 720 for a 16:9
+#: slide at 96 dpi): ten pixels is the smallest text a projected slide is read at.
+MIN_FONT_PX = 10.0
+#: Pixels per inch of the canvas a figure is judged at (a 13.33-inch slide is 1280 pixels wide).
+SCREEN_DPI = 96.0
+
+_VIEW_OPTIONS = ("depth", "top", "min_visits", "max_nodes", "show")
+
+
+@dataclass(frozen=True)
+class TreeFit:
+    """What fitting chose: the options that make the tree readable on its canvas.
+
+    Pass them to :func:`~mctsviz.render.render_tree` (``**fit.options``) to draw the tree, or
+    to :func:`~mctsviz.render.phases.render_phases` to draw an iteration's phases alike.
+    """
+
+    max_nodes: int
+    rankdir: str
+    size: tuple[float, float]
+    note: str | None
+    fits: bool
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return {"max_nodes": self.max_nodes, "rankdir": self.rankdir, "size": self.size, "note": self.note}
+
+
+def fit_tree(
+    snapshot: TreeSnapshot,
+    *,
+    size: tuple[float, float] | None = None,
+    theme: str | style.Theme | None = "slide",
+    font_scale: float | None = None,
+    min_font_px: float = MIN_FONT_PX,
+    **tree_options: Any,
+) -> graphviz.Digraph:
+    """The tree of ``snapshot`` reduced until it is readable on a ``size`` canvas.
+
+    The options are chosen by :func:`choose_fit` (see there); the tree is drawn with them.
+    When even the smallest tree does not fit, a :class:`LargeTree` warning says so.
+    """
+    fit = choose_fit(snapshot, size=size, theme=theme, font_scale=font_scale, min_font_px=min_font_px, **tree_options)
+    if not fit.fits:
+        warnings.warn(
+            f"the tree does not fit {fit.size[0]:g} x {fit.size[1]:g} in with labels of {min_font_px:g} px even reduced: "
+            "the current iteration's path is kept whole; draw without it (highlight=False, --no-highlight) "
+            "or limit the depth (--depth 3)",
+            LargeTree,
+            stacklevel=2,
+        )
+    tree_options = {k: v for k, v in tree_options.items() if k not in ("size", "note", "rankdir", "max_nodes")}
+    return render_tree(snapshot, theme=theme, font_scale=font_scale, **tree_options, **fit.options)
+
+
+def choose_fit(
+    snapshot: TreeSnapshot,
+    *,
+    size: tuple[float, float] | None = None,
+    theme: str | style.Theme | None = "slide",
+    font_scale: float | None = None,
+    min_font_px: float = MIN_FONT_PX,
+    **tree_options: Any,
+) -> TreeFit:
+    """How far to reduce the tree of ``snapshot`` for it to be readable on a ``size`` canvas.
+
+    Args:
+        snapshot: the tree at an iteration and phase.
+        size: the canvas (width, height) in inches (default: the theme's canvas, a 16:9
+            slide for ``"slide"``, ``"dark"`` and ``"transparent"``).
+        theme, font_scale: as for :func:`~mctsviz.render.render_tree`.
+        rankdir: ``"TB"``, ``"LR"``, or ``"auto"`` (default): the direction that shows more
+            nodes on this canvas.
+        min_font_px: the smallest label's height in pixels at 96 dpi once the drawing is
+            scaled to the canvas (default 10).
+        tree_options: the other options of :func:`~mctsviz.render.render_tree`; ``depth``,
+            ``top``, ``min_visits``, ``max_nodes`` and ``show`` choose the nodes before fitting
+            reduces them further.
+
+    Returns:
+        The node budget and direction, the canvas, the note under the tree when nodes were
+        left out ("21 of 7,518 nodes shown, the most visited; ..."), and whether it fits.
+
+    Raises:
+        MctsvizError: a bad option, no canvas, or the ``dot`` program missing.
+    """
+    t = style.theme_of(theme, font_scale=font_scale)
+    canvas = size if size is not None else t.canvas
+    if canvas is None:
+        raise MctsvizError("fitting a tree needs a canvas: give a size (like 13.3x7.5 or 16:9) or a slide theme")
+    if not (isinstance(min_font_px, (int, float)) and 1 <= min_font_px <= 100):
+        raise MctsvizError(f"bad minimum font size {min_font_px!r}: expected 1 to 100 pixels")
+    for name in ("size", "note"):
+        tree_options.pop(name, None)
+    # The drawing may be shrunk by at most this factor: below it, the smallest label
+    # (the theme's small font, in points) is under min_font_px pixels.
+    smallest_points = t.font(style.SMALL_FONT_SIZE)
+    least_scale = min(1.0, (min_font_px * 72.0 / SCREEN_DPI) / smallest_points)
+    room = (canvas[0] / least_scale, canvas[1] / least_scale)
+
+    view_options = {k: tree_options[k] for k in _VIEW_OPTIONS if k in tree_options}
+    pin = tree_options.get("highlight", True)
+    wanted = len(tree_view(snapshot, pin=pin, **view_options).nodes)
+
+    rankdir = tree_options.pop("rankdir", "auto")
+    if rankdir not in ("auto", *RANKDIRS):
+        raise MctsvizError(f"unknown rankdir {rankdir!r}; choose one of: auto, {', '.join(RANKDIRS)}")
+
+    def draw(max_nodes: int | None, direction: str, note: str | None = None) -> graphviz.Digraph:
+        options = dict(tree_options, max_nodes=max_nodes)
+        return render_tree(snapshot, theme=t, size=None, note=note, rankdir=direction, **options)
+
+    sizes: dict[tuple[int, str], tuple[float, float]] = {}
+
+    def overflow(max_nodes: int, direction: str) -> float:
+        """How many times too large the drawing is for the room (at most 1: it fits)."""
+        if (max_nodes, direction) not in sizes:
+            sizes[max_nodes, direction] = _measure(draw(max_nodes, direction))
+        width, height = sizes[max_nodes, direction]
+        return max(width / room[0], height / room[1])
+
+    limit = min(view_options.get("max_nodes") or wanted, wanted)
+    # A deep, narrow tree (a long path) fits a wide slide better on its side: with "auto",
+    # both directions are tried; the one that fits and shows more nodes wins (top-down on a
+    # tie), or, when neither fits (the pinned path alone is too long), the one that overflows less.
+    candidates = ("TB", "LR") if rankdir == "auto" else (rankdir,)
+
+    def choice(candidate: str) -> tuple[bool, float, int, str, int]:
+        count = _largest_fitting(lambda n: overflow(n, candidate) <= 1.0, limit)
+        shown = len(tree_view(snapshot, pin=pin, **dict(view_options, max_nodes=count)).nodes)
+        fitted = overflow(count, candidate) <= 1.0
+        return (not fitted, -shown if fitted else overflow(count, candidate), candidates.index(candidate), candidate, count)
+
+    # Each layout is a dot process: the two directions are searched side by side.
+    with ThreadPoolExecutor(max_workers=len(candidates)) as pool:
+        missed, _, _, direction, best = min(pool.map(choice, candidates))
+    shown = len(tree_view(snapshot, pin=pin, **dict(view_options, max_nodes=best)).nodes)
+    note = None
+    if shown < wanted:
+        total = len(snapshot)
+        note = (
+            f"{shown:,} of {total:,} nodes shown, the most visited; {total - shown:,} left out "
+            f"to keep labels at {min_font_px:g} px or more on {canvas[0]:g} x {canvas[1]:g} in"
+        )
+    return TreeFit(best, direction, (float(canvas[0]), float(canvas[1])), note, not missed)
+
+
+#: The first node count tried; it doubles while the tree fits.
+_FIRST_TRY = 16
+
+
+def _largest_fitting(fits: Any, limit: int) -> int:
+    """The largest node count up to ``limit`` whose tree fits (1 if none does).
+
+    Doubling from ``_FIRST_TRY``, then bisecting between the last count that fit and the first
+    that did not: about 2·log2(n) layouts of trees of at most twice the answer's size, so a
+    5,000-node tree is never laid out whole.
+    """
+    low, high = 0, None  # low fits (0: nothing tried yet); high does not
+    count = min(_FIRST_TRY, limit)
+    while True:
+        if fits(count):
+            low = count
+            if count >= limit:
+                return count
+            count = min(limit, count * 2)
+        else:
+            high = count
+            break
+    while high - low > 1:
+        middle = (low + high) // 2
+        if fits(middle):
+            low = middle
+        else:
+            high = middle
+    return max(low, 1)
+
+
+def _measure(graph: graphviz.Digraph) -> tuple[float, float]:
+    """The drawing's width and height in inches, as ``dot`` lays it out."""
+    plain = pipe_graph(graph, "plain").decode("utf-8", "replace")
+    first = plain.split("\n", 1)[0].split()
+    if len(first) < 4 or first[0] != "graph":
+        raise MctsvizError("Graphviz's dot gave no layout to measure")
+    return float(first[2]), float(first[3])
