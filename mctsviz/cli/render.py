@@ -73,6 +73,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--iterations", type=_int_list, metavar="K,K,...", help="iterations to show side by side (default: the last)")
     p.add_argument("--quantity", choices=QUANTITIES, default="visits", help="visit share, mean value, prior or score")
     p.add_argument("--node", type=_natural(0), default=0, metavar="ID", help="whose children (default the root, 0)")
+    _look_arguments(p)
     _output_argument(p)
     p.set_defaults(handler=_render_heatmap)
 
@@ -81,6 +82,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-n", type=_natural(2), default=100, metavar="N", help="largest visit count shown (default 100)")
     p.add_argument("--log", choices=LOG_VARIANTS, default="ln-n", help="ln N or ln(N + 1)")
     p.add_argument("--linear", action="store_true", help="linear axes (default: logarithmic)")
+    _look_arguments(p)
     _output_argument(p)
     p.set_defaults(handler=_render_ucb_contour)
 
@@ -88,6 +90,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _trace_argument(p)
     _iteration_arguments(p, default_phase="select")
     p.add_argument("--node", type=_natural(0), default=0, metavar="ID", help="whose children (default the root, 0)")
+    _look_arguments(p)
     _output_argument(p)
     p.set_defaults(handler=_render_puct)
 
@@ -97,21 +100,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--x-scale", choices=("auto", "linear", "log"), default="auto", help="the iteration axis: log past 1,000 iterations (auto, default), linear or log"
     )
+    _look_arguments(p)
     _output_argument(p)
     p.set_defaults(handler=_render_evolution)
 
     p = figures.add_parser("growth", help="the tree's nodes, depth and branching against iteration")
     _trace_argument(p)
+    _look_arguments(p)
     _output_argument(p)
     p.set_defaults(handler=_render_growth)
 
     p = figures.add_parser("match", help="running average scores of a match (from `mctsviz match --out`)")
     p.add_argument("results", metavar="RESULTS.json", help="a match results file")
+    _look_arguments(p)
     _output_argument(p)
     p.set_defaults(handler=_render_match)
 
     p = figures.add_parser("sweep", help="score against a swept option (from `mctsviz sweep --out`)")
     p.add_argument("results", metavar="SWEEP.json", help="a sweep results file")
+    _look_arguments(p)
     _output_argument(p)
     p.set_defaults(handler=_render_sweep)
 
@@ -267,14 +274,33 @@ def _snapshot(replay: Any, iteration: int | None, phase: str) -> Any:
     return replay.snapshot(replay.iterations if iteration is None else iteration, phase)
 
 
-def _write(figure: Any, output: str, *, graph: bool = False) -> int:
+def _write(figure: Any, output: str, *, graph: bool = False, args: argparse.Namespace | None = None) -> int:
     from ..fileutil import atomic_write
     from ..render import figure_bytes, format_for_path
 
+    if not graph and args is not None:
+        _set_canvas(figure, args)
     data = figure_bytes(figure, format_for_path(output, graph=graph))
     atomic_write(output, data)
     print(f"wrote {output}", file=sys.stderr)
     return 0
+
+
+def _set_canvas(figure: Any, args: argparse.Namespace) -> None:
+    """Apply ``--size`` and ``--dpi`` to a plot's figure (a theme's canvas is set when it is made)."""
+    from ..render.output import CANVAS_ATTR, DPI_ATTR, _figure_of
+
+    fig = _figure_of(figure)
+    if getattr(args, "size", None):
+        fig.set_size_inches(*args.size)
+        setattr(fig, CANVAS_ATTR, True)
+    if getattr(args, "dpi", None):
+        setattr(fig, DPI_ATTR, args.dpi)
+
+
+def _look(args: argparse.Namespace) -> dict[str, Any]:
+    """The theme options of a plot function, from the command line."""
+    return {"theme": args.theme, "font_scale": args.font_scale}
 
 
 def _check_output(output: str, trace: str | None = None, *, graph: bool = False) -> None:
@@ -414,17 +440,18 @@ def _render_heatmap(args: argparse.Namespace) -> int:
     game = _trace_game(replay)
     if args.iterations is None or len(args.iterations) == 1:
         k = replay.iterations if args.iterations is None else args.iterations[0]
-        figure = plot_heatmap(replay.snapshot(k), args.quantity, node=args.node, game=game, ax=_new_axes())
+        figure = plot_heatmap(replay.snapshot(k), args.quantity, node=args.node, game=game, ax=_new_axes(args), **_look(args))
     else:
-        figure = plot_heatmaps(replay, args.iterations, args.quantity, node=args.node, game=game)
-    return _write(figure, args.output)
+        figure = plot_heatmaps(replay, args.iterations, args.quantity, node=args.node, game=game, **_look(args))
+    return _write(figure, args.output, args=args)
 
 
 def _render_ucb_contour(args: argparse.Namespace) -> int:
     _check_output(args.output, getattr(args, "trace", None))
     from ..render import plot_ucb_contour
 
-    return _write(plot_ucb_contour(args.c, args.max_n, log=args.log, log_axes=not args.linear, ax=_new_axes()), args.output)
+    figure = plot_ucb_contour(args.c, args.max_n, log=args.log, log_axes=not args.linear, ax=_new_axes(args), **_look(args))
+    return _write(figure, args.output, args=args)
 
 
 def _render_puct(args: argparse.Namespace) -> int:
@@ -434,7 +461,7 @@ def _render_puct(args: argparse.Namespace) -> int:
     replay = _load_replay(args.trace)
     _check_node(replay, args.node)
     snapshot = _snapshot(replay, args.iteration, args.phase)
-    return _write(plot_puct_bars(snapshot, args.node, ax=_new_axes()), args.output)
+    return _write(plot_puct_bars(snapshot, args.node, ax=_new_axes(args), **_look(args)), args.output, args=args)
 
 
 def _render_evolution(args: argparse.Namespace) -> int:
@@ -444,28 +471,28 @@ def _render_evolution(args: argparse.Namespace) -> int:
     replay = _load_replay(args.trace)
     _check_node(replay, args.node)
     log_x = {"auto": None, "linear": False, "log": True}[args.x_scale]
-    return _write(plot_evolution_panels(replay, node=args.node, log_x=log_x), args.output)
+    return _write(plot_evolution_panels(replay, node=args.node, log_x=log_x, **_look(args)), args.output, args=args)
 
 
 def _render_growth(args: argparse.Namespace) -> int:
     _check_output(args.output, getattr(args, "trace", None))
     from ..render import plot_growth_panels
 
-    return _write(plot_growth_panels(_load_replay(args.trace)), args.output)
+    return _write(plot_growth_panels(_load_replay(args.trace), **_look(args)), args.output, args=args)
 
 
 def _render_match(args: argparse.Namespace) -> int:
     _check_output(args.output, getattr(args, "trace", None))
     from ..render import plot_match
 
-    return _write(plot_match(_read_json(args.results, "match results"), ax=_new_axes()), args.output)
+    return _write(plot_match(_read_json(args.results, "match results"), ax=_new_axes(args), **_look(args)), args.output, args=args)
 
 
 def _render_sweep(args: argparse.Namespace) -> int:
     _check_output(args.output, getattr(args, "trace", None))
     from ..render import plot_sweep
 
-    return _write(plot_sweep(_read_json(args.results, "sweep results"), ax=_new_axes()), args.output)
+    return _write(plot_sweep(_read_json(args.results, "sweep results"), ax=_new_axes(args), **_look(args)), args.output, args=args)
 
 
 def _run_sweep(args: argparse.Namespace) -> int:
@@ -505,8 +532,9 @@ def _run_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
-def _new_axes() -> Any:
-    """A fresh standalone Axes: the CLI never draws on pyplot's global figure."""
+def _new_axes(args: argparse.Namespace | None = None) -> Any:
+    """A fresh standalone Axes (in the theme asked for): the CLI never draws on pyplot's global figure."""
     from ..render import new_figure
 
-    return new_figure()[1][0]
+    theme = None if args is None else args.theme
+    return new_figure(theme=theme)[1][0]

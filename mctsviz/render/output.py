@@ -27,6 +27,10 @@ GRAPH_ONLY = ("dot",)
 
 #: The attribute plot functions set on an Axes: the provenance of what it draws.
 PROVENANCE_ATTR = "mctsviz_provenance"
+#: Set on a figure drawn on a fixed canvas (a slide): written at that size, not cropped.
+CANVAS_ATTR = "mctsviz_canvas"
+#: Set on a figure given its own resolution: the dots per inch of its PNG.
+DPI_ATTR = "mctsviz_dpi"
 
 GRAPHVIZ_MISSING = (
     "Graphviz's `dot` program was not found on PATH; install Graphviz "
@@ -132,13 +136,13 @@ def _plot_bytes(figure: Any, fmt: str) -> bytes:
     else:
         metadata = {"Software": creator, "Description": description}
     buf = io.BytesIO()
-    with matplotlib.rc_context({"svg.hashsalt": _HASH_SALT, "savefig.dpi": 150}):
+    with matplotlib.rc_context({"svg.hashsalt": _HASH_SALT, "savefig.dpi": getattr(fig, DPI_ATTR, 150)}):
         if fig.get_layout_engine() is not None:
             # A constrained layout moves a little on every draw; lay the figure out once and
             # keep that, so writing it again (or in another format) gives the same picture.
             fig.draw_without_rendering()
             fig.set_layout_engine("none")
-        fig.savefig(buf, format=fmt, metadata=metadata, bbox_inches="tight")
+        fig.savefig(buf, format=fmt, metadata=metadata, bbox_inches=None if getattr(fig, CANVAS_ATTR, False) else "tight")
     return buf.getvalue()
 
 

@@ -6,14 +6,20 @@ pyplot's current Axes when the caller already uses pyplot, and otherwise on a ne
 state is touched). The numbers come from :mod:`mctsviz.render.extract`; nothing here computes
 a score or a statistic. Each Axes remembers where its numbers came from (game, options, seed,
 iteration) for :func:`mctsviz.render.figure_bytes`, which writes it into the file's metadata.
+
+Every plot function takes keyword-only ``theme`` (``"print"``, ``"slide"``, ``"dark"``,
+``"transparent"``: see :data:`mctsviz.render.style.THEMES`) and ``font_scale``; a slide theme
+draws a new figure on a 16:9 canvas with larger fonts.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -24,7 +30,7 @@ from ..errors import MctsvizError
 from ..replay import Replay, TreeSnapshot
 from ..types import Game
 from . import extract, style
-from .output import PROVENANCE_ATTR
+from .output import CANVAS_ATTR, DPI_ATTR, PROVENANCE_ATTR
 
 _VALUE_CMAP = LinearSegmentedColormap.from_list("mctsviz-value", [style.VALUE_LOW, style.VALUE_MID, style.VALUE_HIGH])
 _MISSING = "#EEEEEE"
@@ -32,9 +38,40 @@ EVOLUTION_QUANTITIES = ("visits", "mean", "score")
 GROWTH_QUANTITIES = ("nodes", "depth", "branching")
 
 
-def new_figure(width: float = 6.4, height: float = 4.8, *, rows: int = 1, cols: int = 1, **kwargs: Any) -> tuple[Figure, list[Axes]]:
-    """A standalone figure (constrained layout) and its Axes, in reading order."""
-    fig = Figure(figsize=(width, height), layout="constrained")
+def new_figure(
+    width: float = 6.4,
+    height: float = 4.8,
+    *,
+    rows: int = 1,
+    cols: int = 1,
+    theme: str | style.Theme | None = None,
+    size: tuple[float, float] | None = None,
+    dpi: float | None = None,
+    **kwargs: Any,
+) -> tuple[Figure, list[Axes]]:
+    """A standalone figure (constrained layout) and its Axes, in reading order.
+
+    Args:
+        width, height: the size in inches, unless ``size`` or the theme's canvas gives one.
+        theme: its background and canvas (a 16:9 slide for the slide themes); the figure is
+            then written at exactly that size (not cropped to its contents), so every figure of
+            a deck has the same shape. None: the theme a plot function is drawing with, else
+            ``"print"``.
+        size: the canvas (width, height) in inches, fixed like a theme's.
+        dpi: dots per inch of PNG output (default 150).
+    """
+    t = _current_theme() if theme is None else style.theme_of(theme)
+    canvas = size or t.canvas
+    fig = Figure(
+        figsize=canvas or (width, height),
+        layout="constrained",
+        facecolor="none" if t.transparent else t.background,
+        dpi=dpi or 100,
+    )
+    if canvas is not None:
+        setattr(fig, CANVAS_ATTR, True)
+    if dpi is not None:
+        setattr(fig, DPI_ATTR, float(dpi))
     axes = fig.subplots(rows, cols, squeeze=False, **kwargs)
     return fig, [ax for row in axes for ax in row]
 
@@ -46,6 +83,75 @@ def _axes(ax: Axes | None) -> Axes:
     if pyplot is not None:  # the caller works with pyplot: draw where they expect
         return pyplot.gca()
     return new_figure()[1][0]
+
+
+# -- themes -----------------------------------------------------------------------------------
+
+_THEME: ContextVar[style.Theme | None] = ContextVar("mctsviz_plot_theme", default=None)
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _current_theme() -> style.Theme:
+    return _THEME.get() or style.THEMES["print"]
+
+
+def _font(points: float) -> float:
+    """A font size in the theme being drawn with."""
+    return _current_theme().font(points)
+
+
+def _rc(t: style.Theme) -> dict[str, Any]:
+    """The matplotlib settings a theme changes, applied only while its plot is drawn."""
+    if t == style.THEMES["print"]:
+        return {}
+    rc: dict[str, Any] = {"font.size": t.font(10)}
+    if t.text != style.BLACK or t.transparent:
+        face = "none" if t.transparent else t.background
+        rc.update(
+            {
+                "text.color": t.text,
+                "axes.labelcolor": t.text,
+                "axes.edgecolor": t.muted,
+                "xtick.color": t.text,
+                "ytick.color": t.text,
+                "axes.facecolor": face,
+                "legend.facecolor": face,
+                "legend.edgecolor": t.muted,
+                "legend.labelcolor": t.text,
+            }
+        )
+    return rc
+
+
+def themed(function: _F) -> _F:
+    """Apply a plot function's keyword-only ``theme`` and ``font_scale`` options.
+
+    The theme (see :data:`mctsviz.render.style.THEMES`) holds while the function draws: a new
+    figure takes its background and canvas, text its colours and font sizes. Matplotlib's
+    settings change inside an ``rc_context`` only, never globally. A plot drawn from inside
+    another (panels) keeps the outer one's theme.
+    """
+
+    @functools.wraps(function)
+    def draw(*args: Any, **kwargs: Any) -> Any:
+        import matplotlib
+
+        # The wrapped function names theme and font_scale in its signature (for readers and
+        # type checkers); they take effect here.
+        theme = kwargs.pop("theme", None)
+        font_scale = kwargs.pop("font_scale", None)
+        outer = _THEME.get()
+        if theme is None and font_scale is None and outer is not None:
+            return function(*args, **kwargs)
+        t = style.theme_of(theme if theme is not None else outer, font_scale=font_scale)
+        token = _THEME.set(t)
+        try:
+            with matplotlib.rc_context(_rc(t)):  # type: ignore[arg-type]  # keys are checked by matplotlib at run time
+                return function(*args, **kwargs)
+        finally:
+            _THEME.reset(token)
+
+    return cast(_F, draw)
 
 
 def _remember(ax: Axes, header: Any, **position: Any) -> None:
@@ -60,6 +166,7 @@ def _float_array(values: Sequence[Any]) -> np.ndarray:
 # -- move heatmaps ----------------------------------------------------------------------------
 
 
+@themed
 def plot_heatmap(
     snapshot: TreeSnapshot,
     quantity: str = "visits",
@@ -70,6 +177,8 @@ def plot_heatmap(
     colorbar: bool = True,
     norm: Normalize | None = None,
     title: str | None = None,
+    theme: str | style.Theme | None = None,
+    font_scale: float | None = None,
 ) -> Axes:
     """``quantity`` of ``node``'s children as a heatmap on the board (the lecture's figure).
 
@@ -91,13 +200,14 @@ def plot_heatmap(
     grid = extract.move_grid(snapshot, quantity, node=node, game=game)
     norm = norm or _norm(quantity, [grid], snapshot.header)
     image = _draw_grid(ax, grid, norm)
-    ax.set_title(title if title is not None else f"{grid.title}\niteration {snapshot.iteration}", fontsize=style.FONT_SIZE)
+    ax.set_title(title if title is not None else f"{grid.title}\niteration {snapshot.iteration}", fontsize=_font(style.FONT_SIZE))
     if colorbar:
         ax.figure.colorbar(image, ax=ax, shrink=0.8)
     _remember(ax, snapshot.header, figure="heatmap", quantity=quantity, node=node, iteration=snapshot.iteration, phase=snapshot.phase)
     return ax
 
 
+@themed
 def plot_heatmaps(
     replay: Replay,
     iterations: Sequence[int] = (50, 200, 500, 1000, 5000),
@@ -106,6 +216,8 @@ def plot_heatmaps(
     node: int = 0,
     game: Game | None = None,
     axes: Sequence[Axes] | None = None,
+    theme: str | style.Theme | None = None,
+    font_scale: float | None = None,
 ) -> list[Axes]:
     """A row of move heatmaps at several iterations of one trace, on one colour scale.
 
@@ -129,7 +241,7 @@ def plot_heatmaps(
     image = None
     for ax, grid, k in zip(axes, grids, iterations):
         image = _draw_grid(ax, grid, norm)
-        ax.set_title(f"{k} iterations", fontsize=style.FONT_SIZE)
+        ax.set_title(f"{k} iterations", fontsize=_font(style.FONT_SIZE))
         _remember(ax, replay.header, figure="heatmaps", quantity=quantity, node=node, iteration=k)
     assert image is not None  # at least one iteration was drawn
     fig = axes[0].figure
@@ -163,11 +275,11 @@ def _draw_grid(ax: Axes, grid: extract.MoveGrid, norm: Normalize) -> Any:
             if value is None:
                 mark = grid.marks[r][c] if grid.marks else ""
                 if mark:
-                    ax.text(c, r, style.mpl_text(mark, 3), ha="center", va="center", fontsize=14, color=style.GREY)
+                    ax.text(c, r, style.mpl_text(mark, 3), ha="center", va="center", fontsize=_font(14), color=style.GREY)
                 continue
             text = f"{value:.0%}" if grid.quantity == "visits" else style.format_number(value, 2)
             color = "black" if math.isinf(value) else _text_color(cmap(norm(value)))
-            ax.text(c, r, text, ha="center", va="center", fontsize=9, color=color)
+            ax.text(c, r, text, ha="center", va="center", fontsize=_font(9), color=color)
     ax.set_yticks([])
     if grid.on_board and len(grid.values) > 1:
         ax.set_xticks([])  # a board: the cells' places name the moves
@@ -191,7 +303,18 @@ def _text_color(rgba: Sequence[float]) -> str:
 # -- the UCB1 exploration term ----------------------------------------------------------------
 
 
-def plot_ucb_contour(c: float = math.sqrt(2), max_n: int = 100, *, log: str = "ln-n", levels: int = 12, log_axes: bool = True, ax: Axes | None = None) -> Axes:
+@themed
+def plot_ucb_contour(
+    c: float = math.sqrt(2),
+    max_n: int = 100,
+    *,
+    log: str = "ln-n",
+    levels: int = 12,
+    log_axes: bool = True,
+    ax: Axes | None = None,
+    theme: str | style.Theme | None = None,
+    font_scale: float | None = None,
+) -> Axes:
     """The UCB1 exploration term C·sqrt(ln N / n) as filled contours over N and n (as in the lecture).
 
     The values are :func:`mctsviz.search.policies.ucb1`'s explore term (through
@@ -205,7 +328,7 @@ def plot_ucb_contour(c: float = math.sqrt(2), max_n: int = 100, *, log: str = "l
     values = np.ma.masked_invalid(np.array([_float_array(row) for row in grid.values]))
     contours = ax.contourf(big_n, small_n, values, levels=levels, cmap=style.SEQUENTIAL_CMAP)
     lines = ax.contour(big_n, small_n, values, levels=contours.levels, colors="white", linewidths=0.5)
-    ax.clabel(lines, fontsize=7, fmt=lambda v: style.format_number(v, 2))
+    ax.clabel(lines, fontsize=_font(7), fmt=lambda v: style.format_number(v, 2))
     if log_axes:
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -213,7 +336,7 @@ def plot_ucb_contour(c: float = math.sqrt(2), max_n: int = 100, *, log: str = "l
     ax.figure.colorbar(contours, ax=ax, label=f"C·√({log_text} / n)")
     ax.set_xlabel("parent visits N")
     ax.set_ylabel("child visits n")
-    ax.set_title(f"UCB1 exploration term, C = {style.format_number(c)}", fontsize=style.FONT_SIZE)
+    ax.set_title(f"UCB1 exploration term, C = {style.format_number(c)}", fontsize=_font(style.FONT_SIZE))
     _remember(ax, None, figure="ucb-contour", c=c, max_n=max_n, log=log)
     return ax
 
@@ -221,7 +344,10 @@ def plot_ucb_contour(c: float = math.sqrt(2), max_n: int = 100, *, log: str = "l
 # -- score bars -------------------------------------------------------------------------------
 
 
-def plot_puct_bars(snapshot: TreeSnapshot, node: int = 0, *, ax: Axes | None = None) -> Axes:
+@themed
+def plot_puct_bars(
+    snapshot: TreeSnapshot, node: int = 0, *, ax: Axes | None = None, theme: str | style.Theme | None = None, font_scale: float | None = None
+) -> Axes:
     """A node's children as stacked bars: exploit (Q) below, explore (U) on top, score above.
 
     The PUCT notebook's Q/U bar chart as a static figure, for PUCT or UCB1 traces (the terms are
@@ -241,10 +367,10 @@ def plot_puct_bars(snapshot: TreeSnapshot, node: int = 0, *, ax: Axes | None = N
     # so a negative exploit term stays visible under it.
     ax.bar(x, np.where(finite, exploit, 0.0), color=style.BLUE, label=exploit_name, width=0.6, zorder=2)
     ax.bar(x, np.where(finite, explore, 0.0), bottom=np.where(finite, exploit, 0.0), color=style.ORANGE, label=explore_name, width=0.36, zorder=3)
-    ax.axhline(0.0, color=style.GREY, linewidth=0.8)
+    ax.axhline(0.0, color=_current_theme().muted, linewidth=0.8)
     # The score is the top of the stack: a black tick marks it, so it reads whatever the signs.
     scores = np.array([r.score if math.isfinite(r.score) else np.nan for r in bars.rows])
-    ax.scatter(x[finite], scores[finite], marker="_", s=260, linewidths=2.0, color=style.BLACK, label="score", zorder=4)
+    ax.scatter(x[finite], scores[finite], marker="_", s=260, linewidths=2.0, color=_current_theme().text, label="score", zorder=4)
     low, high = _bar_limits(exploit[finite], scores[finite])
     pad = 0.04 * (high - low)
     for i, row in enumerate(bars.rows):
@@ -258,13 +384,13 @@ def plot_puct_bars(snapshot: TreeSnapshot, node: int = 0, *, ax: Axes | None = N
             (i, bottom - pad if below else max(y, 0.0) + pad),
             ha="center",
             va="top" if below else "bottom",
-            fontsize=9,
+            fontsize=_font(9),
             fontweight="bold" if star else "normal",
         )
     ax.set_ylim(low - 0.14 * (high - low), high + 0.14 * (high - low))
-    ax.set_xticks(x, [f"{style.mpl_text(r.action, 12)}\nN={r.visits}\nP={style.format_number(r.prior, 2)}" for r in bars.rows], fontsize=8)
+    ax.set_xticks(x, [f"{style.mpl_text(r.action, 12)}\nN={r.visits}\nP={style.format_number(r.prior, 2)}" for r in bars.rows], fontsize=_font(8))
     ax.set_ylabel(f"{bars.policy} = {exploit_name} + {explore_name}")
-    ax.set_title(f"{bars.policy} at node {node} (N = {bars.parent_visits}), iteration {snapshot.iteration}", fontsize=style.FONT_SIZE, pad=22)
+    ax.set_title(f"{bars.policy} at node {node} (N = {bars.parent_visits}), iteration {snapshot.iteration}", fontsize=_font(style.FONT_SIZE), pad=22)
     # Above the plot, under the title: a legend inside the axes would cover a bar or a star.
     handles, labels = ax.get_legend_handles_labels()
     order = [labels.index(name) for name in (exploit_name, explore_name, "score")]
@@ -274,7 +400,7 @@ def plot_puct_bars(snapshot: TreeSnapshot, node: int = 0, *, ax: Axes | None = N
         loc="lower center",
         bbox_to_anchor=(0.5, 1.0),
         ncols=3,
-        fontsize=8,
+        fontsize=_font(8),
         frameon=False,
         borderaxespad=0.2,
     )
@@ -297,6 +423,7 @@ def _bar_limits(exploit: np.ndarray, scores: np.ndarray) -> tuple[float, float]:
 LOG_X_FROM = 1000
 
 
+@themed
 def plot_evolution(
     replay: Replay,
     quantity: str = "visits",
@@ -305,6 +432,8 @@ def plot_evolution(
     ax: Axes | None = None,
     evolution: extract.Evolution | None = None,
     log_x: bool | None = None,
+    theme: str | style.Theme | None = None,
+    font_scale: float | None = None,
 ) -> Axes:
     """Visits, mean or score of each child of ``node`` against iteration.
 
@@ -321,32 +450,47 @@ def plot_evolution(
     x = np.array(ev.iterations)
     first = 1 if log else 0  # iteration 0 has no place on a log axis
     x = x[first:]
-    for i, child in enumerate(ev.children):
+    # A move keeps its colour, line style and marker in every plot of the position, whatever
+    # order the search created the children in; the legend lists the moves in their order.
+    styles = style.move_styles(child.action for child in ev.children)
+    order = {move: i for i, move in enumerate(styles)}
+    for child in sorted(ev.children, key=lambda c: order[c.action]):
         values = {"visits": child.visits, "mean": child.means, "score": child.scores}[quantity][first:]
-        # Past the palette's length, the colours come back dashed, then dotted.
-        linestyle = ("-", "--", ":")[(i // len(style.CYCLE)) % 3]
+        look = styles[child.action]
         ax.plot(
             x,
             _float_array(values),
-            color=style.CYCLE[i % len(style.CYCLE)],
-            linestyle=linestyle,
+            color=_current_theme().text if look.color == style.BLACK else look.color,  # black vanishes on dark
+            linestyle=look.linestyle,
+            marker=look.marker,
+            markevery=0.1,
+            markersize=_font(3.5),
             linewidth=1.2,
             label=style.mpl_text(child.action, 16),
         )
     for k in ev.changes:
-        ax.axvline(k, color=style.GREY, linestyle=":", linewidth=0.8)
+        ax.axvline(k, color=_current_theme().muted, linestyle=":", linewidth=0.8)
     names = {"visits": "visits N", "mean": "mean W/N", "score": f"{replay.header.options.policy_name} score"}
     ax.set_ylabel(names[quantity])
     ax.set_xlabel("iteration (log scale)" if log else "iteration")
     if log:
         ax.set_xscale("log")
-    ax.set_title(f"children of node {node}: {names[quantity]} (dotted: the leading move by {ev.rule} changed)", fontsize=style.FONT_SIZE)
-    ax.legend(title="move", fontsize=7, title_fontsize=8, ncols=2 if len(ev.children) > 5 else 1)
+    ax.set_title(f"children of node {node}: {names[quantity]} (dotted: the leading move by {ev.rule} changed)", fontsize=_font(style.FONT_SIZE))
+    ax.legend(title="move", fontsize=_font(7), title_fontsize=_font(8), ncols=2 if len(ev.children) > 5 else 1)
     _remember(ax, replay.header, figure="evolution", quantity=quantity, node=node, iterations=replay.iterations)
     return ax
 
 
-def plot_evolution_panels(replay: Replay, *, node: int = 0, axes: Sequence[Axes] | None = None, log_x: bool | None = None) -> list[Axes]:
+@themed
+def plot_evolution_panels(
+    replay: Replay,
+    *,
+    node: int = 0,
+    axes: Sequence[Axes] | None = None,
+    log_x: bool | None = None,
+    theme: str | style.Theme | None = None,
+    font_scale: float | None = None,
+) -> list[Axes]:
     """Visits, mean and score of ``node``'s children in three panels sharing the iteration axis (``log_x`` as in :func:`plot_evolution`)."""
     if axes is None:
         _, axes = new_figure(7.5, 8.0, rows=3, sharex=True)
@@ -359,13 +503,22 @@ def plot_evolution_panels(replay: Replay, *, node: int = 0, axes: Sequence[Axes]
         legend = ax.get_legend()
         if i and legend is not None:  # one legend (the first panel's) is enough
             legend.remove()
-            ax.set_title(ax.get_title().split(" (")[0], fontsize=style.FONT_SIZE)
+            ax.set_title(ax.get_title().split(" (")[0], fontsize=_font(style.FONT_SIZE))
         if i < 2:
             ax.set_xlabel("")
     return axes
 
 
-def plot_growth(replay: Replay, quantity: str = "nodes", *, ax: Axes | None = None, growth: extract.Growth | None = None) -> Axes:
+@themed
+def plot_growth(
+    replay: Replay,
+    quantity: str = "nodes",
+    *,
+    ax: Axes | None = None,
+    growth: extract.Growth | None = None,
+    theme: str | style.Theme | None = None,
+    font_scale: float | None = None,
+) -> Axes:
     """The tree's node count, depth or mean branching against iteration."""
     if quantity not in GROWTH_QUANTITIES:
         raise MctsvizError(f"unknown quantity {quantity!r}; choose one of: {', '.join(GROWTH_QUANTITIES)}")
@@ -378,12 +531,15 @@ def plot_growth(replay: Replay, quantity: str = "nodes", *, ax: Axes | None = No
     names = {"nodes": "nodes", "depth": "depth (deepest node)", "branching": "mean children per expanded node"}
     ax.set_ylabel(names[quantity])
     ax.set_xlabel("iteration")
-    ax.set_title(f"tree growth: {names[quantity]}", fontsize=style.FONT_SIZE)
+    ax.set_title(f"tree growth: {names[quantity]}", fontsize=_font(style.FONT_SIZE))
     _remember(ax, replay.header, figure="growth", quantity=quantity, iterations=replay.iterations)
     return ax
 
 
-def plot_growth_panels(replay: Replay, *, axes: Sequence[Axes] | None = None) -> list[Axes]:
+@themed
+def plot_growth_panels(
+    replay: Replay, *, axes: Sequence[Axes] | None = None, theme: str | style.Theme | None = None, font_scale: float | None = None
+) -> list[Axes]:
     """Nodes, depth and branching in three panels sharing the iteration axis."""
     if axes is None:
         _, axes = new_figure(6.4, 7.0, rows=3, sharex=True)
@@ -399,7 +555,8 @@ def plot_growth_panels(replay: Replay, *, axes: Sequence[Axes] | None = None) ->
 # -- matches and sweeps -----------------------------------------------------------------------
 
 
-def plot_match(results: Any, *, ax: Axes | None = None) -> Axes:
+@themed
+def plot_match(results: Any, *, ax: Axes | None = None, theme: str | style.Theme | None = None, font_scale: float | None = None) -> Axes:
     """Both players' running average score over the games of a match (the lecture's plot).
 
     ``results`` is a ``mctsviz.match.MatchResult`` or the data of a results file written by
@@ -417,21 +574,22 @@ def plot_match(results: Any, *, ax: Axes | None = None) -> Axes:
     for p in (0, 1):
         name = style.mpl_text(results.players[p], 48)
         ax.plot(games, np.array(results.running[p]), color=style.CYCLE[p], linewidth=1.4, label=f"{'ab'[p]}: {name}")
-    ax.axhline(0.5, color=style.GREY, linestyle="--", linewidth=0.8)
+    ax.axhline(0.5, color=_current_theme().muted, linestyle="--", linewidth=0.8)
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("game")
     ax.set_ylabel("running average score (win 1, draw ½, loss 0)")
     ax.set_title(
         f"{style.mpl_text(results.game, 24)}: a won {results.wins[0]}, b won {results.wins[1]}, "
         f"{results.draws} draw{'' if results.draws == 1 else 's'} in {results.games} game{'' if results.games == 1 else 's'}",
-        fontsize=style.FONT_SIZE,
+        fontsize=_font(style.FONT_SIZE),
     )
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=_font(8))
     _remember(ax, None, figure="match", game=results.game, players=" vs ".join(results.players), seed=results.seed, games=results.games)
     return ax
 
 
-def plot_sweep(sweep: Any, *, ax: Axes | None = None) -> Axes:
+@themed
+def plot_sweep(sweep: Any, *, ax: Axes | None = None, theme: str | style.Theme | None = None, font_scale: float | None = None) -> Axes:
     """A player's score against a swept option (C, the iteration budget), with 95% intervals.
 
     ``sweep`` is a :class:`mctsviz.sweep.SweepResult` or the data of a file written by
@@ -449,7 +607,7 @@ def plot_sweep(sweep: Any, *, ax: Axes | None = None) -> Axes:
     # Normal intervals can pass 0 or 1; a score cannot, so the bars stop there.
     yerr = np.array([np.minimum(half, ys), np.minimum(half, 1.0 - ys)])
     ax.errorbar(xs, ys, yerr=yerr, color=style.BLUE, marker="o", markersize=4, capsize=3, linewidth=1.4)
-    ax.axhline(0.5, color=style.GREY, linestyle="--", linewidth=0.8)
+    ax.axhline(0.5, color=_current_theme().muted, linestyle="--", linewidth=0.8)
     if sweep.parameter == "iterations" and len(xs) > 1 and xs.min() > 0 and xs.max() / xs.min() >= 20:
         ax.set_xscale("log")
     ax.set_ylim(-0.02, 1.02)
@@ -457,7 +615,7 @@ def plot_sweep(sweep: Any, *, ax: Axes | None = None) -> Axes:
     ax.set_ylabel("average score vs opponent (win 1, draw ½)")
     ax.set_title(
         f"{style.mpl_text(sweep.game, 24)}: {style.mpl_text(sweep.player, 40)} against {style.mpl_text(sweep.opponent, 40)}, {sweep.games} games per point",
-        fontsize=style.FONT_SIZE,
+        fontsize=_font(style.FONT_SIZE),
     )
     _remember(
         ax,
