@@ -187,7 +187,7 @@ def _iteration_arguments(p: argparse.ArgumentParser, default_phase: str = "backp
 
 
 #: Named slide aspects, in inches (a 16:9 and a 4:3 Beamer/PowerPoint slide).
-_ASPECTS = {"16:9": (13.333, 7.5), "4:3": (10.0, 7.5)}
+_ASPECTS = {"16:9": (13.334, 7.5), "4:3": (10.0, 7.5)}
 
 
 def _size(text: str) -> tuple[float, float]:
@@ -412,17 +412,18 @@ def _write_phases(args: argparse.Namespace, options: dict[str, Any]) -> int:
     from ..render.phases import beamer_overlay, render_phases
 
     fmt = format_for_path(args.output, graph=True)
+    output = Path(args.output)
+    snippet = beamer_overlay(output.name, list(args.phases)) if fmt == "pdf" else ""  # a bad name fails before any work
     replay = _load_replay(args.trace)
     iteration = replay.iterations if args.iteration is None else args.iteration
     if not 1 <= iteration <= replay.iterations:
         raise MctsvizError(f"iteration {iteration} is not in this trace: its iterations are 1-{replay.iterations}")
     graphs = render_phases(replay, iteration, phases=args.phases, **options)
-    output = Path(args.output)
     if fmt == "pdf":
         atomic_write(output, merge_pdf_pages([figure_bytes(g, "pdf") for g in graphs.values()]))
-        snippet = output.with_suffix(".tex")
-        atomic_write(snippet, beamer_overlay(output.name, list(graphs)))
-        print(f"wrote {output} ({len(graphs)} pages, one per phase) and {snippet} (\\only<1>..<{len(graphs)}>)", file=sys.stderr)
+        tex = output.with_suffix(".tex")
+        atomic_write(tex, snippet)
+        print(f"wrote {output} ({len(graphs)} pages, one per phase) and {tex} (\\only<1>..<{len(graphs)}>)", file=sys.stderr)
         return 0
     for phase, graph in graphs.items():
         path = output.with_name(f"{output.stem}-{phase}{output.suffix}")

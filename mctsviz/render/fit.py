@@ -124,7 +124,9 @@ def choose_fit(
     # The drawing may be shrunk by at most this factor: below it, the smallest label
     # (the theme's small font, in points) is under min_font_px pixels.
     smallest_points = t.font(style.SMALL_FONT_SIZE)
-    least_scale = min(1.0, (min_font_px * 72.0 / SCREEN_DPI) / smallest_points)
+    # Graphviz writes the scale it shrinks by with two decimals, cut, not rounded: a hundredth
+    # more keeps the smallest label at min_font_px.
+    least_scale = min(1.0, (min_font_px * 72.0 / SCREEN_DPI) / smallest_points + 0.01)
     room = (canvas[0] / least_scale, canvas[1] / least_scale)
 
     view_options = {k: tree_options[k] for k in _VIEW_OPTIONS if k in tree_options}
@@ -135,6 +137,13 @@ def choose_fit(
     if rankdir not in ("auto", *RANKDIRS):
         raise MctsvizError(f"unknown rankdir {rankdir!r}; choose one of: auto, {', '.join(RANKDIRS)}")
 
+    def leaving_out(shown: int) -> str:
+        total = len(snapshot)
+        return (
+            f"{shown:,} of {total:,} nodes shown, the most visited; {total - shown:,} left out "
+            f"to keep labels at {min_font_px:g} px or more on {canvas[0]:g} x {canvas[1]:g} in"
+        )
+
     def draw(max_nodes: int | None, direction: str, note: str | None = None) -> graphviz.Digraph:
         options = dict(tree_options, max_nodes=max_nodes)
         return render_tree(snapshot, theme=t, size=None, note=note, rankdir=direction, **options)
@@ -144,7 +153,9 @@ def choose_fit(
     def overflow(max_nodes: int, direction: str) -> float:
         """How many times too large the drawing is for the room (at most 1: it fits)."""
         if (max_nodes, direction) not in sizes:
-            sizes[max_nodes, direction] = _measure(draw(max_nodes, direction))
+            # Measured with the note a reduced tree carries (as long as it can be), so that
+            # adding it cannot push the drawing over the room.
+            sizes[max_nodes, direction] = _measure(draw(max_nodes, direction, None if max_nodes >= wanted else leaving_out(len(snapshot))))
         width, height = sizes[max_nodes, direction]
         return max(width / room[0], height / room[1])
 
@@ -166,11 +177,7 @@ def choose_fit(
     shown = len(tree_view(snapshot, pin=pin, **dict(view_options, max_nodes=best)).nodes)
     note = None
     if shown < wanted:
-        total = len(snapshot)
-        note = (
-            f"{shown:,} of {total:,} nodes shown, the most visited; {total - shown:,} left out "
-            f"to keep labels at {min_font_px:g} px or more on {canvas[0]:g} x {canvas[1]:g} in"
-        )
+        note = leaving_out(shown)
     return TreeFit(best, direction, (float(canvas[0]), float(canvas[1])), note, not missed)
 
 

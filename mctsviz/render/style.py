@@ -98,8 +98,9 @@ class Theme:
     canvas: tuple[float, float] | None = None
 
     def font(self, points: float) -> float:
-        """A font size in points, scaled by the theme."""
-        return round(points * self.font_scale, 2)
+        """A font size in points, scaled by the theme, in whole points (Graphviz's HTML labels
+        drop the fraction of a point size, so every figure rounds alike)."""
+        return float(max(1, round(points * self.font_scale)))
 
     @property
     def transparent(self) -> bool:
@@ -111,7 +112,8 @@ class Theme:
 
 
 #: A 16:9 slide in inches: 1280 x 720 pixels at 96 dots per inch (and a 4:3 one, 960 x 720).
-SLIDE_16_9 = (13.333, 7.5)
+#: A hair over 40/3 inches wide, so that pixel counts round to 1280 (2000 at 150 dpi), not 1279.
+SLIDE_16_9 = (13.334, 7.5)
 SLIDE_4_3 = (10.0, 7.5)
 #: Slides are read from the back of a room: their fonts are a third larger than print's.
 SLIDE_FONT_SCALE = 1.35
@@ -173,7 +175,9 @@ def move_styles(moves: Iterable[str]) -> dict[str, MoveStyle]:
     styles = {}
     for i, move in enumerate(ordered):
         color = CYCLE[i % len(CYCLE)]
-        linestyle = _LINESTYLES[(i // 2) % len(_LINESTYLES)] if i < len(CYCLE) else _LINESTYLES[1 + (i // len(CYCLE)) % 3]
+        # Each return to a colour moves its line style on by one: colour and style together
+        # tell 32 moves apart.
+        linestyle = _LINESTYLES[((i % len(CYCLE)) // 2 + i // len(CYCLE)) % len(_LINESTYLES)]
         styles[move] = MoveStyle(color, linestyle, _MARKERS[i % len(_MARKERS)])
     return styles
 
