@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import re
 import shutil
-import warnings
 from pathlib import Path
 
 import pytest
