@@ -9,6 +9,9 @@ random rollouts), written to a JSON Lines file and read back. Rows:
 * ``DOT text``: ``render_tree(max_nodes=200)`` without layout (what the golden tests check);
 * ``mctsviz SVG``: ``render_tree(max_nodes=200)`` through ``dot -Tsvg`` (the budgeted figure);
 * ``mctsviz SVG + boards``: the same with a board drawn inside every node;
+* ``slide: fit + SVG``: the slide preset, a tree fitted to a 16:9 canvas (``fit_tree``,
+  ``theme="slide"``) to SVG; its size and smallest label at 1280 x 720 are printed after the
+  table (targets: under 1 s, under 200 KB, no label under 10 px);
 * ``peer: plain labels``: the same 200 nodes drawn as the lecture's notebook draws a tree (a plain
   ``graphviz.Digraph`` with "player / N / V" text labels), through ``dot -Tsvg``: the cost of
   Graphviz itself, which mctsviz's richer labels are compared with.
@@ -25,6 +28,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import tempfile
 import time
@@ -35,12 +39,15 @@ from typing import Any
 import graphviz
 
 from mctsviz import games
-from mctsviz.render import extract, figure_bytes, render_tree
+from mctsviz.render import extract, figure_bytes, fit_tree, render_tree
 from mctsviz.replay import Replay
 from mctsviz.search import search
 from mctsviz.trace.io import TraceWriter, read_trace
 
 BUDGET_SECONDS = 2.0
+#: The slide preset's targets: a fitted 16:9 tree of the same trace.
+SLIDE_SECONDS = 1.0
+SLIDE_BYTES = 200_000
 
 
 def plain_peer(snapshot: Any, nodes: int) -> bytes:
@@ -81,6 +88,7 @@ def main() -> None:
             "mctsviz SVG": lambda: figure_bytes(render_tree(snapshot, max_nodes=args.nodes), "svg"),
             "mctsviz SVG + boards": lambda: figure_bytes(render_tree(snapshot, max_nodes=args.nodes, boards=True), "svg"),
             "peer: plain labels": lambda: plain_peer(snapshot, args.nodes),
+            "slide: fit + SVG": lambda: figure_bytes(fit_tree(snapshot, theme="slide", highlight=False), "svg"),
         }
         times: dict[str, list[float]] = {name: [] for name in rows}
         for _ in range(args.repeats):
@@ -101,6 +109,23 @@ def main() -> None:
     budgeted = medians["mctsviz SVG"]
     verdict = "within" if budgeted <= BUDGET_SECONDS else "OVER"
     print(f"budget: mctsviz SVG {budgeted:.3f} s, {verdict} the {BUDGET_SECONDS:g} s budget ({budgeted / BUDGET_SECONDS:.0%} of it)")
+    report_slide(snapshot, medians["slide: fit + SVG"])
+
+
+def report_slide(snapshot: Any, seconds: float) -> None:
+    """The slide preset's figures against its targets: time, size, and the smallest label at 1280x720."""
+    graph = fit_tree(snapshot, theme="slide", highlight=False)
+    svg = figure_bytes(graph, "svg").decode()
+    width, height = (float(v) for v in re.search(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"', svg).groups())
+    found = re.search(r'<g id="graph0" class="graph" transform="scale\(([\d.]+) ', svg)
+    scale = float(found.group(1)) if found else 1.0
+    smallest = min(float(v) for v in re.findall(r'font-size="([\d.]+)"', svg)) * scale * 96 / 72
+    shown = len(re.findall(r"^\tn\d+ \[", graph.source, re.M))
+    print(
+        f"slide preset (16:9, fitted, {shown} of {len(snapshot)} nodes): {seconds:.3f} s (target < {SLIDE_SECONDS:g} s), "
+        f"{len(svg) / 1000:.0f} KB SVG (target < {SLIDE_BYTES / 1000:.0f} KB), {width * 96 / 72:.0f} x {height * 96 / 72:.0f} px "
+        f"at 96 dpi, smallest label {smallest:.1f} px (target >= 10)"
+    )
 
 
 if __name__ == "__main__":

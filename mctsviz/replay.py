@@ -201,7 +201,18 @@ class TreeSnapshot:
     with the header's options through ``mctsviz.search.policies`` (the formulas the search used).
     """
 
-    __slots__ = ("header", "iteration", "phase", "events", "_structure", "_count", "_visits", "_value", "_steps")
+    __slots__ = (
+        "header",
+        "iteration",
+        "phase",
+        "events",
+        "_structure",
+        "_count",
+        "_visits",
+        "_value",
+        "_steps",
+        "__weakref__",
+    )  # weak refs: renderers cache per snapshot
 
     def __init__(
         self,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 import urllib.parse
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -566,8 +567,7 @@ def tree_view(
         expandable = None
         allowed = None
     if max_nodes is not None and max_nodes < len(snapshot):
-        ranked = sorted(range(len(snapshot)), key=lambda i: (-visits(i), i))
-        keep = set(ranked[:max_nodes]) | pinned
+        keep = set(_ranked(snapshot)[:max_nodes]) | pinned
         allowed = keep if allowed is None else allowed & keep
 
     order: list[int] = []
@@ -601,6 +601,19 @@ def tree_view(
                 next_level.append((k, level + 1))
         stack.extend(reversed(next_level))
     return TreeView(tuple(order), tuple(edges), tuple(folds), below, frozenset(pinned))
+
+
+#: Each snapshot's nodes by visits, most first (ties: older first), kept while the snapshot
+#: lives: fitting a tree to a canvas asks for several node budgets of one snapshot.
+_RANKINGS: weakref.WeakKeyDictionary[TreeSnapshot, list[int]] = weakref.WeakKeyDictionary()
+
+
+def _ranked(snapshot: TreeSnapshot) -> list[int]:
+    ranked = _RANKINGS.get(snapshot)
+    if ranked is None:
+        visits = snapshot.visits
+        ranked = _RANKINGS[snapshot] = sorted(range(len(snapshot)), key=lambda i: (-visits(i), i))
+    return ranked
 
 
 def _ancestors(snapshot: TreeSnapshot, node: int) -> list[int]:

@@ -14,6 +14,7 @@ small trees in all.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -131,7 +132,9 @@ def choose_fit(
 
     view_options = {k: tree_options[k] for k in _VIEW_OPTIONS if k in tree_options}
     pin = tree_options.get("highlight", True)
-    wanted = len(tree_view(snapshot, pin=pin, **view_options).nodes)
+    # Unfiltered, every node is drawn (the tree is connected): no need to walk it to count.
+    filtered = any(view_options.get(k) not in (None, 0, "all") for k in _VIEW_OPTIONS)
+    wanted = len(tree_view(snapshot, pin=pin, **view_options).nodes) if filtered else len(snapshot)
 
     rankdir = tree_options.pop("rankdir", "auto")
     if rankdir not in ("auto", *RANKDIRS):
@@ -166,7 +169,7 @@ def choose_fit(
     candidates = ("TB", "LR") if rankdir == "auto" else (rankdir,)
 
     def choice(candidate: str) -> tuple[bool, float, int, str, int]:
-        count = _largest_fitting(lambda n: overflow(n, candidate) <= 1.0, limit)
+        count = _largest_fitting(lambda n: overflow(n, candidate), limit)
         shown = len(tree_view(snapshot, pin=pin, **dict(view_options, max_nodes=count)).nodes)
         fitted = overflow(count, candidate) <= 1.0
         return (not fitted, -shown if fitted else overflow(count, candidate), candidates.index(candidate), candidate, count)
@@ -185,27 +188,28 @@ def choose_fit(
 _FIRST_TRY = 16
 
 
-def _largest_fitting(fits: Any, limit: int) -> int:
-    """The largest node count up to ``limit`` whose tree fits (1 if none does).
+def _largest_fitting(overflow: Callable[[int], float], limit: int) -> int:
+    """The largest node count up to ``limit`` whose tree fits (``overflow`` at most 1; 1 if none does).
 
-    Doubling from ``_FIRST_TRY``, then bisecting between the last count that fit and the first
-    that did not: about 2·log2(n) layouts of trees of at most twice the answer's size, so a
-    5,000-node tree is never laid out whole.
+    From ``_FIRST_TRY`` the count grows in proportion to the room left (a drawing's extent
+    grows about linearly with its nodes), at most doubling, then is bisected between the last
+    count that fit and the first that did not: a handful of layouts of trees of at most twice
+    the answer's size, so a 5,000-node tree is never laid out whole.
     """
-    low, high = 0, None  # low fits (0: nothing tried yet); high does not
+    low, high = 0, limit + 1  # low fits (0: nothing tried yet); high does not
     count = min(_FIRST_TRY, limit)
     while True:
-        if fits(count):
-            low = count
-            if count >= limit:
-                return count
-            count = min(limit, count * 2)
-        else:
+        ratio = overflow(count)
+        if ratio > 1.0:
             high = count
             break
+        low = count
+        if count >= limit:
+            return count
+        count = min(limit, max(count + 1, min(2 * count, int(count / max(ratio, 0.01)))))
     while high - low > 1:
         middle = (low + high) // 2
-        if fits(middle):
+        if overflow(middle) <= 1.0:
             low = middle
         else:
             high = middle
