@@ -261,3 +261,29 @@ def test_the_overlay_snippet_builds_a_beamer_frame_of_four_slides(tmp_path, caps
     )
     assert done.returncode == 0, done.stdout[-2000:]
     assert len(PdfReader(tmp_path / "deck.pdf").pages) == 4  # one frame, four overlays
+
+
+@needs_dot
+def test_the_gallery_draws_every_figure_kind_on_a_16_9_canvas():
+    from mctsviz.demo import _slide_figures
+    from mctsviz.match import play_match
+    from mctsviz.sweep import sweep
+
+    ttt = recorded_replay(TTT, iterations=40, seed=3)
+    from mctsviz.demo import demo_walkthroughs, record_walkthrough
+    from mctsviz.replay import Replay
+
+    puct = Replay(record_walkthrough(next(w for w in demo_walkthroughs() if w.name == "puct-example")))
+    match = play_match("tictactoe", "mcts:iterations=5", "random", games=2, seed=0)
+    swept = sweep("tictactoe", "c", (0.5, 2.0), player="mcts:iterations=5", opponent="random", games=2, seed=0)
+    figures = _slide_figures(ttt, ttt, puct, match, swept)
+    names = [name for name, *_ in figures]
+    assert names == ["tree", "phase-expand", "heatmaps", "ucb-contour", "puct", "evolution", "growth", "match", "sweep"]
+    for name, _, command, svg in figures:
+        text = svg.decode()
+        width, height = (float(v) for v in re.search(r'<svg[^>]* width="([\d.]+)pt" height="([\d.]+)pt"', text).groups())
+        if name in ("tree", "phase-expand"):  # a tree is fitted inside the canvas
+            assert width <= 960.5 and height <= 540.5, name
+        else:  # a plot fills it exactly
+            assert (round(width), round(height)) == (960, 540), name
+        assert command.startswith("mctsviz render ") and "--theme slide" in command
