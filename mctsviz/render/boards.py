@@ -4,6 +4,11 @@ A trace holds state keys, not states: the game is loaded by the header's name
 (:func:`mctsviz.render.extract.load_trace_game`) and each key read back with ``parse_state``;
 ``board(state)`` gives the rows of marks. The cells that differ from the parent's board (the
 move just played) are tinted. Marks are escaped: a user's game may put any text there.
+
+The two players' marks are drawn as symbols, the same in every figure and page: player 0's
+("X", or "1" in the Simple Pair Game) as a blue ✕, player 1's ("O", "2") as a vermillion ○.
+A letter O or a digit next to a caption naming a cell ("P2 plays cell 0") reads like a cell
+number; the symbols do not, and their shapes tell the players apart without colour.
 """
 
 from __future__ import annotations
@@ -20,8 +25,11 @@ from . import style
 
 Marks = tuple[tuple[str, ...], ...]
 
-#: Colour of a mark by its text; other marks are grey.
+#: The player whose mark a board cell holds, by the mark's text (the built-in games' marks).
 _MARK_PLAYER = {"X": 0, "O": 1, "1": 0, "2": 1}
+#: The symbol drawn for each player's mark: a cross and a ring, distinct from every letter and
+#: digit, and told apart by shape in greyscale (DejaVu Sans has both, as have the usual web fonts).
+PLAYER_SYMBOLS = ("✕", "○")
 _MOVE_TINT = style.mix_colors(style.WHITE, style.YELLOW, 0.55)
 
 
@@ -30,14 +38,59 @@ def supports_boards(game: Game) -> TypeGuard[BoardGame]:
     return callable(getattr(game, "parse_state", None)) and callable(getattr(game, "board", None))
 
 
+def mark_player(mark: str) -> int | None:
+    """The player (0 or 1) whose mark ``mark`` is, or None for another text."""
+    return _MARK_PLAYER.get(mark)
+
+
+def mark_symbol(mark: str) -> str:
+    """The symbol drawn for ``mark``: ✕ or ○ for a player's mark, any other text as it is (unescaped)."""
+    player = _MARK_PLAYER.get(mark)
+    return mark if player is None else PLAYER_SYMBOLS[player]
+
+
+def mark_color(mark: str) -> str:
+    """The colour of ``mark``: its player's (``style.PLAYER_COLORS``), grey for another text."""
+    player = _MARK_PLAYER.get(mark)
+    return style.GREY if player is None else style.PLAYER_COLORS[player]
+
+
+def move_noun(game: Game, rows: Sequence[Sequence[Any]]) -> str:
+    """What a move of ``game`` names on a board of ``rows``: "column" when the game places its moves
+    in one row over a board of several (Connect Four), else "cell"."""
+    grid = getattr(game, "action_grid", None)
+    return "column" if grid is not None and grid[0] == 1 and len(rows) > 1 else "cell"
+
+
+def move_cell(game: BoardGame, state: Any, action: Any, marks: Marks | None = None) -> tuple[int, int] | None:
+    """The cell of ``state``'s board where ``action`` puts its mark, or None if it has no one cell.
+
+    A game whose ``action_grid`` is its board's shape says it with ``action_cell``; otherwise
+    (Connect Four: a move names a column) the cell is the one the move fills, found by playing
+    it: the only cell empty before and marked after. ``marks`` is ``state``'s board, if known.
+    """
+    before = marks if marks is not None else _rows_of(game.board(state))
+    shape = (len(before), max((len(r) for r in before), default=0))
+    cell_of = getattr(game, "action_cell", None)
+    if cell_of is not None and tuple(getattr(game, "action_grid", ()) or ()) == shape:
+        r, c = cell_of(action)
+        return (r, c) if 0 <= r < shape[0] and 0 <= c < len(before[r]) else None
+    after = _rows_of(game.board(game.next_state(state, action)))
+    filled = [(r, c) for r, row in enumerate(after) for c, mark in enumerate(row) if mark and (r >= len(before) or c >= len(before[r]) or not before[r][c])]
+    return filled[0] if len(filled) == 1 else None
+
+
+def _rows_of(rows: Sequence[Sequence[Any]]) -> Marks:
+    return tuple(tuple("" if m is None else str(m) for m in row) for row in rows)
+
+
 def board_marks(game: BoardGame, key: str) -> Marks:
     """The marks of the state ``key`` as rows of text.
 
     Raises:
         MctsvizError: the key does not read back into a state of ``game``.
     """
-    rows = game.board(games.parse_state(game, key))
-    return tuple(tuple("" if m is None else str(m) for m in row) for row in rows)
+    return _rows_of(game.board(games.parse_state(game, key)))
 
 
 def node_boards(snapshot: TreeSnapshot, nodes: Iterable[int], game: BoardGame) -> dict[int, tuple[Marks, frozenset[tuple[int, int]]]]:
@@ -79,8 +132,7 @@ def board_table(marks: Marks, changed: Sequence[tuple[int, int]] | frozenset[tup
             bg = _MOVE_TINT if (r, c) in changed else style.WHITE
             text = ""
             if mark:
-                color = style.PLAYER_COLORS[_MARK_PLAYER[mark]] if mark in _MARK_PLAYER else style.GREY
-                text = f'<FONT POINT-SIZE="{font}" COLOR="{color}"><B>{style.html_text(mark, 3)}</B></FONT>'
+                text = f'<FONT POINT-SIZE="{font}" COLOR="{mark_color(mark)}"><B>{style.html_text(mark_symbol(mark), 3)}</B></FONT>'
             tds.append(f'<TD WIDTH="{size}" HEIGHT="{size}" FIXEDSIZE="TRUE" BGCOLOR="{bg}">{text}</TD>')
         cells.append("<TR>" + "".join(tds) + "</TR>")
     # A fixed size keeps the board's cells together when the node's text is wider than it.
@@ -115,18 +167,35 @@ def trace_board_game(header: Header) -> BoardGame | None:
     return game if supports_boards(game) else None
 
 
-def rollout_boards(game: BoardGame, start_key: str, labels: Sequence[str]) -> tuple[list[dict[str, Any]], bool]:
-    """The boards of a rollout, move by move: ([{"mover", "move", "rows"}...], complete).
+def board_cells(rows: Sequence[Sequence[Any]]) -> list[list[dict[str, Any]]]:
+    """Rows of cells for a page: ``{"symbol", "player"}`` (player None for an empty cell or
+    another mark; ``symbol`` is "" for an empty cell, unescaped text otherwise)."""
+    out = []
+    for row in rows:
+        cells = []
+        for mark in row:
+            text = "" if mark is None else str(mark)
+            cells.append({"symbol": mark_symbol(text), "player": mark_player(text)})
+        out.append(cells)
+    return out
 
-    The first board is the start (mover and move None); movers are player indices. ``complete``
-    is False when a label does not match a legal move (a trace from another version of the
-    game): the boards stop there.
+
+def rollout_boards(game: BoardGame, start_key: str, labels: Sequence[str]) -> tuple[list[dict[str, Any]], bool]:
+    """The boards of a rollout, move by move: ([{"mover", "move", "place", "rows", "cells"}...], complete).
+
+    The first board is the start (mover, move and place None); movers are player indices,
+    moves the game's action labels and ``place`` what the move names ("cell 4", "column 3",
+    see :func:`move_noun`). ``rows`` holds the game's marks, ``cells`` the symbols to draw
+    (:func:`board_cells`). ``complete`` is False when a label does not match a legal move (a
+    trace from another version of the game): the boards stop there.
     """
     try:
         state = game.parse_state(start_key)
     except Exception:  # a key this game cannot read: no boards rather than a failed page
         return [], False
-    boards: list[dict[str, Any]] = [{"mover": None, "move": None, "rows": game.board(state)}]
+    rows = game.board(state)
+    noun = move_noun(game, rows)
+    boards: list[dict[str, Any]] = [{"mover": None, "move": None, "place": None, "rows": rows, "cells": board_cells(rows)}]
     for label in labels:
         if game.is_terminal(state):
             return boards, False
@@ -135,5 +204,6 @@ def rollout_boards(game: BoardGame, start_key: str, labels: Sequence[str]) -> tu
             return boards, False
         mover = game.current_player(state)
         state = game.next_state(state, moves[label])
-        boards.append({"mover": mover, "move": label, "rows": game.board(state)})
+        rows = game.board(state)
+        boards.append({"mover": mover, "move": label, "place": f"{noun} {label}", "rows": rows, "cells": board_cells(rows)})
     return boards, True

@@ -24,6 +24,7 @@ from ..errors import MctsvizError
 from ..replay import Replay, TreeSnapshot
 from ..types import Game
 from . import extract, style
+from .boards import mark_color, mark_symbol
 from .output import PROVENANCE_ATTR
 
 _VALUE_CMAP = LinearSegmentedColormap.from_list("mctsviz-value", [style.VALUE_LOW, style.VALUE_MID, style.VALUE_HIGH])
@@ -162,8 +163,8 @@ def _draw_grid(ax: Axes, grid: extract.MoveGrid, norm: Normalize) -> Any:
         for c, value in enumerate(row):
             if value is None:
                 mark = grid.marks[r][c] if grid.marks else ""
-                if mark:
-                    ax.text(c, r, style.mpl_text(mark, 3), ha="center", va="center", fontsize=14, color=style.GREY)
+                if mark:  # a player's mark as its symbol (✕, ○) in its colour, as on every board
+                    ax.text(c, r, style.mpl_text(mark_symbol(mark), 3), ha="center", va="center", fontsize=14, color=mark_color(mark))
                 continue
             text = f"{value:.0%}" if grid.quantity == "visits" else style.format_number(value, 2)
             color = "black" if math.isinf(value) else _text_color(cmap(norm(value)))
