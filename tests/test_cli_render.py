@@ -98,6 +98,8 @@ def test_boards_fall_back_with_a_note(capsys, traces, tmp_path):
         ("heatmap", "ttt", "--quantity", "mean"),
         ("heatmap", "ttt", "--iterations", "20,80,150", "--quantity", "score"),
         ("heatmap", "toy"),
+        ("board", "ttt", "--iteration", 100, "--pv", 3),
+        ("board", "puct", "--node", 1, "--pv", 0),
         ("puct", "puct", "--iteration", 50),
         ("puct", "ttt", "--iteration", 60, "--phase", "select"),
         ("evolution", "ttt"),
@@ -185,6 +187,8 @@ def test_errors_are_one_line_with_exit_code_2(capsys, traces, tmp_path):
     assert "expected a whole number" in _error(capsys, "render", "tree", traces["ttt"], "--top", 0, "-o", out)
     assert "invalid choice" in _error(capsys, "render", "tree", traces["ttt"], "--phase", "rollout", "-o", out)
     assert "required" in _error(capsys, "render", "growth", traces["ttt"])
+    assert "need a grid game" in _error(capsys, "render", "board", traces["toy"], "-o", out)
+    assert "expected a whole number" in _error(capsys, "render", "board", traces["ttt"], "--pv", -1, "-o", out)
     assert not out.exists()
 
 

@@ -221,12 +221,41 @@ def test_rollout_boards_move_by_move(figures):
     text = pages["t/iteration-3.md"]
     captions = re.findall(r"<figcaption>(.*?)</figcaption>", text)
     assert captions[0] == "start"
-    assert [c.split(" plays ")[1] for c in captions[1:]] == list(sim.actions)
-    # Each board is 3x3, and each move adds exactly one mark.
+    # A caption names the cell, so its number cannot be read as a player's mark.
+    assert [c.split(" plays cell ")[1] for c in captions[1:]] == list(sim.actions)
+    assert all(c.split(" plays ")[0] in ("P1", "P2") for c in captions[1:])
+    # Each board is 3x3, and each move adds exactly one mark, drawn as ✕ (P1) or ○ (P2).
     boards = re.findall(r'<table class="mv-board__grid">(.*?)</table>', text)
-    marks = [len(re.findall(r"<td>[XO]</td>", b)) for b in boards]
+    marks = [re.findall(r'<td class="mv-mark mv-mark--p([01])">(.)</td>', b) for b in boards]
     assert len(boards) == len(sim.actions) + 1
-    assert marks == list(range(marks[0], marks[0] + len(boards)))
+    assert [len(m) for m in marks] == list(range(len(marks[0]), len(marks[0]) + len(boards)))
+    assert all(symbol == "✕○"[int(player)] for board in marks for player, symbol in board)
+    assert all(len(re.findall(r"<td[^>]*>", b)) == 9 for b in boards)
+    assert not re.search(r"<td[^>]*>[XO]</td>", text)
+
+
+def test_connect4_rollout_captions_name_columns(figures):
+    rp = recorded_replay("connect4", iterations=2, seed=2)
+    text = build_pages(rp, name="c", figures=figures)["c/iteration-2.md"]
+    captions = re.findall(r"<figcaption>(.*?)</figcaption>", text)
+    assert captions[0] == "start" and len(captions) > 1
+    assert [c.split(" plays column ")[1] for c in captions[1:]] == list(rp.events(2).simulate.actions)
+
+
+def test_the_overview_shows_the_start_position_of_a_grid_game(figures):
+    game = games.load("tictactoe")
+    start = game.parse_state("X...O....")
+    rp = recorded_replay(game, start, iterations=3, seed=1)
+    text = build_pages(rp, name="t", figures=figures)["t/index.md"]
+    board = re.search(r'<figure class="mv-board"><table class="mv-board__grid">(.*?)</table><figcaption>start position</figcaption>', text)
+    assert board is not None
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", board.group(1))
+    assert cells == ["✕", "·", "·", "·", "○", "·", "·", "·", "·"]
+    assert text.index("start position") < text.index("| setting | value |")  # under "The search"
+
+
+def test_the_overview_of_a_game_without_a_board_has_no_start_position(toy_pages, evil_pages):
+    assert "mv-board" not in toy_pages["toy/index.md"] and "mv-board" not in evil_pages["evil/index.md"]
 
 
 # -- formulas in their variants --------------------------------------------------------------

@@ -70,6 +70,15 @@ def test_heatmap_masks_missing_and_infinite_cells(ttt):
     assert "UCB1 score" in ax.get_title()
 
 
+def test_heatmap_draws_occupied_cells_with_the_players_symbols():
+    rp = recorded_replay(TTT, TTT.parse_state("X...O...."), iterations=30, seed=1)
+    ax = plot_heatmap(rp.final(), "visits", game=TTT, ax=_ax())
+    texts = {(round(t.get_position()[0]), round(t.get_position()[1])): t for t in ax.texts}
+    assert (texts[(0, 0)].get_text(), texts[(0, 0)].get_color()) == ("✕", "#0072B2")
+    assert (texts[(1, 1)].get_text(), texts[(1, 1)].get_color()) == ("○", "#D55E00")
+    assert not any(t.get_text() in ("X", "O") for t in ax.texts)
+
+
 def test_heatmap_without_game_is_a_row_of_moves():
     rp = recorded_replay(games.load("nim"), iterations=50, seed=1)
     ax = plot_heatmap(rp.final(), "mean", ax=_ax())

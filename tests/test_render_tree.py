@@ -190,7 +190,11 @@ def test_boards_inside_nodes(ttt):
     source = render_tree(snap, depth=1, boards=True).source
     line = _node_line(source, "n1")  # X in cell 0
     assert line.count("<TD WIDTH=") == 9
-    assert "<B>X</B>" in line
+    # X's mark is a blue cross, never the letter (which reads like the digit 0 beside cell numbers).
+    assert '<FONT POINT-SIZE="11" COLOR="#0072B2"><B>✕</B></FONT>' in line
+    assert "<B>X</B>" not in source and "<B>O</B>" not in source
+    deeper = render_tree(snap, depth=2, boards=True).source
+    assert '<FONT POINT-SIZE="11" COLOR="#D55E00"><B>○</B></FONT>' in deeper
     assert source.count('FIXEDSIZE="TRUE" WIDTH=') == len(re.findall(r"^\s*n\d+ \[", source, re.M))
 
 

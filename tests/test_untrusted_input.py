@@ -188,7 +188,7 @@ def test_a_folder_as_output_is_refused(tmp_path, capsys):
     assert results.is_dir() and not any(results.iterdir())
 
 
-@pytest.mark.parametrize("figure", [["tree"], ["heatmap"], ["evolution"]])
+@pytest.mark.parametrize("figure", [["tree"], ["heatmap"], ["board"], ["evolution"]])
 def test_the_input_trace_is_never_the_output(tmp_path, capsys, figure):
     trace, _ = trace_file(tmp_path, "t.jsonl")
     disguised = tmp_path / "run.svg"  # a trace whose name has a figure's suffix
@@ -212,7 +212,7 @@ def test_bad_heatmap_iterations_are_refused(tmp_path, capsys, spec):
     assert not (tmp_path / "h.png").exists()
 
 
-@pytest.mark.parametrize("figure", ["evolution", "heatmap", "puct"])
+@pytest.mark.parametrize("figure", ["evolution", "heatmap", "board", "puct"])
 def test_a_node_that_does_not_exist_is_refused(tmp_path, capsys, figure):
     trace, _ = trace_file(tmp_path, "t.jsonl")
     nodes = len(__import__("mctsviz.replay", fromlist=["replay"]).replay(trace).snapshot(40))

@@ -26,7 +26,7 @@ from ..sweep import PARAMETERS
 def register(subparsers: argparse._SubParsersAction) -> None:
     render = subparsers.add_parser(
         "render",
-        help="draw a figure from a trace or from results (tree, heatmap, ucb-contour, puct, ...)",
+        help="draw a figure from a trace or from results (tree, heatmap, board, ucb-contour, puct, ...)",
         description="Draw a figure from a trace, a match or a sweep. The format follows the output's suffix: "
         ".svg, .pdf, .png (and .dot for trees). The same input and options give the same bytes.",
     )
@@ -76,6 +76,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _look_arguments(p)
     _output_argument(p)
     p.set_defaults(handler=_render_heatmap)
+
+    p = figures.add_parser("board", help="a node's board with each move's visits and mean and the most-visited line (grid games)")
+    _trace_argument(p)
+    _iteration_arguments(p)
+    p.add_argument("--node", type=_natural(0), default=0, metavar="ID", help="whose position (default the root, 0)")
+    p.add_argument("--pv", type=_natural(0), default=8, metavar="N", help="number the first N moves of the most-visited line (default 8; 0: none)")
+    _look_arguments(p)
+    _output_argument(p)
+    p.set_defaults(handler=_render_board)
 
     p = figures.add_parser("ucb-contour", help="UCB1's exploration term C·sqrt(ln N / n) over N and n")
     p.add_argument("--c", type=_finite_float, default=math.sqrt(2), metavar="C", help="the exploration constant (default sqrt 2)")
@@ -252,7 +261,7 @@ def _output_argument(p: argparse.ArgumentParser, *, graph: bool = False) -> None
 
 def _missing_figure(parser: argparse.ArgumentParser) -> int:
     parser.print_usage(sys.stderr)
-    print("mctsviz render: error: choose a figure: tree, heatmap, ucb-contour, puct, evolution, growth, match, sweep", file=sys.stderr)
+    print("mctsviz render: error: choose a figure: tree, heatmap, board, ucb-contour, puct, evolution, growth, match, sweep", file=sys.stderr)
     return 2
 
 
@@ -445,6 +454,21 @@ def _render_heatmap(args: argparse.Namespace) -> int:
     else:
         figure = plot_heatmaps(replay, args.iterations, args.quantity, node=args.node, game=game, **_look(args))
     return _write(figure, args.output, args=args)
+
+
+def _render_board(args: argparse.Namespace) -> int:
+    _check_output(args.output, getattr(args, "trace", None))
+    from ..render import board_figure_size, board_overlay, new_figure, plot_board_overlay
+    from ..render.extract import load_trace_game
+
+    replay = _load_replay(args.trace)
+    _check_node(replay, args.node)
+    snapshot = _snapshot(replay, args.iteration, args.phase)
+    game = load_trace_game(replay.header)
+    # Extracted first: a game without a board fails here, and the figure fits the board.
+    overlay = board_overlay(snapshot, args.node, game=game, pv_length=args.pv)
+    ax = new_figure(*board_figure_size(overlay.shape), theme=args.theme)[1][0]
+    return _write(plot_board_overlay(snapshot, args.node, game=game, ax=ax, pv_length=args.pv, **_look(args)), args.output, args=args)
 
 
 def _render_ucb_contour(args: argparse.Namespace) -> int:

@@ -18,6 +18,9 @@ from typing import Any
 _EXPORTS = {
     "BoardsUnavailable": "tree",
     "LargeTree": "tree",
+    "BoardOverlay": "extract",
+    "board_overlay": "extract",
+    "board_figure_size": "plots",
     "FORMATS": "output",
     "figure_bytes": "output",
     "fit_tree": "fit",
@@ -25,6 +28,7 @@ _EXPORTS = {
     "Theme": "style",
     "format_for_path": "output",
     "new_figure": "plots",
+    "plot_board_overlay": "plots",
     "plot_evolution": "plots",
     "plot_evolution_panels": "plots",
     "plot_growth": "plots",

@@ -4,12 +4,13 @@ A trace holds state keys, not states: the game is loaded by the header's name
 (:func:`mctsviz.render.extract.load_trace_game`) and each key read back with ``parse_state``;
 ``board(state)`` gives the rows of marks. The cells that differ from the parent's board (the
 move just played) are tinted. Marks are escaped: a user's game may put any text there.
+Players' marks are drawn as their symbols (✕, ○; see :mod:`mctsviz.render.grid`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, TypeGuard
+from typing import Any
 
 from .. import games
 from ..errors import MctsvizError
@@ -17,27 +18,9 @@ from ..replay import TreeSnapshot
 from ..trace.events import Header
 from ..types import BoardGame, Game
 from . import style
+from .grid import Marks, board_marks, mark_color, mark_player, mark_symbol, move_noun, supports_boards
 
-Marks = tuple[tuple[str, ...], ...]
-
-#: Colour of a mark by its text; other marks are grey.
-_MARK_PLAYER = {"X": 0, "O": 1, "1": 0, "2": 1}
 _MOVE_TINT = style.mix_colors(style.WHITE, style.YELLOW, 0.55)
-
-
-def supports_boards(game: Game) -> TypeGuard[BoardGame]:
-    """Whether ``game`` can draw a board from a state key (``parse_state`` and ``board``)."""
-    return callable(getattr(game, "parse_state", None)) and callable(getattr(game, "board", None))
-
-
-def board_marks(game: BoardGame, key: str) -> Marks:
-    """The marks of the state ``key`` as rows of text.
-
-    Raises:
-        MctsvizError: the key does not read back into a state of ``game``.
-    """
-    rows = game.board(games.parse_state(game, key))
-    return tuple(tuple("" if m is None else str(m) for m in row) for row in rows)
 
 
 def node_boards(snapshot: TreeSnapshot, nodes: Iterable[int], game: BoardGame) -> dict[int, tuple[Marks, frozenset[tuple[int, int]]]]:
@@ -79,8 +62,7 @@ def board_table(marks: Marks, changed: Sequence[tuple[int, int]] | frozenset[tup
             bg = _MOVE_TINT if (r, c) in changed else style.WHITE
             text = ""
             if mark:
-                color = style.PLAYER_COLORS[_MARK_PLAYER[mark]] if mark in _MARK_PLAYER else style.GREY
-                text = f'<FONT POINT-SIZE="{font}" COLOR="{color}"><B>{style.html_text(mark, 3)}</B></FONT>'
+                text = f'<FONT POINT-SIZE="{font}" COLOR="{mark_color(mark)}"><B>{style.html_text(mark_symbol(mark), 3)}</B></FONT>'
             tds.append(f'<TD WIDTH="{size}" HEIGHT="{size}" FIXEDSIZE="TRUE" BGCOLOR="{bg}">{text}</TD>')
         cells.append("<TR>" + "".join(tds) + "</TR>")
     # A fixed size keeps the board's cells together when the node's text is wider than it.
@@ -115,18 +97,35 @@ def trace_board_game(header: Header) -> BoardGame | None:
     return game if supports_boards(game) else None
 
 
-def rollout_boards(game: BoardGame, start_key: str, labels: Sequence[str]) -> tuple[list[dict[str, Any]], bool]:
-    """The boards of a rollout, move by move: ([{"mover", "move", "rows"}...], complete).
+def board_cells(rows: Sequence[Sequence[Any]]) -> list[list[dict[str, Any]]]:
+    """Rows of cells for a page: ``{"symbol", "player"}`` (player None for an empty cell or
+    another mark; ``symbol`` is "" for an empty cell, unescaped text otherwise)."""
+    out = []
+    for row in rows:
+        cells = []
+        for mark in row:
+            text = "" if mark is None else str(mark)
+            cells.append({"symbol": mark_symbol(text), "player": mark_player(text)})
+        out.append(cells)
+    return out
 
-    The first board is the start (mover and move None); movers are player indices. ``complete``
-    is False when a label does not match a legal move (a trace from another version of the
-    game): the boards stop there.
+
+def rollout_boards(game: BoardGame, start_key: str, labels: Sequence[str]) -> tuple[list[dict[str, Any]], bool]:
+    """The boards of a rollout, move by move: ([{"mover", "move", "place", "rows", "cells"}...], complete).
+
+    The first board is the start (mover, move and place None); movers are player indices,
+    moves the game's action labels and ``place`` what the move names ("cell 4", "column 3",
+    see :func:`move_noun`). ``rows`` holds the game's marks, ``cells`` the symbols to draw
+    (:func:`board_cells`). ``complete`` is False when a label does not match a legal move (a
+    trace from another version of the game): the boards stop there.
     """
     try:
         state = game.parse_state(start_key)
     except Exception:  # a key this game cannot read: no boards rather than a failed page
         return [], False
-    boards: list[dict[str, Any]] = [{"mover": None, "move": None, "rows": game.board(state)}]
+    rows = game.board(state)
+    noun = move_noun(game, rows)
+    boards: list[dict[str, Any]] = [{"mover": None, "move": None, "place": None, "rows": rows, "cells": board_cells(rows)}]
     for label in labels:
         if game.is_terminal(state):
             return boards, False
@@ -135,5 +134,6 @@ def rollout_boards(game: BoardGame, start_key: str, labels: Sequence[str]) -> tu
             return boards, False
         mover = game.current_player(state)
         state = game.next_state(state, moves[label])
-        boards.append({"mover": mover, "move": label, "rows": game.board(state)})
+        rows = game.board(state)
+        boards.append({"mover": mover, "move": label, "place": f"{noun} {label}", "rows": rows, "cells": board_cells(rows)})
     return boards, True

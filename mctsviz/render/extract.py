@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .. import games
+from .. import escape, games
 from .._version import __version__
 from ..errors import MctsvizError
 from ..options import SearchOptions
@@ -25,6 +25,7 @@ from ..scan import TraceScan, scan_trace
 from ..search import policies
 from ..trace.events import Header
 from ..types import Game
+from .grid import move_cell, move_noun, supports_boards
 
 #: The quantities a move heatmap can show.
 QUANTITIES = ("visits", "mean", "prior", "score")
@@ -272,6 +273,163 @@ def _board_cells(game: Game, key: str, rows: Sequence[ChildRow]) -> tuple[tuple[
 def move_grids(replay: Replay, iterations: Iterable[int], quantity: str = "visits", *, node: int = 0, game: Game | None = None) -> list[MoveGrid]:
     """:func:`move_grid` at several iterations of one trace (the lecture's 50/200/500/... row)."""
     return [move_grid(replay.snapshot(k), quantity, node=node, game=game) for k in iterations]
+
+
+# -- board overlays ---------------------------------------------------------------------------
+
+#: How many moves of the most-visited line a board overlay numbers by default.
+PV_LENGTH = 8
+
+
+@dataclass(frozen=True)
+class OverlayMove:
+    """One legal move of the overlay's node, on the cell it marks.
+
+    Attributes:
+        action: the move's label (the game's ``action_label``).
+        cell: (row, column) of the board; for a move naming a column, the cell its piece lands on.
+        node: the child the move leads to, or None when the search has not expanded it yet.
+        visits: the child's visits N(a) (0 without a child).
+        share: N(a) / ΣN over the node's children (0 when none has a visit).
+        mean: the child's mean W/N, from the side of the player making the move; None if unvisited.
+        best: the most visited move (one: ties go to the older child, as in the principal variation).
+    """
+
+    action: str
+    cell: tuple[int, int]
+    node: int | None
+    visits: int
+    share: float
+    mean: float | None
+    best: bool
+
+
+@dataclass(frozen=True)
+class OverlayStep:
+    """One move of the most-visited line: its number (1 first), move, cell, mover and node."""
+
+    number: int
+    action: str
+    cell: tuple[int, int]
+    player: int
+    node: int
+
+
+@dataclass(frozen=True)
+class BoardOverlay:
+    """A node's board with the search's statistics on it, as engines' analysis boards show them.
+
+    Attributes:
+        node: the node whose position this is; ``iteration`` and ``phase`` the snapshot's.
+        game: the game's name (untrusted text).
+        marks: the board's rows of marks ("X", "O", "" ...), top row first.
+        player: the player to move at the node (None at a terminal position).
+        visits: the node's visits N.
+        moves: every legal move, in the game's order (visited or not).
+        line: the most-visited line from the node, numbered from 1 (children with no visit end it).
+        move_noun: what a move names, "cell" or "column".
+    """
+
+    node: int
+    iteration: int
+    phase: str
+    game: str
+    marks: tuple[tuple[str, ...], ...]
+    player: int | None
+    visits: int
+    moves: tuple[OverlayMove, ...]
+    line: tuple[OverlayStep, ...]
+    move_noun: str
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(rows, columns) of the board."""
+        return len(self.marks), max((len(r) for r in self.marks), default=0)
+
+
+def _name(game: Game) -> str:
+    """A game's name for a message: one line, cut short (it may come from a trace)."""
+    return escape.one_line(game.name, 40)
+
+
+def board_overlay(snapshot: TreeSnapshot, node: int = 0, *, game: Game | None = None, pv_length: int = PV_LENGTH) -> BoardOverlay:
+    """The position of ``node`` with each legal move's visits, share and mean, and the most-visited line.
+
+    Args:
+        snapshot: the tree at some iteration and phase.
+        node: whose position (default the root).
+        game: the game (``board``, ``parse_state``); None loads the trace's (:func:`load_trace_game`).
+        pv_length: how many moves of the most-visited line to number (0: none). The line follows
+            the most visited child from ``node`` (ties: the older), as the principal variation
+            does, and stops at a child without visits.
+
+    Raises:
+        MctsvizError: a node that does not exist, a bad ``pv_length``, a game without a board
+            (not a grid game), or a recorded move the node's position does not allow.
+    """
+    if isinstance(pv_length, bool) or not isinstance(pv_length, int) or pv_length < 0:
+        raise MctsvizError(f"bad PV length {pv_length!r}: expected a whole number >= 0")
+    stats = snapshot.node(node)
+    if game is None:
+        game = load_trace_game(snapshot.header)
+    if not supports_boards(game):
+        raise MctsvizError(
+            f"game {_name(game)!r} has no board to draw on: board overlays need a grid game (tictactoe, connect4, pair, "
+            "or a game with board(state) and parse_state(key))"
+        )
+    state = games.parse_state(game, stats.key)
+    marks = tuple(tuple("" if m is None else str(m) for m in row) for row in game.board(state))
+    terminal = game.is_terminal(state)
+    legal = {} if terminal else {game.action_label(a): a for a in game.legal_actions(state)}
+
+    def cell_of(position: Any, action: Any, label: str, before: Any = None) -> tuple[int, int]:
+        cell = move_cell(game, position, action, before)
+        if cell is None:
+            raise MctsvizError(f"game {_name(game)!r}: move {label!r} marks no single cell of the board, so it cannot be drawn on it")
+        return cell
+
+    rows = child_rows(snapshot, node)
+    by_label = {r.action: r for r in rows}
+    unknown = [label for label in by_label if label not in legal]
+    if unknown:
+        raise MctsvizError(f"node {node}'s child {unknown[0]!r} is not a legal move of its state {stats.key!r} in {_name(game)}")
+    total = sum(r.visits for r in rows)
+    best = max(rows, key=lambda r: (r.visits, -r.node)) if rows and total else None
+    moves = []
+    for label, action in legal.items():
+        row = by_label.get(label)
+        visits = row.visits if row is not None else 0
+        moves.append(
+            OverlayMove(
+                label,
+                cell_of(state, action, label, marks),
+                row.node if row is not None else None,
+                visits,
+                visits / total if total else 0.0,
+                row.mean if row is not None else None,
+                row is not None and row is best,
+            )
+        )
+
+    line: list[OverlayStep] = []
+    at, position = node, state
+    while len(line) < pv_length:
+        kids = snapshot.children_ids(at)
+        if not kids:
+            break
+        child = max(kids, key=lambda k: (snapshot.visits(k), -k))
+        if not snapshot.visits(child):
+            break
+        label = snapshot.edge_label(at, child)
+        here = {game.action_label(a): a for a in game.legal_actions(position)} if not game.is_terminal(position) else {}
+        if label not in here:
+            raise MctsvizError(f"move {label!r} of the most-visited line is not legal in {game.state_key(position)!r}")
+        line.append(OverlayStep(len(line) + 1, label, cell_of(position, here[label], label), game.current_player(position), child))
+        position = game.next_state(position, here[label])
+        at = child
+    player = None if terminal else game.current_player(state)
+    noun = move_noun(game, marks)
+    return BoardOverlay(node, snapshot.iteration, snapshot.phase, str(game.name), marks, player, stats.visits, tuple(moves), tuple(line), noun)
 
 
 # -- the UCB1 exploration term ----------------------------------------------------------------

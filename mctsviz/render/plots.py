@@ -30,6 +30,7 @@ from ..errors import MctsvizError
 from ..replay import Replay, TreeSnapshot
 from ..types import Game
 from . import extract, style
+from .grid import PLAYER_SYMBOLS, mark_color, mark_symbol
 from .output import CANVAS_ATTR, DPI_ATTR, PROVENANCE_ATTR
 
 _VALUE_CMAP = LinearSegmentedColormap.from_list("mctsviz-value", [style.VALUE_LOW, style.VALUE_MID, style.VALUE_HIGH])
@@ -76,13 +77,13 @@ def new_figure(
     return fig, [ax for row in axes for ax in row]
 
 
-def _axes(ax: Axes | None) -> Axes:
+def _axes(ax: Axes | None, size: tuple[float, float] | None = None) -> Axes:
     if ax is not None:
         return ax
     pyplot = sys.modules.get("matplotlib.pyplot")
     if pyplot is not None:  # the caller works with pyplot: draw where they expect
         return pyplot.gca()
-    return new_figure()[1][0]
+    return new_figure(*(size or ()))[1][0]
 
 
 # -- themes -----------------------------------------------------------------------------------
@@ -274,8 +275,8 @@ def _draw_grid(ax: Axes, grid: extract.MoveGrid, norm: Normalize) -> Any:
         for c, value in enumerate(row):
             if value is None:
                 mark = grid.marks[r][c] if grid.marks else ""
-                if mark:
-                    ax.text(c, r, style.mpl_text(mark, 3), ha="center", va="center", fontsize=_font(14), color=style.GREY)
+                if mark:  # a player's mark as its symbol (✕, ○) in its colour, as on every board
+                    ax.text(c, r, style.mpl_text(mark_symbol(mark), 3), ha="center", va="center", fontsize=_font(14), color=mark_color(mark))
                 continue
             text = f"{value:.0%}" if grid.quantity == "visits" else style.format_number(value, 2)
             color = "black" if math.isinf(value) else _text_color(cmap(norm(value)))
@@ -298,6 +299,144 @@ def _colormap(name: str) -> Any:
 def _text_color(rgba: Sequence[float]) -> str:
     r, g, b = rgba[:3]
     return "black" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.5 else "white"
+
+
+# -- board overlays ---------------------------------------------------------------------------
+
+#: The side of a board cell in inches: the overlay's fonts are sized for it (see board_figure_size).
+CELL_INCHES = 1.0
+#: The fill of a move's cell: the tree's node fills (``style.value_color``), light enough for
+#: black text, the blue end darker than the vermillion end (apart in greyscale too).
+_FILL_CMAP = LinearSegmentedColormap.from_list("mctsviz-fill", [style.value_color(-1.0, -1.0, 1.0), style.VALUE_MID, style.value_color(1.0, -1.0, 1.0)])
+
+
+def board_figure_size(shape: tuple[int, int]) -> tuple[float, float]:
+    """The figure size (inches) that gives a board of ``shape`` (rows, columns) cells of ``CELL_INCHES``."""
+    rows, cols = shape
+    return max(4.2, cols * CELL_INCHES + 1.0), rows * CELL_INCHES + 2.4
+
+
+@themed
+def plot_board_overlay(
+    snapshot: TreeSnapshot,
+    node: int = 0,
+    *,
+    game: Game | None = None,
+    ax: Axes | None = None,
+    pv_length: int = extract.PV_LENGTH,
+    value_range: tuple[float, float] | None = None,
+    colorbar: bool = True,
+    title: str | None = None,
+    theme: str | style.Theme | None = None,
+    font_scale: float | None = None,
+) -> Axes:
+    """A node's board with the search on it, as Lizzie and KataGo show an analysis.
+
+    The stones or marks of the position are drawn as the players' symbols (✕, ○). Each legal
+    move's cell (for Connect Four, where the piece would land) says its visit share, visits N
+    and mean W/N from the side of the player making it, and is filled by that mean on the
+    tree's value scale; an unvisited move is white. The most visited move has a thick border.
+    The most-visited line from the node is numbered 1, 2, 3, ... on discs in the mover's
+    colour (filled for P1, hollow for P2, so greyscale keeps them apart).
+
+    Args:
+        snapshot: the tree at some iteration.
+        node: whose position (default the root).
+        game: the game (None: the trace's, see :func:`mctsviz.render.extract.load_trace_game`).
+        ax: where to draw; without one, a figure of :func:`board_figure_size` (fonts are sized
+            for cells of about ``CELL_INCHES``).
+        pv_length: how many moves of the most-visited line to number (0: none).
+        value_range: the colour scale's (low, high); default the reward option's range,
+            widened to the means shown.
+        colorbar: add the value scale under the board.
+        title: the title (default: game, node, iteration, player to move).
+
+    Raises:
+        MctsvizError: the game has no board (see :func:`mctsviz.render.extract.board_overlay`).
+    """
+    overlay = extract.board_overlay(snapshot, node, game=game, pv_length=pv_length)
+    ax = _axes(ax, board_figure_size(overlay.shape))
+    low, high = value_range if value_range is not None else extract.default_value_range(snapshot.header)
+    for move in overlay.moves:
+        if move.mean is not None:
+            low, high = min(low, move.mean), max(high, move.mean)
+    norm = Normalize(vmin=low, vmax=high if high > low else low + 1.0)
+    _draw_overlay(ax, overlay, norm)
+    if title is None:
+        who = "terminal position" if overlay.player is None else f"{_player_label(overlay.player)} to move"
+        title = f"{style.mpl_text(overlay.game, 24)} · node {node} · iteration {snapshot.iteration}\n{who} · N = {overlay.visits}"
+    ax.set_title(title, fontsize=_font(style.FONT_SIZE))
+    line_key = " · numbered discs: the most-visited line" if overlay.line else ""
+    ax.set_xlabel(
+        f"each move: visit share, N, mean W/N for its player\nthick border: the most visited{line_key}", fontsize=_font(8), color=_current_theme().muted
+    )
+    if colorbar:
+        from matplotlib.cm import ScalarMappable
+
+        bar = ax.figure.colorbar(ScalarMappable(norm=norm, cmap=_FILL_CMAP), ax=ax, orientation="horizontal", shrink=0.8, aspect=30, pad=0.02)
+        bar.set_label("mean W/N of the move, for the player making it", fontsize=_font(8))
+        bar.ax.tick_params(labelsize=_font(8))
+    _remember(ax, snapshot.header, figure="board-overlay", node=node, iteration=snapshot.iteration, phase=snapshot.phase, pv_length=pv_length)
+    return ax
+
+
+def _two_decimals(x: float | None) -> str:
+    """A mean on a board: two decimals, typographic minus, "–" for none."""
+    if x is None:
+        return "–"
+    text = f"{x:.2f}"
+    return "0.00" if text == "-0.00" else text.replace("-", style.MINUS)
+
+
+def _player_label(player: int) -> str:
+    symbol = f" ({PLAYER_SYMBOLS[player]})" if player < len(PLAYER_SYMBOLS) else ""
+    return f"P{player + 1}{symbol}"
+
+
+def _draw_overlay(ax: Axes, overlay: extract.BoardOverlay, norm: Normalize) -> None:
+    from matplotlib.patches import Circle, Rectangle
+
+    n_rows, n_cols = overlay.shape
+    moves = {m.cell: m for m in overlay.moves}
+    for r, row in enumerate(overlay.marks):
+        for c, mark in enumerate(row):
+            move = moves.get((r, c))
+            fill = _FILL_CMAP(norm(move.mean)) if move is not None and move.mean is not None else (1.0, 1.0, 1.0, 1.0)
+            ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1.0, 1.0, facecolor=fill, edgecolor=style.LIGHT_GREY, linewidth=1.0, zorder=1))
+            if mark:
+                ax.text(c, r, style.mpl_text(mark_symbol(mark), 3), ha="center", va="center", fontsize=_font(30), color=mark_color(mark), zorder=3)
+            if move is None:
+                continue
+            ink = _text_color(fill)
+            weight = "bold" if move.best else "normal"
+            ax.text(c, r - 0.05, f"{move.share:.0%}", ha="center", va="center", fontsize=_font(12), fontweight=weight, color=ink, zorder=3)
+            ax.text(c, r + 0.17, f"N {move.visits}", ha="center", va="center", fontsize=_font(8), fontweight=weight, color=ink, zorder=3)
+            ax.text(c, r + 0.34, f"mean {_two_decimals(move.mean)}", ha="center", va="center", fontsize=_font(8), color=ink, zorder=3)
+            if overlay.move_noun == "cell":  # the move's own label in the corner (columns are named below)
+                ax.text(c + 0.38, r - 0.37, style.mpl_text(move.action, 6), ha="right", va="top", fontsize=_font(7), color=ink, zorder=3)
+            if move.best:
+                ax.add_patch(Rectangle((c - 0.47, r - 0.47), 0.94, 0.94, fill=False, edgecolor=style.BLACK, linewidth=3.0, zorder=4))
+    for step in overlay.line:
+        r, c = step.cell
+        corner = (r, c) in moves
+        x, y, radius, size = (c - 0.29, r - 0.29, 0.14, 9) if corner else (c, r, 0.2, 12)
+        color = style.PLAYER_COLORS[step.player % len(style.PLAYER_COLORS)]
+        hollow = step.player % 2 == 1
+        face, edge, ink = (style.WHITE, color, color) if hollow else (color, style.WHITE, style.WHITE)
+        ax.add_patch(Circle((x, y), radius, facecolor=face, edgecolor=edge, linewidth=2.0 if hollow else 1.5, zorder=5))
+        ax.text(x, y, str(step.number), ha="center", va="center", fontsize=size, fontweight="bold", color=ink, zorder=6)
+    ax.set_xlim(-0.5, n_cols - 0.5)
+    ax.set_ylim(n_rows - 0.5, -0.5)
+    ax.set_aspect("equal")
+    ax.set_yticks([])
+    if overlay.move_noun == "column":  # Connect Four: the columns' move labels under the board
+        labels = {m.cell[1]: m.action for m in overlay.moves}
+        ax.set_xticks(range(n_cols), [style.mpl_text(labels.get(c, ""), 6) for c in range(n_cols)], fontsize=_font(8))
+        ax.tick_params(axis="x", length=0)
+    else:
+        ax.set_xticks([])
+    for spine in ax.spines.values():
+        spine.set_color(_current_theme().muted)
 
 
 # -- the UCB1 exploration term ----------------------------------------------------------------

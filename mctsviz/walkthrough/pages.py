@@ -392,7 +392,8 @@ def build_pages(
         "explorer": None if trees == "figures" else {"data": EXPLORER_DATA, "key": name},
     }
 
-    contexts = _page_contexts(rp, chosen, names, trace_board_game(header), width, figures=trees != "explorer")
+    game = trace_board_game(header)
+    contexts = _page_contexts(rp, chosen, names, game, width, figures=trees != "explorer")
     pages: Pages = {}
     plots = {}
     for kind in ("evolution", "heatmap"):
@@ -400,7 +401,7 @@ def build_pages(
         if svg is not None:
             plots[kind] = f"figures/{kind}.svg"
             pages[f"{name}/{plots[kind]}"] = svg
-    overview = _overview_context(rp, names, contexts, chosen, plots)
+    overview = _overview_context(rp, names, contexts, chosen, plots, game)
     pages[f"{name}/index.md"] = render_template(env, "overview.md.j2", **common, **overview, description=description, trace_file=trace_file)
     for ctx in contexts:
         pages[f"{name}/{ctx['page']}"] = render_template(env, "iteration.md.j2", **common, it=ctx)
@@ -438,9 +439,12 @@ def _page_contexts(rp: Replay, chosen: Sequence[int], names: NodeNames, game: Bo
     return contexts
 
 
-def _overview_context(rp: Replay, names: NodeNames, contexts: Sequence[Mapping[str, Any]], chosen: Sequence[int], plots: Mapping[str, str]) -> dict[str, Any]:
-    """What the overview page shows besides the common heading."""
+def _overview_context(
+    rp: Replay, names: NodeNames, contexts: Sequence[Mapping[str, Any]], chosen: Sequence[int], plots: Mapping[str, str], game: BoardGame | None = None
+) -> dict[str, Any]:
+    """What the overview page shows besides the common heading (``game``: draws the start position)."""
     header = rp.header
+    start_boards = rollout_boards(game, rp.final().root.key, ())[0] if game is not None else []
     decision = rp.decision
     linked = {c["iteration"]: c["page"] for c in contexts}
     table_iterations = range(1, rp.iterations + 1) if rp.iterations <= MAX_TABLE_ROWS else chosen
@@ -460,6 +464,7 @@ def _overview_context(rp: Replay, names: NodeNames, contexts: Sequence[Mapping[s
         "params": _params_text(header.game_params),
         "players": header.num_players,
         "root": header.root,
+        "start_board": start_boards[0] if start_boards else None,
         "seed": header.seed,
         "record": header.record,
         "library_version": header.library_version,
