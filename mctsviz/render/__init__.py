@@ -17,7 +17,7 @@ from typing import Any
 #: Public name -> the module of this package defining it.
 _EXPORTS = {
     "BoardsUnavailable": "tree",
-    "LargeTree": "tree",
+    "LargeTree": "extract",
     "FORMATS": "output",
     "figure_bytes": "output",
     "format_for_path": "output",
