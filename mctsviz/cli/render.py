@@ -1,7 +1,7 @@
 """``mctsviz render ...`` (figures from traces and results) and ``mctsviz sweep`` (C and budget sweeps).
 
 Each handler reads its input, calls one figure function of ``mctsviz.render`` and writes the
-bytes atomically; the format follows the output's suffix (.svg, .pdf, .png; .dot for trees).
+bytes atomically; the format follows the output's suffix (.svg, .pdf, .png; .dot and .tex for trees).
 Heavy libraries are imported inside the handlers.
 """
 
@@ -28,12 +28,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "render",
         help="draw a figure from a trace or from results (tree, heatmap, ucb-contour, puct, ...)",
         description="Draw a figure from a trace, a match or a sweep. The format follows the output's suffix: "
-        ".svg, .pdf, .png (and .dot for trees). The same input and options give the same bytes.",
+        ".svg, .pdf, .png (and .dot or .tex for trees). The same input and options give the same bytes.",
     )
     figures = render.add_subparsers(dest="figure", metavar="FIGURE", parser_class=type(render))
     render.set_defaults(handler=lambda args: _missing_figure(render), extra="render")
 
-    p = figures.add_parser("tree", help="the search tree at an iteration and phase (Graphviz)")
+    p = figures.add_parser(
+        "tree",
+        help="the search tree at an iteration and phase (Graphviz, or TikZ for LaTeX)",
+        description="The search tree at an iteration and phase. -o OUT.tex writes it as a LaTeX forest tree (TikZ) "
+        "for slides; --boards, --caption, --key, --size and --dpi are for Graphviz output and refused there.",
+    )
     _trace_argument(p)
     _iteration_arguments(p)
     p.add_argument("--depth", type=_natural(0), metavar="D", help="show nodes down to depth D (root 0)")
@@ -41,16 +46,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--min-visits", type=_natural(0), default=0, metavar="M", help="hide children with fewer than M visits")
     p.add_argument("--max-nodes", type=_natural(1), metavar="N", help="keep the N most visited nodes of the tree")
     p.add_argument("--show", choices=SHOW_MODES, default="all", help="all nodes, the principal variation, or this iteration's path")
-    p.add_argument("--boards", action="store_true", help="draw the board inside each node (grid games)")
+    p.add_argument("--boards", action="store_true", help="draw the board inside each node (grid games; not for .tex)")
     p.add_argument("--keys", action="store_true", help="show each node's state key")
     p.add_argument("--no-ids", action="store_true", help="do not show node ids")
     p.add_argument("--value-symbol", choices=("W", "t"), default="W", help="name of the total reward (the lecture's slides write t)")
-    p.add_argument("--caption", action="store_true", help="add a caption: game, policy, seed, iteration, phase")
+    p.add_argument("--caption", action="store_true", help="add a caption: game, policy, seed, iteration, phase (not for .tex)")
     p.add_argument("--no-highlight", action="store_true", help="do not mark the iteration's path, new node, rollout and updates")
     p.add_argument("--rankdir", choices=("TB", "LR"), default="TB", help="root on top (TB, default) or on the left (LR)")
-    p.add_argument("--size", type=_size, metavar="WxH", help="fit the drawing in W x H inches (16:9 and 4:3 mean 13.33x7.5 and 10x7.5)")
-    p.add_argument("--dpi", type=float, metavar="N", help="dots per inch of PNG output (default 96)")
-    p.add_argument("--key", action="store_true", help="add a colour key under the tree")
+    p.add_argument("--size", type=_size, metavar="WxH", help="fit the drawing in W x H inches (16:9 and 4:3 mean 13.33x7.5 and 10x7.5; not for .tex)")
+    p.add_argument("--dpi", type=float, metavar="N", help="dots per inch of PNG output (default 96; not for .tex)")
+    p.add_argument("--key", action="store_true", help="add a colour key under the tree (not for .tex)")
+    p.add_argument(
+        "--tikz-body",
+        action="store_true",
+        help="with -o OUT.tex: write only the colour definitions and the forest environment, to \\input into slides "
+        "whose preamble has \\usepackage{forest} (default: a whole document that pdflatex compiles)",
+    )
     _output_argument(p, graph=True)
     p.set_defaults(handler=_render_tree)
 
@@ -184,7 +195,7 @@ def _size(text: str) -> tuple[float, float]:
 
 
 def _output_argument(p: argparse.ArgumentParser, *, graph: bool = False) -> None:
-    suffixes = ".svg, .pdf, .png" + (" or .dot" if graph else "")
+    suffixes = ".svg, .pdf, .png" + (", .dot or .tex" if graph else "")
     p.add_argument("-o", "--output", required=True, metavar="OUT", help=f"the output file ({suffixes})")
 
 
@@ -268,41 +279,58 @@ def _trace_game(replay: Any) -> Any:
 # -- handlers ---------------------------------------------------------------------------------
 
 
+#: ``render tree`` options that only Graphviz output has, by their flags.
+_GRAPHVIZ_ONLY = {"boards": "--boards", "caption": "--caption", "key": "--key", "size": "--size", "dpi": "--dpi"}
+
+
 def _render_tree(args: argparse.Namespace) -> int:
     _check_output(args.output, getattr(args, "trace", None), graph=True)
-    from ..render import BoardsUnavailable, LargeTree, render_tree
+    from ..render import BoardsUnavailable, LargeTree
     from ..render.extract import reward_range
+    from ..render.output import format_for_path
     from ..scan import scan_trace
 
+    tikz = format_for_path(args.output, graph=True) == "tex"
+    if tikz:
+        refused = [flag for name, flag in _GRAPHVIZ_ONLY.items() if getattr(args, name) not in (None, False)]
+        if refused:
+            raise MctsvizError(
+                f"{' and '.join(refused)} {'does' if len(refused) == 1 else 'do'} not apply to LaTeX output (-o OUT.tex): "
+                "boards, captions, keys, sizes and dpi are Graphviz's; scale the tree in LaTeX (\\resizebox)"
+            )
+    elif args.tikz_body:
+        raise MctsvizError("--tikz-body applies to LaTeX output only: name an output ending in .tex")
     # One streamed pass, holding the statistics only: a million-iteration trace is drawn in
     # the memory of its tree, not of its events.
     scan = scan_trace(args.trace, args.iteration, args.phase, on_warning=_note)
+    common = {
+        "depth": args.depth,
+        "top": args.top,
+        "min_visits": args.min_visits,
+        "max_nodes": args.max_nodes,
+        "show": args.show,
+        "value_range": reward_range(scan),
+        "ids": not args.no_ids,
+        "keys": args.keys,
+        "value_symbol": args.value_symbol,
+        "highlight": not args.no_highlight,
+        "rankdir": args.rankdir,
+    }
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", BoardsUnavailable)
         warnings.simplefilter("always", LargeTree)
-        graph = render_tree(
-            scan.snapshot,
-            depth=args.depth,
-            top=args.top,
-            min_visits=args.min_visits,
-            max_nodes=args.max_nodes,
-            show=args.show,
-            boards=args.boards,
-            value_range=reward_range(scan),
-            ids=not args.no_ids,
-            keys=args.keys,
-            value_symbol=args.value_symbol,
-            caption=args.caption,
-            highlight=not args.no_highlight,
-            key=args.key,
-            rankdir=args.rankdir,
-            size=args.size,
-            dpi=args.dpi,
-        )
+        if tikz:
+            from ..render import render_tree_tikz
+
+            figure = render_tree_tikz(scan.snapshot, standalone=not args.tikz_body, **common)
+        else:
+            from ..render import render_tree
+
+            figure = render_tree(scan.snapshot, boards=args.boards, caption=args.caption, key=args.key, size=args.size, dpi=args.dpi, **common)
     for warning in caught:
         if issubclass(warning.category, (BoardsUnavailable, LargeTree)):
             _note(str(warning.message))
-    return _write(graph, args.output, graph=True)
+    return _write(figure, args.output, graph=True)
 
 
 def _render_heatmap(args: argparse.Namespace) -> int:
