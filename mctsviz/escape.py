@@ -17,6 +17,8 @@ Markdown text, cells   :func:`markdown`
 a page's front matter
 title                  :func:`front_matter_title`
 matplotlib text        :func:`matplotlib`
+LaTeX text (TikZ,
+``forest`` node content) :func:`latex`
 JSON inside ``<script>`` :func:`json_for_html`
 =====================  ==========================================================
 
@@ -28,6 +30,7 @@ from __future__ import annotations
 import html as _html
 import json
 import re
+import unicodedata
 from typing import Any
 
 _LINE_BREAKS = re.compile(r"\r\n|[\r\n\t\u2028\u2029\x0b\x0c\x85]")
@@ -103,3 +106,102 @@ def json_for_html(value: Any) -> str:
     """
     text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+# LaTeX's special characters, and those that are not what they seem in its default (OT1) font
+# encoding or form ligatures there (``<`` prints "¡", ``|`` an em dash, ``--`` an en dash).
+# ``[ ] , =`` are braced: a ``[`` after ``\\`` would be read as an optional argument, and
+# ``forest`` and pgfkeys split unbraced option text at ``,`` and ``=``.
+_LATEX_ASCII = {
+    "\\": r"\textbackslash{}",
+    "{": r"\{",
+    "}": r"\}",
+    "#": r"\#",
+    "$": r"\$",
+    "%": r"\%",
+    "&": r"\&",
+    "_": r"\_",
+    "^": r"\textasciicircum{}",
+    "~": r"\textasciitilde{}",
+    "[": "{[}",
+    "]": "{]}",
+    ",": "{,}",
+    "=": "{=}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+    '"': r"{\ttfamily\char34}",
+    "-": "-{}",
+    "'": "'{}",
+    "`": "`{}",
+}
+# Non-ASCII characters figures write (numbers, arrows, ellipses) and letters without a
+# decomposition, as commands every LaTeX font encoding has.
+_LATEX_UNICODE = {
+    "\u2212": "$-$",
+    "\u2013": "--",
+    "\u2014": "---",
+    "\u2026": r"\ldots{}",
+    "\u00b7": r"$\cdot$",
+    "\u2192": r"$\to$",
+    "\u221e": r"$\infty$",
+    "\u00d7": r"$\times$",
+    "\u00b1": r"$\pm$",
+    "\u00df": r"\ss{}",
+    "\u00e6": r"\ae{}",
+    "\u00c6": r"\AE{}",
+    "\u00f8": r"\o{}",
+    "\u00d8": r"\O{}",
+    "\u0153": r"\oe{}",
+    "\u0152": r"\OE{}",
+    "\u0142": r"\l{}",
+    "\u0141": r"\L{}",
+}
+# Combining accents (a letter's decomposition) -> LaTeX's accent commands.
+_LATEX_ACCENTS = {
+    "\u0300": "`",
+    "\u0301": "'",
+    "\u0302": "^",
+    "\u0303": "~",
+    "\u0304": "=",
+    "\u0306": "u",
+    "\u0307": ".",
+    "\u0308": '"',
+    "\u030a": "r",
+    "\u030b": "H",
+    "\u030c": "v",
+    "\u0327": "c",
+}
+
+
+def latex(text: object, limit: int | None = None) -> str:
+    """``text`` for LaTeX text (a TikZ node, a ``forest`` node's content, a caption): ASCII only.
+
+    Special characters print as themselves (``\\input{x}`` stays text, ``%`` starts no
+    comment, ``$`` no formula), ``[ ] , =`` are braced, accented letters become accent
+    commands (``é`` -> ``\\'{e}``), a few symbols become commands (``→`` -> ``$\\to$``), and any
+    other non-ASCII character is written as its code (``U+2654``), so the text compiles
+    whatever the document's input and font encodings. Wrap the result in braces where a
+    parser reads it as a value (``node{...}``, ``forest``'s ``[{...}]``).
+    """
+    out = []
+    for ch in unicodedata.normalize("NFC", one_line(text, limit)):
+        if ch in _LATEX_ASCII:
+            out.append(_LATEX_ASCII[ch])
+        elif ch.isascii():
+            out.append(ch)
+        elif ch in _LATEX_UNICODE:
+            out.append(_LATEX_UNICODE[ch])
+        else:
+            out.append(_latex_letter(ch))
+    return "".join(out)
+
+
+def _latex_letter(ch: str) -> str:
+    decomposed = unicodedata.normalize("NFD", ch)
+    base, marks = decomposed[0], decomposed[1:]
+    if base.isascii() and base.isalpha() and marks and all(m in _LATEX_ACCENTS for m in marks):
+        for mark in marks:
+            base = f"\\{_LATEX_ACCENTS[mark]}{{{base}}}"
+        return base
+    return rf"{{\ttfamily U+{ord(ch):04X}}}"

@@ -77,3 +77,55 @@ def test_matplotlib_text_draws_dollars_as_written(tmp_path):
 def test_escape_needs_only_the_standard_library():
     code = "import sys, mctsviz.escape; print(','.join(m for m in ('markupsafe', 'jinja2', 'matplotlib', 'graphviz') if m in sys.modules))"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == ""
+
+
+# -- LaTeX ----------------------------------------------------------------------------------------
+
+LATEX_HOSTILE = [
+    *HOSTILE,
+    "\\input{/etc/passwd}",
+    "} % $ # ] , = & _ ^ ~",
+    "\\\\[2pt] -- `` '' <|>",
+    "caf\u00e9 \u00fc\u00dfe \u2654 \u4e2d \u2212\u221e \u2192 \u00b7 \u2026",
+]
+
+
+@pytest.mark.parametrize("text", LATEX_HOSTILE)
+def test_latex_is_ascii_one_line_with_every_special_escaped(text):
+    import re
+
+    out = escape.latex(text)
+    assert out.isascii() and "\n" not in out
+    # No special character stands alone: each is a control symbol or inside a formula we wrote.
+    outside_math = re.sub(r"\$(-|\\(cdot|to|infty|times|pm))\$", "", out)
+    assert re.search(r"(?<!\\)[#$%&_^~]", outside_math) is None, out
+    assert re.sub(r"\{[\[\]]\}", "", out).count("[") == 0 and "]" not in re.sub(r"\{[\[\]]\}", "", out)
+    depth = 0
+    for ch in re.sub(r"\\[{}]", "", out):
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        assert depth >= 0, out
+    assert depth == 0, out
+
+
+def test_latex_examples():
+    assert escape.latex("\\input{x}") == "\\textbackslash{}input\\{x\\}"
+    assert escape.latex("a,b=c[d]") == "a{,}b{=}c{[}d{]}"
+    assert escape.latex("\u2212" + "1 \u2192 \u221e, \u2013") == "$-$1 $\\to$ $\\infty${,} --"
+    assert escape.latex("\u00e9\u01d8\u00df\u2654") == "\\'{e}\\'{\\\"{u}}\\ss{}{\\ttfamily U+2654}"
+    assert escape.latex("tab\there\x07") == "tab here\\textbackslash{}x07"
+    assert escape.latex("x" * 30, 10) == "xxxxxxxxx\\ldots{}"
+
+
+def test_latex_text_compiles_as_written(tmp_path):
+    import shutil
+
+    if shutil.which("pdflatex") is None:
+        pytest.skip("pdflatex is not installed (Debian: apt install texlive-latex-base)")
+    # After a line break, where a bare "[" would start an optional argument, and in a box.
+    lines = "\n".join(f"x\\\\{escape.latex(text)}\\par\\fbox{{{escape.latex(text)}}}\\par" for text in LATEX_HOSTILE)
+    (tmp_path / "t.tex").write_text(f"\\documentclass{{article}}\n\\tracinglostchars=1\n\\begin{{document}}\n{lines}\n\\end{{document}}\n", encoding="ascii")
+    proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "t.tex"], cwd=tmp_path, capture_output=True, text=True)
+    log = (tmp_path / "t.log").read_text(encoding="latin-1")
+    assert proc.returncode == 0, log[-2000:]
+    assert (tmp_path / "t.pdf").read_bytes().startswith(b"%PDF") and "(/etc/passwd" not in log
+    assert "Missing character" not in log

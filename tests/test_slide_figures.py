@@ -94,12 +94,12 @@ def test_move_styles_follow_the_labels_order_not_creation_order():
 
 
 def test_a_move_has_one_colour_in_every_evolution_plot():
-    from mctsviz.render import plot_evolution
+    from mctsviz.render import new_figure, plot_evolution
 
     colours = []
     for seed in (1, 2):  # the two searches create the root's children in different orders
         replay = recorded_replay(TTT, iterations=60, seed=seed)
-        ax = plot_evolution(replay, "visits", ax=None)
+        ax = plot_evolution(replay, "visits", ax=new_figure()[1][0])
         colours.append(
             {line.get_label(): (line.get_color(), line.get_linestyle(), line.get_marker()) for line in ax.get_lines() if line.get_label() in "012345678"}
         )
@@ -109,21 +109,24 @@ def test_a_move_has_one_colour_in_every_evolution_plot():
 def test_plot_themes_set_canvas_background_and_text(tmp_path):
     from PIL import Image
 
-    from mctsviz.render import plot_puct_bars
+    from mctsviz.render import new_figure, plot_puct_bars
+
+    def axes(theme=None):  # explicit: with pyplot loaded (another test), ax=None draws on its current Axes
+        return new_figure(theme=theme)[1][0]
 
     snapshot = recorded_replay(TTT, iterations=100, seed=2).final()
-    dark = plot_puct_bars(snapshot, theme="dark")
+    dark = plot_puct_bars(snapshot, ax=axes("dark"), theme="dark")
     assert tuple(dark.figure.get_size_inches()) == pytest.approx(style.SLIDE_16_9)
     assert dark.title.get_color() == "#EEEEEE"
-    printed = plot_puct_bars(snapshot)
+    printed = plot_puct_bars(snapshot, ax=axes())
     assert printed.title.get_color() in ("black", "#000000", (0, 0, 0, 1))
     assert printed.title.get_fontsize() == style.FONT_SIZE
-    big_font = plot_puct_bars(snapshot, theme="slide", font_scale=2)
+    big_font = plot_puct_bars(snapshot, ax=axes("slide"), theme="slide", font_scale=2)
     assert big_font.title.get_fontsize() == round(style.FONT_SIZE * style.SLIDE_FONT_SCALE * 2)
     # A slide is written at its canvas size (not cropped): 13.334 x 7.5 in at 150 dpi.
-    slide = Image.open(io.BytesIO(figure_bytes(plot_puct_bars(snapshot, theme="slide"), "png")))
+    slide = Image.open(io.BytesIO(figure_bytes(plot_puct_bars(snapshot, ax=axes("slide"), theme="slide"), "png")))
     assert slide.size == (2000, 1125)
-    clear = Image.open(io.BytesIO(figure_bytes(plot_puct_bars(snapshot, theme="transparent"), "png")))
+    clear = Image.open(io.BytesIO(figure_bytes(plot_puct_bars(snapshot, ax=axes("transparent"), theme="transparent"), "png")))
     assert clear.getpixel((2, 2))[3] == 0  # the corner is see-through
     # No global change: matplotlib's settings are as before.
     import matplotlib

@@ -384,3 +384,18 @@ def test_figures_from_a_hostile_trace_are_inert(tmp_path):
     assert labels == ["a|b", "[x](javascript:…"]  # drawn as written, cut to 16 characters
     axes[0].figure.savefig(tmp_path / "evolution.png")  # an unescaped $ or markup would fail here
     plt.close("all")
+
+
+def test_a_tikz_tree_of_a_hostile_trace_is_text():
+    from mctsviz.games.explicit import ExplicitTree
+    from mctsviz.render import render_tree_tikz
+    from mctsviz.testing import hostile_tree, recorded_replay
+
+    replay = recorded_replay(ExplicitTree.from_dict(hostile_tree()), iterations=5, c=2.0, expand="second-visit")
+    for phase in ("select", "expand", "simulate", "backprop"):
+        source = render_tree_tikz(replay.snapshot(5, phase), keys=True).source
+        assert source.isascii() and "<" not in source and "|" not in source.split("\\begin{forest}")[1]
+        assert "\\textless{}script\\textgreater{}alert(1)\\textless{}/scrip\\ldots{}" in source  # the root's key, cut to 24 characters
+        assert "node[mctsviz action]{a\\textbar{}b}" in source or "node[mctsviz path action]{a\\textbar{}b}" in source
+        # The game's name reaches the file only in the percent-encoded provenance comment.
+        assert all("evil" not in line for line in source.splitlines() if not line.startswith("%"))

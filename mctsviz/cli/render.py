@@ -1,7 +1,7 @@
 """``mctsviz render ...`` (figures from traces and results) and ``mctsviz sweep`` (C and budget sweeps).
 
 Each handler reads its input, calls one figure function of ``mctsviz.render`` and writes the
-bytes atomically; the format follows the output's suffix (.svg, .pdf, .png; .dot for trees).
+bytes atomically; the format follows the output's suffix (.svg, .pdf, .png; .dot and .tex for trees).
 Heavy libraries are imported inside the handlers.
 """
 
@@ -28,12 +28,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "render",
         help="draw a figure from a trace or from results (tree, heatmap, board, ucb-contour, puct, ...)",
         description="Draw a figure from a trace, a match or a sweep. The format follows the output's suffix: "
-        ".svg, .pdf, .png (and .dot for trees). The same input and options give the same bytes.",
+        ".svg, .pdf, .png (and .dot or .tex for trees). The same input and options give the same bytes.",
     )
     figures = render.add_subparsers(dest="figure", metavar="FIGURE", parser_class=type(render))
     render.set_defaults(handler=lambda args: _missing_figure(render), extra="render")
 
-    p = figures.add_parser("tree", help="the search tree at an iteration and phase (Graphviz)")
+    p = figures.add_parser(
+        "tree",
+        help="the search tree at an iteration and phase (Graphviz, or TikZ for LaTeX)",
+        description="The search tree at an iteration and phase. -o OUT.tex writes it as a LaTeX forest tree (TikZ) "
+        "for slides; --boards, --caption, --key, --size and --dpi are for Graphviz output and refused there.",
+    )
     _trace_argument(p)
     _iteration_arguments(p)
     p.add_argument("--depth", type=_natural(0), metavar="D", help="show nodes down to depth D (root 0)")
@@ -41,18 +46,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--min-visits", type=_natural(0), default=0, metavar="M", help="hide children with fewer than M visits")
     p.add_argument("--max-nodes", type=_natural(1), metavar="N", help="keep the N most visited nodes of the tree")
     p.add_argument("--show", choices=SHOW_MODES, default="all", help="all nodes, the principal variation, or this iteration's path")
-    p.add_argument("--boards", action="store_true", help="draw the board inside each node (grid games)")
+    p.add_argument("--boards", action="store_true", help="draw the board inside each node (grid games; not for .tex)")
     p.add_argument("--keys", action="store_true", help="show each node's state key")
     p.add_argument("--no-ids", action="store_true", help="do not show node ids")
     p.add_argument("--value-symbol", choices=("W", "t"), default="W", help="name of the total reward (the lecture's slides write t)")
-    p.add_argument("--caption", action="store_true", help="add a caption: game, policy, seed, iteration, phase")
+    p.add_argument("--caption", action="store_true", help="add a caption: game, policy, seed, iteration, phase (not for .tex)")
     p.add_argument("--no-highlight", action="store_true", help="do not mark the iteration's path, new node, rollout and updates")
     p.add_argument(
         "--rankdir",
         choices=("TB", "LR", "auto"),
         help="root on top (TB), on the left (LR), or whichever shows more when fitting (auto: the default with a canvas)",
     )
-    p.add_argument("--key", action="store_true", help="add a colour key under the tree")
+    p.add_argument("--key", action="store_true", help="add a colour key under the tree (not for .tex)")
     p.add_argument(
         "--no-fit",
         action="store_true",
@@ -64,7 +69,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="all|P,P",
         help="draw these phases of the iteration on one canvas: a page each in a .pdf (with a Beamer snippet, .tex), else one file each",
     )
-    _look_arguments(p, dpi_help="dots per inch of PNG output (default 96)")
+    p.add_argument(
+        "--tikz-body",
+        action="store_true",
+        help="with -o OUT.tex: write only the colour definitions and the forest environment, to \\input into slides "
+        "whose preamble has \\usepackage{forest} (default: a whole document that pdflatex compiles)",
+    )
+    _look_arguments(p, dpi_help="dots per inch of PNG output (default 96; not for .tex)")
     _output_argument(p, graph=True)
     p.set_defaults(handler=_render_tree)
 
@@ -255,7 +266,7 @@ def _phase_list(text: str) -> tuple[str, ...]:
 
 
 def _output_argument(p: argparse.ArgumentParser, *, graph: bool = False) -> None:
-    suffixes = ".svg, .pdf, .png" + (" or .dot" if graph else "")
+    suffixes = ".svg, .pdf, .png" + (", .dot or .tex" if graph else "")
     p.add_argument("-o", "--output", required=True, metavar="OUT", help=f"the output file ({suffixes})")
 
 
@@ -358,14 +369,38 @@ def _trace_game(replay: Any) -> Any:
 # -- handlers ---------------------------------------------------------------------------------
 
 
+#: ``render tree`` options that only Graphviz output has, by their flags.
+_GRAPHVIZ_ONLY = {
+    "boards": "--boards",
+    "caption": "--caption",
+    "key": "--key",
+    "size": "--size",
+    "dpi": "--dpi",
+    "phases": "--phases",
+    "font_scale": "--font-scale",
+}
+
+
 def _render_tree(args: argparse.Namespace) -> int:
     _check_output(args.output, getattr(args, "trace", None), graph=True)
-    from ..render import BoardsUnavailable, LargeTree, render_tree
+    from ..render import BoardsUnavailable, LargeTree
     from ..render.extract import reward_range
     from ..render.fit import choose_fit
+    from ..render.output import format_for_path
     from ..render.style import theme_of
     from ..scan import scan_trace
 
+    tikz = format_for_path(args.output, graph=True) == "tex"
+    if tikz:
+        refused = [flag for name, flag in _GRAPHVIZ_ONLY.items() if getattr(args, name) not in (None, False)]
+        refused += ["--theme"] if args.theme != "print" else []
+        if refused:
+            raise MctsvizError(
+                f"{' and '.join(refused)} {'does' if len(refused) == 1 else 'do'} not apply to LaTeX output (-o OUT.tex): "
+                "boards, captions, keys, themes, phases, sizes and dpi are Graphviz's; scale the tree in LaTeX (\\resizebox)"
+            )
+    elif args.tikz_body:
+        raise MctsvizError("--tikz-body applies to LaTeX output only: name an output ending in .tex")
     theme = theme_of(args.theme, font_scale=args.font_scale)
     canvas = args.size or theme.canvas
     fitting = canvas is not None and not args.no_fit
@@ -373,44 +408,48 @@ def _render_tree(args: argparse.Namespace) -> int:
     # the memory of its tree, not of its events.
     position = "backprop" if args.phases else args.phase
     scan = scan_trace(args.trace, args.iteration, position, on_warning=_note)
-    options: dict[str, Any] = dict(
-        depth=args.depth,
-        top=args.top,
-        min_visits=args.min_visits,
-        max_nodes=args.max_nodes,
-        show=args.show,
-        boards=args.boards,
-        value_range=reward_range(scan),
-        ids=not args.no_ids,
-        keys=args.keys,
-        value_symbol=args.value_symbol,
-        caption=args.caption,
-        highlight=not args.no_highlight,
-        key=args.key,
-        dpi=args.dpi,
-        theme=theme,
-    )
+    common: dict[str, Any] = {
+        "depth": args.depth,
+        "top": args.top,
+        "min_visits": args.min_visits,
+        "max_nodes": args.max_nodes,
+        "show": args.show,
+        "value_range": reward_range(scan),
+        "ids": not args.no_ids,
+        "keys": args.keys,
+        "value_symbol": args.value_symbol,
+        "highlight": not args.no_highlight,
+    }
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", BoardsUnavailable)
         warnings.simplefilter("always", LargeTree)
-        if fitting:
-            # Fitted on the fullest moment drawn (the backup), so phases share one choice.
-            fit = choose_fit(scan.snapshot, size=canvas, rankdir=args.rankdir or "auto", **options)
-            options.update(fit.options)
-            if not fit.fits:
-                _note(
-                    f"the tree does not fit {fit.size[0]:g} x {fit.size[1]:g} in with readable labels even reduced "
-                    "(the iteration's path is kept whole): try --no-highlight or --depth 3"
-                )
+        if tikz:
+            from ..render import render_tree_tikz
+
+            rankdir = args.rankdir if args.rankdir in ("TB", "LR") else "TB"
+            figure = render_tree_tikz(scan.snapshot, standalone=not args.tikz_body, rankdir=rankdir, **common)
         else:
-            options.update(size=canvas, rankdir=args.rankdir if args.rankdir in ("TB", "LR") else "TB")
-        if args.phases:
-            return _write_phases(args, options)
-        graph = render_tree(scan.snapshot, **options)
+            from ..render import render_tree
+
+            options = dict(common, boards=args.boards, caption=args.caption, key=args.key, dpi=args.dpi, theme=theme)
+            if fitting:
+                # Fitted on the fullest moment drawn (the backup), so phases share one choice.
+                fit = choose_fit(scan.snapshot, size=canvas, rankdir=args.rankdir or "auto", **options)
+                options.update(fit.options)
+                if not fit.fits:
+                    _note(
+                        f"the tree does not fit {fit.size[0]:g} x {fit.size[1]:g} in with readable labels even reduced "
+                        "(the iteration's path is kept whole): try --no-highlight or --depth 3"
+                    )
+            else:
+                options.update(size=canvas, rankdir=args.rankdir if args.rankdir in ("TB", "LR") else "TB")
+            if args.phases:
+                return _write_phases(args, options)
+            figure = render_tree(scan.snapshot, **options)
     for warning in caught:
         if issubclass(warning.category, (BoardsUnavailable, LargeTree)):
             _note(str(warning.message))
-    return _write(graph, args.output, graph=True)
+    return _write(figure, args.output, graph=True)
 
 
 def _write_phases(args: argparse.Namespace, options: dict[str, Any]) -> int:

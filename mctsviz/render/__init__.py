@@ -1,9 +1,10 @@
-"""Figures from traces: Graphviz tree snapshots and matplotlib plots, ready for a lecture.
+"""Figures from traces: Graphviz (or TikZ) tree snapshots and matplotlib plots, ready for a lecture.
 
-Every figure function returns an object (a ``graphviz.Digraph`` or a matplotlib ``Axes``);
-:func:`figure_bytes` turns either into SVG, PDF, PNG (or DOT) bytes, byte-identical for the
-same trace and options; writing the file is the caller's step. The numbers behind every plot
-come from :mod:`mctsviz.render.extract` (pure, tested without matplotlib).
+Every figure function returns an object (a ``graphviz.Digraph``, a matplotlib ``Axes``, or a
+:class:`~mctsviz.render.tikz.TikzTree` of LaTeX text); :func:`figure_bytes` turns it into SVG,
+PDF, PNG (or DOT, or LaTeX) bytes, byte-identical for the same trace and options; writing the
+file is the caller's step. The numbers behind every plot come from
+:mod:`mctsviz.render.extract` (pure, tested without matplotlib).
 
 Names load on first use: ``import mctsviz.render`` (or its light ``extract`` and ``style``
 modules) loads neither Graphviz nor matplotlib.
@@ -17,7 +18,7 @@ from typing import Any
 #: Public name -> the module of this package defining it.
 _EXPORTS = {
     "BoardsUnavailable": "tree",
-    "LargeTree": "tree",
+    "LargeTree": "extract",
     "BoardOverlay": "extract",
     "board_overlay": "extract",
     "board_figure_size": "plots",
@@ -40,6 +41,8 @@ _EXPORTS = {
     "plot_sweep": "plots",
     "plot_ucb_contour": "plots",
     "render_tree": "tree",
+    "render_tree_tikz": "tikz",
+    "TikzTree": "tikz",
     "reward_range": "extract",
 }
 

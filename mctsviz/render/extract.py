@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 import urllib.parse
+import warnings
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,10 +21,10 @@ from .. import escape, games
 from .._version import __version__
 from ..errors import MctsvizError
 from ..options import SearchOptions
-from ..replay import Replay, TreeSnapshot, apply_updates
+from ..replay import PHASES, Replay, TreeSnapshot, apply_updates
 from ..scan import TraceScan, scan_trace
 from ..search import policies
-from ..trace.events import Header
+from ..trace.events import Header, Simulate, Update
 from ..types import Game
 from .grid import move_cell, move_noun, supports_boards
 
@@ -644,7 +645,24 @@ def default_value_range(header: Header) -> tuple[float, float]:
     return (0.0, 1.0) if header.options.reward == "01" else (-1.0, 1.0)
 
 
+def nodes_value_range(snapshot: TreeSnapshot, nodes: Iterable[int]) -> tuple[float, float]:
+    """The default scale of a tree figure: the reward option's range widened to ``nodes``' means."""
+    low, high = default_value_range(snapshot.header)
+    for node in nodes:
+        mean = snapshot.node(node).mean
+        if mean is not None:
+            low, high = min(low, mean), max(high, mean)
+    return low, high
+
+
 # -- which nodes a tree figure shows ----------------------------------------------------------
+
+#: Past this many nodes a tree figure is unreadable at any slide or page size: a warning says so.
+NODE_BUDGET = 400
+
+
+class LargeTree(UserWarning):
+    """More nodes than a readable figure holds (``NODE_BUDGET``) are about to be drawn."""
 
 
 @dataclass(frozen=True)
@@ -772,6 +790,91 @@ def _ranked(snapshot: TreeSnapshot) -> list[int]:
         visits = snapshot.visits
         ranked = _RANKINGS[snapshot] = sorted(range(len(snapshot)), key=lambda i: (-visits(i), i))
     return ranked
+
+
+def warn_if_large(view: TreeView, stacklevel: int = 3) -> None:
+    """Warn (:class:`LargeTree`) when ``view`` holds more than ``NODE_BUDGET`` nodes, saying
+    which options reduce it; ``stacklevel`` 3 names the caller of the figure function."""
+    if len(view.nodes) > NODE_BUDGET:
+        warnings.warn(
+            f"the tree has {len(view.nodes)} nodes to draw: the figure will be large and slow to lay out; "
+            "max_nodes (--max-nodes 60) or top and depth (--top 5 --depth 3) keep it readable",
+            LargeTree,
+            stacklevel=stacklevel,
+        )
+
+
+# -- what a tree figure marks of the current iteration -----------------------------------------
+
+
+@dataclass(frozen=True)
+class IterationMarks:
+    """What a tree figure marks of its snapshot's iteration, in the highlight colour.
+
+    Attributes:
+        active: there is an iteration to mark (a phase after ``start``, highlighting asked for).
+        path: the selection path's nodes and, from the expand phase on, the child chosen for
+            simulation.
+        path_edges: (parent, child) edges between them.
+        new_nodes: the nodes the expansion added (from the expand phase on).
+        updates: node -> its backpropagation update (the backprop phase).
+        simulated: the simulation (from the simulate phase on), or None.
+    """
+
+    active: bool
+    path: frozenset[int]
+    path_edges: frozenset[tuple[int, int]]
+    new_nodes: frozenset[int]
+    updates: Mapping[int, Update]
+    simulated: Simulate | None
+
+
+def iteration_marks(snapshot: TreeSnapshot, *, highlight: bool = True) -> IterationMarks:
+    """The marks of ``snapshot``'s iteration; none when ``highlight`` is False or at ``start``."""
+    if not highlight or snapshot.events is None or PHASES.index(snapshot.phase) == 0:
+        return IterationMarks(False, frozenset(), frozenset(), frozenset(), {}, None)
+    path = snapshot.path
+    edges = set(zip(path, path[1:]))
+    simulated = snapshot.events.expand.simulate_from if PHASES.index(snapshot.phase) >= 2 else None
+    if simulated is not None and path and simulated != path[-1]:
+        edges.add((path[-1], simulated))
+    on_path = set(path) | ({simulated} if simulated is not None else set())
+    updates = {u.node: u for u in snapshot.updates}
+    return IterationMarks(True, frozenset(on_path), frozenset(edges), frozenset(snapshot.new_nodes), updates, snapshot.simulated)
+
+
+def stats_before_backup(update: Update, visits: int, value: float) -> tuple[int, float]:
+    """(N, W) of a node before this iteration's backup credited it, from its ``visits`` and
+    ``value`` after: the recorded ones (``full`` traces) or N - 1 and W - reward."""
+    n_before = update.visits_before if update.visits_before is not None else visits - 1
+    w_before = update.value_before if update.value_before is not None else value - update.reward
+    return n_before, w_before
+
+
+#: How a simulation's outcome was found, as a tree figure's note names it.
+SIMULATION_METHODS = {
+    "random": "random rollout",
+    "heuristic": "heuristic rollout",
+    "evaluator": "evaluator",
+    "script": "scripted outcome",
+    "terminal": "terminal state",
+}
+
+
+def outcome_note(sim: Simulate) -> tuple[str, int, str]:
+    """A simulation's outcome as a tree figure notes it: (how, moves played, result).
+
+    ``how`` names the method ("random rollout", ...) or is the trace's own word for an unknown
+    one (untrusted: the writer escapes it); ``result`` is "value 14" or "returns 1, −1".
+    """
+    from .style import format_number
+
+    returns = sim.returns
+    if len(returns) == 1:
+        result = f"value {format_number(returns[0])}"
+    else:
+        result = "returns " + ", ".join(format_number(r) for r in returns)
+    return SIMULATION_METHODS.get(sim.method, sim.method), len(sim.actions or ()), result
 
 
 def _ancestors(snapshot: TreeSnapshot, node: int) -> list[int]:

@@ -1,4 +1,4 @@
-"""Figures to bytes: SVG, PDF, PNG (and DOT for trees), the same bytes for the same input.
+"""Figures to bytes: SVG, PDF, PNG (and DOT and LaTeX for trees), the same bytes for the same input.
 
 Reproducibility: Graphviz's PDF date is replaced by a fixed one; matplotlib output is made inside an
 ``rc_context`` with a fixed ``svg.hashsalt`` and no date in the metadata, so the ids in an SVG
@@ -21,9 +21,9 @@ from ..errors import MctsvizError
 from .extract import provenance_text
 
 #: Output formats by file suffix.
-FORMATS = {".svg": "svg", ".pdf": "pdf", ".png": "png", ".dot": "dot", ".gv": "dot"}
-#: Formats only a tree (a Graphviz graph) can be written in.
-GRAPH_ONLY = ("dot",)
+FORMATS = {".svg": "svg", ".pdf": "pdf", ".png": "png", ".dot": "dot", ".gv": "dot", ".tex": "tex"}
+#: Formats only a tree can be written in (``tex``: a TikZ tree from ``render_tree_tikz``).
+GRAPH_ONLY = ("dot", "tex")
 
 #: The attribute plot functions set on an Axes: the provenance of what it draws.
 PROVENANCE_ATTR = "mctsviz_provenance"
@@ -60,11 +60,20 @@ def figure_bytes(figure: Any, fmt: str) -> bytes:
     """The bytes of ``figure`` in ``fmt`` (``"svg"``, ``"pdf"``, ``"png"``, or ``"dot"`` for graphs).
 
     ``figure`` is a ``graphviz.Digraph`` (from :func:`mctsviz.render.render_tree`), a
-    matplotlib ``Axes`` or ``Figure``, or a list of Axes of one figure.
+    :class:`~mctsviz.render.tikz.TikzTree` (from :func:`mctsviz.render.render_tree_tikz`, written
+    as ``"tex"`` only), a matplotlib ``Axes`` or ``Figure``, or a list of Axes of one figure.
 
     Raises:
         MctsvizError: an unknown format, or Graphviz's ``dot`` missing or failing.
     """
+    from .tikz import TikzTree
+
+    if isinstance(figure, TikzTree):
+        if fmt != "tex":
+            raise MctsvizError(f"a TikZ tree is LaTeX text: write it as .tex, not {fmt!r} (run pdflatex on it, or draw the tree with render_tree)")
+        return figure.source.encode("ascii")
+    if fmt == "tex":
+        raise MctsvizError("only a TikZ tree (render_tree_tikz) is written as .tex")
     if hasattr(figure, "source") and hasattr(figure, "pipe"):
         return _graph_bytes(figure, fmt)
     return _plot_bytes(figure, fmt)

@@ -73,7 +73,11 @@ def new_figure(
         setattr(fig, CANVAS_ATTR, True)
     if dpi is not None:
         setattr(fig, DPI_ATTR, float(dpi))
-    axes = fig.subplots(rows, cols, squeeze=False, **kwargs)
+    import matplotlib
+
+    # An Axes takes its tick and title colours from the settings when it is made.
+    with matplotlib.rc_context(_rc(t)):  # type: ignore[arg-type]  # keys are checked by matplotlib at run time
+        axes = fig.subplots(rows, cols, squeeze=False, **kwargs)
     return fig, [ax for row in axes for ax in row]
 
 
@@ -111,6 +115,7 @@ def _rc(t: style.Theme) -> dict[str, Any]:
         rc.update(
             {
                 "text.color": t.text,
+                "axes.titlecolor": t.text,
                 "axes.labelcolor": t.text,
                 "axes.edgecolor": t.muted,
                 "xtick.color": t.text,

@@ -20,19 +20,17 @@ from typing import Any
 import graphviz
 
 from ..errors import MctsvizError
-from ..replay import PHASES, TreeSnapshot
+from ..replay import TreeSnapshot
 from ..types import Game
 from . import boards as board_drawing
 from . import style
+from .extract import NODE_BUDGET as NODE_BUDGET  # re-exported: the budget and its warning live with tree_view
+from .extract import LargeTree as LargeTree
 from .extract import caption as make_caption
-from .extract import default_value_range, provenance, provenance_text, tree_view
-
-_PHASE_ORDER = {phase: i for i, phase in enumerate(PHASES)}  # replay's order of phases
+from .extract import iteration_marks, nodes_value_range, outcome_note, provenance, provenance_text, stats_before_backup, tree_view, warn_if_large
 
 #: Layout directions: root on top, or on the left.
 RANKDIRS = ("TB", "LR")
-#: Past this many nodes a tree figure is unreadable at any slide or page size: a warning says so.
-NODE_BUDGET = 400
 
 
 def render_tree(
@@ -113,23 +111,9 @@ def render_tree(
     if dpi is not None and not (isinstance(dpi, (int, float)) and 10 <= dpi <= 1200):
         raise MctsvizError(f"bad dpi {dpi!r}: expected a number from 10 to 1200")
     view = tree_view(snapshot, depth=depth, top=top, min_visits=min_visits, max_nodes=max_nodes, show=show, pin=highlight)
-    if len(view.nodes) > NODE_BUDGET:
-        warnings.warn(
-            f"the tree has {len(view.nodes)} nodes to draw: the figure will be large and slow to lay out; "
-            "max_nodes (--max-nodes 60) or top and depth (--top 5 --depth 3) keep it readable",
-            LargeTree,
-            stacklevel=2,
-        )
-    low, high = value_range if value_range is not None else _snapshot_range(snapshot, view.nodes)
-    phase = _PHASE_ORDER[snapshot.phase] if snapshot.events is not None and highlight else 0
-    path = snapshot.path if phase else ()
-    path_edges = set(zip(path, path[1:]))
-    simulated = snapshot.events.expand.simulate_from if phase >= 2 and snapshot.events is not None else None
-    if simulated is not None and path and simulated != path[-1]:
-        path_edges.add((path[-1], simulated))
-    on_path = set(path) | ({simulated} if simulated is not None else set())
-    new_nodes = set(snapshot.new_nodes) if phase else set()
-    updates = {u.node: u for u in snapshot.updates} if phase else {}
+    warn_if_large(view)
+    low, high = value_range if value_range is not None else nodes_value_range(snapshot, view.nodes)
+    marks = iteration_marks(snapshot, highlight=highlight)
     drawn_boards = _boards(snapshot, view.nodes, game) if boards else {}
     score_name = snapshot.options.policy_name
 
@@ -167,7 +151,7 @@ def render_tree(
         legend = f"fill: mean from {style.format_number(low)} (vermillion) to {style.format_number(high)} (blue); line width: visits"
         below_tree.append(f'<TR><TD><FONT POINT-SIZE="{small}" COLOR="{t.muted}">{style.html_text(text, 200)}<BR/>{legend}</FONT></TD></TR>')
     if key:
-        below_tree.append(f"<TR><TD>{_key_table(low, high, highlight=bool(phase), theme=t)}</TD></TR>")
+        below_tree.append(f"<TR><TD>{_key_table(low, high, highlight=marks.active, theme=t)}</TD></TR>")
     if note:
         below_tree.append(f'<TR><TD><FONT POINT-SIZE="{small}" COLOR="{t.muted}">{style.html_text(note, 300)}</FONT></TD></TR>')
     if below_tree:
@@ -191,9 +175,9 @@ def render_tree(
             # score shown is the one seen from the parent it is drawn under.
             parent = drawn_parent.get(node, stats.parent)
             rows.append(f"{score_name} {style.format_number(snapshot.score(parent, node)[2])}")
-        if node in updates:
-            rows.append(_backup_row(updates[node], stats.visits, stats.value, value_symbol))
-        if node in new_nodes:
+        if node in marks.updates:
+            rows.append(_backup_row(marks.updates[node], stats.visits, stats.value, value_symbol))
+        if node in marks.new_nodes:
             rows.append(f'<FONT COLOR="{style.HIGHLIGHT_TEXT}"><B>new</B></FONT>')
         if stats.terminal:
             rows.append(f'<FONT POINT-SIZE="{small}" COLOR="{style.GREY}">terminal</FONT>')
@@ -203,15 +187,15 @@ def render_tree(
             "label": _table(rows),
             "fillcolor": style.value_color(stats.mean, low, high),
             # The path is thicker as well as purple: in greyscale, width is what tells it apart.
-            "penwidth": str(style.visit_penwidth(stats.visits) + (1.5 if node in on_path else 0)),
-            "color": t.highlight if node in on_path else t.text,
+            "penwidth": str(style.visit_penwidth(stats.visits) + (1.5 if node in marks.path else 0)),
+            "color": t.highlight if node in marks.path else t.text,
         }
-        if node in new_nodes:
+        if node in marks.new_nodes:
             attrs["peripheries"] = "2"
         graph.node(f"n{node}", **attrs)
 
     for parent, child in view.edges:
-        highlighted = (parent, child) in path_edges
+        highlighted = (parent, child) in marks.path_edges
         action = style.html_text(snapshot.edge_label(parent, child), 40)
         attrs = {
             "label": f"<<B>{action}</B>>" if highlighted else f"<{action}>",
@@ -227,7 +211,7 @@ def render_tree(
         graph.node(name, label=label, style="rounded,dashed", color=t.muted, fontcolor=t.muted, fillcolor="white" if t.background == style.WHITE else "none")
         graph.edge(f"n{fold.parent}", name, style="dashed", arrowhead="none")
 
-    sim = snapshot.simulated if phase else None
+    sim = marks.simulated
     if sim is not None and sim.node in view.nodes:
         graph.node("outcome", label=_outcome_label(sim, small), shape="note", style="filled", fillcolor="white", color=t.highlight, fontcolor=style.HIGHLIGHT)
         graph.edge(f"n{sim.node}", "outcome", style="dashed", color=t.highlight, penwidth="1.5", arrowhead="none")
@@ -250,15 +234,6 @@ def _key_table(low: float, high: float, *, highlight: bool, theme: style.Theme) 
     return f'<TABLE BORDER="0" CELLSPACING="3" CELLPADDING="3"><TR>{cells}<TD><FONT POINT-SIZE="{small}" COLOR="{theme.muted}">{notes}</FONT></TD></TR></TABLE>'
 
 
-def _snapshot_range(snapshot: TreeSnapshot, nodes: Any) -> tuple[float, float]:
-    low, high = default_value_range(snapshot.header)
-    for node in nodes:
-        mean = snapshot.node(node).mean
-        if mean is not None:
-            low, high = min(low, mean), max(high, mean)
-    return low, high
-
-
 def _boards(snapshot: TreeSnapshot, nodes: Any, game: Game | None) -> dict:
     game, reason = board_drawing.board_game(snapshot, game)
     if game is None:
@@ -275,10 +250,6 @@ class BoardsUnavailable(UserWarning):
     """Boards were asked for but cannot be drawn (the message says why)."""
 
 
-class LargeTree(UserWarning):
-    """More nodes than a readable figure holds (``NODE_BUDGET``) are about to be drawn."""
-
-
 def _table(rows: list[str]) -> str:
     cells = "".join(f"<TR><TD>{row}</TD></TR>" for row in rows)
     return f'<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">{cells}</TABLE>>'
@@ -286,27 +257,16 @@ def _table(rows: list[str]) -> str:
 
 def _backup_row(update: Any, visits: int, value: float, value_symbol: str) -> str:
     """``N 3→4 · W 1→2`` for a node this iteration's backpropagation updated."""
-    n_before = update.visits_before if update.visits_before is not None else visits - 1
-    w_before = update.value_before if update.value_before is not None else value - update.reward
+    n_before, w_before = stats_before_backup(update, visits, value)
     sym = style.html_text(value_symbol, 4)
     text = f"N {n_before}→{visits} · {sym} {style.format_total(w_before)}→{style.format_total(value)}"
     return f'<FONT COLOR="{style.HIGHLIGHT_TEXT}"><B>{text}</B></FONT>'
 
 
 def _outcome_label(sim: Any, small: str) -> str:
-    method = {
-        "random": "random rollout",
-        "heuristic": "heuristic rollout",
-        "evaluator": "evaluator",
-        "script": "scripted outcome",
-        "terminal": "terminal state",
-    }.get(sim.method, style.html_text(sim.method, 20))
-    rows = [method]
-    if sim.actions:
-        rows.append(f'<FONT POINT-SIZE="{small}">{len(sim.actions)} moves</FONT>')
-    returns = sim.returns
-    if len(returns) == 1:
-        rows.append(f"value {style.format_number(returns[0])}")
-    else:
-        rows.append("returns " + ", ".join(style.format_number(r) for r in returns))
+    how, moves, result = outcome_note(sim)
+    rows = [style.html_text(how, 20)]
+    if moves:
+        rows.append(f'<FONT POINT-SIZE="{small}">{moves} moves</FONT>')
+    rows.append(result)
     return _table(rows)
