@@ -379,6 +379,7 @@ def _slide_figures(heat: Replay, ttt: Replay, puct: Replay, match: Any, swept: A
         figure_bytes,
         fit_tree,
         new_figure,
+        plot_board_overlay,
         plot_evolution_panels,
         plot_growth_panels,
         plot_heatmaps,
@@ -414,6 +415,12 @@ def _slide_figures(heat: Replay, ttt: Replay, puct: Replay, match: Any, swept: A
             "Heatmaps",
             f"mctsviz render heatmap {trace} --iterations {','.join(map(str, budgets))} --theme slide -o heatmaps.svg",
             figure_bytes(plot_heatmaps(heat, budgets, theme="slide"), "svg"),
+        ),
+        (
+            "board",
+            "The search on the board",
+            f"mctsviz render board {trace} --theme slide -o board.svg",
+            plot(lambda ax: plot_board_overlay(heat.final(), ax=ax, theme="slide")),
         ),
         (
             "ucb-contour",

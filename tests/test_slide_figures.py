@@ -281,7 +281,7 @@ def test_the_gallery_draws_every_figure_kind_on_a_16_9_canvas():
     swept = sweep("tictactoe", "c", (0.5, 2.0), player="mcts:iterations=5", opponent="random", games=2, seed=0)
     figures = _slide_figures(ttt, ttt, puct, match, swept)
     names = [name for name, *_ in figures]
-    assert names == ["tree", "phase-expand", "heatmaps", "ucb-contour", "puct", "evolution", "growth", "match", "sweep"]
+    assert names == ["tree", "phase-expand", "heatmaps", "board", "ucb-contour", "puct", "evolution", "growth", "match", "sweep"]
     for name, _, command, svg in figures:
         text = svg.decode()
         width, height = (float(v) for v in re.search(r'<svg[^>]* width="([\d.]+)pt" height="([\d.]+)pt"', text).groups())
