@@ -15,6 +15,7 @@ between consecutive iterations as far as Graphviz's layout allows.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Collection
 from typing import Any
 
 import graphviz
@@ -55,6 +56,7 @@ def render_tree(
     rankdir: str = "TB",
     size: tuple[float, float] | None = None,
     dpi: float | None = None,
+    nodes: Collection[int] | None = None,
 ) -> graphviz.Digraph:
     """The tree of ``snapshot`` as a Graphviz digraph.
 
@@ -85,6 +87,9 @@ def render_tree(
         size: the largest (width, height) in inches; a larger drawing is scaled down to fit
             (Graphviz's ``size``), a smaller one is left as it is.
         dpi: dots per inch of PNG output (Graphviz's default is 96).
+        nodes: draw only these nodes (and the root), whatever the current iteration pins;
+            the other filters still apply within them. Frames of an animation pass the set
+            chosen on the last frame.
 
     Returns:
         The digraph; writing it is the caller's step (``.render()``, ``.pipe()`` or
@@ -99,7 +104,7 @@ def render_tree(
         raise MctsvizError(f"bad size {size!r}: expected (width, height) in inches, each above 0 and at most 200")
     if dpi is not None and not (isinstance(dpi, (int, float)) and 10 <= dpi <= 1200):
         raise MctsvizError(f"bad dpi {dpi!r}: expected a number from 10 to 1200")
-    view = tree_view(snapshot, depth=depth, top=top, min_visits=min_visits, max_nodes=max_nodes, show=show, pin=highlight)
+    view = tree_view(snapshot, depth=depth, top=top, min_visits=min_visits, max_nodes=max_nodes, show=show, pin=highlight, nodes=nodes)
     if len(view.nodes) > NODE_BUDGET:
         warnings.warn(
             f"the tree has {len(view.nodes)} nodes to draw: the figure will be large and slow to lay out; "
@@ -124,7 +129,8 @@ def render_tree(
         snapshot.header,
         iteration=snapshot.iteration,
         phase=snapshot.phase,
-        view=f"show={show} depth={depth} top={top} min_visits={min_visits} max_nodes={max_nodes} boards={boards} highlight={highlight}",
+        view=f"show={show} depth={depth} top={top} min_visits={min_visits} max_nodes={max_nodes} boards={boards} highlight={highlight}"
+        + ("" if nodes is None else f" nodes={len(view.nodes)} chosen"),
     )
     graph = graphviz.Digraph(
         "mcts",
