@@ -22,7 +22,7 @@ from mctsviz.errors import MctsvizError
 from mctsviz.games.explicit import ExplicitTree
 from mctsviz.render import Animation, animate_growth, animate_heatmap, animate_phases, animation_bytes
 from mctsviz.render.animation import animation_html, frame_iterations, png_size
-from mctsviz.render.extract import load_trace_game
+from mctsviz.render.extract import load_trace_game, tree_view
 from mctsviz.testing import hostile_tree, recorded_replay
 
 Image = pytest.importorskip("PIL.Image")
@@ -68,6 +68,17 @@ def test_frame_iterations_refuse_bad_input():
     for args, kwargs in (((0, 5), {}), ((10, 0), {}), ((10, 5), {"spacing": "cubic"})):
         with pytest.raises(MctsvizError):
             frame_iterations(*args, **kwargs)
+
+
+def test_a_chosen_node_set_bounds_the_view_even_against_the_current_iterations_path(ttt):
+    snapshot = ttt.snapshot(20, "backprop")
+    outside = snapshot.path[-1]
+    chosen = {0} | {c for c in snapshot.children_ids(0) if c not in snapshot.path}
+    view = tree_view(snapshot, nodes=chosen)
+    assert set(view.nodes) == chosen and outside not in view.nodes  # the path is pinned only inside the set
+    assert outside in tree_view(snapshot, max_nodes=1).nodes  # without a set, the path stays
+    (root_fold,) = [fold for fold in view.folds if fold.parent == 0]
+    assert set(root_fold.nodes) == set(snapshot.children_ids(0)) - chosen  # the rest fold into "+n more"
 
 
 # -- frames ---------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MctsvizError
-from ..render.animation import DEFAULT_FRAMES, DEFAULT_HOLD, DEFAULT_MAX_NODES, SPACINGS
+from ..render.animation import DEFAULT_FRAMES, DEFAULT_HOLD, DEFAULT_MAX_NODES, DEFAULT_TOP, SPACINGS
 from ..render.animation import KINDS as ANIMATION_KINDS
 from ..render.extract import QUANTITIES, SHOW_MODES
 from ..replay import PHASES
@@ -108,9 +108,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--spacing", choices=SPACINGS, default="log", help="those iterations evenly on a log scale (default: more frames early) or linearly")
     p.add_argument(
-        "--max-nodes", type=_natural(1), default=DEFAULT_MAX_NODES, metavar="N", help=f"trees: keep the N most visited nodes (default {DEFAULT_MAX_NODES})"
+        "--max-nodes",
+        type=_natural(0),
+        default=DEFAULT_MAX_NODES,
+        metavar="N",
+        help=f"trees: keep the N most visited nodes (default {DEFAULT_MAX_NODES}; 0: all)",
     )
-    p.add_argument("--top", type=_natural(1), metavar="K", help="trees: keep the K most visited children of each node")
+    p.add_argument(
+        "--top",
+        type=_natural(0),
+        default=DEFAULT_TOP,
+        metavar="K",
+        help=f"trees: keep the K most visited children of each node (default {DEFAULT_TOP}; 0: all)",
+    )
     p.add_argument("--depth", type=_natural(0), metavar="D", help="trees: show nodes down to depth D (root 0)")
     p.add_argument("--boards", action="store_true", help="trees: draw the board inside each node (grid games)")
     p.add_argument("--rankdir", choices=("TB", "LR"), default="TB", help="trees: root on top (TB, default) or on the left (LR)")
@@ -401,7 +411,7 @@ def _render_animation(args: argparse.Namespace) -> int:
     replay = _load_replay(args.trace)
     frame_format = "svg" if fmt == "html" and args.kind != "heatmap" else "png"
     common = {"frame_format": frame_format, "fps": args.fps, "hold": args.hold, "progress": not args.no_progress and sys.stderr.isatty()}
-    tree = {"max_nodes": args.max_nodes, "top": args.top, "depth": args.depth, "boards": args.boards, "rankdir": args.rankdir, "dpi": args.dpi}
+    tree = {"max_nodes": args.max_nodes or None, "top": args.top or None, "depth": args.depth, "boards": args.boards, "rankdir": args.rankdir, "dpi": args.dpi}
     tree.update({"size": args.size} if args.size else {})
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

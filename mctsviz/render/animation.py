@@ -63,8 +63,11 @@ SPACINGS = ("log", "linear")
 DEFAULT_FPS = {"growth": 2.0, "phases": 1.0, "heatmap": 4.0}
 #: Frames of a growth or heatmap animation when no iterations are given.
 DEFAULT_FRAMES = 40
-#: Nodes a growth or phases frame keeps by default: enough to see the tree, few enough to read.
-DEFAULT_MAX_NODES = 60
+#: Nodes a growth or phases frame keeps by default, and children per node: enough to see the
+#: tree, few enough to read on a slide (60 nodes of Tic-Tac-Toe, with every child, fit a 16:9
+#: slide only 160 pixels high).
+DEFAULT_MAX_NODES = 40
+DEFAULT_TOP = 3
 #: Seconds the last frame stays before the animation starts again.
 DEFAULT_HOLD = 2.0
 #: Tree frames are fitted into a 16:9 slide (inches; at Graphviz's 96 dpi, 1280 x 720 pixels).
@@ -209,7 +212,7 @@ def animate_growth(
     hold: float = DEFAULT_HOLD,
     progress: bool = False,
     depth: int | None = None,
-    top: int | None = None,
+    top: int | None = DEFAULT_TOP,
     min_visits: int = 0,
     max_nodes: int | None = DEFAULT_MAX_NODES,
     show: str = "all",
@@ -228,7 +231,7 @@ def animate_growth(
         progress: a progress bar on stderr while frames render.
         depth, top, min_visits, max_nodes, show: which nodes to draw, chosen on the last frame
             (see :func:`~mctsviz.render.extract.tree_view`); earlier frames draw those of them
-            that exist by then. ``max_nodes`` defaults to 60.
+            that exist by then. Defaults: ``max_nodes=40``, ``top=3`` (None: no limit).
         tree_options: passed to :func:`~mctsviz.render.tree.render_tree` for every frame
             (``boards``, ``rankdir``, ``key``, ...). Defaults: ``value_range`` the trace's
             reward range (one colour scale throughout), ``caption=True`` (the iteration is
@@ -274,7 +277,7 @@ def animate_phases(
         phases: some of ``"select"``, ``"expand"``, ``"simulate"``, ``"backprop"``.
         frame_format, fps, hold, progress: as for :func:`animate_growth` (``fps`` default 1).
         tree_options: passed to :func:`~mctsviz.render.phases.render_phases` and so to
-            :func:`~mctsviz.render.tree.render_tree` (defaults: ``max_nodes=60``, the trace's
+            :func:`~mctsviz.render.tree.render_tree` (defaults: ``max_nodes=40``, ``top=3``, the trace's
             reward range, ``caption=True``, a 16:9 slide's ``size``).
 
     Frames of different iterations may differ in size; smaller ones are centred on the largest.
@@ -290,7 +293,7 @@ def animate_phases(
             raise MctsvizError("the trace has no iterations to animate")
     else:
         chosen = _chosen_iterations(replay, iterations, 0, "log")
-    options = _tree_defaults(replay, {"max_nodes": DEFAULT_MAX_NODES, **tree_options})
+    options = _tree_defaults(replay, {"max_nodes": DEFAULT_MAX_NODES, "top": DEFAULT_TOP, **tree_options})
     graphs, labels = [], []
     with _one_warning_each():
         for k in chosen:
