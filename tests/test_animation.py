@@ -17,13 +17,14 @@ from pathlib import Path
 import pytest
 from tracehelpers import trace_file
 
+from mctsviz import games
 from mctsviz.cli import main
 from mctsviz.errors import MctsvizError
 from mctsviz.games.explicit import ExplicitTree
 from mctsviz.render import Animation, animate_growth, animate_heatmap, animate_phases, animation_bytes
 from mctsviz.render.animation import animation_html, frame_iterations, png_size
 from mctsviz.render.extract import load_trace_game, tree_view
-from mctsviz.testing import hostile_tree, recorded_replay
+from mctsviz.testing import hostile_tree, recorded_replay, toy_path
 
 Image = pytest.importorskip("PIL.Image")
 
@@ -133,6 +134,11 @@ def test_phases_show_each_iterations_four_phases_on_frames_of_one_size(ttt):
     assert animation.labels == tuple(f"iteration {k} · {p}" for k in (3, 4) for p in ("select", "expand", "simulate", "backprop"))
     assert len({png_size(frame) for frame in animation.frames}) == 1
     assert animate_phases(ttt, max_nodes=5).labels[-1] == "iteration 3 · backprop"  # default: the first three
+    # The toy tree's first iteration is smaller than its fourth: the SVG frames are widened to one canvas too.
+    toy = recorded_replay(games.load(toy_path()), iterations=4, c=2.0, expand="second-visit")
+    svgs = animate_phases(toy, [1, 4], frame_format="svg").frames
+    canvases = [re.search(rb'<svg width="([^"]+)" height="([^"]+)"\s+viewBox="([^"]+)"', svg).groups() for svg in svgs]
+    assert len({c[:2] for c in canvases}) == 1 and len({c[2] for c in canvases}) == 2
     with pytest.raises(MctsvizError, match="out of range"):
         animate_phases(ttt, [31])
 

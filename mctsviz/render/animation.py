@@ -29,6 +29,7 @@ import hashlib
 import io
 import math
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -280,7 +281,8 @@ def animate_phases(
             :func:`~mctsviz.render.tree.render_tree` (defaults: ``max_nodes=40``, ``top=3``, the trace's
             reward range, ``caption=True``, a 16:9 slide's ``size``).
 
-    Frames of different iterations may differ in size; smaller ones are centred on the largest.
+    Frames of different iterations may differ in size; smaller ones are centred on the largest
+    (PNG and SVG alike).
 
     Raises:
         MctsvizError: a bad option or phase, an iteration outside the trace, or Graphviz missing.
@@ -396,8 +398,7 @@ def _render(draw: Callable[[_T], bytes], items: Sequence[_T], *, progress: bool,
 def _animation(images: list[bytes], frame_format: str, labels: list[str], fps: float | None, default_fps: float, hold: float, replay: Replay) -> Animation:
     if frame_format not in _FRAME_FORMATS:
         raise MctsvizError(f"unknown frame format {frame_format!r}; choose one of: {', '.join(_FRAME_FORMATS)}")
-    if frame_format == "png":
-        images = _equal_size(images)
+    images = _equal_size(images) if frame_format == "png" else _equal_svg_size(images)
     return Animation(tuple(images), frame_format, tuple(labels), default_fps if fps is None else fps, hold, caption(replay.header))
 
 
@@ -434,6 +435,31 @@ def _equal_size(images: list[bytes]) -> list[bytes]:
         buffer = io.BytesIO()
         canvas.save(buffer, format="PNG")
         out.append(buffer.getvalue())
+    return out
+
+
+_SVG_CANVAS = re.compile(rb'<svg width="([\d.]+)pt" height="([\d.]+)pt"\s+viewBox="([-\d. ]+)"')
+
+
+def _equal_svg_size(images: list[bytes]) -> list[bytes]:
+    """Graphviz SVG documents widened (centred) to the largest width and height among them."""
+    canvases = [_SVG_CANVAS.search(image) for image in images]
+    if any(c is None for c in canvases):
+        return images  # not Graphviz's: shown as they are
+    sizes = [(float(c.group(1)), float(c.group(2))) for c in canvases if c is not None]
+    width, height = max(w for w, _ in sizes), max(h for _, h in sizes)
+    out = []
+    for image, canvas, (w, h) in zip(images, canvases, sizes):
+        assert canvas is not None
+        if (w, h) == (width, height):
+            out.append(image)
+            continue
+        x, y, box_w, box_h = (float(v) for v in canvas.group(3).split())
+        scale = w / box_w if box_w else 1.0  # points per viewBox unit (Graphviz's size scales)
+        new_w, new_h = width / scale, height / scale
+        box = f"{x - (new_w - box_w) / 2:.2f} {y - (new_h - box_h) / 2:.2f} {new_w:.2f} {new_h:.2f}"
+        tag = f'<svg width="{width:g}pt" height="{height:g}pt"\n viewBox="{box}"'.encode()
+        out.append(image[: canvas.start()] + tag + image[canvas.end() :])
     return out
 
 
