@@ -2,7 +2,8 @@
 
 The trace is a Tic-Tac-Toe search from the empty board (UCB1, C = sqrt 2, one child per visit,
 random rollouts, seed 1), replayed in memory. The frames are ``animate_growth`` at 100
-log-spaced iterations up to the last, with the default 60 nodes, fitted to a 16:9 slide.
+log-spaced iterations up to the last, with the default 40 nodes (3 children each), fitted to a
+16:9 slide.
 Rendering (``render_tree`` per frame, the shared layout, Graphviz per frame in a few threads)
 and encoding are timed separately:
 
@@ -49,7 +50,7 @@ def main() -> None:
     args = parser.parse_args()
 
     replay = recorded_replay("tictactoe", iterations=args.iterations, seed=1)
-    print(f"Tic-Tac-Toe, {args.iterations} iterations; {args.frames} growth frames, 60 nodes; medians of {args.repeats} runs")
+    print(f"Tic-Tac-Toe, {args.iterations} iterations; {args.frames} growth frames (default nodes); medians of {args.repeats} runs")
     print(f"{'step':<14} {'seconds':>8} {'ms/frame':>9} {'size':>10}")
 
     def row(name: str, seconds: float, frames: int, size: int | None = None) -> None:

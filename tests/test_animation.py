@@ -305,6 +305,8 @@ def test_the_command_refuses_a_bad_suffix_and_a_missing_ffmpeg_in_one_line(trace
     _one_line_error(capsys, ["render", "animation", str(trace), "-o", str(tmp_path / "x.avi")], ".gif, .mp4, .html")
     _one_line_error(capsys, ["render", "tree", str(trace), "-o", str(tmp_path / "x.gif")], ".svg")  # trees are still pictures
     _one_line_error(capsys, ["render", "animation", str(trace), "--iterations", "26", "-o", str(tmp_path / "x.gif")], "out of range")
+    _one_line_error(capsys, ["render", "animation", str(trace), "--fps", "0", "-o", str(tmp_path / "x.gif")], "bad fps")
+    _one_line_error(capsys, ["render", "animation", str(trace), "--kind", "heatmap", "--hold", "-1", "-o", str(tmp_path / "x.gif")], "bad hold")
     monkeypatch.setenv("PATH", str(tmp_path))  # no ffmpeg (and no dot: the check comes before any work)
     _one_line_error(capsys, ["render", "animation", str(trace), "-o", str(tmp_path / "x.mp4")], "apt-get install ffmpeg")
     assert not (tmp_path / "x.mp4").exists()

@@ -248,6 +248,7 @@ def animate_growth(
     from .phases import render_on_one_canvas
     from .tree import render_tree
 
+    _check_frames(frame_format, fps, hold)
     chosen = _chosen_iterations(replay, iterations, frames, spacing)
     final = replay.snapshot(chosen[-1], "backprop")
     nodes = tree_view(final, depth=depth, top=top, min_visits=min_visits, max_nodes=max_nodes, show=show, pin=False).nodes
@@ -289,6 +290,7 @@ def animate_phases(
     """
     from .phases import render_phases
 
+    _check_frames(frame_format, fps, hold)
     if iterations is None:
         chosen = list(range(1, min(DEFAULT_PHASE_ITERATIONS, replay.iterations) + 1))
         if not chosen:
@@ -342,6 +344,7 @@ def animate_heatmap(
     from .extract import move_grids
     from .plots import _norm, new_figure, plot_heatmap
 
+    _check_frames(frame_format, fps, hold)
     chosen = _chosen_iterations(replay, iterations, frames, spacing)
     norm = _norm(quantity, move_grids(replay, chosen, quantity, node=node, game=game), replay.header)
 
@@ -395,9 +398,14 @@ def _render(draw: Callable[[_T], bytes], items: Sequence[_T], *, progress: bool,
     return out
 
 
-def _animation(images: list[bytes], frame_format: str, labels: list[str], fps: float | None, default_fps: float, hold: float, replay: Replay) -> Animation:
+def _check_frames(frame_format: str, fps: float | None, hold: float) -> None:
+    """Refuse a bad frame format, fps or hold before any frame is drawn."""
     if frame_format not in _FRAME_FORMATS:
         raise MctsvizError(f"unknown frame format {frame_format!r}; choose one of: {', '.join(_FRAME_FORMATS)}")
+    _check_timing(1.0 if fps is None else fps, hold)
+
+
+def _animation(images: list[bytes], frame_format: str, labels: list[str], fps: float | None, default_fps: float, hold: float, replay: Replay) -> Animation:
     images = _equal_size(images) if frame_format == "png" else _equal_svg_size(images)
     return Animation(tuple(images), frame_format, tuple(labels), default_fps if fps is None else fps, hold, caption(replay.header))
 
