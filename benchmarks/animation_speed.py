@@ -3,9 +3,8 @@
 The trace is a Tic-Tac-Toe search from the empty board (UCB1, C = sqrt 2, one child per visit,
 random rollouts, seed 1), replayed in memory. The frames are ``animate_growth`` at 100
 log-spaced iterations up to the last, with the default 40 nodes (3 children each), fitted to a
-16:9 slide.
-Rendering (``render_tree`` per frame, the shared layout, Graphviz per frame in a few threads)
-and encoding are timed separately:
+16:9 slide. Rendering (``render_tree`` per frame, the shared layout, Graphviz per
+frame in a few threads) and encoding are timed separately:
 
 * ``frames (PNG)``, ``frames (SVG)``: ``animate_growth`` with ``frame_format="png"`` (for GIF
   and MP4) and ``"svg"`` (for HTML);
