@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MctsvizError
+from ..render.animation import DEFAULT_FRAMES, DEFAULT_HOLD, DEFAULT_MAX_NODES, DEFAULT_TOP, SPACINGS
+from ..render.animation import KINDS as ANIMATION_KINDS
 from ..render.extract import QUANTITIES, SHOW_MODES
 from ..replay import PHASES
 from ..search.policies import LOG_VARIANTS
@@ -129,6 +131,48 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _look_arguments(p)
     _output_argument(p)
     p.set_defaults(handler=_render_growth)
+
+    p = figures.add_parser(
+        "animation",
+        help="the tree growing, iterations' phases, or the root's heatmap over iterations (.gif, .mp4, .html)",
+        description="Animate a trace: the tree growing over iterations (growth: every node keeps its place), the four "
+        "phases of chosen iterations (phases), or the root's move heatmap over iterations (heatmap). The format follows "
+        "the output's suffix: .gif, .mp4 (needs the ffmpeg program) or .html (one page with a slider, no network).",
+    )
+    _trace_argument(p)
+    p.add_argument("--kind", choices=ANIMATION_KINDS, default="growth", help="what moves (default growth)")
+    p.add_argument("--iterations", type=_int_list, metavar="K,K,...", help="the iterations shown (default: --frames of them up to the last; phases: 1,2,3)")
+    p.add_argument(
+        "--frames", type=_natural(1), default=DEFAULT_FRAMES, metavar="N", help=f"how many iterations when --iterations is not given (default {DEFAULT_FRAMES})"
+    )
+    p.add_argument("--spacing", choices=SPACINGS, default="log", help="those iterations evenly on a log scale (default: more frames early) or linearly")
+    p.add_argument(
+        "--max-nodes",
+        type=_natural(0),
+        default=DEFAULT_MAX_NODES,
+        metavar="N",
+        help=f"trees: keep the N most visited nodes (default {DEFAULT_MAX_NODES}; 0: all)",
+    )
+    p.add_argument(
+        "--top",
+        type=_natural(0),
+        default=DEFAULT_TOP,
+        metavar="K",
+        help=f"trees: keep the K most visited children of each node (default {DEFAULT_TOP}; 0: all)",
+    )
+    p.add_argument("--depth", type=_natural(0), metavar="D", help="trees: show nodes down to depth D (root 0)")
+    p.add_argument("--boards", action="store_true", help="trees: draw the board inside each node (grid games)")
+    p.add_argument("--rankdir", choices=("TB", "LR"), default="TB", help="trees: root on top (TB, default) or on the left (LR)")
+    p.add_argument("--size", type=_size, metavar="WxH", help="trees: fit each frame in W x H inches (default 16:9, 13.33x7.5)")
+    p.add_argument("--dpi", type=float, metavar="N", help="trees: dots per inch of the frames (default 96)")
+    p.add_argument("--quantity", choices=QUANTITIES, default="visits", help="heatmap: visit share, mean value, prior or score")
+    p.add_argument("--theme", choices=("print", "slide", "dark", "transparent"), default="print", help="as for every figure (print: the default)")
+    p.add_argument("--font-scale", type=_font_scale, metavar="F", help="multiply the theme's font sizes by F")
+    p.add_argument("--fps", type=_finite_float, metavar="F", help="frames per second (default: growth 2, phases 1, heatmap 4)")
+    p.add_argument("--hold", type=_finite_float, default=DEFAULT_HOLD, metavar="S", help=f"seconds the last frame stays (default {DEFAULT_HOLD:g})")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("-o", "--output", required=True, metavar="OUT", help="the output file (.gif, .mp4 or .html)")
+    p.set_defaults(handler=_render_animation)
 
     p = figures.add_parser("match", help="running average scores of a match (from `mctsviz match --out`)")
     p.add_argument("results", metavar="RESULTS.json", help="a match results file")
@@ -272,7 +316,7 @@ def _output_argument(p: argparse.ArgumentParser, *, graph: bool = False) -> None
 
 def _missing_figure(parser: argparse.ArgumentParser) -> int:
     parser.print_usage(sys.stderr)
-    print("mctsviz render: error: choose a figure: tree, heatmap, board, ucb-contour, puct, evolution, growth, match, sweep", file=sys.stderr)
+    print("mctsviz render: error: choose a figure: tree, heatmap, board, ucb-contour, puct, evolution, growth, animation, match, sweep", file=sys.stderr)
     return 2
 
 
@@ -323,11 +367,15 @@ def _look(args: argparse.Namespace) -> dict[str, Any]:
     return {"theme": args.theme, "font_scale": args.font_scale}
 
 
-def _check_output(output: str, trace: str | None = None, *, graph: bool = False) -> None:
+def _check_output(output: str, trace: str | None = None, *, graph: bool = False, animation: bool = False) -> None:
     """Reject a bad suffix, a folder, or the input trace itself as the output, before any work."""
+    from ..render.animation import animation_format_for_path
     from ..render.output import format_for_path
 
-    format_for_path(output, graph=graph)
+    if animation:
+        animation_format_for_path(output)
+    else:
+        format_for_path(output, graph=graph)
     target = Path(output)
     if target.is_dir():
         raise MctsvizError(f"{output} is a folder: name the file to write, like {Path(output) / 'figure.svg'}")
@@ -543,6 +591,47 @@ def _render_growth(args: argparse.Namespace) -> int:
     from ..render import plot_growth_panels
 
     return _write(plot_growth_panels(_load_replay(args.trace), **_look(args)), args.output, args=args)
+
+
+def _render_animation(args: argparse.Namespace) -> int:
+    _check_output(args.output, args.trace, animation=True)
+    from ..render import BoardsUnavailable, LargeTree, animate_growth, animate_heatmap, animate_phases
+    from ..render.animation import animation_format_for_path, ffmpeg_program
+
+    fmt = animation_format_for_path(args.output)
+    if fmt == "mp4":
+        ffmpeg_program()  # missing: say so before any work
+    replay = _load_replay(args.trace)
+    frame_format = "svg" if fmt == "html" and args.kind != "heatmap" else "png"
+    common = {"frame_format": frame_format, "fps": args.fps, "hold": args.hold, "progress": not args.no_progress and sys.stderr.isatty()}
+    tree = {"max_nodes": args.max_nodes or None, "top": args.top or None, "depth": args.depth, "boards": args.boards, "rankdir": args.rankdir, "dpi": args.dpi}
+    tree.update({"size": args.size} if args.size else {})
+    tree.update(theme=args.theme, font_scale=args.font_scale)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if args.kind == "heatmap":
+            game = _trace_game(replay)
+            animation = animate_heatmap(
+                replay,
+                args.iterations,
+                frames=args.frames,
+                spacing=args.spacing,
+                quantity=args.quantity,
+                game=game,
+                theme=args.theme,
+                font_scale=args.font_scale,
+                **common,
+            )
+        elif args.kind == "phases":
+            animation = animate_phases(replay, args.iterations, **common, **tree)
+        else:
+            animation = animate_growth(replay, args.iterations, frames=args.frames, spacing=args.spacing, **common, **tree)
+    for warning in caught:
+        if issubclass(warning.category, (BoardsUnavailable, LargeTree)):
+            _note(str(warning.message))
+    size = animation.save(args.output)
+    print(f"wrote {args.output} ({len(animation.frames)} frames, {size / 1e6:.2f} MB)", file=sys.stderr)
+    return 0
 
 
 def _render_match(args: argparse.Namespace) -> int:

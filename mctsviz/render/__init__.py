@@ -17,6 +17,11 @@ from typing import Any
 
 #: Public name -> the module of this package defining it.
 _EXPORTS = {
+    "Animation": "animation",
+    "animate_growth": "animation",
+    "animate_heatmap": "animation",
+    "animate_phases": "animation",
+    "animation_bytes": "animation",
     "BoardsUnavailable": "tree",
     "LargeTree": "extract",
     "BoardOverlay": "extract",

@@ -13,7 +13,7 @@ import re
 import urllib.parse
 import warnings
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -704,6 +704,7 @@ def tree_view(
     max_nodes: int | None = None,
     show: str = "all",
     pin: bool = True,
+    nodes: Collection[int] | None = None,
 ) -> TreeView:
     """Choose the nodes of a tree figure, keeping large trees readable.
 
@@ -719,6 +720,10 @@ def tree_view(
     are kept whatever ``top``, ``min_visits`` and ``max_nodes`` say (they are what a phase
     figure is about); ``depth`` still applies.
 
+    ``nodes`` bounds the view to a set chosen beforehand (the root is always in it): no other
+    node is shown, pinned or not. An animation chooses the set on its last frame and passes it
+    to every frame, so that nodes appear and stay rather than come and go.
+
     Raises:
         MctsvizError: a bad option.
     """
@@ -731,6 +736,9 @@ def tree_view(
     current = set(snapshot.path) | set(snapshot.new_nodes)
     current |= {n for p in list(current) for n in _ancestors(snapshot, p)}
     pinned = current if pin and show != "pv" else set()
+    if nodes is not None:
+        chosen = set(nodes) | {0}
+        pinned &= chosen
     visits = snapshot.visits
     if show == "pv":
         line = set(snapshot.principal_variation())
@@ -745,6 +753,8 @@ def tree_view(
     if max_nodes is not None and max_nodes < len(snapshot):
         keep = set(_ranked(snapshot)[:max_nodes]) | pinned
         allowed = keep if allowed is None else allowed & keep
+    if nodes is not None:
+        allowed = chosen if allowed is None else allowed & chosen
 
     order: list[int] = []
     edges: list[tuple[int, int]] = []

@@ -16,6 +16,9 @@ phases jumps. :func:`render_phases` draws the phases from one layout:
 The result is a plain ``graphviz.Digraph`` per phase (``.source``, ``.pipe()``, notebooks),
 written like any tree with :func:`mctsviz.render.figure_bytes`. Laying out needs the ``dot``
 program.
+
+:func:`render_on_one_canvas` does steps 1-3 for any sequence of tree graphs: the phases of one
+iteration here, the frames of a growing tree in :mod:`mctsviz.render.animation`.
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ from .tree import render_tree
 
 #: The phases an iteration is drawn in (``"start"`` is the previous iteration's end).
 ITERATION_PHASES = PHASES[1:]
+
+#: Inches of blank kept around the shared layout (a double border adds 4 points, a path's pen 1.5).
+_MARGIN = 0.125
 
 _NODE_LINE = re.compile(r"^\t(\w+) \[")
 _EDGE_LINE = re.compile(r"^\t(\w+) -> (\w+)(?: \[|$)")
@@ -70,30 +76,45 @@ def render_phases(
 
 
 def render_on_one_canvas(graphs: Sequence[graphviz.Digraph]) -> list[graphviz.Digraph]:
-    """Tree graphs of one iteration (from :func:`render_tree`) pinned to one shared layout.
+    """Tree graphs (from :func:`render_tree`) pinned to one shared layout.
 
-    The last graph should hold the most nodes (the latest phase). Safe to call from several
-    threads on different graphs: it only runs ``dot`` on copies.
+    The graphs are moments of one tree: the phases of an iteration, or the frames of an
+    animation. Every node of any graph gets one place and one size (its largest), and each
+    graph comes back drawing its own nodes there and the others invisibly, so all have the same
+    canvas. The last graph should hold the most nodes (the latest moment): the shared layout
+    follows its order of children. Two ``dot`` runs whatever the number of graphs. Safe to call
+    from several threads on different graphs: it only runs ``dot`` on copies.
+
+    Raises:
+        MctsvizError: no graphs, or ``dot`` missing or failing.
     """
+    if not graphs:
+        raise MctsvizError("nothing to lay out: no graphs")
     union = _union(list(graphs), _largest_sizes(graphs))
-    places = _plain_nodes(union)
-    return [_pinned(graph, union, places) for graph in graphs]
+    canvas, places = _plain_layout(union)
+    union_nodes, union_edges, _ = _statements(union)
+    return [_pinned(graph, union_nodes, union_edges, places, canvas) for graph in graphs]
 
 
 def _largest_sizes(graphs: Sequence[graphviz.Digraph]) -> dict[str, tuple[float, float]]:
     """Each node's largest (width, height) over ``graphs``, measured in one ``dot`` run.
 
     Every graph's nodes go, renamed apart and without edges, into one graph: ``dot`` sizes
-    nodes before it places them, and a graph without edges places in no time.
+    nodes before it places them, and a graph without edges places in no time. A node drawn the
+    same in several graphs (most nodes of an animation's frames) is measured once.
     """
     sizing = graphs[0].copy()
     _, _, other = _statements(sizing)
     sizing.body = list(other)
+    measured: set[str] = set()
     for index, graph in enumerate(graphs):
         nodes, _, _ = _statements(graph)
-        sizing.body.extend(line.replace(f"\t{name} [", f"\tg{index}_{name} [", 1) for name, line in nodes.items())
+        for name, line in nodes.items():
+            if line not in measured:
+                measured.add(line)
+                sizing.body.append(line.replace(f"\t{name} [", f"\tg{index}_{name} [", 1))
     sizes: dict[str, tuple[float, float]] = {}
-    for renamed, (_, _, width, height) in _plain_nodes(sizing).items():
+    for renamed, (_, _, width, height) in _plain_layout(sizing)[1].items():
         name = renamed.split("_", 1)[1]
         old = sizes.get(name, (0.0, 0.0))
         sizes[name] = (max(old[0], width), max(old[1], height))
@@ -144,16 +165,29 @@ def _union(graphs: list[graphviz.Digraph], sizes: dict[str, tuple[float, float]]
     return base
 
 
-def _pinned(graph: graphviz.Digraph, union: graphviz.Digraph, places: dict[str, tuple[float, float, float, float]]) -> graphviz.Digraph:
-    """``graph`` for neato, each node of ``union`` pinned; the ones ``graph`` lacks invisible."""
+def _pinned(
+    graph: graphviz.Digraph,
+    union_nodes: dict[str, str],
+    union_edges: dict[tuple[str, str], str],
+    places: dict[str, tuple[float, float, float, float]],
+    canvas: tuple[float, float],
+) -> graphviz.Digraph:
+    """``graph`` for neato, each node of the union pinned; the ones ``graph`` lacks invisible."""
     nodes, edges, other = _statements(graph)
-    union_nodes, union_edges, _ = _statements(union)
     out = graph.copy()
     out.engine = "neato"
     out.body = list(other)
     # Straight edges: routing is not needed once every node has its place, and a line from
     # a parent's centre to a child's reads as the tree it is.
     out.body.append('\tgraph [splines="line" overlap="true"]\n')
+    # Two invisible points at the corners of the union's drawing, a margin out: a thicker
+    # border or a new node's double border at the edge (or a caption a little wider) in one
+    # graph cannot make its canvas larger than the others' and shift the drawing.
+    m = _MARGIN
+    bottom = min(y - height / 2 for _, y, _, height in places.values())  # a caption goes below
+    top = max(y + height / 2 for _, y, _, height in places.values())
+    for name, (x, y) in (("_canvas_low", (-m, bottom - m)), ("_canvas_high", (canvas[0] + m, top + m))):
+        out.body.append(f'\t{name} [label="" shape=point style=invis width=0.01 height=0.01 fixedsize=true pos="{x:.4f},{y:.4f}!"]\n')
     for name, line in union_nodes.items():
         x, y, width, height = places[name]
         own = nodes.get(name)
@@ -165,15 +199,19 @@ def _pinned(graph: graphviz.Digraph, union: graphviz.Digraph, places: dict[str, 
     return out
 
 
-def _plain_nodes(graph: graphviz.Digraph) -> dict[str, tuple[float, float, float, float]]:
-    """Each node's (x, y, width, height) in inches, as ``dot`` lays ``graph`` out."""
+def _plain_layout(graph: graphviz.Digraph) -> tuple[tuple[float, float], dict[str, tuple[float, float, float, float]]]:
+    """The drawing's (width, height) and each node's (x, y, width, height), in inches, as ``dot`` lays ``graph`` out."""
     text = pipe_graph(graph, "plain", engine="dot").decode("utf-8", "replace")
+    canvas = (0.0, 0.0)
     out = {}
     for line in text.splitlines():
         if line.startswith("node "):
             fields = line.split(" ", 6)
             out[fields[1]] = (float(fields[2]), float(fields[3]), float(fields[4]), float(fields[5]))
-    return out
+        elif line.startswith("graph "):
+            fields = line.split(" ")
+            canvas = (float(fields[2]), float(fields[3]))
+    return canvas, out
 
 
 #: What a file name may hold to be named in LaTeX as it is (no escaping inside \includegraphics).

@@ -15,6 +15,7 @@ between consecutive iterations as far as Graphviz's layout allows.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Collection
 from typing import Any
 
 import graphviz
@@ -56,6 +57,7 @@ def render_tree(
     dpi: float | None = None,
     theme: str | style.Theme | None = None,
     font_scale: float | None = None,
+    nodes: Collection[int] | None = None,
 ) -> graphviz.Digraph:
     """The tree of ``snapshot`` as a Graphviz digraph.
 
@@ -93,6 +95,9 @@ def render_tree(
             the canvas ``size`` defaults to (a 16:9 slide for all but print). To reduce a tree
             until it is readable on that canvas, use :func:`mctsviz.render.fit_tree`.
         font_scale: multiplies the theme's font sizes.
+        nodes: draw only these nodes (and the root), whatever the current iteration pins;
+            the other filters still apply within them. Frames of an animation pass the set
+            chosen on the last frame.
 
     Returns:
         The digraph; writing it is the caller's step (``.render()``, ``.pipe()`` or
@@ -110,7 +115,7 @@ def render_tree(
         raise MctsvizError(f"bad size {size!r}: expected (width, height) in inches, each above 0 and at most 200")
     if dpi is not None and not (isinstance(dpi, (int, float)) and 10 <= dpi <= 1200):
         raise MctsvizError(f"bad dpi {dpi!r}: expected a number from 10 to 1200")
-    view = tree_view(snapshot, depth=depth, top=top, min_visits=min_visits, max_nodes=max_nodes, show=show, pin=highlight)
+    view = tree_view(snapshot, depth=depth, top=top, min_visits=min_visits, max_nodes=max_nodes, show=show, pin=highlight, nodes=nodes)
     warn_if_large(view)
     low, high = value_range if value_range is not None else nodes_value_range(snapshot, view.nodes)
     marks = iteration_marks(snapshot, highlight=highlight)
@@ -122,7 +127,8 @@ def render_tree(
         snapshot.header,
         iteration=snapshot.iteration,
         phase=snapshot.phase,
-        view=f"show={show} depth={depth} top={top} min_visits={min_visits} max_nodes={max_nodes} boards={boards} highlight={highlight}",
+        view=f"show={show} depth={depth} top={top} min_visits={min_visits} max_nodes={max_nodes} boards={boards} highlight={highlight}"
+        + ("" if nodes is None else f" nodes={len(view.nodes)} chosen"),
     )
     graph = graphviz.Digraph(
         "mcts",
