@@ -32,6 +32,7 @@ _EXPORTS = {
     "plot_puct_bars": "plots",
     "plot_sweep": "plots",
     "plot_ucb_contour": "plots",
+    "ReplayScrubber": "notebook",
     "render_tree": "tree",
     "reward_range": "extract",
 }
