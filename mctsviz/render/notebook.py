@@ -6,8 +6,8 @@ layer that may not import the renderers, so they carry no ``_repr_svg_``; instea
 :func:`enable` registers formatters for them **by module and class name** with the running
 IPython shell:
 
-* a ``TreeSnapshot`` shows as the SVG of :func:`~mctsviz.render.render_tree` (at most 40 nodes,
-  as on the walkthrough pages, with the caption line);
+* a ``TreeSnapshot`` shows as the SVG of :func:`~mctsviz.render.render_tree` (at most 25 nodes,
+  with the caption line);
 * a ``Replay`` shows as a short HTML summary (game, policy, iterations, nodes, the decision,
   the root's children with visits, mean and score) followed by the final tree's SVG;
 * an ``Axes`` made by a plot function of :mod:`mctsviz.render.plots` shows its whole figure as
@@ -44,9 +44,11 @@ if TYPE_CHECKING:
 
 __all__ = ["TREE_OPTIONS", "ReplayScrubber", "axes_svg", "enable", "replay_html", "snapshot_svg", "tree_svg"]
 
-#: The tree options of inline figures (``render_tree``'s keywords): at most 40 nodes (always
-#: with the current iteration's path), as the walkthrough pages draw them, and the caption.
-TREE_OPTIONS: dict[str, Any] = {"max_nodes": 40, "caption": True}
+#: The tree options of inline figures (``render_tree``'s keywords): the caption, and at most 25
+#: nodes (the most visited, always with the current iteration's path). A Tic-Tac-Toe tree of 25
+#: nodes is about 1000 points wide: a notebook's output shows it at about 80 % of its size,
+#: where 40 nodes (the walkthrough pages' limit) would come out at 40 %, too small to read.
+TREE_OPTIONS: dict[str, Any] = {"max_nodes": 25, "caption": True}
 
 SVG_MIME, HTML_MIME = "image/svg+xml", "text/html"
 # An XML declaration and a document type: left out of SVG placed inside HTML.
@@ -164,7 +166,7 @@ def replay_html(replay: Replay, **tree_options: Any) -> str:
         )
     score = style.html_text(header.options.policy_name, 10)
     children = (
-        '<table class="mctsviz-children"><thead><tr><th style="text-align:left">move</th><th style="text-align:right">visits</th>'
+        '<table><thead><tr><th style="text-align:left">move</th><th style="text-align:right">visits</th>'
         f'<th style="text-align:right">mean</th><th style="text-align:right">{score}</th></tr></thead>'
         f"<tbody>{''.join(child_rows)}</tbody></table>"
         if child_rows
@@ -177,7 +179,7 @@ def replay_html(replay: Replay, **tree_options: Any) -> str:
     return (
         '<div class="mctsviz-replay">\n'
         f"<p><b>Replay</b> of {style.html_text(header.game, 60)}: {replay.iterations} iterations</p>\n"
-        f'<table class="mctsviz-facts">{fact_rows}</table>\n'
+        f"<table>{fact_rows}</table>\n"
         f"<p>The root's children at the end of the search:</p>\n{children}\n"
         f"<div>{figure}</div>\n"
         "</div>"

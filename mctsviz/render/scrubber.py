@@ -52,7 +52,7 @@ class ReplayScrubber(anywidget.AnyWidget):
         iteration: where to start (default: the last iteration).
         phase: the phase to start at.
         **tree_options: ``render_tree`` keywords over
-            :data:`mctsviz.render.notebook.TREE_OPTIONS` (at most 40 nodes, a caption); the
+            :data:`mctsviz.render.notebook.TREE_OPTIONS` (at most 25 nodes, a caption); the
             fill colours default to one scale for every frame (``reward_range(replay)``).
 
     Raises:
