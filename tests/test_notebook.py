@@ -1,7 +1,7 @@
 """Notebooks: snapshots, replays and plots display inline; the replay scrubber widget, without a front end.
 
-IPython's display formatters are exercised on a real (terminal-less) ``InteractiveShell``; the
-widget's traits are set from Python as the view would set them.
+IPython's own display formatters are exercised (a real ``InteractiveShell`` only in a
+subprocess); the widget's traits are set from Python as the view would set them.
 """
 
 from __future__ import annotations
@@ -26,12 +26,15 @@ HEAVY = ("matplotlib", "graphviz", "jinja2")
 
 @pytest.fixture(scope="module")
 def shell():
-    from IPython.core.interactiveshell import InteractiveShell
+    """IPython's display formatters, as a shell holds them (a real shell would take over the
+    test process's display and exception hooks and start a history thread)."""
+    from types import SimpleNamespace
 
-    shell = InteractiveShell.instance()
-    notebook.enable(shell)
-    yield shell
-    InteractiveShell.clear_instance()
+    from IPython.core.formatters import DisplayFormatter
+
+    shell = SimpleNamespace(display_formatter=DisplayFormatter())
+    assert notebook.enable(shell)
+    return shell
 
 
 @pytest.fixture(scope="module")
