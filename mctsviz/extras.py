@@ -1,8 +1,9 @@
 """The optional parts of mctsviz and the libraries each needs: the extras of ``pip install``.
 
 The core (games, search, traces, replay, ``inspect``, ``verify``) needs only msgspec and tqdm.
-Figures need the ``render`` extra, the walkthrough site the ``site`` extra; a command that needs
-one says so in one line (exit code 2) instead of failing on an import deep inside.
+Figures need the ``render`` extra, the walkthrough site the ``site`` extra, the notebook scrubber
+widget the ``notebook`` extra; a command that needs one says so in one line (exit code 2)
+instead of failing on an import deep inside.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from .errors import MctsvizError
 EXTRAS: dict[str, tuple[str, ...]] = {
     "render": ("graphviz", "matplotlib", "numpy"),
     "site": ("graphviz", "matplotlib", "numpy", "jinja2", "markupsafe", "mkdocs", "material"),
+    "notebook": ("graphviz", "matplotlib", "numpy", "anywidget", "IPython"),
 }
 
 

@@ -376,6 +376,9 @@ class Replay:
             self.decision: Decision | None = groups.decision
             self._at = self.iterations  # the backprop of this iteration has been applied (0: none)
 
+    def __repr__(self) -> str:
+        return f"Replay(game={self.header.game!r}, iterations={self.iterations})"
+
     # -- loading --------------------------------------------------------------------------
 
     def _load(self, groups: _Groups) -> tuple[list[int], list[float]]:

@@ -399,3 +399,58 @@ def test_a_tikz_tree_of_a_hostile_trace_is_text():
         assert "node[mctsviz action]{a\\textbar{}b}" in source or "node[mctsviz path action]{a\\textbar{}b}" in source
         # The game's name reaches the file only in the percent-encoded provenance comment.
         assert all("evil" not in line for line in source.splitlines() if not line.startswith("%"))
+
+
+def test_notebook_display_of_a_hostile_trace_is_inert(monkeypatch):
+    import html.parser
+    import shutil
+
+    from mctsviz.games.explicit import ExplicitTree
+    from mctsviz.render import notebook
+    from mctsviz.testing import hostile_tree, recorded_replay
+
+    if shutil.which("dot") is None:  # the summary and the widget's frame without their trees
+        monkeypatch.setattr(notebook, "tree_svg", lambda snapshot, **options: "<svg></svg>")
+    replay = recorded_replay(ExplicitTree.from_dict(hostile_tree()), iterations=5, c=2.0, expand="second-visit")
+    shown = [notebook.replay_html(replay)]
+    if shutil.which("dot"):
+        shown += [notebook.snapshot_svg(replay.snapshot(5, phase), keys=True) for phase in ("select", "expand", "simulate", "backprop")]
+
+    class Markup(html.parser.HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tags: set[str] = set()
+            self.attributes: set[str] = set()
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.add(tag)
+            self.attributes.update(name for name, _ in attrs)
+
+    for text in shown:
+        markup = Markup()
+        markup.feed(text)
+        assert markup.tags <= {
+            "div",
+            "p",
+            "b",
+            "table",
+            "thead",
+            "tbody",
+            "tr",
+            "th",
+            "td",
+            "svg",
+            "g",
+            "title",
+            "polygon",
+            "path",
+            "text",
+            "ellipse",
+            "polyline",
+        }
+        assert not any(name.startswith("on") or name.endswith("href") for name in markup.attributes), markup.attributes
+        assert "<script" not in text and "<img" not in text and "<b>bold" not in text and "</title><" not in text
+    page = shown[0]
+    # The game, the root, the moves: shown as text.
+    assert "evil&lt;b&gt;|name&lt;/title&gt;&lt;script&gt;window.__pwned=1&lt;/script&gt;&lt;title&gt;" in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and ">a|b<" in page and "[x](javascript:alert(2))" in page

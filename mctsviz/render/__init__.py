@@ -45,6 +45,7 @@ _EXPORTS = {
     "plot_puct_bars": "plots",
     "plot_sweep": "plots",
     "plot_ucb_contour": "plots",
+    "ReplayScrubber": "notebook",
     "render_tree": "tree",
     "render_tree_tikz": "tikz",
     "TikzTree": "tikz",

@@ -100,17 +100,20 @@ def provenance_text(info: Mapping[str, str]) -> str:
     return "; ".join(f"{clean(k)}={clean(v)}" for k, v in info.items())
 
 
-def caption(header: Header, **position: Any) -> str:
-    """A short human caption: ``tictactoe · UCB1 C=1.41 · seed 3 · iteration 50 (select)``."""
+def policy_text(options: SearchOptions) -> str:
+    """The selection policy with its constants: ``UCB1 C=1.41``, ``PUCT c_puct=1 Q=w/n``."""
     from .style import format_number
 
-    options = header.options
     if options.policy == "puct":
-        policy = f"PUCT c_puct={format_number(options.c_puct)} Q={options.q}"
-    else:
-        log = " ln(N+1)" if options.log == "ln-n1" else ""
-        policy = f"UCB1 C={format_number(options.c)}{log}"
-    parts = [str(header.game), policy, f"expand {options.expand}", f"seed {header.seed}"]
+        return f"PUCT c_puct={format_number(options.c_puct)} Q={options.q}"
+    log = " ln(N+1)" if options.log == "ln-n1" else ""
+    return f"UCB1 C={format_number(options.c)}{log}"
+
+
+def caption(header: Header, **position: Any) -> str:
+    """A short human caption: ``tictactoe · UCB1 C=1.41 · seed 3 · iteration 50 (select)``."""
+    options = header.options
+    parts = [str(header.game), policy_text(options), f"expand {options.expand}", f"seed {header.seed}"]
     iteration = position.pop("iteration", None)
     phase = position.pop("phase", None)
     if iteration is not None:
