@@ -16,6 +16,9 @@ random rollouts), written to a JSON Lines file and read back. Rows:
   ``graphviz.Digraph`` with "player / N / V" text labels), through ``dot -Tsvg``: the cost of
   Graphviz itself, which mctsviz's richer labels are compared with.
 
+Then ``animation_speed.py`` prints the time and size of 100 animation frames rendered and
+encoded as GIF, MP4 and HTML (``--no-animation`` leaves it out).
+
 Each figure is the median over ``--repeats`` runs (rows interleaved, so that a busy moment on
 a shared machine hurts every row alike). The script prints whether the budgeted row is within
 2 s, asserts nothing and exits 0.
@@ -30,6 +33,8 @@ from __future__ import annotations
 import argparse
 import re
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -70,6 +75,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--iterations", type=int, default=10_000)
     parser.add_argument("--nodes", type=int, default=200)
+    parser.add_argument("--no-animation", action="store_true", help="leave out the 100-frame animation figures")
     args = parser.parse_args()
 
     game = games.load("tictactoe")
@@ -110,6 +116,11 @@ def main() -> None:
     verdict = "within" if budgeted <= BUDGET_SECONDS else "OVER"
     print(f"budget: mctsviz SVG {budgeted:.3f} s, {verdict} the {BUDGET_SECONDS:g} s budget ({budgeted / BUDGET_SECONDS:.0%} of it)")
     report_slide(snapshot, medians["slide: fit + SVG"])
+    if not args.no_animation:
+        # The animation figures (100 frames to GIF, MP4, HTML) come from their own script, in
+        # its own process, so that its memory and threads do not weigh on the rows above.
+        print()
+        subprocess.run([sys.executable, str(Path(__file__).with_name("animation_speed.py")), "--repeats", str(args.repeats)], check=True)
 
 
 def report_slide(snapshot: Any, seconds: float) -> None:
