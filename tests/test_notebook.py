@@ -140,16 +140,18 @@ def test_plot_axes_show_their_figure_and_other_axes_are_left_alone(shell, replay
     from matplotlib.backend_bases import FigureManagerBase
     from matplotlib.figure import Figure
 
-    from mctsviz.render import figure_bytes, plot_evolution
+    from mctsviz.render import figure_bytes, new_figure, plot_evolution
 
-    ax = plot_evolution(replay)
+    # Our own figures: with pyplot loaded (by another test in this process), ax=None would draw
+    # on pyplot's current Axes, which pyplot's backend shows.
+    ax = plot_evolution(replay, ax=new_figure()[1][0])
     svg = _shown(shell, ax)["image/svg+xml"]
     assert svg.startswith("<svg") and svg == figure_bytes(ax, "svg").decode().split("\n", 3)[3]  # the same bytes, without the prolog
     assert "game=tictactoe" in svg  # the provenance, in the SVG's metadata
 
     someone_elses = Figure().subplots()
     assert sorted(_shown(shell, someone_elses)) == ["text/plain"]
-    managed = plot_evolution(replay)
+    managed = plot_evolution(replay, ax=new_figure()[1][0])
     FigureManagerBase(managed.figure.canvas, 1)  # as pyplot would: its backend shows the figure
     assert sorted(_shown(shell, managed)) == ["text/plain"]
 
