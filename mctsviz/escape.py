@@ -27,6 +27,8 @@ Standard library only: the core layers and every renderer may use it.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html as _html
 import json
 import re
@@ -205,3 +207,8 @@ def _latex_letter(ch: str) -> str:
             base = f"\\{_LATEX_ACCENTS[mark]}{{{base}}}"
         return base
     return rf"{{\ttfamily U+{ord(ch):04X}}}"
+
+
+def csp_hash(text: str) -> str:
+    """A Content-Security-Policy source (``sha256-...``) allowing exactly this inline script or style."""
+    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")

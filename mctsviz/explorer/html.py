@@ -8,8 +8,6 @@ and loads no font: a trace's text cannot run a script even if it escaped its ele
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import os
 from importlib import resources
 from typing import Any
@@ -39,10 +37,6 @@ body { margin: 0; padding: 0.8rem 1.2rem; font: 15px/1.45 system-ui, sans-serif;
 """
 
 
-def _sha256(text: str) -> str:
-    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
-
-
 def explorer_html(data: dict[str, Any], *, iteration: int | None = None, phase: str = "backprop") -> str:
     """One HTML document showing ``data`` (from :func:`~mctsviz.explorer.explorer_data`).
 
@@ -59,8 +53,8 @@ def explorer_html(data: dict[str, Any], *, iteration: int | None = None, phase: 
     policy = "; ".join(
         (
             "default-src 'none'",
-            f"script-src '{_sha256(script)}'",
-            f"style-src '{_sha256(style)}'",
+            f"script-src '{escape.csp_hash(script)}'",
+            f"style-src '{escape.csp_hash(style)}'",
             "img-src data:",
             "base-uri 'none'",
             "form-action 'none'",

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import hashlib
 import io
 import math
 import os
@@ -684,8 +683,8 @@ def animation_html(animation: Animation) -> str:
     policy = "; ".join(
         (
             "default-src 'none'",
-            f"script-src '{_sha256(_PAGE_SCRIPT)}'",
-            f"style-src '{_sha256(_PAGE_STYLE)}'",
+            f"script-src '{escape.csp_hash(_PAGE_SCRIPT)}'",
+            f"style-src '{escape.csp_hash(_PAGE_STYLE)}'",
             "img-src data:",
             "base-uri 'none'",
             "form-action 'none'",
@@ -714,8 +713,3 @@ def animation_html(animation: Animation) -> str:
         f"<script>{_PAGE_SCRIPT}</script>\n"
         "</body>\n</html>\n"
     )
-
-
-def _sha256(text: str) -> str:
-    """A Content-Security-Policy source for an inline script or style."""
-    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
