@@ -352,3 +352,19 @@ def test_the_page_plays_steps_and_runs_nothing_from_a_hostile_trace(hostile, tmp
             assert tab.dialogs == [] and tab.problems == []
         finally:
             browser.close()
+
+
+def test_options_of_another_kind_are_refused(tmp_path, capsys):
+    from mctsviz.cli import main
+    from mctsviz.testing import recorded_search
+    from mctsviz.trace.io import write_trace
+
+    trace = tmp_path / "t.jsonl"
+    write_trace(trace, recorded_search("tictactoe", iterations=5, seed=1)[1])
+    for argv, flags in (
+        (["--kind", "heatmap", "--boards", "--rankdir", "LR"], "--boards and --rankdir do not apply to --kind heatmap"),
+        (["--kind", "growth", "--quantity", "mean"], "--quantity does not apply to --kind growth"),
+    ):
+        code = main(["render", "animation", str(trace), *argv, "-o", str(tmp_path / "a.gif")])
+        assert code == 2 and flags in capsys.readouterr().err
+    assert not (tmp_path / "a.gif").exists()

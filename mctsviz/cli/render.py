@@ -599,6 +599,22 @@ def _render_animation(args: argparse.Namespace) -> int:
     from ..render.animation import animation_format_for_path, ffmpeg_program
 
     fmt = animation_format_for_path(args.output)
+    if args.kind == "heatmap":
+        unused = [
+            flag
+            for flag, given in (
+                ("--depth", args.depth is not None),
+                ("--boards", args.boards),
+                ("--rankdir", args.rankdir != "TB"),
+                ("--size", args.size),
+                ("--dpi", args.dpi),
+            )
+            if given
+        ]
+    else:
+        unused = ["--quantity"] if args.quantity != "visits" else []
+    if unused:
+        raise MctsvizError(f"{' and '.join(unused)} {'does' if len(unused) == 1 else 'do'} not apply to --kind {args.kind}")
     if fmt == "mp4":
         ffmpeg_program()  # missing: say so before any work
     replay = _load_replay(args.trace)
