@@ -230,7 +230,7 @@ def gallery_context(
     from . import games
     from .match import play_match
     from .render import figure_bytes, new_figure, plot_heatmaps, plot_puct_bars, plot_sweep, plot_ucb_contour
-    from .sweep import sweep
+    from .sweep import describe_curve, sweep
     from .testing import recorded_replay
 
     step = progress or (lambda name: None)
@@ -352,11 +352,13 @@ def gallery_context(
         "player": swept.player,
         "opponent": swept.opponent,
         "games": swept.games,
+        "verdict": describe_curve(swept),
         "points": [
             {
                 "c": format_exact(p.value),
                 "score": format_number(p.score),
-                "interval": format_number(p.interval),
+                "low": format_number(p.low),
+                "high": format_number(p.high),
                 "wins": p.wins,
                 "draws": p.draws,
                 "losses": p.losses,

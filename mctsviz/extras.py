@@ -15,6 +15,8 @@ from .errors import MctsvizError
 EXTRAS: dict[str, tuple[str, ...]] = {
     "render": ("graphviz", "matplotlib", "numpy"),
     "site": ("graphviz", "matplotlib", "numpy", "jinja2", "markupsafe", "mkdocs", "material"),
+    # Sweeps, tournaments and matches on a Dask cluster (--scheduler).
+    "dask": ("dask", "distributed"),
 }
 
 

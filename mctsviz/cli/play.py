@@ -23,6 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--games", type=int, default=100, metavar="N", help="number of games (default 100)")
     p.add_argument("--seed", type=int, default=0, help="game i is seeded by (seed, i) (default 0)")
     p.add_argument("--jobs", type=int, default=1, metavar="J", help="worker processes (default 1); results do not depend on it")
+    p.add_argument("--scheduler", metavar="tcp://HOST:8786", help="play the games on this Dask scheduler (the dask extra)")
     p.add_argument("--fixed-sides", action="store_true", help="player a always moves first (default: a and b take turns)")
     p.add_argument("--out", metavar="RESULTS.json", help="write the results, with every game, to this file")
     p.add_argument("--json", action="store_true", help="print the totals as JSON")
@@ -45,6 +46,10 @@ def run_match(args: argparse.Namespace) -> int:
     from ..match import play_match
 
     progress = not args.no_progress and sys.stderr.isatty()
+    if args.scheduler:
+        from ..extras import require_extra
+
+        require_extra("dask", "--scheduler")
     result = play_match(
         args.game,
         args.player_a,
@@ -53,6 +58,7 @@ def run_match(args: argparse.Namespace) -> int:
         seed=args.seed,
         alternate=not args.fixed_sides,
         jobs=args.jobs,
+        scheduler=args.scheduler,
         progress=progress,
     )
     for note in result.notes:
@@ -66,13 +72,19 @@ def run_match(args: argparse.Namespace) -> int:
 def format_match(result) -> str:
     """The totals as a small table, one row per player."""
     sides = "a and b took turns moving first" if result.alternate else "a always moved first"
-    rows = [("", "player", "wins", "draws", "losses", "score")]
+    from ..stats import score_interval
+
+    rows = [("", "player", "wins", "draws", "losses", "score", "95% interval")]
+    intervals = [score_interval(result.wins[p], result.draws, result.games) for p in (0, 1)] if result.games else []
     for p in (0, 1):
-        rows.append(("ab"[p], result.players[p], str(result.wins[p]), str(result.draws), str(result.losses[p]), f"{result.scores[p]:.3f}"))
+        shown = f"[{intervals[p].low:.3f}, {intervals[p].high:.3f}]" if intervals else ""
+        rows.append(("ab"[p], result.players[p], str(result.wins[p]), str(result.draws), str(result.losses[p]), f"{result.scores[p]:.3f}", shown))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = [f"{result.game}: {result.games} games, seed {result.seed}, {sides}", ""]
     for row in rows:
         lines.append("  ".join(cell.ljust(w) if i < 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))).rstrip())
     lines.append("")
-    lines.append("score: win 1, draw 0.5, loss 0, averaged over the games")
+    lines.append("score: win 1, draw 0.5, loss 0, averaged over the games; the interval is Wilson's (95%)")
+    if intervals:
+        lines.append(f"Elo difference of a over b: {intervals[0].elo.format()}")
     return "\n".join(lines)
