@@ -30,6 +30,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(handler=run_match)
 
+    from .render import _natural, _run_arguments
+
+    p = subparsers.add_parser(
+        "tournament",
+        help="a round robin between several players, with an Elo table",
+        description="Every pair of players plays GAMES games (taking turns moving first); print each player's score "
+        "against the field with its 95%% Wilson interval and the Elo difference it implies, and every pair's score. "
+        "Game i of every pair is seeded by (seed, i), so the numbers do not depend on --jobs or --scheduler.",
+    )
+    p.add_argument("players", metavar="PLAYER", nargs="+", help="player specs (at least two), like learner thinker mcts:iterations=200 random")
+    p.add_argument("--game", default="tictactoe", help="a two-player game: built-in name or FILE.py:Class (default tictactoe)")
+    p.add_argument("--games", type=_natural(1), default=20, metavar="N", help="games per pair (default 20)")
+    p.add_argument("--seed", type=int, default=0, help="game i of every pair is seeded by (seed, i) (default 0)")
+    p.add_argument("--fixed-sides", action="store_true", help="the first player of each pair always moves first")
+    _run_arguments(p)
+    p.add_argument("--out", metavar="TOURNAMENT.json", help="write the results (pairs and table) here")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.set_defaults(handler=run_tournament)
+
 
 def run_games(args: argparse.Namespace) -> int:
     from ..games import describe_games
@@ -66,6 +85,19 @@ def run_match(args: argparse.Namespace) -> int:
     if args.out:
         atomic_write(args.out, json.dumps(result.to_dict(), indent=1) + "\n")
     print(json.dumps(result.summary(), indent=2) if args.json else format_match(result))
+    return 0
+
+
+def run_tournament(args: argparse.Namespace) -> int:
+    from ..tournament import format_tournament, tournament
+    from .render import run_options
+
+    result = tournament(args.game, args.players, games=args.games, seed=args.seed, alternate=not args.fixed_sides, **run_options(args))
+    if args.out:
+        from ..fileutil import atomic_write
+
+        atomic_write(args.out, json.dumps(result.to_dict(), indent=1) + "\n")
+    print(json.dumps(result.to_dict(), indent=2) if args.json else format_tournament(result))
     return 0
 
 
