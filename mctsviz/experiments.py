@@ -111,8 +111,8 @@ def _persistent(spec: str) -> bool:
 def iter_games(game: Any, cell_index: int, cell: Cell, seed: int, alternate: bool, start: int, stop: int) -> Iterator[dict[str, Any]]:
     """Play games ``start``..``stop - 1`` of one cell; yield one row per game."""
     from .games import load
-    from .match import play_game
     from .players import parse_player
+    from .playing import play_game
 
     game_obj = load(game)
     a = parse_player(cell.player)
@@ -344,10 +344,10 @@ def _run_processes(tasks: list[Any], jobs: int, take: Callable[[list[dict[str, A
 
 
 def _run_dask(tasks: list[Any], scheduler: str, take: Callable[[list[dict[str, Any]]], None]) -> None:
-    from .extras import require_extra
-
-    require_extra("dask", "running on a Dask cluster (--scheduler)")
-    from distributed import Client, as_completed
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise MctsvizError("running on a Dask cluster (--scheduler) needs the 'dask' extra: pip install 'mctsviz[dask]'") from None
 
     try:
         client = Client(scheduler, timeout="20s")

@@ -77,7 +77,7 @@ class EloInterval:
 def _signed(value: float) -> str:
     if math.isinf(value):
         return "+inf" if value > 0 else "-inf"
-    return f"{value:+.0f}"
+    return f"{round(value):+d}"
 
 
 def wilson_interval(successes: float, games: int, z: float = Z95) -> tuple[float, float]:
@@ -119,7 +119,7 @@ def elo_difference(score: float) -> float:
         return -math.inf
     if score == 1:
         return math.inf
-    return -400.0 * math.log10(1.0 / score - 1.0)
+    return -400.0 * math.log10(1.0 / score - 1.0) + 0.0  # + 0.0: no -0 at a score of 0.5
 
 
 def intervals_overlap(a: ScoreInterval, b: ScoreInterval) -> bool:

@@ -228,4 +228,4 @@ def format_tournament(result: TournamentResult) -> str:
 def _signed(value: float) -> str:
     if math.isinf(value):
         return "+inf" if value > 0 else "-inf"
-    return f"{value:+.0f}"
+    return f"{round(value):+d}"
