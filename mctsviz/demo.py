@@ -202,6 +202,7 @@ def _match_row(title: str, note: str, result: Any, figure: str) -> dict[str, Any
         "wins": list(result.wins),
         "draws": result.draws,
         "scores": [format_number(s) for s in result.scores],
+        "intervals": [[format_number(low), format_number(high)] for low, high in result.score_intervals],
         "figure": figure,
     }
 
@@ -230,7 +231,7 @@ def gallery_context(
     from . import games
     from .match import play_match
     from .render import figure_bytes, new_figure, plot_heatmaps, plot_puct_bars, plot_sweep, plot_ucb_contour
-    from .sweep import sweep
+    from .sweep import describe_curve, sweep
     from .testing import recorded_replay
 
     step = progress or (lambda name: None)
@@ -318,17 +319,19 @@ def gallery_context(
         (
             "learner-vs-thinker",
             "The learner against the thinker",
-            "The learner searches only 10 iterations per move but keeps its statistics across moves and "
-            "games; the thinker searches 40 iterations per move from a fresh tree every time.",
-            "mcts:iterations=10,persistent=1",
-            "mcts:iterations=40",
+            "The learner (the preset learner) searches only 10 iterations per move but keeps its statistics "
+            "across moves and games; the thinker (the preset thinker) searches 40 iterations per move from a "
+            "fresh tree every time. As in the lecture, the learner moves first in every game.",
+            "learner",
+            "thinker",
             60 if quick else 375,
         ),
     ]
     results = []
     for name, title, note, a, b, count in plan:
         step(title)
-        result = play_match("tictactoe", a, b, games=count, seed=0, jobs=jobs)
+        # The lecture's learner always plays X; the other matches take turns.
+        result = play_match("tictactoe", a, b, games=count, seed=0, jobs=jobs, alternate=a != "learner")
         results.append(result)
         figure = add(name, _plot_svg(functools.partial(_draw_match, result)))
         matches.append(_match_row(title, note, result, figure))
@@ -352,11 +355,13 @@ def gallery_context(
         "player": swept.player,
         "opponent": swept.opponent,
         "games": swept.games,
+        "verdict": describe_curve(swept),
         "points": [
             {
                 "c": format_exact(p.value),
                 "score": format_number(p.score),
-                "interval": format_number(p.interval),
+                "low": format_number(p.low),
+                "high": format_number(p.high),
                 "wins": p.wins,
                 "draws": p.draws,
                 "losses": p.losses,

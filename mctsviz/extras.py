@@ -17,6 +17,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "render": ("graphviz", "matplotlib", "numpy"),
     "site": ("graphviz", "matplotlib", "numpy", "jinja2", "markupsafe", "mkdocs", "material"),
     "notebook": ("graphviz", "matplotlib", "numpy", "anywidget", "IPython"),
+    # Sweeps, tournaments and matches on a Dask cluster (--scheduler).
+    "dask": ("dask", "distributed"),
 }
 
 

@@ -11,42 +11,22 @@ average scores and one record per game.
 
 from __future__ import annotations
 
-import multiprocessing
 import pickle
-import random
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import MctsvizError
 from .games import check_game, load
 from .players import as_player, player_spec
+from .playing import GameRecord, game_rng, play_game
 from .types import Game
+
+__all__ = ["GameRecord", "MatchResult", "game_rng", "play_game", "play_match", "record_from_row"]
 
 FORMAT = "mctsviz-match"
 VERSION = 1
-
-
-@dataclass(frozen=True)
-class GameRecord:
-    """One game of a match, seen from the match's players a (0) and b (1).
-
-    Attributes:
-        first: who moved first: 0 for player a, 1 for player b.
-        winner: 0 (a), 1 (b), or None for a draw.
-        moves: the labels of the moves played, in order.
-        returns: the final returns of a and of b.
-    """
-
-    first: int
-    winner: int | None
-    moves: tuple[str, ...]
-    returns: tuple[float, float]
-
-    def score(self, player: int) -> float:
-        """1 for a win, 0.5 for a draw, 0 for a loss."""
-        return 0.5 if self.winner is None else float(self.winner == player)
 
 
 @dataclass(frozen=True)
@@ -103,6 +83,16 @@ class MatchResult:
             return (0.0, 0.0)
         return (self.running[0][-1], self.running[1][-1])
 
+    @property
+    def score_intervals(self) -> tuple[tuple[float, float], tuple[float, float]]:
+        """The 95% Wilson intervals of a's and b's scores (:mod:`mctsviz.stats`); (0, 1) with no games."""
+        from .stats import score_interval
+
+        if not self.records:
+            return ((0.0, 1.0), (0.0, 1.0))
+        a, b = (score_interval(self.wins[p], self.draws, self.games) for p in (0, 1))
+        return ((a.low, a.high), (b.low, b.high))
+
     def summary(self) -> dict[str, Any]:
         """The totals without the per-game records (the CLI's ``--json``)."""
         return {
@@ -118,6 +108,7 @@ class MatchResult:
             "draws": self.draws,
             "losses": list(self.losses),
             "scores": list(self.scores),
+            "score_intervals": [list(i) for i in self.score_intervals],
             "notes": list(self.notes),
         }
 
@@ -185,40 +176,6 @@ def _plain(value: Any) -> Any:
 # -- playing ----------------------------------------------------------------------------------
 
 
-def game_rng(seed: int, index: int) -> random.Random:
-    """The random source of game ``index`` of a match with ``seed`` (stable across runs)."""
-    return random.Random(f"mctsviz-match:{seed}:{index}")
-
-
-def play_game(game: Game, player_a: Any, player_b: Any, *, seed: int = 0, index: int = 0, alternate: bool = True) -> GameRecord:
-    """Play game ``index`` of a match: a moves first in even games when ``alternate``.
-
-    Raises:
-        MctsvizError: a player chose an illegal move.
-    """
-    rng = game_rng(seed, index)
-    first = index % 2 if alternate else 0
-    seats = (player_a, player_b) if first == 0 else (player_b, player_a)
-    for player in {id(p): p for p in seats}.values():
-        new_game = getattr(player, "new_game", None)
-        if callable(new_game):
-            new_game()
-    state = game.initial_state()
-    moves: list[str] = []
-    while not game.is_terminal(state):
-        player = seats[game.current_player(state)]
-        action = player.choose(game, state, rng)
-        if action not in game.legal_actions(state):
-            name = getattr(player, "name", repr(player))
-            raise MctsvizError(f"player {name} chose the illegal move {action!r} in {game.state_key(state)}")
-        moves.append(game.action_label(action))
-        state = game.next_state(state, action)
-    values = game.returns(state)
-    ret_a, ret_b = (values[0], values[1]) if first == 0 else (values[1], values[0])
-    winner = 0 if ret_a > ret_b else 1 if ret_b > ret_a else None
-    return GameRecord(first=first, winner=winner, moves=tuple(moves), returns=(float(ret_a), float(ret_b)))
-
-
 def play_match(
     game: Game | str,
     player_a: Any,
@@ -228,6 +185,7 @@ def play_match(
     seed: int = 0,
     alternate: bool = True,
     jobs: int = 1,
+    scheduler: str | None = None,
     progress: bool = False,
 ) -> MatchResult:
     """Play ``games`` games between two players and total them up.
@@ -241,6 +199,8 @@ def play_match(
         jobs: worker processes. Players are rebuilt from their specs in each worker; a
             persistent learner, or a player or game that cannot be rebuilt there, keeps the
             match on one process (said in ``notes``).
+        scheduler: a Dask scheduler's address (``tcp://HOST:8786``) to play the games there
+            (the ``dask`` extra; see :func:`mctsviz.experiments.run_experiment`).
         progress: show a progress bar on stderr.
 
     Raises:
@@ -263,17 +223,21 @@ def play_match(
         if reason:
             notes.append(f"played on one process: {reason}")
             jobs = 1
-    bar = _progress_bar(games, game_obj.name, progress)
+    if scheduler and payload is None:
+        payload, reason = _worker_payload(game_spec, game_obj, a, b)
+        if reason:
+            raise MctsvizError(f"cannot play on a Dask cluster: {reason}")
+    records: list[GameRecord] = []
+    bar = _progress_bar(games if jobs == 1 and not scheduler else 0, game_obj.name, progress and jobs == 1 and not scheduler)
     try:
-        if jobs == 1:
-            records = []
+        if jobs == 1 and not scheduler:
             for index in range(games):
                 records.append(play_game(game_obj, a, b, seed=seed, index=index, alternate=alternate))
                 bar.update(1)
-        else:
-            records = list(_play_parallel(payload, games, seed, alternate, jobs, bar))
     finally:
         bar.close()
+    if jobs > 1 or scheduler:
+        records = _play_elsewhere(payload, games, seed, alternate, jobs, scheduler, progress)
     return MatchResult(
         game=game_obj.name,
         game_params=dict(getattr(game_obj, "params", None) or {}),
@@ -299,7 +263,7 @@ def _worker_payload(game_spec: str | None, game: Game, a: Any, b: Any) -> tuple[
         if player_spec(player) is None:
             return None, f"player {getattr(player, 'name', player)!r} has no spec to rebuild it in a worker"
     if game_spec is not None:
-        return (("spec", game_spec), player_spec(a), player_spec(b)), None
+        return (game_spec, player_spec(a), player_spec(b)), None
     module = type(game).__module__
     if module == "__main__" or module.startswith("_mctsviz_user_"):
         return None, f"game {game.name!r} is defined in a script; pass its spec (FILE.py:Class) to use several processes"
@@ -307,32 +271,24 @@ def _worker_payload(game_spec: str | None, game: Game, a: Any, b: Any) -> tuple[
         pickle.dumps(game)
     except Exception as exc:  # any object may refuse pickling in its own way
         return None, f"game {game.name!r} cannot be sent to a worker ({type(exc).__name__})"
-    return (("object", game), player_spec(a), player_spec(b)), None
+    return (game, player_spec(a), player_spec(b)), None
 
 
-_WORKER: dict[str, Any] = {}
+def _play_elsewhere(payload: Any, games: int, seed: int, alternate: bool, jobs: int, scheduler: str | None, progress: bool) -> list[GameRecord]:
+    """The games played on local processes or on Dask, through :mod:`mctsviz.experiments`."""
+    from .experiments import Cell, Experiment, run_experiment
+
+    game, spec_a, spec_b = payload
+    experiment = Experiment("match", game, (Cell(spec_a, spec_b),), games, seed, alternate)
+    outcome = run_experiment(experiment, jobs=jobs, scheduler=scheduler, progress=progress)
+    return [record_from_row(row) for row in outcome.rows]
 
 
-def _worker_init(payload: Any) -> None:
-    (how, game), spec_a, spec_b = payload
-    from .players import parse_player
-
-    _WORKER["game"] = load(game) if how == "spec" else game
-    _WORKER["a"] = parse_player(spec_a)
-    _WORKER["b"] = parse_player(spec_b) if spec_b != spec_a else _WORKER["a"]
-
-
-def _worker_play(task: tuple[int, int, bool]) -> GameRecord:
-    seed, index, alternate = task
-    return play_game(_WORKER["game"], _WORKER["a"], _WORKER["b"], seed=seed, index=index, alternate=alternate)
-
-
-def _play_parallel(payload: Any, games: int, seed: int, alternate: bool, jobs: int, bar: Any) -> Iterator[GameRecord]:
-    # spawn: the same behaviour on every platform, and no forked copies of a parent's state.
-    context = multiprocessing.get_context("spawn")
-    tasks = [(seed, index, alternate) for index in range(games)]
-    chunk = max(1, min(16, games // (jobs * 8)))
-    with context.Pool(jobs, initializer=_worker_init, initargs=(payload,)) as pool:
-        for record in pool.imap(_worker_play, tasks, chunksize=chunk):
-            bar.update(1)
-            yield record
+def record_from_row(row: Mapping[str, Any]) -> GameRecord:
+    """A :class:`GameRecord` from a game row of :mod:`mctsviz.experiments`."""
+    return GameRecord(
+        first=_player_index(row["first"]),
+        winner=_winner_index(row["winner"]),
+        moves=tuple(str(m) for m in row["moves"]),
+        returns=(float(row["returns"][0]), float(row["returns"][1])),
+    )

@@ -295,7 +295,18 @@ def _check_mcts_options(options: dict[str, Any]) -> None:
 
 # -- specs ----------------------------------------------------------------------------------
 
-PLAYER_KINDS = ("random", "minimax", "alphabeta", "mcts")
+#: Named MCTS players of the lecture material, as the mcts specs they stand for. A preset takes
+#: options on top (``thinker:iterations=10``); the player's spec is the expanded one.
+PRESETS: dict[str, str] = {
+    # Keeps one tree of statistics keyed by state across moves and games (the lecture's
+    # transposition table), UCB1 with ln(N + 1), C = sqrt 2, rewards +-1, 10 iterations a move.
+    "learner": "mcts:iterations=10,log=ln-n1,expand=all,transpositions=1,persistent=1",
+    # The lecture's textbook MCTS: a fresh tree for every move, one child at a time picked at
+    # random among the untried moves, UCB1 with ln(N + 1), C = sqrt 2, 40 iterations a move.
+    "thinker": "mcts:iterations=40,log=ln-n1,expand=one-random",
+}
+
+PLAYER_KINDS = ("random", "minimax", "alphabeta", "mcts", *PRESETS)
 
 _BOOL_OPTIONS = {"persistent"}
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
@@ -334,7 +345,8 @@ def parse_player(spec: str) -> Any:
     Kinds: ``random``; ``minimax`` and ``alphabeta`` (option ``tie_break=first|random``);
     ``mcts`` (any field of ``mctsviz.options.SearchOptions`` but memory and script, plus
     ``persistent=1`` for a learner that keeps its statistics across moves and games, and
-    ``engine=python|compiled|auto``).
+    ``engine=python|compiled|auto``); the presets ``learner`` and ``thinker`` (:data:`PRESETS`),
+    with mcts options on top.
 
     Raises:
         MctsvizError: an unknown kind or option, or a bad value; the message lists the valid
@@ -345,6 +357,25 @@ def parse_player(spec: str) -> Any:
     text = "".join(spec.split())
     kind, colon, rest = text.partition(":")
     kind = kind.lower()
+    preset = PRESETS.get(kind)
+    if preset is not None:
+        if colon and not rest:
+            raise MctsvizError(f"player {spec!r}: nothing after the colon; give options (like {kind}:iterations=20) or drop the colon")
+        base = dict(item.split("=", 1) for item in preset.partition(":")[2].split(","))
+        given: set[str] = set()
+        for item in rest.split(",") if rest else []:
+            key, eq, value = item.partition("=")
+            if not eq or not key:
+                raise MctsvizError(f"player {spec!r}: expected key=value, not {item!r}")
+            if key in given:
+                raise MctsvizError(f"player {spec!r}: option {key!r} given twice")
+            given.add(key)
+            base[key] = value
+        expanded = "mcts:" + ",".join(f"{k}={v}" for k, v in base.items())
+        try:
+            return parse_player(expanded)
+        except MctsvizError as exc:
+            raise MctsvizError(str(exc).replace(repr(expanded), repr(spec))) from None
     if kind not in PLAYER_KINDS:
         raise MctsvizError(f"unknown player {spec!r}; choose from {', '.join(PLAYER_KINDS)} (with options like mcts:iterations=500,c=1.4)")
     if colon and not rest:

@@ -8,6 +8,7 @@ import pytest
 
 from mctsviz.cli import main
 from mctsviz.match import MatchResult, play_match
+from mctsviz.stats import score_interval
 
 
 def test_games_lists_every_builtin_game(capsys):
@@ -29,8 +30,10 @@ def test_match_prints_a_table(capsys):
     expected = play_match("tictactoe", "minimax", "random", games=6, seed=2)
     w, d = expected.wins, expected.draws
     assert w[1] == 0 and w[0] > 0  # minimax never loses
-    assert row_a.split()[1:] == ["minimax", str(w[0]), str(d), str(w[1]), f"{expected.scores[0]:.3f}"]
-    assert row_b.split()[1:] == ["random", str(w[1]), str(d), str(w[0]), f"{expected.scores[1]:.3f}"]
+    a, b = (score_interval(w[p], d, 6) for p in (0, 1))
+    assert row_a.split()[1:] == ["minimax", str(w[0]), str(d), str(w[1]), f"{expected.scores[0]:.3f}", f"[{a.low:.3f},", f"{a.high:.3f}]"]
+    assert row_b.split()[1:] == ["random", str(w[1]), str(d), str(w[0]), f"{expected.scores[1]:.3f}", f"[{b.low:.3f},", f"{b.high:.3f}]"]
+    assert a.low > 0.5 and b.high < 0.5 and f"Elo difference of a over b: {a.elo.format()}" in lines
 
 
 def test_match_json_totals(capsys):

@@ -225,9 +225,12 @@ def test_an_existing_output_survives_a_failure(capsys, traces, tmp_path):
 
 
 def test_score_interval():
-    from mctsviz.sweep import score_interval
+    from mctsviz.stats import score_interval
 
-    mean, half = score_interval([1, 0, 0.5, 1])
-    sd = math.sqrt(sum((x - 0.625) ** 2 for x in (1, 0, 0.5, 1)) / 3)
-    assert mean == 0.625 and half == pytest.approx(1.959964 * sd / 2, rel=1e-6)
-    assert score_interval([1.0]) == (1.0, 0.0)
+    # Wilson's interval for 2.5 points in 4 games (two wins, a draw, a loss).
+    interval = score_interval(2, 1, 4)
+    p, z, n = 0.625, 1.959964, 4
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    assert interval.score == 0.625 and interval.low == pytest.approx(centre - half, rel=1e-6) and interval.high == pytest.approx(centre + half, rel=1e-6)
+    assert score_interval(1, 0, 1).high == 1.0 and score_interval(1, 0, 1).low > 0

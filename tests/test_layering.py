@@ -48,7 +48,10 @@ def test_subpackages_are_not_shadowed_by_functions():
 #: at the top of the file or inside a function alike (a lazy import is still a dependency).
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # extras: which optional libraries are installed (a renderer names the extra it lacks).
-    ("base", ("mctsviz._version", "mctsviz.errors", "mctsviz.escape", "mctsviz.types", "mctsviz.options", "mctsviz.fileutil", "mctsviz.extras")),
+    (
+        "base",
+        ("mctsviz._version", "mctsviz.errors", "mctsviz.escape", "mctsviz.types", "mctsviz.options", "mctsviz.fileutil", "mctsviz.extras", "mctsviz.stats"),
+    ),
     # The events are the vocabulary the search speaks and every later layer reads; blocks are
     # their columnar form (an engine may write them directly), bounded by the reading limits.
     ("events", ("mctsviz.trace.events", "mctsviz.trace.blocks", "mctsviz.trace.limits")),
@@ -66,8 +69,11 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "mctsviz.verify",
             "mctsviz.testing",
             "mctsviz.players",
+            "mctsviz.playing",
+            "mctsviz.experiments",
             "mctsviz.match",
             "mctsviz.sweep",
+            "mctsviz.tournament",
         ),
     ),
     ("render", ("mctsviz.render", "mctsviz.text")),

@@ -191,12 +191,31 @@ def test_match_plot_rejects_other_files():
 def test_sweep_plot_draws_scores_and_intervals():
     from mctsviz.sweep import SweepPoint, SweepResult
 
-    points = tuple(SweepPoint(c, f"mcts:c={c}", 10, w, d, 10 - w - d, (w + d / 2) / 10, 0.1) for c, w, d in ((0.0, 3, 2), (1.0, 8, 1), (4.0, 5, 0)))
-    sweep = SweepResult("tictactoe", {}, "c", "mcts:iterations=20", "random", 0, 10, True, points)
+    points = tuple(SweepPoint.from_counts({"c": c}, f"mcts:c={c}", w, d, 10 - w - d) for c, w, d in ((0.0, 3, 2), (1.0, 8, 1), (4.0, 5, 0)))
+    sweep = SweepResult("tictactoe", {}, ("c",), "mcts:iterations=20", "random", 0, 10, True, points)
     ax = plot_sweep(sweep.to_dict(), ax=_ax())
     np.testing.assert_allclose(ax.lines[0].get_xdata(), [0.0, 1.0, 4.0])
     np.testing.assert_allclose(ax.lines[0].get_ydata(), [0.4, 0.85, 0.5])
     assert ax.get_xlabel() == "c"
+    # The bars are the Wilson intervals: asymmetric, inside [0, 1].
+    segments = ax.collections[0].get_segments()
+    for segment, point in zip(segments, points):
+        assert segment[0][1] == pytest.approx(point.low) and segment[1][1] == pytest.approx(point.high)
+        assert 0 < point.low < point.score < point.high < 1
+
+
+def test_sweep_plot_of_a_grid_draws_a_line_per_combination():
+    from mctsviz.sweep import SweepPoint, SweepResult
+
+    points = tuple(
+        SweepPoint.from_counts({"c": c, "rollout": r}, "p", w, 0, 10 - w)
+        for (c, r), w in zip([(0.5, "random"), (0.5, "heuristic"), (2.0, "random"), (2.0, "heuristic")], (3, 6, 5, 9))
+    )
+    ax = plot_sweep(SweepResult("tictactoe", {}, ("c", "rollout"), "p", "random", 0, 10, True, points), ax=_ax())
+    lines = [line for line in ax.lines if line.get_marker() in ("o", "s")]
+    assert len(lines) == 2
+    np.testing.assert_allclose(lines[1].get_ydata(), [0.6, 0.9])
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["rollout=random", "rollout=heuristic"]
 
 
 class DollarGame:

@@ -23,11 +23,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--games", type=int, default=100, metavar="N", help="number of games (default 100)")
     p.add_argument("--seed", type=int, default=0, help="game i is seeded by (seed, i) (default 0)")
     p.add_argument("--jobs", type=int, default=1, metavar="J", help="worker processes (default 1); results do not depend on it")
+    p.add_argument("--scheduler", metavar="tcp://HOST:8786", help="play the games on this Dask scheduler (the dask extra)")
     p.add_argument("--fixed-sides", action="store_true", help="player a always moves first (default: a and b take turns)")
     p.add_argument("--out", metavar="RESULTS.json", help="write the results, with every game, to this file")
     p.add_argument("--json", action="store_true", help="print the totals as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(handler=run_match)
+
+    from .render import _natural, _run_arguments
+
+    p = subparsers.add_parser(
+        "tournament",
+        help="a round robin between several players, with an Elo table",
+        description="Every pair of players plays GAMES games (taking turns moving first); print each player's score "
+        "against the field with its 95%% Wilson interval and the Elo difference it implies, and every pair's score. "
+        "Game i of every pair is seeded by (seed, i), so the numbers do not depend on --jobs or --scheduler.",
+    )
+    p.add_argument("players", metavar="PLAYER", nargs="+", help="player specs (at least two), like learner thinker mcts:iterations=200 random")
+    p.add_argument("--game", default="tictactoe", help="a two-player game: built-in name or FILE.py:Class (default tictactoe)")
+    p.add_argument("--games", type=_natural(1), default=20, metavar="N", help="games per pair (default 20)")
+    p.add_argument("--seed", type=int, default=0, help="game i of every pair is seeded by (seed, i) (default 0)")
+    p.add_argument("--fixed-sides", action="store_true", help="the first player of each pair always moves first")
+    _run_arguments(p)
+    p.add_argument("--out", metavar="TOURNAMENT.json", help="write the results (pairs and table) here")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.set_defaults(handler=run_tournament)
 
 
 def run_games(args: argparse.Namespace) -> int:
@@ -45,6 +65,10 @@ def run_match(args: argparse.Namespace) -> int:
     from ..match import play_match
 
     progress = not args.no_progress and sys.stderr.isatty()
+    if args.scheduler:
+        from ..extras import require_extra
+
+        require_extra("dask", "--scheduler")
     result = play_match(
         args.game,
         args.player_a,
@@ -53,6 +77,7 @@ def run_match(args: argparse.Namespace) -> int:
         seed=args.seed,
         alternate=not args.fixed_sides,
         jobs=args.jobs,
+        scheduler=args.scheduler,
         progress=progress,
     )
     for note in result.notes:
@@ -63,16 +88,35 @@ def run_match(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_tournament(args: argparse.Namespace) -> int:
+    from ..tournament import format_tournament, tournament
+    from .render import run_options
+
+    result = tournament(args.game, args.players, games=args.games, seed=args.seed, alternate=not args.fixed_sides, **run_options(args))
+    if args.out:
+        from ..fileutil import atomic_write
+
+        atomic_write(args.out, json.dumps(result.to_dict(), indent=1) + "\n")
+    print(json.dumps(result.to_dict(), indent=2) if args.json else format_tournament(result))
+    return 0
+
+
 def format_match(result) -> str:
     """The totals as a small table, one row per player."""
     sides = "a and b took turns moving first" if result.alternate else "a always moved first"
-    rows = [("", "player", "wins", "draws", "losses", "score")]
+    from ..stats import score_interval
+
+    rows = [("", "player", "wins", "draws", "losses", "score", "95% interval")]
+    intervals = [score_interval(result.wins[p], result.draws, result.games) for p in (0, 1)] if result.games else []
     for p in (0, 1):
-        rows.append(("ab"[p], result.players[p], str(result.wins[p]), str(result.draws), str(result.losses[p]), f"{result.scores[p]:.3f}"))
+        shown = f"[{intervals[p].low:.3f}, {intervals[p].high:.3f}]" if intervals else ""
+        rows.append(("ab"[p], result.players[p], str(result.wins[p]), str(result.draws), str(result.losses[p]), f"{result.scores[p]:.3f}", shown))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = [f"{result.game}: {result.games} games, seed {result.seed}, {sides}", ""]
     for row in rows:
         lines.append("  ".join(cell.ljust(w) if i < 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))).rstrip())
     lines.append("")
-    lines.append("score: win 1, draw 0.5, loss 0, averaged over the games")
+    lines.append("score: win 1, draw 0.5, loss 0, averaged over the games; the interval is Wilson's (95%)")
+    if intervals:
+        lines.append(f"Elo difference of a over b: {intervals[0].elo.format()}")
     return "\n".join(lines)

@@ -188,23 +188,53 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = subparsers.add_parser(
         "sweep",
-        help="play matches across values of C or of the iteration budget",
-        description="Vary one MCTS option (C, c_puct, fpu or the iteration budget), play a match against a fixed "
-        "opponent at each value, and write the results (--out) and/or their plot (-o).",
+        help="play matches across a grid of MCTS options (C, iterations, rollout, ...)",
+        description="Vary MCTS options over a grid (--grid c=0.5,1,2 iterations=100,1000 rollout=random,heuristic) or one "
+        "numeric option (--parameter/--values), play a match against a fixed opponent at each point, and write the results "
+        "(--out) and/or their plot (-o) with 95%% Wilson intervals. Game i of every point is seeded by (seed, i), so the "
+        "numbers do not depend on --jobs or --scheduler.",
     )
     p.add_argument("--game", default="tictactoe", help="a two-player game: built-in name or FILE.py:Class (default tictactoe)")
-    p.add_argument("--parameter", choices=tuple(PARAMETERS), default="c", help="the option to vary (default c)")
-    p.add_argument("--values", required=True, metavar="V,V,...", help="its values, comma-separated (like 0,0.5,1,1.41,2,4)")
+    p.add_argument("--grid", nargs="+", metavar="OPTION=V,V", help="the grid: one or more options with their values; the first is the plot's x axis")
+    p.add_argument("--parameter", choices=tuple(PARAMETERS), default="c", help="the one option to vary, with --values (default c)")
+    p.add_argument("--values", metavar="V,V,...", help="its values, comma-separated (like 0,0.5,1,1.41,2,4)")
     p.add_argument("--player", default="mcts:iterations=200", metavar="SPEC", help="the MCTS player (default mcts:iterations=200)")
     p.add_argument("--opponent", default="random", metavar="SPEC", help="the fixed opponent (default random)")
-    p.add_argument("--games", type=_natural(1), default=50, metavar="N", help="games per value (default 50)")
+    p.add_argument("--games", type=_natural(1), default=50, metavar="N", help="games per point (default 50)")
     p.add_argument("--seed", type=int, default=0, help="game i of every match is seeded by (seed, i)")
     p.add_argument("--fixed-sides", action="store_true", help="the swept player always moves first (default: the players take turns)")
-    p.add_argument("--jobs", type=_natural(1), default=1, metavar="J", help="worker processes (default 1)")
+    _run_arguments(p)
     p.add_argument("--out", metavar="SWEEP.json", help="write the results here")
     p.add_argument("-o", "--output", metavar="OUT", help="write the plot here (.svg, .pdf, .png)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(handler=_run_sweep)
+
+
+def _run_arguments(p: argparse.ArgumentParser) -> None:
+    """Where and how the games run, and where they are recorded (sweep and tournament)."""
+    p.add_argument("--jobs", type=_natural(1), default=1, metavar="J", help="local worker processes (default 1)")
+    p.add_argument("--scheduler", metavar="tcp://HOST:8786", help="run the games on this Dask scheduler (the dask extra)")
+    p.add_argument("--chunk", type=_natural(1), metavar="N", help="games per task (default 50 on Dask, smaller locally)")
+    p.add_argument("--record", metavar="GAMES.jsonl", help="append one JSON line per game to this file as games finish")
+    p.add_argument("--resume", action="store_true", help="continue the --record file: play only the games it lacks")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The run keywords of ``run_experiment`` from the arguments of :func:`_run_arguments`."""
+    if args.resume and not args.record:
+        raise MctsvizError("--resume continues a --record file: give --record GAMES.jsonl")
+    if args.scheduler:
+        from ..extras import require_extra
+
+        require_extra("dask", "--scheduler")
+    return {
+        "jobs": args.jobs,
+        "scheduler": args.scheduler,
+        "chunk": args.chunk,
+        "record": args.record,
+        "resume": args.resume,
+        "progress": not args.no_progress and sys.stderr.isatty(),
+    }
 
 
 # -- argument types ---------------------------------------------------------------------------
@@ -672,23 +702,30 @@ def _run_sweep(args: argparse.Namespace) -> int:
 
         require_extra("render", "plotting a sweep (-o)")
         _check_output(args.output, getattr(args, "trace", None))
-    from ..sweep import parse_values, sweep
+    from ..sweep import grid_sweep, parse_grid, parse_values
 
-    values = parse_values(args.values, args.parameter)
-    result = sweep(
+    if args.grid and args.values:
+        raise MctsvizError("give either --grid or --parameter/--values, not both")
+    if args.grid:
+        grid = parse_grid(args.grid)
+    elif args.values:
+        grid = {args.parameter: parse_values(args.values, args.parameter)}
+    else:
+        raise MctsvizError("say what to sweep: --grid OPTION=V,V ... or --values V,V (with --parameter)")
+    result = grid_sweep(
         args.game,
-        args.parameter,
-        values,
+        grid,
         player=args.player,
         opponent=args.opponent,
         games=args.games,
         seed=args.seed,
         alternate=not args.fixed_sides,
-        jobs=args.jobs,
-        progress=not args.no_progress and sys.stderr.isatty(),
+        **run_options(args),
     )
     for point in result.points:
-        print(f"{args.parameter}={point.value:g}: score {point.score:.3f} ± {point.interval:.3f} ({point.wins} won, {point.draws} drawn, {point.losses} lost)")
+        where = " ".join(f"{name}={_show_option(value)}" for name, value in point.options.items())
+        print(f"{where}: score {point.interval.format()} ({point.wins} won, {point.draws} drawn, {point.losses} lost)")
+    print("score: win 1, draw 0.5, loss 0; [low, high] is its 95% Wilson interval")
     if args.out:
         from ..fileutil import atomic_write
 
@@ -699,6 +736,10 @@ def _run_sweep(args: argparse.Namespace) -> int:
 
         _write(plot_sweep(result, ax=_new_axes()), args.output)
     return 0
+
+
+def _show_option(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _new_axes(args: argparse.Namespace | None = None) -> Any:

@@ -734,26 +734,49 @@ def plot_match(results: Any, *, ax: Axes | None = None, theme: str | style.Theme
 
 @themed
 def plot_sweep(sweep: Any, *, ax: Axes | None = None, theme: str | style.Theme | None = None, font_scale: float | None = None) -> Axes:
-    """A player's score against a swept option (C, the iteration budget), with 95% intervals.
+    """A player's score against a swept option (C, the iteration budget), with 95% Wilson intervals.
 
     ``sweep`` is a :class:`mctsviz.sweep.SweepResult` or the data of a file written by
     ``mctsviz sweep --out``. With C this is the lecture's U-shaped (here: ∩-shaped, as a score)
-    curve: too little and too much exploration both lose.
+    curve: too little and too much exploration both lose. The first swept option is the x
+    axis; a grid of several options draws one line per combination of the others. The bars
+    are the Wilson score intervals of :mod:`mctsviz.stats` (they never pass 0 or 1).
     """
     from ..sweep import SweepResult
 
     if isinstance(sweep, Mapping):
         sweep = SweepResult.from_dict(sweep)
     ax = _axes(ax)
-    xs = np.array([p.value for p in sweep.points], dtype=float)
-    ys = np.array([p.score for p in sweep.points], dtype=float)
-    half = np.array([p.interval for p in sweep.points], dtype=float)
-    # Normal intervals can pass 0 or 1; a score cannot, so the bars stop there.
-    yerr = np.array([np.minimum(half, ys), np.minimum(half, 1.0 - ys)])
-    ax.errorbar(xs, ys, yerr=yerr, color=style.BLUE, marker="o", markersize=4, capsize=3, linewidth=1.4)
+    others = sweep.parameters[1:]
+    groups: dict[tuple[Any, ...], list[Any]] = {}
+    for point in sweep.points:
+        groups.setdefault(tuple(point.options[name] for name in others), []).append(point)
+    xs_all = [p.value for p in sweep.points]
+    numeric = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in xs_all)
+    categories = list(dict.fromkeys(map(str, xs_all)))
+    for n, (key, points) in enumerate(groups.items()):
+        xs = np.array([p.value if numeric else categories.index(str(p.value)) for p in points], dtype=float)
+        ys = np.array([p.score for p in points], dtype=float)
+        yerr = np.array([[p.score - p.low for p in points], [p.high - p.score for p in points]], dtype=float)
+        label = ", ".join(f"{name}={_show_value(v)}" for name, v in zip(others, key)) or None
+        ax.errorbar(
+            xs,
+            ys,
+            yerr=np.maximum(yerr, 0.0),
+            color=style.CYCLE[n % len(style.CYCLE)] if others else style.BLUE,
+            marker=_SWEEP_MARKERS[n % len(_SWEEP_MARKERS)],
+            markersize=4,
+            capsize=3,
+            linewidth=1.4,
+            label=style.mpl_text(label, 60) if label else None,
+        )
     ax.axhline(0.5, color=_current_theme().muted, linestyle="--", linewidth=0.8)
-    if sweep.parameter == "iterations" and len(xs) > 1 and xs.min() > 0 and xs.max() / xs.min() >= 20:
+    if not numeric:
+        ax.set_xticks(range(len(categories)), [style.mpl_text(c, 20) for c in categories])
+    elif sweep.parameter == "iterations" and len(xs_all) > 1 and min(xs_all) > 0 and max(xs_all) / min(xs_all) >= 20:
         ax.set_xscale("log")
+    if others:
+        ax.legend(fontsize=_font(style.SMALL_FONT_SIZE))
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel(sweep.parameter)
     ax.set_ylabel("average score vs opponent (win 1, draw ½)")
@@ -767,9 +790,17 @@ def plot_sweep(sweep: Any, *, ax: Axes | None = None, theme: str | style.Theme |
         figure="sweep",
         game=sweep.game,
         parameter=sweep.parameter,
+        parameters=list(sweep.parameters),
         player=sweep.player,
         opponent=sweep.opponent,
         seed=sweep.seed,
         games=sweep.games,
     )
     return ax
+
+
+_SWEEP_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def _show_value(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
