@@ -216,6 +216,15 @@ class DrawAsLoss(HomeworkUCT):
         return 1.0 if returns[self.mover(node)] > 0 else 0.0
 
 
+class OtherConstant(HomeworkUCT):
+    """Declares C = sqrt(2) (the default) but explores with C = 1."""
+
+    def ucb1(self, parent, child):
+        if child.visits == 0:
+            return math.inf
+        return child.total / child.visits + math.sqrt(math.log(max(parent.visits, 1)) / child.visits)
+
+
 class ExpandAll(HomeworkUCT):
     """The clean textbook version: every child at once."""
 
@@ -246,6 +255,7 @@ __all__ = [
     "ExpandsTwice",
     "HomeworkUCT",
     "NoSignFlip",
+    "OtherConstant",
     "ParentVisitsNotCounted",
     "RolloutFromParent",
     "RootVisitNotCounted",

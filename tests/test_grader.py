@@ -15,6 +15,7 @@ from homework_engines import (
     ExpandsTwice,
     HomeworkUCT,
     NoSignFlip,
+    OtherConstant,
     ParentVisitsNotCounted,
     RolloutFromParent,
     RootVisitNotCounted,
@@ -114,6 +115,12 @@ def test_unvisited_children_scored_zero():
     assert "which scores UCB1 0, but child 2 scores inf, the highest" in v.message
     assert "child 2 is unvisited, and UCB1 scores an unvisited child +inf" in v.message and "dividing by zero" in v.message
     assert "argmin" not in v.message
+
+
+def test_another_exploration_constant():
+    v = first_violation(OtherConstant)
+    assert v.check == "selection" and v.node is not None
+    assert "(it is the highest with C = 1, not the declared 1.414)" in v.message
 
 
 def test_a_draw_scored_as_a_loss():
