@@ -19,7 +19,7 @@ from ..types import GAME_ATTRIBUTES, GAME_METHODS, Game
 
 #: name -> (module, class, one-line description); imported lazily.
 BUILTIN_GAMES: dict[str, tuple[str, str, str]] = {
-    "chess": ("chessgame", "Chess", "Chess through python-chess (the 'chess' extra): moves in UCI, random playouts capped at 200 plies."),
+    "chess": ("chessgame", "Chess", "Chess through python-chess (the 'chess' extra): moves in UCI, games capped at 100 plies (scored by material)."),
     "connect4": ("connect4", "ConnectFour", "Connect Four on a 6x7 board: drop discs in columns, four in a row wins."),
     "nim": ("nim", "Nim", "Nim (heaps 1,3,5): take any number of objects from one heap; whoever takes the last wins."),
     "pair": ("pair", "PairGame", "The Simple Pair Game: 4 cells, first to hold two adjacent cells wins."),

@@ -13,7 +13,7 @@ position: the same position, however it was reached, lists the same moves in the
 A game ends, in this order of precedence, by checkmate (the mated side loses: -1, the other
 +1), stalemate, insufficient material (python-chess's rule: neither side can mate), the
 fifty-move rule (taken as soon as 100 plies pass without a capture or a pawn move) or the move
-cap: ``max_plies`` plies after the start position (200 by default). A capped game is scored by
+cap: ``max_plies`` plies after the start position (100 by default). A capped game is scored by
 ``capped``: ``material`` (default) gives White the material balance in pawns (pawn 1, knight and
 bishop 3, rook 5, queen 9) divided by 10, clipped to [-1, 1], and Black its negative; ``draw``
 scores it 0 for both. Repetitions are not detected: a position's key is its FEN, which has no
@@ -106,7 +106,7 @@ class Chess:
     num_players = 2
     action_grid = (8, 8)
 
-    def __init__(self, fen: str | None = None, max_plies: Any = 200, capped: str = "material") -> None:
+    def __init__(self, fen: str | None = None, max_plies: Any = 100, capped: str = "material") -> None:
         lib = require_chess()
         start = lib.Board() if fen is None else self._board_from(fen)
         self.max_plies = _plies(max_plies)
