@@ -201,3 +201,14 @@ def test_a_hostile_fen_in_a_trace_header_draws_no_boards_and_checks_what_it_can(
     with pytest.warns(BoardsUnavailable, match="bad FEN"):
         source = render_tree(replay(hostile).final(), boards=True, depth=1).source
     assert "<x>" not in source
+
+
+def test_a_rollout_s_boards_name_chess_moves_as_they_are(game):
+    pytest.importorskip("graphviz")
+    from mctsviz.render.boards import rollout_boards
+
+    boards, complete = rollout_boards(game, START, ["e2e4", "e7e5", "g1f3"])
+    assert complete and [b["place"] for b in boards[1:]] == ["e2e4", "e7e5", "g1f3"]
+    assert boards[-1]["cells"][7][6] == {"symbol": "", "player": None}  # g1 is empty
+    assert boards[-1]["cells"][5][5] == {"symbol": "♘", "player": 0}  # the knight on f3, White's
+    assert boards[-1]["cells"][0][4] == {"symbol": "♚", "player": 1}

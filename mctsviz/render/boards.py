@@ -123,7 +123,8 @@ def rollout_boards(game: BoardGame, start_key: str, labels: Sequence[str]) -> tu
 
     The first board is the start (mover, move and place None); movers are player indices,
     moves the game's action labels and ``place`` what the move names ("cell 4", "column 3",
-    see :func:`move_noun`). ``rows`` holds the game's marks, ``cells`` the symbols to draw
+    see :func:`move_noun`; a label that is not a number, like chess's "e2e4", as it is).
+    ``rows`` holds the game's marks, ``cells`` the symbols to draw
     (:func:`board_cells`). ``complete`` is False when a label does not match a legal move (a
     trace from another version of the game): the boards stop there.
     """
@@ -143,5 +144,6 @@ def rollout_boards(game: BoardGame, start_key: str, labels: Sequence[str]) -> tu
         mover = game.current_player(state)
         state = game.next_state(state, moves[label])
         rows = game.board(state)
-        boards.append({"mover": mover, "move": label, "place": f"{noun} {label}", "rows": rows, "cells": board_cells(rows)})
+        place = f"{noun} {label}" if label.isdigit() else label  # a chess move names itself: "e2e4"
+        boards.append({"mover": mover, "move": label, "place": place, "rows": rows, "cells": board_cells(rows)})
     return boards, True
