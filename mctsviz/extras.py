@@ -19,6 +19,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "notebook": ("graphviz", "matplotlib", "numpy", "anywidget", "IPython"),
     # Sweeps, tournaments and matches on a Dask cluster (--scheduler).
     "dask": ("dask", "distributed"),
+    "chess": ("chess",),
 }
 
 

@@ -79,7 +79,7 @@ def test_learner_match_notes_one_process(capsys):
         (["match", "robot", "random"], "unknown player 'robot'"),
         (["match", "mcts:iter=5", "random"], "unknown option 'iter'"),
         (["match", "mcts:c=x", "random"], "expected a number"),
-        (["match", "random", "random", "--game", "chess"], "unknown game 'chess'"),
+        (["match", "random", "random", "--game", "go"], "unknown game 'go'"),
         (["match", "random", "random", "--games", "0"], "bad games 0"),
         (["match", "random", "random", "--games", "lots"], "invalid int value"),
         (["match", "random", "random", "--jobs", "0"], "bad jobs 0"),

@@ -48,7 +48,7 @@ def _one_error_line(capsys):
 @pytest.mark.parametrize(
     "argv, fragment",
     [
-        (["search", "chess"], "unknown game 'chess'"),
+        (["search", "go"], "unknown game 'go'"),
         (["search", "tictactoe", "--state", "XXXXXXXXX"], "illegal state"),
         (["search", "tictactoe", "--iterations", "0"], "bad iterations"),
         (["search", "tictactoe", "--iterations", "ten"], "invalid int value"),

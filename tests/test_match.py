@@ -141,7 +141,7 @@ def test_bad_matches_are_refused():
     with pytest.raises(MctsvizError, match="unknown player"):
         play_match("tictactoe", "random", "robot", games=2)
     with pytest.raises(MctsvizError, match="unknown game"):
-        play_match("chess", "random", "random", games=2)
+        play_match("go", "random", "random", games=2)
 
     class Cheat:
         name = "cheat"

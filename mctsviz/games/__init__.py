@@ -1,7 +1,9 @@
 """Built-in games and ``load(spec)`` for users' own.
 
-A spec is a built-in name (``tictactoe``, ``connect4``, ``pair``, ``nim``), a JSON file of an
-explicit tree (``path/to/tree.json``), or a user's class as ``path/to/file.py:ClassName``.
+A spec is a built-in name (``tictactoe``, ``connect4``, ``pair``, ``nim``, and ``chess`` when
+python-chess is installed), optionally with parameters (``connect4(rows=5,cols=6)``,
+``chess(fen=8/8/8/8/8/8/8/K6k w - - 0 1)``), a JSON file of an explicit tree
+(``path/to/tree.json``), or a user's class as ``path/to/file.py:ClassName``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from ..types import GAME_ATTRIBUTES, GAME_METHODS, Game
 
 #: name -> (module, class, one-line description); imported lazily.
 BUILTIN_GAMES: dict[str, tuple[str, str, str]] = {
+    "chess": ("chessgame", "Chess", "Chess through python-chess (the 'chess' extra): moves in UCI, games capped at 100 plies (scored by material)."),
     "connect4": ("connect4", "ConnectFour", "Connect Four on a 6x7 board: drop discs in columns, four in a row wins."),
     "nim": ("nim", "Nim", "Nim (heaps 1,3,5): take any number of objects from one heap; whoever takes the last wins."),
     "pair": ("pair", "PairGame", "The Simple Pair Game: 4 cells, first to hold two adjacent cells wins."),
@@ -24,14 +27,50 @@ BUILTIN_GAMES: dict[str, tuple[str, str, str]] = {
 }
 
 
+#: Built-in games that need an optional package: name -> (the module it imports, the extra).
+OPTIONAL_GAMES: dict[str, tuple[str, str]] = {"chess": ("chess", "chess")}
+
+
 def game_names() -> list[str]:
     """The names of the built-in games, sorted."""
     return sorted(BUILTIN_GAMES)
 
 
+def installed(name: str) -> bool:
+    """Whether the built-in game ``name`` can be loaded here (its optional package is installed)."""
+    needs = OPTIONAL_GAMES.get(name)
+    if needs is None:
+        return True
+    try:
+        return importlib.util.find_spec(needs[0]) is not None
+    except (ImportError, ValueError):  # a module blocked by sys.modules[name] = None
+        return False
+
+
+def split_spec(spec: str) -> tuple[str, dict[str, str]]:
+    """A built-in game's spec as its name and parameters: ``connect4(rows=5,cols=6)`` ->
+    ``("connect4", {"rows": "5", "cols": "6"})``; a spec without parentheses has none.
+
+    Raises:
+        MctsvizError: the parentheses hold something other than ``name=value`` pairs.
+    """
+    name, paren, rest = spec.partition("(")
+    if not paren or name not in BUILTIN_GAMES:
+        return spec, {}
+    if not rest.endswith(")"):
+        raise MctsvizError(f"game {spec[:80]!r}: parameters are written name(key=value,...) with a closing parenthesis")
+    params: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in rest[:-1].split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip().isidentifier():
+            raise MctsvizError(f"game {spec[:80]!r}: {item[:40]!r} is not key=value")
+        params[key.strip()] = value.strip()
+    return name, params
+
+
 def describe_games() -> list[tuple[str, str]]:
     """(name, description) for every built-in game, plus the explicit-tree loader."""
-    rows = [(name, BUILTIN_GAMES[name][2]) for name in game_names()]
+    rows = [(name, BUILTIN_GAMES[name][2]) for name in game_names() if installed(name)]
     rows.append(("FILE.json", "A one-player explicit tree read from JSON (see docs/games.md)."))
     rows.append(("FILE.py:Class", "A user's game class following the protocol in mctsviz.types."))
     return rows
@@ -46,6 +85,9 @@ def load(spec: str | Game, **params: Any) -> Game:
     if not isinstance(spec, str):
         check_game(spec)
         return spec
+    if "(" in spec:
+        spec, given = split_spec(spec)
+        params = {**given, **params}
     if spec in BUILTIN_GAMES:
         module_name, class_name, _ = BUILTIN_GAMES[spec]
         module = importlib.import_module(f"{__name__}.{module_name}")

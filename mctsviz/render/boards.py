@@ -18,9 +18,10 @@ from ..replay import TreeSnapshot
 from ..trace.events import Header
 from ..types import BoardGame, Game
 from . import style
-from .grid import Marks, board_marks, mark_color, mark_player, mark_symbol, move_noun, supports_boards
+from .grid import Marks, board_marks, is_piece, mark_color, mark_player, mark_symbol, move_noun, supports_boards
 
 _MOVE_TINT = style.mix_colors(style.WHITE, style.YELLOW, 0.55)
+_DARK_SQUARE = style.mix_colors(style.WHITE, style.LIGHT_GREY, 0.6)
 
 
 def node_boards(snapshot: TreeSnapshot, nodes: Iterable[int], game: BoardGame) -> dict[int, tuple[Marks, frozenset[tuple[int, int]]]]:
@@ -55,13 +56,20 @@ def board_table(marks: Marks, changed: Sequence[tuple[int, int]] | frozenset[tup
     cols = max((len(r) for r in marks), default=0)
     size = 14 if cols <= 4 else 11 if cols <= 5 else 9
     font = size - 3
+    # A chessboard (8 x 8) gets light and dark squares; its pieces fill their squares (a glyph's
+    # ink sits inside its em box, so a larger font than a letter's and no bold).
+    checkered = cols == 8 and len(marks) == 8
+    if checkered and any(is_piece(mark) for row in marks for mark in row):
+        size = 12  # 96 points for the board: pieces need more room than a disc or a cross
     cells = []
     for r, row in enumerate(marks):
         tds = []
         for c, mark in enumerate(row):
-            bg = _MOVE_TINT if (r, c) in changed else style.WHITE
+            bg = _MOVE_TINT if (r, c) in changed else _DARK_SQUARE if checkered and (r + c) % 2 else style.WHITE
             text = ""
-            if mark:
+            if mark and is_piece(mark):
+                text = f'<FONT POINT-SIZE="{size - 3}" COLOR="{mark_color(mark)}">{style.html_text(mark, 3)}</FONT>'
+            elif mark:
                 text = f'<FONT POINT-SIZE="{font}" COLOR="{mark_color(mark)}"><B>{style.html_text(mark_symbol(mark), 3)}</B></FONT>'
             tds.append(f'<TD WIDTH="{size}" HEIGHT="{size}" FIXEDSIZE="TRUE" BGCOLOR="{bg}">{text}</TD>')
         cells.append("<TR>" + "".join(tds) + "</TR>")
@@ -115,7 +123,8 @@ def rollout_boards(game: BoardGame, start_key: str, labels: Sequence[str]) -> tu
 
     The first board is the start (mover, move and place None); movers are player indices,
     moves the game's action labels and ``place`` what the move names ("cell 4", "column 3",
-    see :func:`move_noun`). ``rows`` holds the game's marks, ``cells`` the symbols to draw
+    see :func:`move_noun`; a label that is not a number, like chess's "e2e4", as it is).
+    ``rows`` holds the game's marks, ``cells`` the symbols to draw
     (:func:`board_cells`). ``complete`` is False when a label does not match a legal move (a
     trace from another version of the game): the boards stop there.
     """
@@ -135,5 +144,6 @@ def rollout_boards(game: BoardGame, start_key: str, labels: Sequence[str]) -> tu
         mover = game.current_player(state)
         state = game.next_state(state, moves[label])
         rows = game.board(state)
-        boards.append({"mover": mover, "move": label, "place": f"{noun} {label}", "rows": rows, "cells": board_cells(rows)})
+        place = f"{noun} {label}" if label.isdigit() else label  # a chess move names itself: "e2e4"
+        boards.append({"mover": mover, "move": label, "place": place, "rows": rows, "cells": board_cells(rows)})
     return boards, True

@@ -26,14 +26,25 @@ _MARK_PLAYER = {"X": 0, "O": 1, "1": 0, "2": 1}
 PLAYER_SYMBOLS = ("✕", "○")
 
 
+#: Chess pieces are drawn as themselves (U+2654..U+265F, in DejaVu Sans), coloured by side:
+#: White's outlined ♔♕♖♗♘♙ in player 0's colour, Black's solid ♚♛♜♝♞♟ in player 1's.
+_PIECE_PLAYER = {chr(code): 0 if code < 0x265A else 1 for code in range(0x2654, 0x2660)}
+
+
+def is_piece(mark: str) -> bool:
+    """Whether ``mark`` is a chess piece's symbol (drawn as it is, in its side's colour)."""
+    return mark in _PIECE_PLAYER
+
+
 def supports_boards(game: Game) -> TypeGuard[BoardGame]:
     """Whether ``game`` can draw a board from a state key (``parse_state`` and ``board``)."""
     return callable(getattr(game, "parse_state", None)) and callable(getattr(game, "board", None))
 
 
 def mark_player(mark: str) -> int | None:
-    """The player (0 or 1) whose mark ``mark`` is, or None for another text."""
-    return _MARK_PLAYER.get(mark)
+    """The player (0 or 1) whose mark ``mark`` is (a chess piece: its side), or None for another text."""
+    player = _MARK_PLAYER.get(mark)
+    return _PIECE_PLAYER.get(mark) if player is None else player
 
 
 def mark_symbol(mark: str) -> str:
@@ -44,7 +55,7 @@ def mark_symbol(mark: str) -> str:
 
 def mark_color(mark: str) -> str:
     """The colour of ``mark``: its player's (``style.PLAYER_COLORS``), grey for another text."""
-    player = _MARK_PLAYER.get(mark)
+    player = mark_player(mark)
     return style.GREY if player is None else style.PLAYER_COLORS[player]
 
 

@@ -70,4 +70,5 @@ def verify(source: Any, *, game: Any = None, limit: int = 20, on_warning: Any = 
     checker = Checker(header, report, game)
     if report.ok:  # a header with unknown options leaves nothing to recompute with
         checker.run(events)
+        checker.name_causes()
     return report

@@ -20,7 +20,8 @@ class BackupChecks(SelectionChecks):
         want_nodes = chain[::-1]
         got_nodes = [u.node for u in backprop.updates]
         if got_nodes != want_nodes:
-            self.flag("update-path", iteration, None, want_nodes, got_nodes, "the nodes updated: the simulated node, then each ancestor up to the root")
+            where, text = _update_path_message(want_nodes, got_nodes)
+            self.flag("update-path", iteration, where, want_nodes, got_nodes, text)
         by_node = {u.node: u for u in backprop.updates}
         for node in want_nodes:
             r = returns[self.mover[node]] if 0 <= self.mover[node] < len(returns) else 0.0
@@ -44,10 +45,14 @@ class BackupChecks(SelectionChecks):
         rule = "(r + 1) / 2 of the return" if self.zero_one else "the return"
         text = (
             f"backpropagation credited node {node} with {found:+g}, but {player}, the player who moved into it, "
-            f"got {expected:+g} from this simulation: each node is credited {rule} of the player who moved into it"
+            f"got {expected:+g}{_outcome(expected, self.zero_one)} from this simulation: each node is credited {rule} of the player who moved into it"
         )
-        if close_enough(found, -expected) and expected:
+        if (close_enough(found, 1.0 - expected) if self.zero_one else close_enough(found, -expected)) and found != expected:
             text += " (the sign is not flipped for the opponent)"
+        elif self.zero_one and close_enough(expected, 0.5) and found in (0.0, 1.0):
+            text += f" (a draw was scored as a {'loss' if found == 0.0 else 'win'}: with 01 rewards it is worth 0.5)"
+        elif self.zero_one and close_enough(found, 2.0 * expected - 1.0):
+            text += " (01 rewards map a return r to (r + 1) / 2)"
         return text
 
     def _update_check(self, u: Any, node: int, reward: float, iteration: int) -> None:
@@ -152,3 +157,28 @@ class BackupChecks(SelectionChecks):
         chosen = decision.by_visits if decision.rule == "visits" else decision.by_mean
         if decision.move != chosen:
             self.flag("decision", iterations, 0, chosen, decision.move, f"the move chosen by the {decision.rule} rule")
+
+
+def _outcome(reward: float, zero_one: bool) -> str:
+    """ " (a win)", " (a loss)" or " (a draw)" when the reward is one of the game's plain outcomes."""
+    win, draw, loss = (1.0, 0.5, 0.0) if zero_one else (1.0, 0.0, -1.0)
+    return {win: " (a win)", draw: " (a draw)", loss: " (a loss)"}.get(reward, "")
+
+
+def _update_path_message(want: list[int], got: list[int]) -> tuple[int | None, str]:
+    """The node backpropagation got wrong, and the rule with the likely slip in the loop."""
+    rule = "backpropagation updates the simulated node, then each ancestor up to the root, once each"
+    if got == want[:-1]:
+        return 0, f"{rule}; the root (node 0) was not updated, so its visit is not counted (does the loop stop below the root?)"
+    if got and got == want[1:]:
+        return want[0], f"{rule}; node {want[0]}, where the simulation started, was not updated"
+    twice = sorted({n for n in got if got.count(n) > 1})
+    if twice:
+        return twice[0], f"{rule}; node {twice[0]} was updated {got.count(twice[0])} times"
+    missing = [n for n in want if n not in got]
+    if missing:
+        return missing[0], f"{rule}; node {missing[0]} was not updated"
+    extra = [n for n in got if n not in want]
+    if extra:
+        return extra[0], f"{rule}; node {extra[0]} is not on the path"
+    return None, f"{rule}; the order is not leaf to root"

@@ -47,7 +47,7 @@ class ExpansionChecks(SelectionChecks):
             if self.untried is not None:
                 untried = self.untried[leaf]
                 label = new[0].action
-                if mode == "one" and untried and label != untried[0]:
+                if mode == "one" and untried and label != untried[0] and label not in self.edge_labels[leaf]:
                     self.flag("expansion", iteration, leaf, untried[0], label, "one-child mode adds the first untried action, in legal order")
             if not self._add_children(expand, iteration, all_actions=False):
                 return None
@@ -85,7 +85,16 @@ class ExpansionChecks(SelectionChecks):
                 if not options.transpositions:
                     self.flag("expansion", iteration, child.node, "a new node", "an existing node", "a shared node without transpositions")
             if child.action in self.edge_labels[leaf]:
-                self.flag("expansion", iteration, leaf, "a new action", child.action, f"action {child.action!r} expanded twice")
+                first = self.children[leaf][self.edge_labels[leaf].index(child.action)]
+                self.flag(
+                    "expansion",
+                    iteration,
+                    leaf,
+                    untried[0] if untried else "no new child",
+                    child.action,
+                    f"expansion added action {child.action!r} at node {leaf} again, but node {first} is already its child for that action: "
+                    "each action is expanded once (was it left in the untried list?)",
+                )
             # prior: uniform 1/k without an evaluator; the evaluator's recorded prior with one
             if options.evaluator is None:
                 if untried is not None or all_actions:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
 from ..search import policies
 from ..trace.events import Score, Select
-from .report import close_enough, show_value
+from .diagnosis import Children, most_likely, selection_causes
+from .report import close_enough
 from .state import CheckerState
 
 
@@ -52,7 +54,13 @@ class SelectionChecks(CheckerState):
             return  # without the game, whether a node is fully expanded is unknown
         if goes_on == last:
             what = "stops" if last else "goes on"
-            self.flag("stop", iteration, node, "go on" if last else "stop", what, f"selection {what} at node {node}")
+            if last:  # not terminal, with children and nothing untried
+                why = f"node {node} is fully expanded ({len(self.children[node])} children, no untried action): selection goes on to its best child"
+            elif self.terminal[node]:
+                why = f"node {node} is terminal: selection stops there"
+            else:
+                why = f"node {node} still has an untried action: selection stops there to expand it"
+            self.flag("stop", iteration, node, "go on" if last else "stop", what, f"selection {what} at node {node}, but {why}")
 
     def _choice(self, node: int, kids: list[int], chosen: int, iteration: int, check: str, step: Any) -> None:
         """Is ``chosen`` the best of ``kids`` under the options (and do recorded scores agree)?"""
@@ -67,16 +75,16 @@ class SelectionChecks(CheckerState):
         else:
             ok = chosen == best[0]
         if not ok:
-            detail = ", ".join(f"{k}: {show_value(s)}" for k, s in zip(kids, scores))
+            detail = ", ".join(f"{k}: {s:.4g}" for k, s in zip(kids, scores))
             name = options.policy_name
             mine = scores[kids.index(chosen)] if chosen in kids else None
             said = f"selection took child {chosen} at node {node} (N = {parent_visits})"
             if mine is not None:
                 said += f", which scores {name} {mine:.4g}, but child {best[0]} scores {top:.4g}, the highest"
-                if mine == min(scores) and len(set(scores)) > 1:
-                    said += " (it took the lowest score: an argmin instead of an argmax?)"
-                elif mine == top:
+                if mine == top:
                     said += f" too: between equal scores the tie-break '{options.tie_break}' takes child {best[0]}"
+                else:
+                    self._note_causes(said, f"; scores {detail}", selection_causes(options, self._children_of(node, kids), chosen))
             self.flag(
                 check,
                 iteration,
@@ -98,6 +106,35 @@ class SelectionChecks(CheckerState):
                 self.flag("scores", iteration, node, "recorded scores", None, "a full-level step without scores")
             return
         self._compare_scores(recorded, kids, terms, iteration, node)
+
+    def _note_causes(self, said: str, rest: str, causes: list[tuple[str, str]]) -> None:
+        """Count the mistakes that explain a wrong choice; the violation about to be flagged gets
+        the likeliest one's words when the whole trace has been read (:meth:`name_causes`)."""
+        for key, _ in causes:
+            self.explained[key] = self.explained.get(key, 0) + 1
+        if causes and len(self.report.violations) < self.report.limit:
+            self.unexplained.append((len(self.report.violations), said, rest, causes))
+
+    def name_causes(self) -> None:
+        """Add to each wrong choice kept the mistake that explains the most wrong choices of the trace."""
+        for index, said, rest, causes in self.unexplained:
+            words = most_likely(causes, self.explained)
+            violation = self.report.violations[index]
+            self.report.violations[index] = dataclasses.replace(violation, message=f"{said} ({words}){rest}")
+        self.unexplained = []
+
+    def _children_of(self, node: int, kids: list[int]) -> Children:
+        """A node's children's statistics, for naming the likely cause of a wrong choice."""
+        return Children(
+            node=node,
+            kids=kids,
+            parent_visits=self.visits[node],
+            visits=[self.visits[k] for k in kids],
+            value=[self.value[k] for k in kids],
+            prior=[self.prior[k] for k in kids],
+            parent_started=self.visits0[node] + self.ends[node],
+            started=[self.visits0[k] + self.ends[k] for k in kids],
+        )
 
     def _compare_scores(self, recorded: tuple[Score, ...], kids: list[int], terms: list[tuple[float, float, float]], iteration: int, node: int) -> None:
         if [s.node for s in recorded] != kids:

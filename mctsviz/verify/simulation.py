@@ -16,7 +16,17 @@ class SimulationChecks(CheckerState):
         returns = tuple(simulate.returns)
         options = self.options
         if simulate.node != sim:
-            self.flag("simulation", iteration, simulate.node, sim, simulate.node, "the node simulated is the one expansion chose")
+            what = f"node {simulate.node}"
+            if 0 <= sim < len(self.parent) and simulate.node == self.parent[sim]:
+                what += f", the parent of the new child {sim}"
+            self.flag(
+                "simulation",
+                iteration,
+                simulate.node,
+                sim,
+                simulate.node,
+                f"the simulation started at {what}, but expansion chose node {sim}: the rollout starts there",
+            )
         players = self.header.num_players
         if len(returns) != players:
             self.flag("simulation", iteration, sim, players, len(returns), "one return per player")
@@ -72,16 +82,38 @@ class SimulationChecks(CheckerState):
             return
         if simulate.method not in ("random", "heuristic") or not simulate.actions:
             return
-        for number, label in enumerate(simulate.actions, 1):
+        problem = self._rollout_problem(state, simulate.actions, returns)
+        if problem is None:
+            return
+        states = self.states or []
+        for origin in dict.fromkeys((self.parent[sim], 0)):
+            origin_state = states[origin] if 0 <= origin < len(states) else None
+            if origin != sim and origin_state is not None and self._rollout_problem(origin_state, simulate.actions, returns) is None:
+                whose = f"node {origin}'s state (the parent of node {sim})" if origin == self.parent[sim] else f"the root's state (node {origin})"
+                self.flag(
+                    "simulation",
+                    iteration,
+                    sim,
+                    sim,
+                    origin,
+                    f"the rollout's moves and returns are those of a game played from {whose}, not from node {sim}'s: "
+                    f"the simulation starts from the new node's state",
+                )
+                return
+        check, expected, found, message = problem
+        self.flag(check, iteration, sim, expected, found, message)
+
+    def _rollout_problem(self, state: object, labels: tuple[str, ...], returns: tuple[float, ...]) -> tuple[str, object, object, str] | None:
+        """What is wrong with a rollout played from ``state``: (check, expected, found, message), or None."""
+        game = self.game
+        for number, label in enumerate(labels, 1):
             following = self._play(state, label)
             if following is None:
-                legal = self._labels(game, state)
-                self.flag("legal", iteration, sim, f"one of {legal}", label, f"rollout move {number} is illegal")
-                return
+                return "legal", f"one of {self._labels(game, state)}", label, f"rollout move {number} is illegal"
             state = following
         if not game.is_terminal(state):
-            self.flag("simulation", iteration, sim, "a terminal state", game.state_key(state), "the rollout stops before the game ends")
-            return
+            return "simulation", "a terminal state", game.state_key(state), "the rollout stops before the game ends"
         want = tuple(float(r) for r in game.returns(state))
         if not all(close_enough(a, b) for a, b in zip(want, returns)):
-            self.flag("simulation", iteration, sim, want, returns, "the rollout's returns are those of the state it ends in")
+            return "simulation", want, returns, "the rollout's returns are those of the state it ends in"
+        return None

@@ -47,6 +47,9 @@ class CheckerState:
         self.reported: dict[int, int] = {}  # the engine's own visits (visits_after, full level)
         self.recorded_priors: dict[int, dict[str, float]] = {}
         self.script_used: dict[str, int] = {}
+        # Likely causes of wrong choices: how many each explains, and the kept violations awaiting theirs.
+        self.explained: dict[str, int] = {}
+        self.unexplained: list[tuple[int, str, str, list[tuple[str, str]]]] = []
         self.iterations = 0
         self.iteration_start = 2
         self.game, self.states, self.untried = self._load_game(game)

@@ -1,0 +1,265 @@
+"""Homework MCTS engines: a plain UCT written from scratch, and the classic mistakes in it.
+
+``HomeworkUCT`` is a search a student could hand in (not mctsviz's engine): nodes are its own
+objects and it calls a :class:`mctsviz.Tracer` at its four phases, as docs/tracer.md shows. Each
+subclass overrides one method with one mistake from the lecture material's homework; the trace
+it writes declares the policy the student meant to follow, and ``mctsviz verify`` must name the
+mistake (tests/test_grader.py).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+from mctsviz import SearchOptions, Tracer, games
+from mctsviz.trace.record import ListRecorder
+
+
+class Node:
+    def __init__(self, state: Any, parent: Node | None = None, action: Any = None) -> None:
+        self.state, self.parent, self.action = state, parent, action
+        self.children: list[Node] = []
+        self.untried: list[Any] = []
+        self.visits, self.total = 0, 0.0
+
+
+class HomeworkUCT:
+    """Plain UCT: UCB1 over fully expanded nodes, one child per visit, random rollouts.
+
+    ``expand_all`` adds every child at once (the lecture's textbook version) and selects among
+    them; rewards are the game's returns (+1/-1/0) or, with ``zero_one``, 1 / 0.5 / 0 for a win,
+    draw and loss as the Simple Pair Game guide counts them.
+    """
+
+    expand_all = False
+    zero_one = False
+    c = math.sqrt(2)
+
+    def __init__(self, game: Any, tracer: Tracer | None, seed: int = 0) -> None:
+        self.game, self.tracer, self.rng = game, tracer, random.Random(seed)
+
+    @classmethod
+    def options(cls, iterations: int) -> SearchOptions:
+        """The policy the student declares in the trace's header."""
+        return SearchOptions(iterations=iterations, c=cls.c, expand="all" if cls.expand_all else "one", reward="01" if cls.zero_one else "pm1")
+
+    # -- the four phases ------------------------------------------------------------------
+
+    def new_node(self, state: Any, parent: Node | None = None, action: Any = None) -> Node:
+        node = Node(state, parent, action)
+        if not self.game.is_terminal(state):
+            node.untried = list(self.game.legal_actions(state))
+        return node
+
+    def ucb1(self, parent: Node, child: Node) -> float:
+        if child.visits == 0:
+            return math.inf
+        return child.total / child.visits + self.c * math.sqrt(math.log(max(parent.visits, 1)) / child.visits)
+
+    def best_child(self, node: Node) -> Node:
+        return max(node.children, key=lambda child: self.ucb1(node, child))
+
+    def select(self, root: Node) -> list[Node]:
+        node, path = root, [root]
+        while node.children and not node.untried:
+            node = self.best_child(node)
+            path.append(node)
+        return path
+
+    def expand(self, leaf: Node) -> tuple[list[Node], Node]:
+        """The children added and the node the simulation starts from."""
+        if not leaf.untried:
+            return [], leaf
+        if self.expand_all:
+            leaf.children = [self.new_node(self.game.next_state(leaf.state, a), leaf, a) for a in leaf.untried]
+            leaf.untried = []
+            return leaf.children, self.best_child(leaf)
+        action = self.next_untried(leaf)
+        child = self.new_node(self.game.next_state(leaf.state, action), leaf, action)
+        leaf.children.append(child)
+        return [child], child
+
+    def next_untried(self, leaf: Node) -> Any:
+        return leaf.untried.pop(0)
+
+    def rollout_state(self, start: Node) -> Any:
+        return start.state
+
+    def rollout(self, start: Node) -> tuple[tuple[float, ...], list[Any]]:
+        state, moves = self.rollout_state(start), []
+        while not self.game.is_terminal(state):
+            move = self.rng.choice(list(self.game.legal_actions(state)))
+            moves.append(move)
+            state = self.game.next_state(state, move)
+        return tuple(self.game.returns(state)), moves
+
+    def mover(self, node: Node) -> int:
+        """The player who moved into the node: the one whose result it stores."""
+        if node.parent is not None:
+            return self.game.current_player(node.parent.state)
+        return (self.game.current_player(node.state) - 1) % self.game.num_players
+
+    def reward(self, node: Node, returns: tuple[float, ...]) -> float:
+        r = returns[self.mover(node)]
+        return (r + 1) / 2 if self.zero_one else r
+
+    def backpropagate(self, path: list[Node], returns: tuple[float, ...]) -> list[tuple[Node, float]]:
+        credited = []
+        for node in reversed(path):
+            reward = self.reward(node, returns)
+            node.visits += 1
+            node.total += reward
+            credited.append((node, reward))
+        return credited
+
+    # -- the search -----------------------------------------------------------------------
+
+    def run(self, root_state: Any, iterations: int) -> Any:
+        tracer = self.tracer
+        root = self.new_node(root_state)
+        for _ in range(iterations):
+            path = self.select(root)
+            leaf = path[-1]
+            tracer and tracer.select(path)
+            added, start = self.expand(leaf)
+            if start is not leaf:
+                path.append(start)
+            tracer and tracer.expand(leaf, [(c, c.action, c.state) for c in added], simulate_from=start if added else None)
+            returns, moves = self.rollout(start)
+            tracer and tracer.simulate(start, returns, moves)
+            credited = self.backpropagate(path, returns)
+            tracer and tracer.backprop(credited)
+        return max(root.children, key=lambda child: child.visits).action
+
+
+# -- the mistakes ---------------------------------------------------------------------------
+
+
+class NoSignFlip(HomeworkUCT):
+    """Credits every node with the first player's return: the sign is never flipped."""
+
+    def reward(self, node, returns):
+        return returns[0]
+
+
+class ParentVisitsNotCounted(HomeworkUCT):
+    """Counts a visit only at the node the rollout starts from; the ancestors get the reward but
+    not the visit, so every parent's N (and ln N) is stale. (``max(N, 1)`` keeps ln 0 away.)"""
+
+    def backpropagate(self, path, returns):
+        path[-1].visits += 1
+        credited = []
+        for node in reversed(path):
+            reward = self.reward(node, returns)
+            node.total += reward
+            credited.append((node, reward))
+        return credited
+
+
+class RootVisitNotCounted(HomeworkUCT):
+    """The backup loop climbs ``while node.parent is not None``: the root is never updated."""
+
+    def backpropagate(self, path, returns):
+        return super().backpropagate(path[1:], returns)
+
+
+class ChildLog(HomeworkUCT):
+    """ln of the child's visits where UCB1 has the parent's."""
+
+    def ucb1(self, parent, child):
+        if child.visits == 0:
+            return math.inf
+        return child.total / child.visits + self.c * math.sqrt(math.log(child.visits) / child.visits)
+
+
+class Argmin(HomeworkUCT):
+    """Selects the child with the lowest UCB1 score."""
+
+    def best_child(self, node):
+        return min(node.children, key=lambda child: self.ucb1(node, child))
+
+
+class ExpandsTwice(HomeworkUCT):
+    """Reads the next untried action without removing it: the same action is expanded again."""
+
+    def next_untried(self, leaf):
+        return leaf.untried[0]
+
+
+class RolloutFromParent(HomeworkUCT):
+    """Plays the rollout from the expanded node's parent (the selection's leaf), not the new child."""
+
+    def rollout_state(self, start):
+        return start.parent.state if start.parent is not None and not self.game.is_terminal(start.parent.state) else start.state
+
+
+class UnvisitedScoredZero(HomeworkUCT):
+    """All children at once (the textbook version); an unvisited child scores 0, not +infinity
+    (the division by zero avoided the wrong way)."""
+
+    expand_all = True
+
+    def ucb1(self, parent, child):
+        if child.visits == 0:
+            return 0.0
+        return super().ucb1(parent, child)
+
+
+class DrawAsLoss(HomeworkUCT):
+    """Rewards 1 for a win and 0 otherwise, where the declared 01 rewards give a draw 0.5."""
+
+    zero_one = True
+
+    def reward(self, node, returns):
+        return 1.0 if returns[self.mover(node)] > 0 else 0.0
+
+
+class OtherConstant(HomeworkUCT):
+    """Declares C = sqrt(2) (the default) but explores with C = 1."""
+
+    def ucb1(self, parent, child):
+        if child.visits == 0:
+            return math.inf
+        return child.total / child.visits + math.sqrt(math.log(max(parent.visits, 1)) / child.visits)
+
+
+class ExpandAll(HomeworkUCT):
+    """The clean textbook version: every child at once."""
+
+    expand_all = True
+
+
+class ZeroOne(HomeworkUCT):
+    """The clean version with 1 / 0.5 / 0 rewards."""
+
+    zero_one = True
+
+
+def traced(engine: type[HomeworkUCT], game: str = "tictactoe", iterations: int = 200, seed: int = 1) -> list[Any]:
+    """The events of one traced search by ``engine`` on ``game``."""
+    g = games.load(game)
+    events = ListRecorder()
+    tracer = Tracer(events, game=g, root=g.initial_state(), options=engine.options(iterations), seed=seed)
+    engine(g, tracer, seed=seed).run(g.initial_state(), iterations)
+    tracer.finish()
+    return list(events)
+
+
+__all__ = [
+    "Argmin",
+    "ChildLog",
+    "DrawAsLoss",
+    "ExpandAll",
+    "ExpandsTwice",
+    "HomeworkUCT",
+    "NoSignFlip",
+    "OtherConstant",
+    "ParentVisitsNotCounted",
+    "RolloutFromParent",
+    "RootVisitNotCounted",
+    "UnvisitedScoredZero",
+    "ZeroOne",
+    "traced",
+]
