@@ -15,6 +15,7 @@ from .errors import MctsvizError
 EXTRAS: dict[str, tuple[str, ...]] = {
     "render": ("graphviz", "matplotlib", "numpy"),
     "site": ("graphviz", "matplotlib", "numpy", "jinja2", "markupsafe", "mkdocs", "material"),
+    "openspiel": ("pyspiel",),
 }
 
 
