@@ -112,6 +112,9 @@ def test_import_command_writes_a_trace_every_command_reads(tmp_path, capsys):
     assert main(["render", "tree", str(out), "-o", str(tmp_path / "tree.svg")]) == 0
     assert "Q5" in (tmp_path / "tree.svg").read_text()
     assert main(["view", str(out), "-o", str(tmp_path / "tree.html"), "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["site", str(out), "-o", str(tmp_path / "site"), "--no-progress"]) == 2
+    assert "has no iterations to walk through" in capsys.readouterr().err
 
 
 def test_imported_grammar_refuses_iterations_and_plain_traces_refuse_a_second_root_expansion():
