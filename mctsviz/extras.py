@@ -20,6 +20,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     # Sweeps, tournaments and matches on a Dask cluster (--scheduler).
     "dask": ("dask", "distributed"),
     "chess": ("chess",),
+    "openspiel": ("pyspiel",),
 }
 
 

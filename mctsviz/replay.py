@@ -140,6 +140,8 @@ class _Groups:
         self.header = header
         self.structure = _Structure(header)
         self.root_expansion: Expand | None = None
+        #: Every expansion of iteration 0: the root's, or an imported tree's, in order.
+        self.initial_expansions: list[Expand] = []
         self.decision: Decision | None = None
         self._events = events
 
@@ -148,7 +150,7 @@ class _Groups:
         parents = structure.parent
         # The one order check of every trace reader (mctsviz.trace.grammar); grouping is all
         # that is left to do here.
-        check = TraceStructure().check
+        check = TraceStructure(imported=self.header.imported is not None).check
         select: Select | None = None
         expand: Expand | None = None
         simulate: Simulate | None = None
@@ -163,7 +165,9 @@ class _Groups:
             elif kind is Expand:
                 if event.iteration == 0:
                     structure.add_children(event, 0)
-                    self.root_expansion = event
+                    if self.root_expansion is None:
+                        self.root_expansion = event
+                    self.initial_expansions.append(event)
                 else:
                     before = len(parents)
                     structure.add_children(event, event.iteration)
@@ -373,6 +377,7 @@ class Replay:
             self._checkpoints: dict[int, tuple[list[int], list[float]]] = {}
             self._visits, self._value = self._load(groups)
             self.root_expansion: Expand | None = groups.root_expansion
+            self.initial_expansions: tuple[Expand, ...] = tuple(groups.initial_expansions)
             self.decision: Decision | None = groups.decision
             self._at = self.iterations  # the backprop of this iteration has been applied (0: none)
 

@@ -15,8 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mctsviz.cli import main
+from mctsviz.errors import MctsvizError
 from mctsviz.testing import recorded_search
 from mctsviz.trace.events import SCHEMA_VERSION
+from mctsviz.trace.schema import check_header
 
 EVENTS = recorded_search("tictactoe", iterations=6, seed=2)[1]
 PLAIN = [msgspec.json.decode(msgspec.json.encode(e)) for e in EVENTS]  # plain lists and dicts, tagged by "kind"
@@ -166,9 +168,20 @@ def test_an_evaluator_of_the_wrong_shape_is_one_line_naming_it(capsys, tmp_path,
     assert "(priors, values)" in lines[0] or "one number per player" in lines[0]
 
 
-def test_the_current_schema_version_is_4():
-    # Version 4 added block frames to MessagePack traces; the header and events are version 3's.
-    assert SCHEMA_VERSION == 4 and PLAIN[0]["schema_version"] == 4
+def test_the_current_schema_version_is_5():
+    # Version 5 added the header's optional "imported" (a recorded search leaves it out);
+    # version 4 added block frames to MessagePack traces.
+    assert SCHEMA_VERSION == 5 and PLAIN[0]["schema_version"] == 5 and "imported" not in PLAIN[0]
+
+
+def test_an_imported_header_is_checked():
+    events = with_header(imported="")
+    with pytest.raises(MctsvizError, match="imported must name the engine"):
+        check_header(events[0])
+    # Root statistics without the memory option: only an imported tree may have them.
+    with pytest.raises(MctsvizError, match="without the memory option"):
+        check_header(with_header(root_visits=3, root_value=1.0)[0])
+    assert check_header(with_header(root_visits=3, root_value=1.0, imported="katago")[0]).imported == "katago"
 
 
 # -- mutation: every field, broken against its documented rule ---------------------------------

@@ -57,7 +57,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("events", ("mctsviz.trace.events", "mctsviz.trace.blocks", "mctsviz.trace.limits")),
     ("games", ("mctsviz.games",)),
     ("search", ("mctsviz.search",)),
-    ("trace", ("mctsviz.trace",)),
+    ("trace", ("mctsviz.trace", "mctsviz.tracer")),
     (
         "replay",
         (
@@ -74,6 +74,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "mctsviz.match",
             "mctsviz.sweep",
             "mctsviz.tournament",
+            # Other engines' searches as traces (OpenSpiel's MCTSBot recorded; finished trees imported).
+            "mctsviz.foreign",
         ),
     ),
     ("render", ("mctsviz.render", "mctsviz.text")),

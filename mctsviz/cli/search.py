@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from contextlib import ExitStack
+from typing import Any
 
 from ..options import BOOLEANS, CHOICES, DEFAULTS, NUMBERS, OPTION_NAMES, RECORD_LEVELS, option_doc
 from ..search.engines import ENGINES
@@ -54,9 +55,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--engine",
-        choices=ENGINES,
+        choices=(*ENGINES, "openspiel"),
         default="auto",
-        help="auto: the compiled kernel (mctsviz[fast]) when it covers the game and options, else Python; the same tree either way (default auto)",
+        help="auto: the compiled kernel (mctsviz[fast]) when it covers the game and options, else Python; the same tree either way "
+        "(default auto); openspiel: OpenSpiel's own MCTSBot on an openspiel:NAME game, recorded (options: --c, --policy, --seed, --iterations)",
     )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -67,6 +69,8 @@ def run_search(args: argparse.Namespace) -> int:
     from .. import games
     from ..search import search
 
+    if args.engine == "openspiel":
+        return _run_openspiel(args)
     game = games.load(args.game)
     state = games.parse_state(game, args.state) if args.state is not None else None
     # The search's keywords are the record's fields; ``search`` checks them (one line on a bad one).
@@ -90,6 +94,53 @@ def run_search(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_dict(), indent=2))
     else:
         print(format_result(result))
+    return 0
+
+
+def _run_openspiel(args: argparse.Namespace) -> int:
+    """``--engine openspiel``: OpenSpiel's MCTSBot with random rollouts, recorded by mctsviz."""
+    from ..errors import MctsvizError
+    from ..extras import require_extra
+
+    require_extra("openspiel", "mctsviz search --engine openspiel")
+    if not args.game.startswith("openspiel:"):
+        raise MctsvizError(f"--engine openspiel searches OpenSpiel's games (openspiel:NAME), not {args.game!r}")
+    changed = [
+        name for name in OPTION_NAMES if name not in _NOT_FLAGS and name not in ("policy", "c", "c_puct") and getattr(args, name) != getattr(DEFAULTS, name)
+    ]
+    if changed or args.seconds is not None:
+        flag = "--" + (changed[0].replace("_", "-") if changed else "seconds")
+        raise MctsvizError(f"--engine openspiel runs OpenSpiel's MCTSBot, which has no {flag} (it takes --iterations, --c or --c-puct, --policy and --seed)")
+    from ..foreign.openspiel_mcts import record_openspiel_search
+    from ..trace.io import TraceWriter
+    from ..trace.record import ListRecorder
+
+    iterations = int(args.iterations or DEFAULTS.iterations or 1000)
+    with ExitStack() as stack:
+        recorder = stack.enter_context(TraceWriter(args.trace)) if args.trace else ListRecorder()
+        bot = record_openspiel_search(
+            args.game,
+            recorder,
+            state=args.state,
+            iterations=iterations,
+            uct_c=args.c_puct if args.policy == "puct" else args.c,
+            puct=args.policy == "puct",
+            seed=args.seed,
+        )
+    root = bot.root
+    children: list[dict[str, Any]] = [
+        {"move": bot.label(c), "visits": int(c.explore_count), "mean": float(c.total_reward / c.explore_count) if c.explore_count else None}
+        for c in sorted(root.children, key=lambda c: -c.explore_count)
+    ]
+    data = {"engine": "openspiel", "iterations": int(root.explore_count), "move": bot.label(root.best_child()), "children": children}
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0
+    table = [("move", "visits", "mean")] + [(str(c["move"]), str(c["visits"]), "-" if c["mean"] is None else f"{c['mean']:.4f}") for c in children]
+    widths = [max(len(r[i]) for r in table) for i in range(3)]
+    print("\n".join("  ".join(cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in enumerate(zip(r, widths))) for r in table))
+    print(f"\nchosen move: {data['move']} (OpenSpiel's MCTSBot: proven outcome, then most visits)")
+    print(f"{data['iterations']} iterations (openspiel engine)")
     return 0
 
 

@@ -105,6 +105,10 @@ def run_site(args: argparse.Namespace) -> int:
     figures = RenderFigures(max_nodes=args.max_nodes)
     for trace, name in zip(args.traces, names):
         replay = Replay(read_trace(trace, on_warning=_note))
+        if replay.header.imported is not None:
+            raise MctsvizError(
+                f"{trace}: an imported {replay.header.imported} tree has no iterations to walk through: draw it with mctsviz render tree, or explore it with mctsviz view"
+            )
         chosen_note = f"{replay.iterations} iterations"
         bar = tqdm(desc=name, unit="figure", file=sys.stderr, leave=False, disable=args.no_progress or None)
         try:

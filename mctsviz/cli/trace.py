@@ -1,4 +1,4 @@
-"""Trace commands: ``replay``, ``verify``, ``diff``, ``inspect`` and ``schema``.
+"""Trace commands: ``replay``, ``verify``, ``diff``, ``inspect``, ``schema`` and ``import``.
 
 Each handler is a few lines over the library (``mctsviz.replay.snapshot_at``,
 ``mctsviz.verify``, ``mctsviz.diff``, ``mctsviz.explain``). Damage after a trace's header is
@@ -71,6 +71,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--iteration", "-k", type=int, required=True, metavar="K", help="the iteration (from 1)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=run_inspect)
+
+    p = subparsers.add_parser(
+        "import",
+        help="turn another engine's finished search tree into a trace",
+        description="Write another engine's finished tree as a trace of one snapshot (no iterations): openspiel (the JSON "
+        "of mctsviz.foreign.importers.dump_openspiel_tree), mctx (a Tree's arrays in an .npz), katago (an analysis-engine "
+        "response, JSON). See docs/adapters.md.",
+    )
+    p.add_argument("kind", choices=("openspiel", "mctx", "katago"), help="the engine the tree comes from")
+    p.add_argument("source", help="the file to import")
+    p.add_argument("-o", "--output", required=True, metavar="TRACE", help="the trace to write (.jsonl or .msgpack, optionally .gz/.zst)")
+    p.add_argument("--batch-index", type=int, default=0, metavar="I", help="mctx: which tree of the batch (default 0)")
+    p.add_argument(
+        "--winrates-as",
+        choices=("sidetomove", "black", "white"),
+        default="sidetomove",
+        help="katago: the perspective of its winrates (its config's reportAnalysisWinratesAs; default sidetomove)",
+    )
+    p.add_argument("--to-move", choices=("B", "W"), help="katago with --winrates-as black/white: who is to move (else rootInfo.currentPlayer)")
+    p.set_defaults(handler=run_import)
 
     p = subparsers.add_parser(
         "schema",
@@ -154,6 +174,24 @@ def run_inspect(args: argparse.Namespace) -> int:
         _print_json(detail)
     else:
         print(format_iteration(detail))
+    return EXIT_OK
+
+
+def run_import(args: argparse.Namespace) -> int:
+    from ..foreign.importers import import_trace
+    from ..trace.io import write_trace
+
+    if args.kind == "mctx":
+        from ..extras import require_extra
+
+        require_extra("render", "mctsviz import mctx")  # numpy reads the .npz
+    events = import_trace(args.kind, args.source, batch_index=args.batch_index, winrates_as=args.winrates_as, to_move=args.to_move)
+    write_trace(args.output, events)
+    from ..trace.events import Expand, Header
+
+    nodes = 1 + sum(len(e.children) for e in events if isinstance(e, Expand))
+    visits = events[0].root_visits if isinstance(events[0], Header) else 0
+    print(f"wrote {args.output}: an imported {args.kind} tree of {nodes} nodes, root N = {visits}")
     return EXIT_OK
 
 

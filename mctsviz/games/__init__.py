@@ -3,7 +3,8 @@
 A spec is a built-in name (``tictactoe``, ``connect4``, ``pair``, ``nim``, and ``chess`` when
 python-chess is installed), optionally with parameters (``connect4(rows=5,cols=6)``,
 ``chess(fen=8/8/8/8/8/8/8/K6k w - - 0 1)``), a JSON file of an explicit tree
-(``path/to/tree.json``), or a user's class as ``path/to/file.py:ClassName``.
+(``path/to/tree.json``), a user's class as ``path/to/file.py:ClassName``, or a game of an
+installed adapter (``openspiel:connect_four``; see :data:`ADAPTERS`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,23 @@ BUILTIN_GAMES: dict[str, tuple[str, str, str]] = {
 
 #: Built-in games that need an optional package: name -> (the module it imports, the extra).
 OPTIONAL_GAMES: dict[str, tuple[str, str]] = {"chess": ("chess", "chess")}
+
+
+#: prefix -> (module, the extra that installs its library, one-line description); a spec
+#: ``PREFIX:NAME`` loads through the module's ``load_<prefix>(NAME, **params)``.
+ADAPTERS: dict[str, tuple[str, str, str]] = {
+    "openspiel": (
+        "openspiel",
+        "openspiel",
+        "Any OpenSpiel game with perfect information, turns and no chance: openspiel:connect_four, openspiel:breakthrough(rows=6,columns=6).",
+    ),
+}
+
+
+def adapter_of(spec: str) -> str | None:
+    """The adapter prefix ``spec`` starts with (``"openspiel"`` for ``openspiel:hex``), or None."""
+    prefix, sep, _ = spec.partition(":")
+    return prefix if sep and prefix in ADAPTERS else None
 
 
 def game_names() -> list[str]:
@@ -73,6 +91,13 @@ def describe_games() -> list[tuple[str, str]]:
     rows = [(name, BUILTIN_GAMES[name][2]) for name in game_names() if installed(name)]
     rows.append(("FILE.json", "A one-player explicit tree read from JSON (see docs/games.md)."))
     rows.append(("FILE.py:Class", "A user's game class following the protocol in mctsviz.types."))
+    for prefix, (module_name, extra, description) in ADAPTERS.items():
+        module = importlib.import_module(f"{__name__}.{module_name}")
+        version = module.installed_version()
+        if version is None:
+            rows.append((f"{prefix}:GAME", f"not installed: pip install 'mctsviz[{extra}]'"))
+        else:
+            rows.append((f"{prefix}:GAME", f"{description} (installed: {version})"))
     return rows
 
 
@@ -96,6 +121,12 @@ def load(spec: str | Game, **params: Any) -> Game:
             return built
         except TypeError as exc:
             raise MctsvizError(f"game {spec!r}: bad parameters {params}: {exc}") from None
+    adapter = adapter_of(spec)
+    if adapter is not None:
+        module_name = ADAPTERS[adapter][0]
+        loader = getattr(importlib.import_module(f"{__name__}.{module_name}"), f"load_{adapter}")
+        loaded: Game = loader(spec[len(adapter) + 1 :], **params)
+        return loaded
     if spec.endswith(".json"):
         from .explicit import ExplicitTree
 
@@ -110,7 +141,7 @@ def load(spec: str | Game, **params: Any) -> Game:
         check_game(game, spec)
         checked: Game = game
         return checked
-    raise MctsvizError(f"unknown game {spec!r}; built-in games: {', '.join(game_names())} (or FILE.json, or FILE.py:ClassName)")
+    raise MctsvizError(f"unknown game {spec!r}; built-in games: {', '.join(game_names())} (or FILE.json, FILE.py:ClassName, or openspiel:NAME)")
 
 
 def check_game(game: Any, spec: str | None = None) -> None:
@@ -167,7 +198,8 @@ def parse_state(game: Game, key: str) -> Any:
 
 
 def load_recorded(name: str, params: dict[str, Any]) -> Game:
-    """The game a trace header names: a built-in with its parameters, or an explicit tree.
+    """The game a trace header names: a built-in or an adapter's game (``openspiel:hex``) with
+    its parameters, or an explicit tree.
 
     Explicit trees carry their whole definition in ``params["tree"]``, so their traces are
     self-contained. A user's own game is not recorded in the trace and cannot be rebuilt.
@@ -175,7 +207,7 @@ def load_recorded(name: str, params: dict[str, Any]) -> Game:
     Raises:
         MctsvizError: the game is neither built in nor an explicit tree.
     """
-    if name in BUILTIN_GAMES:
+    if name in BUILTIN_GAMES or adapter_of(name) is not None:
         return load(name, **params)
     tree = params.get("tree") if isinstance(params, dict) else None
     if isinstance(tree, dict):

@@ -95,8 +95,9 @@ def board_game(snapshot: TreeSnapshot, game: Game | None = None) -> tuple[BoardG
 
 
 def trace_board_game(header: Header) -> BoardGame | None:
-    """The game a trace was searched on, if it is built in and can draw boards (never a user's code)."""
-    if header.game not in games.BUILTIN_GAMES:
+    """The game a trace was searched on, if it is built in (or an installed adapter's) and can
+    draw boards (never a user's code)."""
+    if header.game not in games.BUILTIN_GAMES and games.adapter_of(header.game) is None:
         return None
     try:
         game = games.load(header.game, **dict(header.game_params or {}))

@@ -30,7 +30,7 @@ import msgspec
 from ..options import RECORD_LEVELS as RECORD_LEVELS
 from ..options import SearchOptions
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 FORMAT_NAME = "mctsviz-trace"
 
 #: A finite number: decoding rejects NaN and the infinities (MessagePack can carry them; JSON
@@ -126,6 +126,11 @@ class Header(msgspec.Struct, frozen=True, tag="header", tag_field="kind", omit_d
     ``options`` is the search's :class:`mctsviz.options.SearchOptions`, every field written
     (since schema version 3 a typed record; before, an object with the same keys): everything
     needed to recompute a selection. ``seed`` is an integer from 0 to 2**64 - 1.
+
+    ``imported`` (since schema version 5) names the engine whose *finished* tree the trace
+    holds (``"openspiel"``, ``"mctx"``, ``"katago"``); None (left out) for a recorded search.
+    An imported trace has no iterations: its tree comes as expansions of iteration 0, every
+    node with the statistics the engine reported, the root's in ``root_visits``/``root_value``.
     """
 
     format: str
@@ -142,6 +147,7 @@ class Header(msgspec.Struct, frozen=True, tag="header", tag_field="kind", omit_d
     options: SearchOptions
     seed: int
     record: str
+    imported: str | None = None
 
 
 class Select(msgspec.Struct, frozen=True, tag="select", tag_field="kind", omit_defaults=True, gc=False, forbid_unknown_fields=True):

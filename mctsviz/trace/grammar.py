@@ -62,13 +62,17 @@ class TraceStructure:
 
     A header; optionally the root's expansion (``Expand`` of iteration 0); then, for iterations
     1, 2, ..., a select, an expand, a simulate and a backprop event; optionally a decision last.
+    An imported tree (``imported=True``) is expansions of iteration 0 alone, then the decision.
     Every node id an event names must exist, and new nodes take the next free ids. ``check``
     returns what is wrong with the next event, or None.
     """
 
-    __slots__ = ("nodes", "iteration", "stage", "decided")
+    __slots__ = ("nodes", "iteration", "stage", "decided", "imported")
 
-    def __init__(self) -> None:
+    def __init__(self, *, imported: bool = False) -> None:
+        #: An imported tree (the header's ``imported``): any number of iteration-0 expansions,
+        #: each under a node that exists, and no iterations.
+        self.imported = imported
         self.nodes = 1
         self.iteration = 1  # the iteration whose events come next
         self.stage = 0  # 0 select (or root expansion), 1 expand, 2 simulate, 3 backprop
@@ -90,6 +94,8 @@ class TraceStructure:
             return _order(self.iterations_done, "nothing", _kind(event), f"a {_kind(event)} event after the decision")
         expected = ("select", "expand", "simulate", "backprop")[self.stage]
         if kind is Select:
+            if self.imported:
+                return _order(it, "an expansion of iteration 0 or the decision", "select", "a select event in an imported tree (it has no iterations)")
             if self.stage != 0:
                 return _order(it, expected, "select", f"a select event where the {expected} event of iteration {it} was expected")
             if event.iteration != it:
@@ -116,7 +122,7 @@ class TraceStructure:
         if kind is Expand:
             root = event.iteration == 0
             if root:
-                if self.iteration != 1 or self.stage != 0 or self.nodes != 1:
+                if self.iteration != 1 or self.stage != 0 or (self.nodes != 1 and not self.imported):
                     return _order(it, expected, "the root's expansion", "the root's expansion (iteration 0) must come right after the header")
             elif self.stage != 1:
                 return _order(it, expected, "expand", f"an expand event where the {expected} event of iteration {it} was expected")

@@ -213,7 +213,7 @@ def read_trace(
     msgpack = format_of(source) == "msgpack"
     unit = "frame" if msgpack else "line"
     header_seen = False
-    checker = TraceStructure() if structure else None
+    checker: TraceStructure | None = None
     pending: list[Any] = []
     iteration_done = 0
     number = 0
@@ -221,6 +221,8 @@ def read_trace(
         for number, event in _msgpack_events(source, budget) if msgpack else _jsonl_events(source, budget):
             if not header_seen:
                 header_seen = True
+                if structure:
+                    checker = TraceStructure(imported=event.imported is not None)
                 yield event
                 continue
             kind = type(event)

@@ -14,6 +14,9 @@ from ``MIN_SCHEMA_VERSION`` up to it and refuses newer ones with a message sayin
 the events' shape means bumping ``SCHEMA_VERSION``, adding a migration of the older lines here,
 and keeping an old trace in ``tests/fixtures/traces`` that must still load.
 
+* Version 5: the header may name the engine a finished tree was ``imported`` from; such a
+  trace holds its tree as expansions of iteration 0 and no iterations. Every other trace is
+  version 4's, so versions 1-4 read as they did.
 * Version 4 (mctsviz 0.4): a MessagePack frame may hold a ``Block``, compact iterations as
   typed columns (``mctsviz.trace.blocks``); the events themselves are unchanged, so version 3
   lines and frames read as they are.
@@ -300,8 +303,10 @@ def header_problems(header: Header) -> list[str]:
         problems.append(f"root_visits {header.root_visits} is negative")
     if header.root_visits == 0 and header.root_value != 0:
         problems.append(f"root_value {header.root_value!r} with no root visits")
-    if not header.options.memory and (header.root_visits or header.root_value):
-        problems.append("root statistics (root_visits, root_value) without the memory option")
+    if not header.options.memory and header.imported is None and (header.root_visits or header.root_value):
+        problems.append("root statistics (root_visits, root_value) without the memory option (or an imported tree)")
+    if header.imported is not None and not 1 <= len(header.imported) <= 64:
+        problems.append("imported must name the engine in 1 to 64 characters")
     if not header.root:
         problems.append("an empty root key")
     for field in ("game", "root"):

@@ -250,8 +250,10 @@ class TraceWriter:
             if self.iterations % self.flush_every == 0:
                 self._flush()
         elif kind is Expand:
-            if not event.iteration:  # the root's expansion, before iteration 1
+            if not event.iteration:  # the root's expansion, before iteration 1 (or an imported tree's)
                 self._complete = len(self._pending)
+                if self._complete >= 4 * self.flush_every:
+                    self._flush()
         elif kind is not Select and kind is not Simulate:
             self._pending.pop()
             self._record_other(event)

@@ -67,8 +67,29 @@ def verify(source: Any, *, game: Any = None, limit: int = 20, on_warning: Any = 
     header = next(events, None)
     if not isinstance(header, Header):
         raise MctsvizError("a trace must start with a header event")
+    if header.imported is not None:
+        _check_imported(header, events, report)
+        return report
     checker = Checker(header, report, game)
     if report.ok:  # a header with unknown options leaves nothing to recompute with
         checker.run(events)
         checker.name_causes()
     return report
+
+
+def _check_imported(header: Header, events: Iterator[Any], report: VerifyReport) -> None:
+    """An imported tree has no steps to recompute: check its events' order and node ids."""
+    from ..trace.grammar import TraceStructure
+
+    report.record = header.record
+    report.game = header.game
+    grammar = TraceStructure(imported=True)
+    position = 1
+    for event in events:
+        position += 1
+        problem = grammar.check(event)
+        if problem is not None:
+            report.add(Violation(problem.check, problem.iteration, problem.node, problem.expected, problem.found, problem.message, position))
+            return
+    report.iterations = 0
+    report.notes.append(f"an imported tree (from {header.imported}): it holds no iterations, so only the order of its events and its node ids were checked")

@@ -1,0 +1,100 @@
+"""The OpenSpiel adapter's speed: mctsviz's search on ``openspiel:connect_four`` against OpenSpiel's own MCTSBot.
+
+Rows, all on Connect Four from the empty board with UCB1, C = 2 and one uniform random rollout
+per evaluation:
+
+* ``mctsviz on openspiel:connect_four``: ``search()`` (Python engine, expansion ``all``, no
+  recorder) on the adapter: pyspiel states behind the game protocol;
+* ``mctsviz on connect4``: the same search on mctsviz's own bitboard Connect Four (for scale);
+* ``OpenSpiel MCTSBot``: ``open_spiel.python.algorithms.mcts.MCTSBot`` with
+  ``RandomRolloutEvaluator`` and ``solve=False``;
+* ``OpenSpiel MCTSBot, recorded``: the same bot recorded per iteration by
+  ``mctsviz.foreign.openspiel_mcts.TracedMCTSBot`` into a dropped-event recorder.
+
+Each figure is the median CPU time of this process over ``--repeats`` interleaved rounds, after
+one warm-up round; the ratio column is OpenSpiel's time over the row's (above 1: the row is
+faster). It asserts nothing and exits 0.
+
+Usage::
+
+    python benchmarks/openspiel_adapter.py [--iterations 1000] [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    try:
+        import numpy as np
+        import pyspiel
+        from open_spiel.python.algorithms import mcts
+    except ImportError:
+        print("open_spiel is not installed: pip install 'mctsviz[openspiel]'")
+        return 0
+
+    from mctsviz import games
+    from mctsviz.foreign.openspiel_mcts import TracedMCTSBot
+    from mctsviz.search import search
+
+    n = args.iterations
+    adapter = games.load("openspiel:connect_four")
+    ours = games.load("connect4")
+    spiel_game = pyspiel.load_game("connect_four")
+
+    def run_adapter(seed: int) -> None:
+        search(adapter, iterations=n, seed=seed, c=2.0, expand="all", engine="python")
+
+    def run_builtin(seed: int) -> None:
+        search(ours, iterations=n, seed=seed, c=2.0, expand="all", engine="python")
+
+    def run_bot(seed: int) -> None:
+        evaluator = mcts.RandomRolloutEvaluator(random_state=np.random.RandomState(seed))
+        bot = mcts.MCTSBot(spiel_game, 2.0, n, evaluator, solve=False, random_state=np.random.RandomState(seed + 1))
+        bot.mcts_search(spiel_game.new_initial_state())
+
+    def run_traced(seed: int) -> None:
+        evaluator = mcts.RandomRolloutEvaluator(random_state=np.random.RandomState(seed))
+        bot = TracedMCTSBot(spiel_game, 2.0, n, evaluator, recorder=lambda event: None, solve=False, random_state=np.random.RandomState(seed + 1))
+        bot.mcts_search(spiel_game.new_initial_state())
+
+    rows = {
+        "mctsviz on openspiel:connect_four": run_adapter,
+        "mctsviz on connect4": run_builtin,
+        "OpenSpiel MCTSBot": run_bot,
+        "OpenSpiel MCTSBot, recorded": run_traced,
+    }
+    times: dict[str, list[float]] = {name: [] for name in rows}
+    ratios: dict[str, list[float]] = {name: [] for name in rows}
+    for round_ in range(args.repeats + 1):
+        measured = {}
+        names = list(rows)
+        names = names[round_ % len(names) :] + names[: round_ % len(names)]
+        for name in names:
+            start = time.process_time()
+            rows[name](round_)
+            measured[name] = time.process_time() - start
+        if round_ == 0:
+            continue  # warm-up
+        for name, seconds in measured.items():
+            times[name].append(seconds)
+            ratios[name].append(measured["OpenSpiel MCTSBot"] / seconds)
+    print(f"Connect Four, {n} iterations, median of {args.repeats} rounds (CPU time)")
+    width = max(map(len, rows))
+    print(f"{'':{width}}  {'it/s':>9}  {'vs OpenSpiel':>12}")
+    for name in rows:
+        seconds = statistics.median(times[name])
+        print(f"{name:{width}}  {n / seconds:9.0f}  {statistics.median(ratios[name]):11.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

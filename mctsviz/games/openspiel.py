@@ -1,0 +1,444 @@
+"""Games from OpenSpiel (``pyspiel``) through the game protocol: ``openspiel:connect_four``.
+
+A spec names an OpenSpiel game and, optionally, its parameters as OpenSpiel spells them:
+``openspiel:breakthrough(rows=6,columns=6)``. Games with perfect information, sequential moves
+and no chance nodes load (two-player zero-sum or any number of players with terminal returns);
+any other refuses with one line saying why. ``pyspiel`` comes with the ``openspiel`` extra
+(``pip install 'mctsviz[openspiel]'``) and is imported only when such a game is loaded.
+
+States are keyed by their **action history**, the OpenSpiel action ids from the initial state
+as a JSON list (``"[]"`` is the start, ``"[3,3,4]"`` three moves later). The history is the one
+key that reads back (``parse_state``) in every game, through the game's own rules: OpenSpiel
+has no parser for its board text, and the board text does not hold everything a state is (a
+chess position's castling rights and repetitions, a Go position's ko). The cost: the same
+position reached by two move orders has two keys, so the ``transpositions`` option merges
+nothing here. Keys grow with the game's length (a Connect Four key is at most 126 characters).
+
+An action is a :class:`SpielAction`, the OpenSpiel action id with its label:
+``state.action_to_string`` depends on the player in many games (``x(1,1)`` and ``o(1,1)`` in
+Tic-Tac-Toe), so the label is fixed where the move is listed, and is part of the action.
+Boards are read from the state's text for the grid games whose text is a plain grid
+(``tic_tac_toe``, ``connect_four``, ``breakthrough``); other games have no board (figures draw
+their trees without one).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import re
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
+
+from ..errors import MctsvizError
+
+PREFIX = "openspiel:"
+EXTRA = "openspiel"
+
+#: Bounds on what a spec (or a trace's header) may ask OpenSpiel to build.
+MAX_PARAMETERS = 16
+MAX_PARAMETER_INT = 1000
+MAX_PARAMETER_TEXT = 100
+MAX_DISTINCT_ACTIONS = 1_000_000
+MAX_PLAYERS = 16
+
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+_PARAMETER = re.compile(r"([A-Za-z_][A-Za-z0-9_]{0,63})=([^,()=]*)")
+_INT = re.compile(r"[+-]?[0-9]{1,10}")
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def pyspiel_module() -> Any:
+    """The ``pyspiel`` module, or one line naming the extra to install."""
+    try:
+        import pyspiel
+    except ImportError:
+        raise MctsvizError(f"OpenSpiel games need the {EXTRA!r} extra (pyspiel not installed): pip install 'mctsviz[{EXTRA}]'") from None
+    return pyspiel
+
+
+def installed_version() -> str | None:
+    """The installed open_spiel's version, or None when it is not installed (nothing imported)."""
+    import importlib.metadata
+    import importlib.util
+
+    try:
+        if importlib.util.find_spec("pyspiel") is None:
+            return None
+    except (ImportError, ValueError):
+        return None
+    try:
+        return importlib.metadata.version("open_spiel")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown version"
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"breakthrough(rows=6,columns=6)"`` -> ``("breakthrough", {"rows": 6, "columns": 6})``.
+
+    Values are read as OpenSpiel writes them: ``true``/``false``, whole numbers, decimals, else
+    text. A game as a parameter (``game=tic_tac_toe()``) is not accepted.
+
+    Raises:
+        MctsvizError: the text is not a game name with optional ``(key=value,...)``.
+    """
+    text = spec.strip()
+    name, _, rest = text.partition("(")
+    if not _NAME.fullmatch(name):
+        raise MctsvizError(f"OpenSpiel game {spec[:120]!r}: expected a name like connect_four, optionally with (key=value,...)")
+    params: dict[str, Any] = {}
+    if rest:
+        if not rest.endswith(")") or "(" in rest[:-1] or ")" in rest[:-1]:
+            raise MctsvizError(f"OpenSpiel game {spec[:120]!r}: parameters are (key=value,...) with plain values (no nested games)")
+        body = rest[:-1].strip()
+        for item in body.split(",") if body else []:
+            match = _PARAMETER.fullmatch(item.strip())
+            if match is None:
+                raise MctsvizError(f"OpenSpiel game {spec[:120]!r}: parameter {item.strip()[:40]!r} is not key=value")
+            params[match.group(1)] = _value(match.group(2).strip())
+    return name, params
+
+
+def _value(text: str) -> Any:
+    if text in ("true", "false", "True", "False"):
+        return text.lower() == "true"
+    if _INT.fullmatch(text):
+        return int(text)
+    if _FLOAT.fullmatch(text):
+        return float(text)
+    return text
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """Hide what OpenSpiel's C++ prints to the process's stderr (file descriptor 2) while it
+    raises an error: its exception carries the same message, which becomes our one line."""
+    try:
+        saved = os.dup(2)
+    except OSError:  # no descriptor 2 to hide
+        yield
+        return
+    try:
+        with tempfile.TemporaryFile() as sink:
+            sys.stderr.flush()
+            os.dup2(sink.fileno(), 2)
+            try:
+                yield
+            finally:
+                os.dup2(saved, 2)
+    finally:
+        os.close(saved)
+
+
+def _check_parameters(name: str, params: dict[str, Any], spec_defaults: dict[str, Any]) -> dict[str, Any]:
+    """The parameters, checked against the game's own specification and our bounds."""
+    if len(params) > MAX_PARAMETERS:
+        raise MctsvizError(f"OpenSpiel game {name!r}: {len(params)} parameters, more than {MAX_PARAMETERS}")
+    checked: dict[str, Any] = {}
+    for key, value in params.items():
+        if key not in spec_defaults:
+            known = ", ".join(sorted(spec_defaults)) or "none"
+            raise MctsvizError(f"OpenSpiel game {name!r} has no parameter {str(key)[:40]!r} (its parameters: {known})")
+        default = spec_defaults[key]
+        if isinstance(default, dict):
+            raise MctsvizError(f"OpenSpiel game {name!r}: parameter {key!r} takes a game, which mctsviz does not load")
+        if isinstance(default, bool):
+            ok = isinstance(value, bool)
+        elif isinstance(default, int):
+            ok = isinstance(value, int) and not isinstance(value, bool)
+            # OpenSpiel's C++ does not check every size (connect_four(rows=0) crashes the
+            # process): a parameter whose default is positive must stay positive.
+            low = 1 if default >= 1 else 0 if default == 0 else -MAX_PARAMETER_INT
+            if ok and not low <= value <= MAX_PARAMETER_INT:
+                raise MctsvizError(f"OpenSpiel game {name!r}: parameter {key}={value} is outside {low}-{MAX_PARAMETER_INT}")
+        elif isinstance(default, float):
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+            value = float(value) if ok else value
+            if ok and not abs(value) <= 1e9:
+                raise MctsvizError(f"OpenSpiel game {name!r}: parameter {key}={value} is not a finite number of reasonable size")
+        else:
+            ok = isinstance(value, str) and len(value) <= MAX_PARAMETER_TEXT
+        if not ok:
+            raise MctsvizError(f"OpenSpiel game {name!r}: parameter {key}={str(value)[:40]!r} should be {_type_name(default)}, like its default {default!r}")
+        checked[key] = value
+    return checked
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int):
+        return "a whole number"
+    if isinstance(value, float):
+        return "a number"
+    return f"text of at most {MAX_PARAMETER_TEXT} characters"
+
+
+def load_openspiel(spec: str, **params: Any) -> OpenSpielGame:
+    """The OpenSpiel game ``spec`` names (without the ``openspiel:`` prefix), through the game protocol.
+
+    ``params`` add to (and override) the parameters written in ``spec``.
+
+    Raises:
+        MctsvizError: pyspiel is missing, the game is unknown, a parameter is unknown or of the
+            wrong type, or the game has chance nodes, simultaneous moves or hidden information.
+    """
+    pyspiel = pyspiel_module()
+    name, given = parse_spec(spec)
+    given.update(params)
+    types = {t.short_name: t for t in pyspiel.registered_games()}
+    game_type = types.get(name)
+    if game_type is None:
+        raise MctsvizError(f"unknown OpenSpiel game {name!r} (pyspiel.registered_names() lists the {len(types)} games this open_spiel has)")
+    unsupported = _unsupported(pyspiel, game_type)
+    if unsupported:
+        raise MctsvizError(f"OpenSpiel game {name!r} cannot be searched by mctsviz: {unsupported}")
+    checked = _check_parameters(name, given, dict(game_type.parameter_specification))
+    try:
+        with _quiet_stderr():
+            game = pyspiel.load_game(name, checked)
+    except pyspiel.SpielError as exc:
+        raise MctsvizError(f"OpenSpiel game {name!r} with {checked} does not load: {_one_line(exc)}") from None
+    if game.num_players() > MAX_PLAYERS:
+        raise MctsvizError(f"OpenSpiel game {name!r} has {game.num_players()} players, more than {MAX_PLAYERS}")
+    if game.num_distinct_actions() > MAX_DISTINCT_ACTIONS:
+        raise MctsvizError(f"OpenSpiel game {name!r} has {game.num_distinct_actions()} distinct actions, more than {MAX_DISTINCT_ACTIONS}")
+    try:
+        with _quiet_stderr():
+            start = game.new_initial_state()
+            playable = start.is_terminal() or (start.current_player() >= 0 and len(start.legal_actions()) > 0)
+    except Exception as exc:  # OpenSpiel raises SpielError, ValueError, ... for parameters it cannot use
+        raise MctsvizError(f"OpenSpiel game {name!r} with {checked} has no usable start: {_one_line(exc)}") from None
+    if not playable:
+        raise MctsvizError(f"OpenSpiel game {name!r} with {checked} has no legal move at its start")
+    board = _BOARDS.get(name)
+    cls = OpenSpielBoardGame if board is not None else OpenSpielGame
+    return cls(game, name, checked)
+
+
+def _one_line(exc: Exception) -> str:
+    text = " ".join(str(exc).split())
+    return text[:200] if text else type(exc).__name__
+
+
+def _unsupported(pyspiel: Any, game_type: Any) -> str | None:
+    """Why the game does not fit the protocol, or None."""
+    kind = pyspiel.GameType
+    if game_type.dynamics != kind.Dynamics.SEQUENTIAL:
+        return "its players move simultaneously (the game protocol has one player to move)"
+    if game_type.information != kind.Information.PERFECT_INFORMATION:
+        return "it has imperfect information (the game protocol shows every player the whole state)"
+    if game_type.chance_mode != kind.ChanceMode.DETERMINISTIC:
+        return "it has chance nodes (the game protocol has no chance moves)"
+    if game_type.reward_model != kind.RewardModel.TERMINAL:
+        return "it gives rewards during play (the game protocol scores only the end)"
+    return None
+
+
+class SpielAction(NamedTuple):
+    """An OpenSpiel action: its id and the label OpenSpiel gives it where it is legal
+    (``state.action_to_string``). The label is part of the action: mctsviz takes labels to be a
+    function of the action, and ``x(1,1)`` and ``o(1,1)`` are the same id played by two players."""
+
+    id: int
+    label: str
+
+
+def action_id(action: Any) -> int:
+    """The OpenSpiel id of ``action`` (a :class:`SpielAction` or a plain id)."""
+    number = action.id if isinstance(action, SpielAction) else action
+    if not isinstance(number, int) or isinstance(number, bool):
+        raise MctsvizError(f"not an OpenSpiel action: {action!r}")
+    return number
+
+
+class SpielState:
+    """An immutable game state: the action history, the player who made the last move, and the
+    ``pyspiel.State`` (never changed once made; ``next_state`` works on a clone)."""
+
+    __slots__ = ("history", "mover", "spiel", "_legal")
+
+    def __init__(self, history: tuple[int, ...], mover: int, spiel: Any) -> None:
+        self.history = history
+        self.mover = mover
+        self.spiel = spiel
+        self._legal: tuple[SpielAction, ...] | None = None
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SpielState) and other.history == self.history
+
+    def __hash__(self) -> int:
+        return hash(self.history)
+
+    def __repr__(self) -> str:
+        return f"SpielState({list(self.history)})"
+
+
+def history_key(history: tuple[int, ...]) -> str:
+    """A state's key: its action ids as a JSON list, ``"[3,3,4]"``."""
+    return "[" + ",".join(map(str, history)) + "]"
+
+
+class OpenSpielGame:
+    """An OpenSpiel game (a ``pyspiel.Game``) behind the mctsviz game protocol; see the module doc.
+
+    Build it with :func:`load_openspiel` or ``mctsviz.games.load("openspiel:connect_four")``.
+    """
+
+    def __init__(self, game: Any, short_name: str, given: dict[str, Any]) -> None:
+        self.spiel_game = game
+        self.short_name = short_name
+        self.name = PREFIX + short_name
+        self.num_players = int(game.num_players())
+        # Every parameter, defaults included: a trace names the game whatever defaults a later
+        # open_spiel has.
+        self.params: dict[str, Any] = {k: v for k, v in sorted(dict(game.get_parameters()).items()) if not isinstance(v, dict)}
+        self.given = dict(given)
+        self.action_grid: tuple[int, int] | None = None
+
+    def __repr__(self) -> str:
+        return f"OpenSpielGame({self.spec!r})"
+
+    @property
+    def spec(self) -> str:
+        """The game as a spec: ``openspiel:breakthrough(columns=6,rows=6)``."""
+        inner = ",".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in sorted(self.given.items()))
+        return self.name + (f"({inner})" if inner else "")
+
+    # -- protocol -------------------------------------------------------------------------
+
+    def initial_state(self) -> SpielState:
+        return SpielState((), -1, self.spiel_game.new_initial_state())
+
+    def current_player(self, state: SpielState) -> int:
+        player = int(state.spiel.current_player())
+        if player >= 0:
+            return player
+        # A finished game has no player to move: the one after the last mover.
+        return (state.mover + 1) % self.num_players if state.mover >= 0 else 0
+
+    def legal_actions(self, state: SpielState) -> tuple[SpielAction, ...]:
+        legal = state._legal
+        if legal is None:
+            spiel = state.spiel
+            if spiel.is_terminal():
+                legal = ()
+            else:
+                player = spiel.current_player()
+                legal = tuple(SpielAction(a, spiel.action_to_string(player, a)) for a in spiel.legal_actions())
+            state._legal = legal
+        return legal
+
+    def next_state(self, state: SpielState, action: SpielAction | int) -> SpielState:
+        spiel = state.spiel
+        number = action_id(action)
+        if spiel.is_terminal() or number not in spiel.legal_actions():
+            raise MctsvizError(f"{self.name}: illegal action {action!r} in {history_key(state.history)}")
+        mover = int(spiel.current_player())
+        child = spiel.clone()
+        child.apply_action(number)
+        return SpielState((*state.history, number), mover, child)
+
+    def is_terminal(self, state: SpielState) -> bool:
+        return bool(state.spiel.is_terminal())
+
+    def returns(self, state: SpielState) -> tuple[float, ...]:
+        return tuple(float(r) for r in state.spiel.returns())
+
+    def state_key(self, state: SpielState) -> str:
+        return history_key(state.history)
+
+    def action_label(self, action: SpielAction) -> str:
+        return action.label if isinstance(action, SpielAction) else str(action_id(action))
+
+    # -- optional hooks -------------------------------------------------------------------
+
+    def parse_state(self, key: str) -> SpielState:
+        """The state after the actions ``key`` lists (``"[3,3,4]"``), each checked to be legal.
+
+        Raises:
+            MctsvizError: not a list of action ids, or a move that is not legal where it is played.
+        """
+        if not isinstance(key, str) or not (key.startswith("[") and key.endswith("]")):
+            raise MctsvizError(f"{self.name} state {str(key)[:80]!r}: expected the action ids from the start as a list, like [3,3,4]")
+        body = key[1:-1]
+        items = body.split(",") if body else []
+        if any(not item.isdigit() or len(item) > 10 for item in items):
+            raise MctsvizError(f"{self.name} state {key[:80]!r}: the actions must be non-negative whole numbers, like [3,3,4]")
+        state = self.initial_state()
+        for number, item in enumerate(items, 1):
+            action = int(item)
+            if state.spiel.is_terminal() or action not in state.spiel.legal_actions():
+                raise MctsvizError(f"{self.name} state {key[:80]!r}: move {number} ({action}) is not legal there")
+            state = self.next_state(state, action)
+        return state
+
+    def playout(self, state: SpielState, rng: random.Random) -> tuple[list[SpielAction], tuple[float, ...]]:
+        """Uniform random moves to the end, drawn as ``mctsviz.games.playouts.random_playout``
+        draws (one ``rng.random()`` per move indexing the legal actions), on one clone."""
+        spiel = state.spiel.clone()
+        actions: list[SpielAction] = []
+        rand = rng.random
+        while not spiel.is_terminal():
+            legal = spiel.legal_actions()
+            action = legal[int(rand() * len(legal))]
+            actions.append(SpielAction(action, spiel.action_to_string(spiel.current_player(), action)))
+            spiel.apply_action(action)
+        return actions, tuple(float(r) for r in spiel.returns())
+
+
+class OpenSpielBoardGame(OpenSpielGame):
+    """An OpenSpiel grid game whose boards mctsviz draws (read from the state's text)."""
+
+    def __init__(self, game: Any, short_name: str, given: dict[str, Any]) -> None:
+        super().__init__(game, short_name, given)
+        self._read_board, grid, self._cell = _BOARDS[short_name]
+        self.action_grid = grid(self.params) if grid is not None else None
+
+    def board(self, state: SpielState) -> list[list[str]]:
+        """Rows top to bottom: "X" for player 0's marks or pieces, "O" for player 1's, "" empty."""
+        return self._read_board(str(state.spiel))
+
+    def action_cell(self, action: SpielAction | int) -> tuple[int, int]:
+        if self._cell is None or self.action_grid is None:
+            raise MctsvizError(f"{self.name}: a move does not name one cell")
+        return self._cell(action_id(action), self.action_grid)
+
+
+_MARKS = {"x": "X", "o": "O", "b": "X", "w": "O"}
+
+
+def _grid_rows(text: str) -> list[list[str]]:
+    """A board drawn as lines of one character per cell (tic_tac_toe, connect_four)."""
+    return [[_MARKS.get(ch, "") for ch in line] for line in text.splitlines() if line.strip()]
+
+
+def _ranked_rows(text: str) -> list[list[str]]:
+    """A board drawn with rank numbers before each line and file letters under it (breakthrough)."""
+    rows = []
+    for line in text.splitlines():
+        stripped = line.lstrip("0123456789")
+        if stripped == line or not stripped:
+            continue  # the file letters' line, or a blank one
+        rows.append([_MARKS.get(ch, "") for ch in stripped])
+    return rows
+
+
+#: short name -> (read the board from the state's text, the action grid from the parameters,
+#: an action's cell on that grid).
+_BOARDS: dict[
+    str, tuple[Callable[[str], list[list[str]]], Callable[[dict[str, Any]], tuple[int, int]] | None, Callable[[int, tuple[int, int]], tuple[int, int]] | None]
+] = {
+    "tic_tac_toe": (_grid_rows, lambda p: (3, 3), lambda a, grid: divmod(a, grid[1])),
+    "connect_four": (_grid_rows, lambda p: (1, int(p.get("columns", 7))), lambda a, grid: (0, a)),
+    "breakthrough": (_ranked_rows, None, None),
+}
+
+
+def playable_games() -> list[str]:
+    """The short names of the installed OpenSpiel games mctsviz can search, sorted."""
+    pyspiel = pyspiel_module()
+    return sorted(t.short_name for t in pyspiel.registered_games() if _unsupported(pyspiel, t) is None)
