@@ -68,6 +68,8 @@ class Tracer:
         self._value: list[float] = [0.0]
         self._root_children: list[tuple[int, str, float]] = []  # (id, action label, prior)
         self._priors: dict[int, float] = {}
+        self._terminal: list[bool] = [False]  # per node: the state is terminal (the root is not)
+        self._labels: dict[Any, str] = {}  # action -> label: rollouts play the same moves again and again
         recorder(
             Header(
                 format=FORMAT_NAME,
@@ -99,6 +101,16 @@ class Tracer:
             raise MctsvizError(f"node {node!r} was never added: give the root in the first path, and every other node to expand first") from None
         except TypeError:
             raise MctsvizError(f"node {node!r} cannot be a key (unhashable): pass the engine's node objects or ids") from None
+
+    def _label(self, action: Any) -> str:
+        """The game's label of ``action``, computed once per action (when it can be a key)."""
+        try:
+            return self._labels[action]
+        except KeyError:
+            label = self._labels[action] = self.game.action_label(action)
+            return label
+        except TypeError:  # an unhashable action
+            return self.game.action_label(action)
 
     def _expect(self, stage: int, call: str) -> None:
         if self._stage != stage:
@@ -137,8 +149,9 @@ class Tracer:
         leaf = self._id(parent)
         game = self.game
         state = self._states[leaf]
-        mover = game.current_player(state) if not game.is_terminal(state) else -1
+        mover = game.current_player(state) if not self._terminal[leaf] else -1
         added = []
+        label_of = self._label
         pairs = list(children)
         # A uniform prior over the parent's legal actions, as mctsviz's engine gives without an evaluator.
         prior = self._priors.get(leaf)
@@ -150,14 +163,17 @@ class Tracer:
                 raise MctsvizError(f"node {node!r} is already in the tree: expand() adds new nodes")
             child_state = item[2] if len(item) > 2 else game.next_state(state, action)
             number = len(self._states)
+            label = label_of(action)
+            terminal = bool(game.is_terminal(child_state))
             self._ids[node] = number
             self._states.append(child_state)
+            self._terminal.append(terminal)
             self._movers.append(mover)
             self._visits.append(0)
             self._value.append(0.0)
             if leaf == 0:
-                self._root_children.append((number, game.action_label(action), prior or 1.0))
-            added.append(NewChild(number, game.action_label(action), game.state_key(child_state), prior or 1.0, mover, bool(game.is_terminal(child_state))))
+                self._root_children.append((number, label, prior or 1.0))
+            added.append(NewChild(number, label, game.state_key(child_state), prior or 1.0, mover, terminal))
         if simulate_from is not None:
             start = self._id(simulate_from)
         elif len(added) == 1:
@@ -176,11 +192,10 @@ class Tracer:
         """The simulation: where it started, its returns (one per player) and the moves it played."""
         self._expect(2, "simulate")
         start = self._id(node)
-        state = self._states[start]
-        method = "terminal" if self.game.is_terminal(state) else self.options.rollout
-        labels = None if moves is None else tuple(map(self.game.action_label, moves))
+        method = "terminal" if self._terminal[start] else self.options.rollout
+        labels = None if moves is None else tuple(map(self._label, moves))
         try:
-            values = tuple(float(r) for r in returns)
+            values = tuple(map(float, returns))
         except (TypeError, ValueError):
             raise MctsvizError(f"simulate() returns must be numbers, one per player, not {returns!r}") from None
         self._stage = 3

@@ -113,9 +113,16 @@ def test_iterations_a_block_cannot_hold_are_written_as_events_in_their_place(tmp
     path = write(tmp_path / "t.msgpack", mixed, block_iterations=8, flush_every=3)
     assert load_trace(path, strict=True) == mixed
     sequence = [(item["kind"], item.get("iteration")) for frame in frames(path)[1:] for item in frame]
-    # Iterations 9 to 16 hold full-level ones: that run is written as events, 3 iterations a frame.
-    assert [k for k in sequence if k[0] in ("block", "select")] == [("block", 1), *(("select", i) for i in range(9, 17)), ("block", 17), ("block", 25)]
-    assert len(frames(path)) == 1 + 1 + 3 + 2 + 1
+    # Iterations 9 to 12 are full-level: they are written as events (frames end where every
+    # third iteration does), and a block starts again at 13, running to the next multiple of 8.
+    assert [k for k in sequence if k[0] in ("block", "select")] == [
+        ("block", 1),
+        *(("select", i) for i in range(9, 13)),
+        ("block", 13),
+        ("block", 17),
+        ("block", 25),
+    ]
+    assert len(frames(path)) == 1 + 1 + 2 + 3 + 1
 
 
 def test_a_full_level_trace_stays_in_event_frames(tmp_path):
@@ -171,7 +178,17 @@ def test_an_unusual_update_order_is_stored_as_given():
     "events",
     [
         lambda: [Select(1, (0,), ()), *iteration(1, (0,), 1, [(1, 1.0)])[1:]],  # steps recorded
-        lambda: [*iteration(1, (0,), 1, [(1, 1.0)])[:2], Simulate(1, 1, "random", (1.0, -1.0), ("3",)), iteration(1, (0,), 1, [])[3]],
+        lambda: [*iteration(1, (0,), 1, [(1, 1.0)])[:2], Simulate(1, 1, "random", (1.0, -1.0), ("3",)), iteration(1, (0,), 1, [])[3]],  # rollout moves
+    ],
+)
+def test_the_builder_refuses_at_once_what_a_block_never_holds(events):
+    builder = BlockBuilder(2)
+    assert not builder.add(*events()) and len(builder) == 0
+
+
+@pytest.mark.parametrize(
+    "events",
+    [
         lambda: iteration(1, (0,), 1, [(1, 1.0)], returns=(1.0,)),  # one return for two players
         lambda: [*iteration(1, (0,), 1, [])[:3], Backprop(1, (Update(1, 1.0, 0, 0.0, 1, 1.0),))],  # before/after values
         lambda: [Select(1, (0, 1)), Expand(1, 0, (), 1, "leaf"), *iteration(1, (0,), 1, [])[2:]],  # parent not the path's end

@@ -119,6 +119,10 @@ class BlockBuilder:
         iteration's events or do not continue the iterations kept so far."""
         if type(select) is not Select or type(expand) is not Expand or type(simulate) is not Simulate or type(backprop) is not Backprop:
             return False
+        # What a block never holds, checked here at once rather than when 4,096 iterations are
+        # built (a traced search that records its rollouts' moves would build and fail each time).
+        if select.steps is not None or expand.scores is not None or simulate.actions is not None or simulate.priors is not None:
+            return False
         it = select.iteration
         if expand.iteration != it or simulate.iteration != it or backprop.iteration != it or (self.events and it != self.first + len(self)):
             return False
