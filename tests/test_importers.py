@@ -56,6 +56,35 @@ def test_mctx_arrays_import_in_creation_order():
     assert events[0].imported == "mctx"
 
 
+def test_a_real_mctx_search_imports_with_its_statistics():
+    """A Tree from a real mctx run (muzero_policy, 12 simulations, jax on CPU; made by
+    fixtures/foreign/make_mctx_search.py): every node mctx used is in the trace, with its visits,
+    under its parent, by its action, and the root's children keep mctx's Q."""
+    np = pytest.importorskip("numpy")
+    with np.load(FOREIGN / "mctx-search.npz") as data:
+        arrays = {k: data[k][0] for k in data.files}  # batch 0
+    final = Replay(import_trace("mctx", FOREIGN / "mctx-search.npz")).final()
+    used = [i for i in range(len(arrays["node_visits"])) if i == 0 or arrays["parents"][i] >= 0]
+    assert len(final) == len(used) == 12  # mctx left one of its 13 node slots unused
+
+    # The trace numbers nodes breadth first; follow each mctx node's actions from the root to find it.
+    def trace_node(i: int) -> int:
+        actions = []
+        while i > 0:
+            actions.append(str(int(arrays["action_from_parent"][i])))
+            i = int(arrays["parents"][i])
+        node = 0
+        for action in reversed(actions):
+            node = next(c for c in final.children_ids(node) if final.node(c).action == action)
+        return node
+
+    for i in used:
+        assert final.node(trace_node(i)).visits == int(arrays["node_visits"][i]), i
+    for child in final.children(0):
+        assert child.mean == pytest.approx(float(arrays["children_values"][0][int(child.action)]), rel=1e-6)
+    assert final.root.visits == 13 and max(final.children(0), key=lambda c: c.visits).action == "1"  # mctx chose action 1
+
+
 def test_mctx_inconsistent_arrays_are_refused():
     np = pytest.importorskip("numpy")
     with np.load(MCTX) as data:
