@@ -830,7 +830,9 @@ def _header_of(path: Path, read_options: dict[str, Any]) -> Header:
     return header
 
 
-def snapshot_of(trace: Any, iteration: int | None = None, phase: str = "backprop", **read_options: Any) -> TreeSnapshot:
+def snapshot_of(
+    trace: Any, iteration: int | None = None, phase: str = "backprop", *, on_progress: Callable[[int], None] | None = None, **read_options: Any
+) -> TreeSnapshot:
     """The tree at (``iteration``, ``phase``) of a trace file, from its index when it has one
     (or is large enough to be worth one, :data:`AUTO_INDEX_BYTES`), else read up to there.
 
@@ -838,7 +840,7 @@ def snapshot_of(trace: Any, iteration: int | None = None, phase: str = "backprop
     """
     from .replay import snapshot_at
 
-    indexed = indexed_if_worth_it(trace, **read_options)
+    indexed = indexed_if_worth_it(trace, on_progress=on_progress, **read_options)
     if indexed is None:
         return snapshot_at(trace, iteration, phase, **read_options)
     with indexed:
