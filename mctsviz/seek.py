@@ -56,10 +56,11 @@ __all__ = [
 #: The index's file-format version; an index of another version is rebuilt.
 INDEX_VERSION = 1
 INDEX_SUFFIX = ".idx"
-#: Iterations between checkpoints: a jump costs at most this many iterations of events (about
-#: 0.5 s of a compact trace), and the index stores the tree's statistics 1,000,000 / 65,536 = 16
-#: times for a million iterations.
-DEFAULT_EVERY = 65536
+#: Iterations between checkpoints: a jump reads at most this many iterations of events (about
+#: 0.5 s of a compact MessagePack trace; 65,536 took 2-6 s, measured by benchmarks/seek_speed.py),
+#: and the index stores the tree's statistics 62 times for a million iterations (compressed:
+#: about 1.2 bytes per node and checkpoint for Connect Four).
+DEFAULT_EVERY = 16384
 #: A trace file at least this large is indexed on first open by ``render``, ``replay`` and
 #: ``inspect`` (about 250,000 compact MessagePack iterations of Tic-Tac-Toe, 30,000 of compact
 #: JSON Lines): below it, one pass over the file takes well under two seconds anyway.
@@ -344,6 +345,7 @@ class _Columns:
             self.size = os.fstat(self.handle.fileno()).st_size
         try:
             self.head = self._read_head(key)
+            self.check_all()
         except BaseException:
             self.handle.close()
             raise
@@ -380,16 +382,40 @@ class _Columns:
             raise IndexDamage("it was made for another version of the trace (stale)")
         return head
 
-    def raw(self, name: str, length: int | None = None) -> bytes:
-        """Section ``name`` decompressed (``length`` bytes when given), its checksum checked."""
+    def check_all(self) -> None:
+        """Check every section's place and checksum (without decompressing): damage anywhere is
+        found when the index is opened, not at the first jump that reads it."""
+        sections = self.head.get("sections")
+        if not isinstance(sections, dict) or len(sections) > 2 * limits.MAX_INDEX_CHECKPOINTS + 64:
+            raise IndexDamage("its sections are not a table")
+        for name in sections:
+            start, packed, crc = self._entry(name)
+            self.handle.seek(self.body + start)
+            value, left = 0, packed
+            while left:
+                chunk = self.handle.read(min(left, 1 << 20))
+                if not chunk:
+                    raise IndexDamage(f"section {name} is cut short")
+                value = zlib.crc32(chunk, value)
+                left -= len(chunk)
+            if value != crc:
+                raise IndexDamage(f"section {name} fails its checksum")
+
+    def _entry(self, name: str) -> tuple[int, int, int]:
         entry = self.head["sections"].get(name) if isinstance(self.head.get("sections"), dict) else None
         if not (isinstance(entry, list) and len(entry) == 4 and all(type(x) is int and x >= 0 for x in entry)):
             raise IndexDamage(f"section {name} is missing")
         start, packed, size, crc = entry
-        if length is not None and size != length:
-            raise IndexDamage(f"section {name} holds {size} bytes, not {length}")
         if self.body + start + packed > self.size or size > _MAX_DEFLATE_RATIO * max(packed, 1) or size > limits.MAX_INDEX_SECTION_BYTES:
             raise IndexDamage(f"section {name} declares more bytes than the file holds")
+        return start, packed, crc
+
+    def raw(self, name: str, length: int | None = None) -> bytes:
+        """Section ``name`` decompressed (``length`` bytes when given), its checksum checked."""
+        start, packed, crc = self._entry(name)
+        size = self.head["sections"][name][2]
+        if length is not None and size != length:
+            raise IndexDamage(f"section {name} holds {size} bytes, not {length}")
         self.handle.seek(self.body + start)
         data = self.handle.read(packed)
         if len(data) != packed or zlib.crc32(data) != crc:
@@ -609,7 +635,7 @@ class IndexedTrace:
         self._visits = array("q")
         self._value = array("d")
         self._events: list[IterationEvents] = []  # iterations _base+1 .. _at
-        self._undo: list[tuple[list[int], list[int], list[float]]] = []
+        self._undo: list[tuple[int, list[int], list[int], list[float]]] = []  # nodes before, then as replay's
         self._reader: Iterator[Any] | None = None
 
     def close(self) -> None:
@@ -658,12 +684,12 @@ class IndexedTrace:
             count = s.count_at(0)
             return TreeSnapshot(self.header, 0, "backprop", None, structure, count, s.visits0[:count].tolist(), s.value0[:count].tolist(), None)
         events = self._move_to(iteration - 1)
-        before, after = s.count_at(iteration - 1), s.count_at(iteration)
-        visits = self._visits[:after].tolist()
-        visits.extend(s.visits0[len(visits) : after])
-        value = self._value[:after].tolist()
-        value.extend(s.value0[len(value) : after])
-        return _snapshot_here(self.header, structure, visits, value, events, before, after, phase)
+        before = len(self._visits)
+        after = before + sum(1 for ch in events.expand.children if not ch.existing)
+        # The statistics stay typed arrays (a snapshot only indexes them): no object per node.
+        visits = self._visits + s.visits0[before:after]
+        value = self._value + s.value0[before:after]
+        return _snapshot_here(self.header, structure, cast(list[int], visits), cast(list[float], value), events, before, after, phase)
 
     def final(self) -> TreeSnapshot:
         """The tree at the end of the search."""
@@ -688,10 +714,11 @@ class IndexedTrace:
             self._restart(base)
         visits, value = self._visits, self._value
         while self._at > done:  # back, with the values saved on the way forwards
-            nodes, ns, ws = self._undo.pop()
+            count, nodes, ns, ws = self._undo.pop()
             for i in range(len(nodes) - 1, -1, -1):
                 visits[nodes[i]] = ns[i]
                 value[nodes[i]] = ws[i]
+            del visits[count:], value[count:]
             self._at -= 1
         while len(self._events) < done - start + 1:
             self._read_one()
@@ -704,8 +731,11 @@ class IndexedTrace:
         if base >= 0:
             c = self._checkpoints[base]
             name = str(base)
-            self._visits = self._columns.column("visits." + name, "q", c.nodes)
-            self._value = self._columns.column("value." + name, "d", c.nodes)
+            try:
+                self._visits = self._columns.column("visits." + name, "q", c.nodes)
+                self._value = self._columns.column("value." + name, "d", c.nodes)
+            except IndexDamage as exc:  # checksums right, contents wrong: a crafted index
+                raise MctsvizError(f"{index_path(self.path)}: {exc} (delete it to rebuild it)") from None
             point = ResumePoint(self.header, c.offset, c.number, c.iteration, c.nodes)
             self._reader = read_trace(self.path, start=point, **self._read_options)
             self._at = c.iteration
@@ -748,14 +778,15 @@ class IndexedTrace:
 
     def _apply(self, events: IterationEvents) -> None:
         visits, value = self._visits, self._value
-        after = self._structure.count_at(events.iteration)
-        if len(visits) < after:
+        count = len(visits)
+        added = sum(1 for ch in events.expand.children if not ch.existing)
+        if added:
             s = self._structure
-            visits.extend(s.visits0[len(visits) : after])
-            value.extend(s.value0[len(value) : after])
+            visits.extend(s.visits0[len(visits) : len(visits) + added])
+            value.extend(s.value0[len(value) : len(value) + added])
         updates = events.backprop.updates
         nodes = [u.node for u in updates]
-        self._undo.append((nodes, [visits[n] for n in nodes], [value[n] for n in nodes]))
+        self._undo.append((count, nodes, [visits[n] for n in nodes], [value[n] for n in nodes]))
         for u in updates:
             visits[u.node] += 1
             value[u.node] += u.reward
