@@ -154,7 +154,7 @@ class _Builder:
         self.high: float | None = None
         self.iterations = 0
         self.checkpoints: list[_Checkpoint] = []
-        self.sections: dict[str, bytes] = {}
+        self.sections: dict[str, tuple[bytes, int]] = {}  # compressed as they come, and their length
         self.decided = False
 
     def _label(self, label: str) -> int:
@@ -205,8 +205,9 @@ class _Builder:
         if nodes != len(self.visits):  # the reader and this fold disagree: keep no checkpoint
             return
         name = str(len(self.checkpoints))
-        self.sections["visits." + name] = self.visits.tobytes()
-        self.sections["value." + name] = self.value.tobytes()
+        for kind, column in (("visits.", self.visits), ("value.", self.value)):
+            raw = column.tobytes()
+            self.sections[kind + name] = (zlib.compress(raw, 1), len(raw))
         self.checkpoints.append(_Checkpoint(iterations, offset, number, nodes))
 
 
@@ -300,13 +301,12 @@ def _encode(b: _Builder, size: int, digest: str, compression: str, notes: list[s
         "keys": "".join(b.keys).encode("utf-8", "surrogatepass"),
         "labels": json.dumps(list(b.labels), ensure_ascii=False).encode("utf-8", "surrogatepass"),
         "linked": json.dumps(b.linked, ensure_ascii=False).encode("utf-8", "surrogatepass"),
-        **b.sections,
     }
+    packed_columns = {name: (zlib.compress(raw, 1), len(raw)) for name, raw in columns.items()}
     table: dict[str, list[int]] = {}
     body = bytearray()
-    for name, raw in columns.items():
-        packed = zlib.compress(raw, 1)
-        table[name] = [len(body), len(packed), len(raw), zlib.crc32(packed)]
+    for name, (packed, length) in {**packed_columns, **b.sections}.items():
+        table[name] = [len(body), len(packed), length, zlib.crc32(packed)]
         body += packed
     head = {
         "format": "mctsviz-index",
