@@ -137,7 +137,9 @@ class _Builder:
         self.labels: dict[str, int] = {}
         self.parent = array("i", [-1])
         self.action = array("I", [self._label("")])
-        self.keys = [header.root]
+        self.keys = io.StringIO()  # the keys one after another (no object per node)
+        self.keys.write(header.root)
+        self.key_lengths = array("I", [len(header.root)])
         self.mover = array("b", [header.root_mover])
         self.terminal = array("B", [0])
         self.prior = array("d", [1.0])
@@ -171,7 +173,8 @@ class _Builder:
             else:
                 self.parent.append(event.parent)
                 self.action.append(self._label(ch.action))
-                self.keys.append(ch.key)
+                self.keys.write(ch.key)
+                self.key_lengths.append(len(ch.key))
                 self.mover.append(ch.mover)
                 self.terminal.append(1 if ch.terminal else 0)
                 self.prior.append(ch.prior)
@@ -280,15 +283,23 @@ def _build_bytes(
 
 def _encode(b: _Builder, size: int, digest: str, compression: str, notes: list[str]) -> bytes:
     nodes = len(b.parent)
-    # Edges grouped by parent, in creation order within a parent (the order replay keeps).
-    order = sorted(range(len(b.edge_parent)), key=b.edge_parent.__getitem__)
+    # Edges grouped by parent, in creation order within a parent (the order replay keeps): a
+    # counting sort, in arrays.
     counts = array("I", bytes(4 * nodes))
     for p in b.edge_parent:
         counts[p] += 1
+    at = array("q", [0])
+    at.extend(accumulate(counts))
+    edges = len(b.edge_parent)
+    edge_child, edge_born = array("i", bytes(4 * edges)), array("i", bytes(4 * edges))
+    for p, child, born in zip(b.edge_parent, b.edge_child, b.edge_born):
+        i = at[p]
+        edge_child[i], edge_born[i] = child, born
+        at[p] = i + 1
     columns: dict[str, bytes] = {
         "parent": b.parent.tobytes(),
         "action": b.action.tobytes(),
-        "key_lengths": array("I", map(len, b.keys)).tobytes(),
+        "key_lengths": b.key_lengths.tobytes(),
         "mover": b.mover.tobytes(),
         "terminal": b.terminal.tobytes(),
         "prior": b.prior.tobytes(),
@@ -296,18 +307,24 @@ def _encode(b: _Builder, size: int, digest: str, compression: str, notes: list[s
         "value0": b.value0.tobytes(),
         "born": b.born.tobytes(),
         "edge_counts": counts.tobytes(),
-        "edge_child": array("i", map(b.edge_child.__getitem__, order)).tobytes(),
-        "edge_born": array("i", map(b.edge_born.__getitem__, order)).tobytes(),
-        "keys": "".join(b.keys).encode("utf-8", "surrogatepass"),
+        "edge_child": edge_child.tobytes(),
+        "edge_born": edge_born.tobytes(),
+        "keys": b.keys.getvalue().encode("utf-8", "surrogatepass"),
         "labels": json.dumps(list(b.labels), ensure_ascii=False).encode("utf-8", "surrogatepass"),
         "linked": json.dumps(b.linked, ensure_ascii=False).encode("utf-8", "surrogatepass"),
     }
-    packed_columns = {name: (zlib.compress(raw, 1), len(raw)) for name, raw in columns.items()}
+    packed_columns = {}
+    for name in list(columns):  # each raw column dropped once compressed
+        raw = columns.pop(name)
+        packed_columns[name] = (zlib.compress(raw, 1), len(raw))
+        del raw
     table: dict[str, list[int]] = {}
-    body = bytearray()
+    parts: list[bytes] = []
+    offset = 0
     for name, (packed, length) in {**packed_columns, **b.sections}.items():
-        table[name] = [len(body), len(packed), length, zlib.crc32(packed)]
-        body += packed
+        table[name] = [offset, len(packed), length, zlib.crc32(packed)]
+        parts.append(packed)
+        offset += len(packed)
     head = {
         "format": "mctsviz-index",
         "version": INDEX_VERSION,
@@ -324,7 +341,7 @@ def _encode(b: _Builder, size: int, digest: str, compression: str, notes: list[s
         "sections": table,
     }
     text = json.dumps(head, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
-    return _PREFIX.pack(_MAGIC, INDEX_VERSION, len(text)) + text + _CRC.pack(zlib.crc32(text)) + bytes(body)
+    return b"".join([_PREFIX.pack(_MAGIC, INDEX_VERSION, len(text)), text, _CRC.pack(zlib.crc32(text)), *parts])
 
 
 # -- reading ------------------------------------------------------------------------------
