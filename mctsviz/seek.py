@@ -754,7 +754,9 @@ class IndexedTrace:
             except IndexDamage as exc:  # checksums right, contents wrong: a crafted index
                 raise MctsvizError(f"{index_path(self.path)}: {exc} (delete it to rebuild it)") from None
             point = ResumePoint(self.header, c.offset, c.number, c.iteration, c.nodes)
-            self._reader = read_trace(self.path, start=point, **self._read_options)
+            # Strict: the index vouches for these iterations, so damage here means the trace
+            # and its index disagree (an error naming the file), not an early end to accept.
+            self._reader = read_trace(self.path, start=point, **{**self._read_options, "strict": True})
             self._at = c.iteration
         else:
             count = s.count_at(0)
