@@ -635,7 +635,8 @@ def snapshot_at(source: Any, iteration: int | None = None, phase: str = "backpro
     are folded into the statistics and dropped, and the file is not read past the iteration.
 
     Args:
-        source: a :class:`Replay`, a trace file's path or an iterable of events.
+        source: a :class:`Replay` (or a ``mctsviz.seek.IndexedTrace``), a trace file's path or
+            an iterable of events.
         iteration: from 0 (the tree before iteration 1); None for the last one.
         phase: one of ``PHASES``.
         read_options: for a path, passed to :func:`mctsviz.trace.io.read_trace`.
@@ -645,8 +646,9 @@ def snapshot_at(source: Any, iteration: int | None = None, phase: str = "backpro
     """
     if phase not in _PHASE_INDEX:
         raise MctsvizError(f"unknown phase {phase!r}; choose one of: {', '.join(PHASES)}")
-    if isinstance(source, Replay):
-        return source.snapshot(iteration, phase)
+    if isinstance(source, Replay) or callable(getattr(source, "snapshot", None)):  # a Replay, or an indexed trace
+        snapshot: TreeSnapshot = source.snapshot(iteration, phase)
+        return snapshot
     if iteration is not None and (not isinstance(iteration, int) or isinstance(iteration, bool) or iteration < 0):
         raise MctsvizError(f"iteration {iteration!r} is out of range: iterations start at 1 (0 is the tree before the first)")
     groups = _Groups(_event_source(source, None if iteration is None else max(iteration, 1), read_options))

@@ -3,16 +3,20 @@ and the range of the rewards, holding the statistics only, never the events.
 
 :func:`mctsviz.replay.snapshot_at` answers one position and stops reading there; a figure also
 needs the colour scale every other figure of the trace uses (all the rewards, the final means),
-so :func:`scan_trace` reads to the end, still in memory proportional to the tree.
+so :func:`scan_trace` reads to the end, still in memory proportional to the tree. A trace with
+an index (or one large enough to be worth building it, ``mctsviz.seek.AUTO_INDEX_BYTES``) is
+answered from its checkpoints instead, reading at most two checkpoints' worth of iterations.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import MctsvizError
 from .replay import _PHASE_INDEX, PHASES, IterationEvents, Replay, TreeSnapshot, _apply, _event_source, _Groups, _snapshot_here
+from .seek import indexed_if_worth_it
 
 __all__ = ["TraceScan", "scan_trace"]
 
@@ -31,12 +35,16 @@ class TraceScan:
     highest_reward: float | None
 
 
-def scan_trace(source: Any, iteration: int | None = None, phase: str = "backprop", **read_options: Any) -> TraceScan:
+def scan_trace(
+    source: Any, iteration: int | None = None, phase: str = "backprop", *, on_progress: Callable[[int], None] | None = None, **read_options: Any
+) -> TraceScan:
     """Read a trace once, holding only the statistics: the tree at (``iteration``, ``phase``)
     (None: the last iteration), the final tree and the range of the rewards.
 
     What a single figure of a long trace needs (the tree, and a colour scale that agrees with
     every other figure of the trace) in memory proportional to the tree, not to the trace.
+
+    ``on_progress`` is called with the iterations read while an index is built.
 
     Raises:
         MctsvizError: as :func:`snapshot_at`.
@@ -48,6 +56,10 @@ def scan_trace(source: Any, iteration: int | None = None, phase: str = "backprop
         return TraceScan(source.snapshot(iteration, phase), source.final(), min(rewards, default=None), max(rewards, default=None))
     if iteration is not None and (not isinstance(iteration, int) or isinstance(iteration, bool) or iteration < 0):
         raise MctsvizError(f"iteration {iteration!r} is out of range: iterations start at 1 (0 is the tree before the first)")
+    indexed = indexed_if_worth_it(source, on_progress=on_progress, **read_options)
+    if indexed is not None:  # a large or indexed trace: two positions from the nearest checkpoints
+        with indexed:
+            return TraceScan(indexed.snapshot(iteration, phase), indexed.final(), indexed.lowest_reward, indexed.highest_reward)
     groups = _Groups(_event_source(source, None, read_options))
     header, structure = groups.header, groups.structure
     visits, value = structure.visits0[:], structure.value0[:]

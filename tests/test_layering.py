@@ -62,6 +62,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "replay",
         (
             "mctsviz.replay",
+            "mctsviz.seek",  # the index of checkpoints: replay's arrays, read by scan and the CLI
             "mctsviz.scan",
             "mctsviz.iteration",
             "mctsviz.explain",

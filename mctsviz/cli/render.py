@@ -485,7 +485,10 @@ def _render_tree(args: argparse.Namespace) -> int:
     # One streamed pass, holding the statistics only: a million-iteration trace is drawn in
     # the memory of its tree, not of its events.
     position = "backprop" if args.phases else args.phase
-    scan = scan_trace(args.trace, args.iteration, position, on_warning=_note)
+    from .trace import index_progress
+
+    with index_progress() as progress:
+        scan = scan_trace(args.trace, args.iteration, position, on_warning=_note, on_progress=progress)
     common: dict[str, Any] = {
         "depth": args.depth,
         "top": args.top,

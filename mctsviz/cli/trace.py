@@ -12,6 +12,8 @@ import argparse
 import json
 import math
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ..replay import PHASES
@@ -93,6 +95,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run_import)
 
     p = subparsers.add_parser(
+        "index",
+        help="build a trace's index of checkpoints, for quick jumps to any iteration",
+        description="Read a trace once and write its index beside it (TRACE.idx): the tree every N iterations, so "
+        "replay, inspect and render reach any iteration quickly. Traces of 16 MB or more are indexed on first use anyway.",
+    )
+    p.add_argument("trace", help="a trace file")
+    p.add_argument("--every", type=int, default=None, metavar="N", help="iterations between checkpoints (default 16384)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(handler=run_index)
+
+    p = subparsers.add_parser(
         "schema",
         help="print the JSON Schema of a trace line",
         description="Print the JSON Schema every line of a trace file follows (see docs/trace-format.md).",
@@ -129,10 +142,11 @@ def _fast_load() -> None:
 
 def run_replay(args: argparse.Namespace) -> int:
     from ..explain import format_position, position_table
-    from ..replay import snapshot_at
+    from ..seek import snapshot_of
 
     _fast_load()
-    snap = snapshot_at(args.trace, args.iteration, args.phase, on_warning=_warn)
+    with index_progress() as progress:
+        snap = snapshot_of(args.trace, args.iteration, args.phase, on_warning=_warn, on_progress=progress)
     table = position_table(snap, tree=args.tree)
     if args.json:
         _print_json(table)
@@ -167,9 +181,13 @@ def run_diff(args: argparse.Namespace) -> int:
 
 def run_inspect(args: argparse.Namespace) -> int:
     from ..explain import format_iteration, inspect_iteration
+    from ..seek import indexed_if_worth_it
 
     _fast_load()
-    detail = inspect_iteration(args.trace, args.iteration, on_warning=_warn)
+    with index_progress() as progress:
+        indexed = indexed_if_worth_it(args.trace, on_warning=_warn, on_progress=progress)
+    source: Any = args.trace if indexed is None else indexed
+    detail = inspect_iteration(source, args.iteration, **({"on_warning": _warn} if indexed is None else {}))
     if args.json:
         _print_json(detail)
     else:
@@ -192,6 +210,40 @@ def run_import(args: argparse.Namespace) -> int:
     nodes = 1 + sum(len(e.children) for e in events if isinstance(e, Expand))
     visits = events[0].root_visits if isinstance(events[0], Header) else 0
     print(f"wrote {args.output}: an imported {args.kind} tree of {nodes} nodes, root N = {visits}")
+    return EXIT_OK
+
+
+@contextmanager
+def index_progress(enabled: bool = True) -> Iterator[Callable[[int], None]]:
+    """A progress callback for building an index: a tqdm bar on a terminal, started by the first call."""
+    bars: list[Any] = []
+
+    def progress(done: int) -> None:
+        if not enabled or not sys.stderr.isatty():
+            return
+        if not bars:
+            from tqdm import tqdm
+
+            bars.append(tqdm(desc="indexing the trace", unit="it", unit_scale=True, file=sys.stderr, leave=False))
+        bars[0].update(done - bars[0].n)
+
+    try:
+        yield progress
+    finally:
+        for bar in bars:
+            bar.close()
+
+
+def run_index(args: argparse.Namespace) -> int:
+    from ..errors import MctsvizError
+    from ..seek import DEFAULT_EVERY, build_index, index_path
+
+    _fast_load()
+    with index_progress(not args.no_progress) as progress:
+        written = build_index(args.trace, every=DEFAULT_EVERY if args.every is None else args.every, on_progress=progress, on_warning=_warn)
+    if written is None:
+        raise MctsvizError(f"cannot write {index_path(args.trace)}")
+    print(f"wrote {written}")
     return EXIT_OK
 
 

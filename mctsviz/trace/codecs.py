@@ -225,8 +225,12 @@ class _Budget:
             raise MctsvizError(f"{self.path}: frame {number}: more than {limits.MAX_IDLE_FRAMES} frames without events: not a trace")
 
 
-def _chunks(path: Path, budget: _Budget, unit: str = "line") -> Iterator[bytes]:
-    """The decompressed bytes of ``path`` in chunks; raises _StreamDamage at a broken end."""
+def _chunks(path: Path, budget: _Budget, unit: str = "line", skip: int = 0) -> Iterator[bytes]:
+    """The decompressed bytes of ``path`` in chunks; raises _StreamDamage at a broken end.
+
+    ``skip`` leaves out that many decompressed bytes first: an uncompressed file seeks there, a
+    compressed one is decompressed and dropped up to there (no random access into gzip or zstd).
+    """
     codec = compression_of(path)
     with _open_for_reading(path) as handle:
         try:
@@ -242,6 +246,11 @@ def _chunks(path: Path, budget: _Budget, unit: str = "line") -> Iterator[bytes]:
                 raise MctsvizError(f"{path}: {unit} 1: the file is {magic}-compressed but its name does not end in {suffix} (rename it)")
             raise MctsvizError(f"{path}: {unit} 1: the name says {codec} but the file is not {codec}-compressed")
         if codec == "none":
+            if skip:
+                handle.seek(skip)
+                first = handle.read(_CHUNK)
+                if not first:
+                    raise _StreamDamage(f"the file ends before byte {skip} (it changed since it was indexed?)")
             yield first
             while True:
                 block = handle.read(_CHUNK)
@@ -249,9 +258,18 @@ def _chunks(path: Path, budget: _Budget, unit: str = "line") -> Iterator[bytes]:
                     return
                 yield block
         inflate = _gunzip if codec == "gzip" else _unzstd
+        left = skip
         for out in inflate(handle, first):
             budget.expanded(len(out), handle.tell())
+            if left:
+                if left >= len(out):
+                    left -= len(out)
+                    continue
+                out = out[left:]
+                left = 0
             yield out
+        if left:
+            raise _StreamDamage(f"the data ends before byte {skip} (the file changed since it was indexed?)")
 
 
 def _gunzip(handle: IO[bytes], data: bytes) -> Iterator[bytes]:

@@ -95,6 +95,20 @@ def json_too_deep(data: bytes, limit: int = MAX_DEPTH) -> bool:
     return False
 
 
+#: What a trace's index (``mctsviz.seek``, a sidecar file as untrusted as the trace) may make a
+#: reader spend. Its header is a few KB (a line per checkpoint); a section is one column of the
+#: tree (8 bytes per node at most) or the state keys (192 characters per node at most in a
+#: built-in game), so 2 GiB holds the columns of the largest tree that fits the node bound;
+#: the bounds on nodes and iterations are far past what a search on one machine records
+#: (a million iterations make about a million nodes).
+MAX_INDEX_HEADER_BYTES = 1 << 20
+MAX_INDEX_SECTION_BYTES = 2 << 30
+MAX_INDEX_NODES = 1 << 28
+MAX_INDEX_ITERATIONS = 1 << 40
+MAX_INDEX_CHECKPOINTS = 100_000
+MAX_INDEX_EVERY = 1 << 24
+
+
 # MessagePack: the size of each scalar type's payload, and how container lengths are stored.
 _FIXED = {
     0xC0: 0,

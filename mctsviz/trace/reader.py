@@ -7,6 +7,7 @@ import os
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,17 +39,40 @@ class TraceWarning(UserWarning):
     """A trace was damaged after its header; the complete iterations before the damage were kept."""
 
 
-def _line_batches(path: Path, budget: _Budget) -> Iterator[tuple[list[bytes], bool]]:
-    """The lines of ``path`` (without newlines) a chunk at a time, and whether they ended in one.
+@dataclass(frozen=True, slots=True)
+class ResumePoint:
+    """Where a read may start in the middle of a trace: at a line or frame that begins an iteration.
+
+    Attributes:
+        header: the trace's header (read from the file's start).
+        offset: the byte where the line or frame starts, in the decompressed stream.
+        number: the lines (JSON Lines) or frames (MessagePack) before it.
+        iterations: the complete iterations before it.
+        nodes: the nodes created before it.
+    """
+
+    header: Header
+    offset: int
+    number: int
+    iterations: int
+    nodes: int
+
+
+def _line_batches(path: Path, budget: _Budget, skip: int = 0, count: int = 0) -> Iterator[tuple[list[bytes], bool, int]]:
+    """The lines of ``path`` (without newlines) a chunk at a time, whether they ended in one, and
+    the byte (in the decompressed stream) where the first of them starts.
 
     Only the last batch can be incomplete: the file's last line, missing its newline. A line is
     refused as soon as it grows past ``limits.MAX_LINE_BYTES``, and chunks of nothing but
     white space are counted against the idle budget without being split into lines.
     """
     pending = bytearray()  # the start of a line that continues in the next chunk
-    first = True
-    count = 0
-    for chunk in _chunks(path, budget):
+    first = not skip
+    at = skip  # where the next chunk starts
+    start = skip  # where ``pending`` starts
+    for chunk in _chunks(path, budget, skip=skip):
+        chunk_at = at
+        at += len(chunk)
         if first:
             end = chunk.find(b"\n", 0, 65536)
             if len(chunk) > 5 and chunk[0] == _BIN32 and (0x90 <= chunk[5] <= 0x9F or chunk[5] in _ARRAYS):
@@ -59,21 +83,26 @@ def _line_batches(path: Path, budget: _Budget) -> Iterator[tuple[list[bytes], bo
         elif chunk.isspace() and (not pending or pending.isspace()):
             budget.idle("line", count + 1, len(chunk))
             count += chunk.count(b"\n")
+            if not pending:
+                start = at - (len(chunk) - chunk.rfind(b"\n") - 1)
             continue
         lines = chunk.split(b"\n")
         tail = lines.pop()
+        batch_start = start if pending else chunk_at
         if lines and pending:
             pending += lines[0]
             lines[0] = bytes(pending)
             pending = bytearray()
+        if lines or not pending:
+            start = at - len(tail)
         pending += tail
         if len(pending) > limits.MAX_LINE_BYTES or (lines and len(lines[0]) > limits.MAX_LINE_BYTES):
             raise MctsvizError(f"{path}: line {count + len(lines) + 1}: longer than {limits.MAX_LINE_BYTES >> 20} MiB: not a trace")
         count += len(lines)
         if lines:
-            yield lines, True
+            yield lines, True, batch_start
     if pending:
-        yield [bytes(pending)], False
+        yield [bytes(pending)], False, start
 
 
 class _Damage(Exception):
@@ -85,17 +114,25 @@ class _Damage(Exception):
         self.reason = reason
 
 
-def _jsonl_events(source: Path, budget: _Budget) -> Iterator[tuple[int, Any]]:
-    """``(line number, event)`` for each line of a JSON Lines trace, the checked header first."""
+def _jsonl_events(source: Path, budget: _Budget, start: ResumePoint | None = None) -> Iterator[tuple[int, Any, int]]:
+    """``(line number, event, where the line starts)`` for each line of a JSON Lines trace, the
+    checked header first (from ``start``: its header, then the lines from there)."""
     number = 0
     decode: Callable[[bytes], Event] = decode_event
-    for batch, complete in _line_batches(source, budget):
+    skip = 0
+    if start is not None:
+        number, skip = start.number, start.offset
+        decode = event_decoders(start.header.schema_version)[0]
+        yield number, start.header, skip
+    for batch, complete, at in _line_batches(source, budget, skip, number):
         for line in batch:
             number += 1
-            if number == 1:
+            line_at = at
+            at += len(line) + 1
+            if number == 1 and start is None:
                 header = _read_header(source, 1, line)
                 decode = event_decoders(header.schema_version)[0]
-                yield 1, header
+                yield 1, header, 0
                 continue
             if not line or line.isspace():
                 budget.idle("line", number, len(line) + 1)
@@ -105,14 +142,15 @@ def _jsonl_events(source: Path, budget: _Budget) -> Iterator[tuple[int, Any]]:
             except DECODE_ERRORS as exc:
                 reason = describe_decode_error(exc) if complete else "the file ends in the middle of this line (an interrupted write?)"
                 raise _Damage(number, reason) from None
-            yield number, event
+            yield number, event, line_at
 
 
-def _frames(source: Path, budget: _Budget) -> Iterator[tuple[int, bytes]]:
-    """``(frame number, payload)`` for each frame of a MessagePack trace."""
+def _frames(source: Path, budget: _Budget, skip: int = 0, number: int = 0) -> Iterator[tuple[int, bytes, int]]:
+    """``(frame number, payload, where the frame starts)`` for each frame of a MessagePack trace
+    (from byte ``skip``, after ``number`` frames, when given)."""
     pending = bytearray()  # grown in place: a frame may span many chunks
-    number = 0
-    for chunk in _chunks(source, budget, "frame"):
+    at = skip  # where pending starts
+    for chunk in _chunks(source, budget, "frame", skip):
         if not number and not pending:
             if chunk[:1] == b"{":
                 raise MctsvizError(f"{source}: frame 1: the file is a JSON Lines trace but its name ends in .msgpack (rename it)")
@@ -131,29 +169,37 @@ def _frames(source: Path, budget: _Budget) -> Iterator[tuple[int, bytes]]:
             if end > available:
                 break
             number += 1
-            yield number, bytes(pending[start + 5 : end])
+            yield number, bytes(pending[start + 5 : end]), at + start
             start = end
         del pending[:start]
+        at += start
     if pending:
         raise _Damage(number + 1, "the file ends in the middle of this frame (an interrupted write?)")
 
 
-def _msgpack_events(source: Path, budget: _Budget) -> Iterator[tuple[int, Any]]:
-    """``(frame number, event)`` for each event of a MessagePack trace, the checked header first.
+def _msgpack_events(source: Path, budget: _Budget, start: ResumePoint | None = None) -> Iterator[tuple[int, Any, int]]:
+    """``(frame number, event, where the frame starts)`` for each event of a MessagePack trace,
+    the checked header first (from ``start``: its header, then the frames from there).
 
     A block (``mctsviz.trace.blocks``) yields the events it stands for.
     """
     decode: Callable[[bytes | memoryview], Sequence[Event | Block]] = decode_frame
     players = 0
-    for number, payload in _frames(source, budget):
-        if number == 1:
+    skip = before = 0
+    if start is not None:
+        skip, before = start.offset, start.number
+        decode = event_decoders(start.header.schema_version)[1]
+        players = start.header.num_players
+        yield before, start.header, skip
+    for number, payload, at in _frames(source, budget, skip, before):
+        if number == 1 and start is None:
             try:
                 header = decode_header_frame(payload)
             except MctsvizError as exc:
                 raise MctsvizError(f"{source}: frame 1: {exc}") from None
             decode = event_decoders(header.schema_version)[1]
             players = header.num_players
-            yield 1, header
+            yield 1, header, 0
             continue
         try:
             events = decode(payload)
@@ -168,9 +214,9 @@ def _msgpack_events(source: Path, budget: _Budget) -> Iterator[tuple[int, Any]]:
                 except ValueError as exc:
                     raise _Damage(number, str(exc)) from None
                 for inner in unpacked:
-                    yield number, inner
+                    yield number, inner, at
             else:
-                yield number, event
+                yield number, event, at
 
 
 def read_trace(
@@ -181,6 +227,8 @@ def read_trace(
     on_warning: Callable[[str], None] | None = None,
     structure: bool = True,
     max_expansion: float | None = None,
+    start: ResumePoint | None = None,
+    on_boundary: Callable[[int, int, int, int], None] | None = None,
 ) -> Iterator[Event]:
     """Stream a trace file's events, header first, checking each one (see the module doc).
 
@@ -195,6 +243,14 @@ def read_trace(
         structure: check the order of events and node ids (``verify`` checks them itself).
         max_expansion: how many times its compressed size the file may expand to (default:
             ``$MCTSVIZ_MAX_EXPANSION``, else ``limits.MAX_EXPANSION``).
+        start: read from this point (a line or frame that begins an iteration; see
+            ``mctsviz.seek``) instead of the file's start: the header given is yielded first,
+            then the events from there, checked as if the file had been read up to it.
+        on_boundary: called as ``on_boundary(iterations, offset, number, nodes)`` when a line
+            or frame begins after the last one ended an iteration (and before its events are
+            yielded): the iterations and nodes complete so far, where that line or frame starts
+            in the decompressed stream, and how many lines or frames came before it; the
+            :class:`ResumePoint` of a later read from there.
 
     Raises:
         MctsvizError: "FILE: line N: reason" ("frame N" in MessagePack) for an unreadable file
@@ -217,14 +273,26 @@ def read_trace(
     pending: list[Any] = []
     iteration_done = 0
     number = 0
+    if start is not None:
+        iteration_done = start.iterations
+    last_number = reported = -1
     try:
-        for number, event in _msgpack_events(source, budget) if msgpack else _jsonl_events(source, budget):
+        for number, event, at in _msgpack_events(source, budget, start) if msgpack else _jsonl_events(source, budget, start):
             if not header_seen:
                 header_seen = True
                 if structure:
                     checker = TraceStructure(imported=event.imported is not None)
+                    if start is not None:  # resuming after a checkpoint: the nodes made so far
+                        checker.nodes = start.nodes
+                        checker.iteration = start.iterations + 1
+                last_number = number
                 yield event
                 continue
+            if number != last_number:
+                if on_boundary is not None and not pending and checker is not None and iteration_done != reported:
+                    reported = iteration_done
+                    on_boundary(iteration_done, at, number - 1, checker.nodes)
+                last_number = number
             kind = type(event)
             if checker is None:  # a raw stream in file order: verify checks the order itself
                 yield event

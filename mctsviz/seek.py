@@ -1,0 +1,913 @@
+"""Seek: an index of checkpoints beside a trace, so the tree at any iteration is quick to reach.
+
+A long trace answers "the tree at iteration k" by folding every event before k; this module
+keeps, in a sidecar file ``TRACE.idx`` beside the trace, the tree's structure (every node's
+parent, action, key, mover, terminal flag, prior, initial statistics, birth iteration and
+edges) and its statistics (visits and value per node) every ``every`` iterations, with the
+place in the trace where the events after each checkpoint start. The tree at (k, phase) is then
+one checkpoint plus at most ``every`` iterations of events (:class:`IndexedTrace`), forwards or
+backwards, and it equals what :class:`mctsviz.replay.Replay` gives for the same position.
+
+The index is untrusted input like the trace: it is keyed by the SHA-256 of the trace's bytes
+(a stale index is rebuilt), every size it declares is bounded (``mctsviz.trace.limits``) and
+checked against the bytes present before anything is allocated, each section carries a CRC-32,
+and the structure is checked for consistency (parents before children, birth order, counts).
+A damaged index is rebuilt with a note, never used. The file format is in
+``docs/trace-format.md`` (section "Index"). Standard library only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import struct
+import zlib
+from array import array
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import accumulate
+from operator import lt
+from pathlib import Path
+from typing import IO, Any, cast
+
+from .errors import MctsvizError
+from .fileutil import atomic_write
+from .replay import _PHASE_INDEX, PHASES, IterationEvents, TreeSnapshot, _snapshot_here, _Structure
+from .trace import limits
+from .trace.codecs import compression_of
+from .trace.events import Backprop, Decision, Expand, Header, Select, Simulate
+from .trace.reader import ResumePoint, read_trace
+
+__all__ = [
+    "AUTO_INDEX_BYTES",
+    "DEFAULT_EVERY",
+    "INDEX_SUFFIX",
+    "INDEX_VERSION",
+    "IndexedTrace",
+    "build_index",
+    "index_path",
+    "open_indexed",
+    "snapshot_of",
+    "trace_key",
+]
+
+#: The index's file-format version; an index of another version is rebuilt.
+INDEX_VERSION = 1
+INDEX_SUFFIX = ".idx"
+#: Iterations between checkpoints: a jump reads at most this many iterations of events (about
+#: 0.5 s of a compact MessagePack trace; 65,536 took 2-6 s, measured by benchmarks/seek_speed.py),
+#: and the index stores the tree's statistics 62 times for a million iterations (compressed:
+#: about 1.2 bytes per node and checkpoint for Connect Four).
+DEFAULT_EVERY = 16384
+#: A trace file at least this large is indexed on first open by ``render``, ``replay`` and
+#: ``inspect`` (about 250,000 compact MessagePack iterations of Tic-Tac-Toe, 30,000 of compact
+#: JSON Lines): below it, one pass over the file takes well under two seconds anyway.
+AUTO_INDEX_BYTES = 16 << 20
+
+_MAGIC = b"MCTSVIZ-INDEX\n\x00\x00"
+_PREFIX = struct.Struct("<16sIQ")  # magic, version, header length
+_CRC = struct.Struct("<I")
+#: Deflate cannot expand data more than about 1,032 times: a section declaring more is damage.
+_MAX_DEFLATE_RATIO = 1032
+_HASH_CHUNK = 1 << 20
+
+_COLUMNS = {  # structure columns: (typecode, per)
+    "parent": ("i", "node"),
+    "action": ("I", "node"),
+    "key_lengths": ("I", "node"),
+    "mover": ("b", "node"),
+    "terminal": ("B", "node"),
+    "prior": ("d", "node"),
+    "visits0": ("q", "node"),
+    "value0": ("d", "node"),
+    "born": ("i", "node"),
+    "edge_counts": ("I", "node"),
+    "edge_child": ("i", "edge"),
+    "edge_born": ("i", "edge"),
+}
+
+
+def index_path(trace: str | os.PathLike[str]) -> Path:
+    """Where the index of ``trace`` lives: ``TRACE.idx`` beside it."""
+    path = Path(trace)
+    return path.with_name(path.name + INDEX_SUFFIX)
+
+
+def trace_key(trace: str | os.PathLike[str]) -> tuple[int, str]:
+    """(size, SHA-256 hex) of a trace file's bytes: what an index must name to be used.
+
+    The whole file is hashed (about 0.15 s for 66 MB): a key from the size, the time stamp or
+    samples of the bytes would take a trace rewritten in place for the one indexed.
+    """
+    digest = hashlib.sha256()
+    size = 0
+    try:
+        with open(trace, "rb") as handle:
+            while chunk := handle.read(_HASH_CHUNK):
+                digest.update(chunk)
+                size += len(chunk)
+    except OSError as exc:
+        raise MctsvizError(f"{trace}: cannot read: {exc.strerror or exc}") from None
+    return size, digest.hexdigest()
+
+
+class IndexDamage(Exception):
+    """An index that cannot be used (damaged, stale, of another version): the reason."""
+
+
+# -- building -----------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Checkpoint:
+    iteration: int
+    offset: int
+    number: int
+    nodes: int
+
+
+class _Builder:
+    """One pass over a trace gathering the structure's columns and the checkpoints."""
+
+    def __init__(self, header: Header, every: int) -> None:
+        self.header = header
+        self.every = every
+        self.labels: dict[str, int] = {}
+        self.parent = array("i", [-1])
+        self.action = array("I", [self._label("")])
+        self.keys = io.StringIO()  # the keys one after another (no object per node)
+        self.keys.write(header.root)
+        self.key_lengths = array("I", [len(header.root)])
+        self.mover = array("b", [header.root_mover])
+        self.terminal = array("B", [0])
+        self.prior = array("d", [1.0])
+        self.visits0 = array("q", [header.root_visits])
+        self.value0 = array("d", [float(header.root_value)])
+        self.born = array("i", [0])
+        self.edge_parent = array("i")
+        self.edge_child = array("i")
+        self.edge_born = array("i")
+        self.linked: list[tuple[int, int, str]] = []
+        self.visits = array("q", [header.root_visits])
+        self.value = array("d", [float(header.root_value)])
+        self.low: float | None = None
+        self.high: float | None = None
+        self.iterations = 0
+        self.checkpoints: list[_Checkpoint] = []
+        self.sections: dict[str, tuple[bytes, int]] = {}  # compressed as they come, and their length
+        self.decided = False
+
+    def _label(self, label: str) -> int:
+        code = self.labels.get(label)
+        if code is None:
+            code = self.labels[label] = len(self.labels)
+        return code
+
+    def expand(self, event: Expand) -> None:
+        it = event.iteration
+        for ch in event.children:
+            if ch.existing:
+                self.linked.append((event.parent, ch.node, ch.action))
+            else:
+                self.parent.append(event.parent)
+                self.action.append(self._label(ch.action))
+                self.keys.write(ch.key)
+                self.key_lengths.append(len(ch.key))
+                self.mover.append(ch.mover)
+                self.terminal.append(1 if ch.terminal else 0)
+                self.prior.append(ch.prior)
+                self.visits0.append(ch.visits)
+                self.value0.append(ch.value)
+                self.born.append(it)
+                self.visits.append(ch.visits)
+                self.value.append(ch.value)
+            self.edge_parent.append(event.parent)
+            self.edge_child.append(ch.node)
+            self.edge_born.append(it)
+
+    def backprop(self, event: Backprop) -> None:
+        visits, value = self.visits, self.value
+        updates = event.updates
+        for u in updates:
+            visits[u.node] += 1
+            value[u.node] += u.reward
+        if updates:
+            low = min(u.reward for u in updates)
+            high = max(u.reward for u in updates)
+            self.low = low if self.low is None or low < self.low else self.low
+            self.high = high if self.high is None or high > self.high else self.high
+        self.iterations = event.iteration
+
+    def boundary(self, iterations: int, offset: int, number: int, nodes: int) -> None:
+        """The reader's boundary callback: a checkpoint when one is due."""
+        last = self.checkpoints[-1].iteration if self.checkpoints else 0
+        if iterations < 1 or iterations - last < self.every:
+            return
+        if nodes != len(self.visits):  # the reader and this fold disagree: keep no checkpoint
+            return
+        name = str(len(self.checkpoints))
+        for kind, column in (("visits.", self.visits), ("value.", self.value)):
+            raw = column.tobytes()
+            self.sections[kind + name] = (zlib.compress(raw, 1), len(raw))
+        self.checkpoints.append(_Checkpoint(iterations, offset, number, nodes))
+
+
+def build_index(
+    trace: str | os.PathLike[str],
+    *,
+    every: int = DEFAULT_EVERY,
+    on_progress: Callable[[int], None] | None = None,
+    key: tuple[int, str] | None = None,
+    **read_options: Any,
+) -> Path | None:
+    """Read ``trace`` once and write its index beside it (``TRACE.idx``), atomically.
+
+    Args:
+        trace: the trace file.
+        every: iterations between checkpoints (at least 1,024).
+        on_progress: called with the iterations read so far, every 4,096 or so.
+        key: the trace's :func:`trace_key`, when already known.
+        read_options: passed to :func:`mctsviz.trace.io.read_trace` (``on_warning``, ...).
+
+    Returns:
+        The index's path, or None when it could not be written (a read-only folder): the
+        caller may still use the index in memory (see :func:`open_indexed`).
+
+    Raises:
+        MctsvizError: the trace cannot be read, or ``every`` is out of range.
+    """
+    data = _build_bytes(trace, every, on_progress, key, read_options)
+    try:
+        return atomic_write(index_path(trace), data)
+    except (MctsvizError, OSError):
+        return None
+
+
+def _build_bytes(
+    trace: str | os.PathLike[str], every: int, on_progress: Callable[[int], None] | None, key: tuple[int, str] | None, read_options: dict[str, Any]
+) -> bytes:
+    if not isinstance(every, int) or isinstance(every, bool) or not 1024 <= every <= limits.MAX_INDEX_EVERY:
+        raise MctsvizError(f"bad checkpoint interval {every!r}: expected an integer from 1024 to {limits.MAX_INDEX_EVERY}")
+    size, digest = key or trace_key(trace)
+    notes: list[str] = []
+    user_warning = read_options.pop("on_warning", None)
+
+    def note(message: str) -> None:
+        notes.append(message)
+        if user_warning is not None:
+            user_warning(message)
+
+    builder: _Builder | None = None
+    events = read_trace(trace, on_warning=note, on_boundary=lambda *a: builder.boundary(*a) if builder else None, **read_options)
+    header = next(events)
+    assert isinstance(header, Header)
+    builder = _Builder(header, every)
+    progress_every = 4096
+    for event in events:
+        kind = type(event)
+        if kind is Expand:
+            builder.expand(cast(Expand, event))
+        elif kind is Backprop:
+            event = cast(Backprop, event)
+            builder.backprop(event)
+            if on_progress is not None and not event.iteration % progress_every:
+                on_progress(event.iteration)
+        elif kind is Decision:
+            builder.decided = True
+    if on_progress is not None:
+        on_progress(builder.iterations)
+    return _encode(builder, size, digest, compression_of(trace), notes)
+
+
+def _encode(b: _Builder, size: int, digest: str, compression: str, notes: list[str]) -> bytes:
+    nodes = len(b.parent)
+    # Edges grouped by parent, in creation order within a parent (the order replay keeps): a
+    # counting sort, in arrays.
+    counts = array("I", bytes(4 * nodes))
+    for p in b.edge_parent:
+        counts[p] += 1
+    at = array("q", [0])
+    at.extend(accumulate(counts))
+    edges = len(b.edge_parent)
+    edge_child, edge_born = array("i", bytes(4 * edges)), array("i", bytes(4 * edges))
+    for p, child, born in zip(b.edge_parent, b.edge_child, b.edge_born):
+        i = at[p]
+        edge_child[i], edge_born[i] = child, born
+        at[p] = i + 1
+    columns: dict[str, bytes] = {
+        "parent": b.parent.tobytes(),
+        "action": b.action.tobytes(),
+        "key_lengths": b.key_lengths.tobytes(),
+        "mover": b.mover.tobytes(),
+        "terminal": b.terminal.tobytes(),
+        "prior": b.prior.tobytes(),
+        "visits0": b.visits0.tobytes(),
+        "value0": b.value0.tobytes(),
+        "born": b.born.tobytes(),
+        "edge_counts": counts.tobytes(),
+        "edge_child": edge_child.tobytes(),
+        "edge_born": edge_born.tobytes(),
+        "keys": b.keys.getvalue().encode("utf-8", "surrogatepass"),
+        "labels": json.dumps(list(b.labels), ensure_ascii=False).encode("utf-8", "surrogatepass"),
+        "linked": json.dumps(b.linked, ensure_ascii=False).encode("utf-8", "surrogatepass"),
+    }
+    packed_columns = {}
+    for name in list(columns):  # each raw column dropped once compressed
+        raw = columns.pop(name)
+        packed_columns[name] = (zlib.compress(raw, 1), len(raw))
+        del raw
+    table: dict[str, list[int]] = {}
+    parts: list[bytes] = []
+    offset = 0
+    for name, (packed, length) in {**packed_columns, **b.sections}.items():
+        table[name] = [offset, len(packed), length, zlib.crc32(packed)]
+        parts.append(packed)
+        offset += len(packed)
+    head = {
+        "format": "mctsviz-index",
+        "version": INDEX_VERSION,
+        "trace": {"size": size, "sha256": digest, "compression": compression},
+        "every": b.every,
+        "iterations": b.iterations,
+        "nodes": nodes,
+        "edges": len(b.edge_parent),
+        "players": b.header.num_players,
+        "rewards": [b.low, b.high],
+        "decided": b.decided,
+        "notes": notes,
+        "checkpoints": [[c.iteration, c.offset, c.number, c.nodes] for c in b.checkpoints],
+        "sections": table,
+    }
+    text = json.dumps(head, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
+    return b"".join([_PREFIX.pack(_MAGIC, INDEX_VERSION, len(text)), text, _CRC.pack(zlib.crc32(text)), *parts])
+
+
+# -- reading ------------------------------------------------------------------------------
+
+
+class _Columns:
+    """Read access to an index file's sections, each checked before it is decoded."""
+
+    def __init__(self, source: Path | bytes, key: tuple[int, str]) -> None:
+        self.handle: IO[bytes]
+        if isinstance(source, bytes):
+            self.handle, self.size = io.BytesIO(source), len(source)
+        else:
+            try:
+                self.handle = open(source, "rb")
+            except OSError as exc:
+                raise IndexDamage(f"cannot read it ({exc.strerror or exc})") from None
+            self.size = os.fstat(self.handle.fileno()).st_size
+        try:
+            self.head = self._read_head(key)
+            self.check_all()
+        except BaseException:
+            self.handle.close()
+            raise
+
+    def close(self) -> None:
+        self.handle.close()
+
+    def _read_head(self, key: tuple[int, str]) -> dict[str, Any]:
+        prefix = self.handle.read(_PREFIX.size)
+        if len(prefix) != _PREFIX.size:
+            raise IndexDamage("it is cut short")
+        magic, version, length = _PREFIX.unpack(prefix)
+        if magic != _MAGIC:
+            raise IndexDamage("it is not a mctsviz index")
+        if version != INDEX_VERSION:
+            raise IndexDamage(f"it is of index version {version}, not {INDEX_VERSION}")
+        if length > limits.MAX_INDEX_HEADER_BYTES or _PREFIX.size + length + _CRC.size > self.size:
+            raise IndexDamage(f"its header declares {length} bytes")
+        text = self.handle.read(length)
+        (crc,) = _CRC.unpack(self.handle.read(_CRC.size))
+        if zlib.crc32(text) != crc:
+            raise IndexDamage("its header fails its checksum")
+        self.body = _PREFIX.size + length + _CRC.size
+        if limits.json_too_deep(text, 8):
+            raise IndexDamage("its header nests too deep")
+        try:
+            head = json.loads(text)
+        except (ValueError, UnicodeDecodeError):
+            raise IndexDamage("its header is not JSON") from None
+        if not isinstance(head, dict) or head.get("format") != "mctsviz-index":
+            raise IndexDamage("its header is not an index header")
+        trace = head.get("trace")
+        if not isinstance(trace, dict) or [trace.get("size"), trace.get("sha256")] != [key[0], key[1]]:
+            raise IndexDamage("it was made for another version of the trace (stale)")
+        return head
+
+    def check_all(self) -> None:
+        """Check every section's place and checksum (without decompressing): damage anywhere is
+        found when the index is opened, not at the first jump that reads it."""
+        sections = self.head.get("sections")
+        if not isinstance(sections, dict) or len(sections) > 2 * limits.MAX_INDEX_CHECKPOINTS + 64:
+            raise IndexDamage("its sections are not a table")
+        for name in sections:
+            start, packed, crc = self._entry(name)
+            self.handle.seek(self.body + start)
+            value, left = 0, packed
+            while left:
+                chunk = self.handle.read(min(left, 1 << 20))
+                if not chunk:
+                    raise IndexDamage(f"section {name} is cut short")
+                value = zlib.crc32(chunk, value)
+                left -= len(chunk)
+            if value != crc:
+                raise IndexDamage(f"section {name} fails its checksum")
+
+    def _entry(self, name: str) -> tuple[int, int, int]:
+        entry = self.head["sections"].get(name) if isinstance(self.head.get("sections"), dict) else None
+        if not (isinstance(entry, list) and len(entry) == 4 and all(type(x) is int and x >= 0 for x in entry)):
+            raise IndexDamage(f"section {name} is missing")
+        start, packed, size, crc = entry
+        if self.body + start + packed > self.size or size > _MAX_DEFLATE_RATIO * max(packed, 1) or size > limits.MAX_INDEX_SECTION_BYTES:
+            raise IndexDamage(f"section {name} declares more bytes than the file holds")
+        return start, packed, crc
+
+    def raw(self, name: str, length: int | None = None) -> bytes:
+        """Section ``name`` decompressed (``length`` bytes when given), its checksum checked."""
+        start, packed, crc = self._entry(name)
+        size = self.head["sections"][name][2]
+        if length is not None and size != length:
+            raise IndexDamage(f"section {name} holds {size} bytes, not {length}")
+        self.handle.seek(self.body + start)
+        data = self.handle.read(packed)
+        if len(data) != packed or zlib.crc32(data) != crc:
+            raise IndexDamage(f"section {name} fails its checksum")
+        inflate = zlib.decompressobj()
+        try:
+            out = inflate.decompress(data, size + 1)
+        except zlib.error:
+            raise IndexDamage(f"section {name} does not decompress") from None
+        if len(out) != size or not inflate.eof:
+            raise IndexDamage(f"section {name} holds other than {size} bytes")
+        return out
+
+    def column(self, name: str, typecode: str, count: int) -> array[Any]:
+        values = array(typecode)
+        values.frombytes(self.raw(name, count * values.itemsize))
+        return values
+
+    def json(self, name: str) -> Any:
+        try:
+            return json.loads(self.raw(name).decode("utf-8", "surrogatepass"))
+        except (ValueError, UnicodeDecodeError):
+            raise IndexDamage(f"section {name} is not JSON") from None
+
+
+def _int(head: dict[str, Any], name: str, low: int, high: int) -> int:
+    value = head.get(name)
+    if type(value) is not int or not low <= value <= high:
+        raise IndexDamage(f"its {name} is {value!r}")
+    return value
+
+
+class _Labels(Sequence[str]):
+    """Action labels by node id, from a code per node and a table of labels."""
+
+    def __init__(self, codes: array[Any], labels: list[str]) -> None:
+        self.codes, self.labels = codes, labels
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, node: Any) -> Any:
+        return self.labels[self.codes[node]]
+
+
+class _Keys(Sequence[str]):
+    """State keys by node id, from one text and where each key ends."""
+
+    def __init__(self, text: str, ends: array[Any]) -> None:
+        self.text, self.ends = text, ends
+
+    def __len__(self) -> int:
+        return len(self.ends)
+
+    def __getitem__(self, node: Any) -> Any:
+        start = self.ends[node - 1] if node else 0
+        return self.text[start : self.ends[node]]
+
+
+class _Flags(Sequence[bool]):
+    def __init__(self, values: array[Any]) -> None:
+        self.values = values
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, node: Any) -> Any:
+        return self.values[node] != 0
+
+
+class _Depths(Sequence[int]):
+    """Depth by node id, counted up the parents (at most the tree's depth per call)."""
+
+    def __init__(self, parent: array[Any]) -> None:
+        self.parent = parent
+
+    def __len__(self) -> int:
+        return len(self.parent)
+
+    def __getitem__(self, node: Any) -> Any:
+        depth, parent = 0, self.parent
+        node = parent[node]
+        while node >= 0:
+            depth += 1
+            node = parent[node]
+        return depth
+
+
+class _Edges(Sequence[list[tuple[int, tuple[int, int]]]]):
+    """Each node's edges as replay keeps them: ``(child, (iteration born, phase index))``."""
+
+    _EXPAND = _PHASE_INDEX["expand"]
+
+    def __init__(self, starts: array[Any], child: array[Any], born: array[Any]) -> None:
+        self.starts, self.child, self.born = starts, child, born
+
+    def __len__(self) -> int:
+        return len(self.starts) - 1
+
+    def __getitem__(self, node: Any) -> Any:
+        start, end = self.starts[node], self.starts[node + 1]
+        expand = self._EXPAND
+        return [(c, (b, expand) if b else (0, 0)) for c, b in zip(self.child[start:end], self.born[start:end])]
+
+
+class _IndexedStructure:
+    """A trace's whole structure from its index, read like replay's ``_Structure``."""
+
+    def __init__(self, columns: _Columns, nodes: int, edges: int, iterations: int) -> None:
+        c = columns
+        self.parent = parent = c.column("parent", "i", nodes)
+        if parent[0] != -1 or not all(map(lt, parent[1:], range(1, nodes))) or (nodes > 1 and min(parent[1:]) < 0):
+            raise IndexDamage("its parents do not come before their children")
+        labels = c.json("labels")
+        if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+            raise IndexDamage("its labels are not a list of text")
+        codes = c.column("action", "I", nodes)
+        if max(codes) >= len(labels):
+            raise IndexDamage("an action names a label it does not hold")
+        self.action = _Labels(codes, labels)
+        lengths = c.column("key_lengths", "I", nodes)
+        try:
+            text = c.raw("keys").decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            raise IndexDamage("its keys are not text") from None
+        ends = array("q", accumulate(lengths))
+        if ends[-1] != len(text):
+            raise IndexDamage("its keys do not add up to their lengths")
+        self.key = _Keys(text, ends)
+        self.mover = c.column("mover", "b", nodes)
+        self.terminal = _Flags(c.column("terminal", "B", nodes))
+        self.depth = _Depths(parent)
+        self.prior = c.column("prior", "d", nodes)
+        self.visits0 = c.column("visits0", "q", nodes)
+        self.value0 = c.column("value0", "d", nodes)
+        self.born = born = c.column("born", "i", nodes)
+        if born[0] != 0 or any(map(lt, born[1:], born[:-1])) or born[-1] > iterations:
+            raise IndexDamage("its nodes are not in the order they were born")
+        counts = c.column("edge_counts", "I", nodes)
+        starts = array("q", [0])
+        starts.extend(accumulate(counts))
+        if starts[-1] != edges:
+            raise IndexDamage("its edge counts do not add up")
+        child = c.column("edge_child", "i", edges)
+        edge_born = c.column("edge_born", "i", edges)
+        if edges and (min(child) < 1 or max(child) >= nodes or min(edge_born) < 0 or max(edge_born) > iterations):
+            raise IndexDamage("an edge names a node or an iteration out of range")
+        self.edges = _Edges(starts, child, edge_born)
+        linked = c.json("linked")
+        self.linked_actions: dict[tuple[int, int], str] = {}
+        if not isinstance(linked, list):
+            raise IndexDamage("its linked edges are not a list")
+        for item in linked:
+            if not (isinstance(item, list) and len(item) == 3 and type(item[0]) is int and type(item[1]) is int and isinstance(item[2], str)):
+                raise IndexDamage("a linked edge is not [parent, child, action]")
+            self.linked_actions[(item[0], item[1])] = item[2]
+        self._nodes = nodes
+
+    def __len__(self) -> int:
+        return self._nodes
+
+    def kids_at(self, node: int, iteration: int, phase: str) -> list[int]:
+        position = (iteration, _PHASE_INDEX[phase])
+        return [c for c, born in self.edges[node] if born <= position]
+
+    def count_at(self, iteration: int) -> int:
+        """How many nodes exist once iteration ``iteration``'s expansion has run."""
+        born, low, high = self.born, 0, len(self.born)
+        while low < high:
+            mid = (low + high) // 2
+            if born[mid] <= iteration:
+                low = mid + 1
+            else:
+                high = mid
+        return low
+
+
+class IndexedTrace:
+    """A trace with its index: the tree at any (iteration, phase) from the nearest checkpoint.
+
+    Made by :func:`open_indexed`. :meth:`snapshot` returns what
+    ``Replay(read_trace(path)).snapshot(k, phase)`` returns, reading one checkpoint and at most
+    ``every`` iterations of events; positions within the iterations read last are reached
+    without reading again (a step forwards or backwards).
+
+    Attributes:
+        path: the trace file.
+        header: its header.
+        iterations: its complete iterations.
+        every: the iterations between checkpoints.
+        lowest_reward, highest_reward: the range of the rewards credited (None without any).
+    """
+
+    def __init__(self, path: Path, header: Header, columns: _Columns, read_options: dict[str, Any]) -> None:
+        head = columns.head
+        self.path = path
+        self.header = header
+        self._read_options = read_options
+        self.iterations = _int(head, "iterations", 0, limits.MAX_INDEX_ITERATIONS)
+        nodes = _int(head, "nodes", 1, limits.MAX_INDEX_NODES)
+        edges = _int(head, "edges", 0, limits.MAX_INDEX_NODES)
+        self.every = _int(head, "every", 1024, limits.MAX_INDEX_EVERY)
+        if _int(head, "players", 1, limits.MAX_PLAYERS) != header.num_players:
+            raise IndexDamage("it names another number of players than the trace")
+        rewards = head.get("rewards")
+        if not (isinstance(rewards, list) and len(rewards) == 2 and all(r is None or isinstance(r, (int, float)) for r in rewards)):
+            raise IndexDamage("its reward range is not two numbers")
+        self.lowest_reward, self.highest_reward = (None if r is None else float(r) for r in rewards)
+        notes = head.get("notes", [])
+        self.notes: tuple[str, ...] = tuple(n for n in notes if isinstance(n, str)) if isinstance(notes, list) else ()
+        self._structure = _IndexedStructure(columns, nodes, edges, self.iterations)
+        self._checkpoints = self._check_checkpoints(head.get("checkpoints"), nodes)
+        self._columns = columns
+        # The working position: statistics after iteration ``_at``, read from checkpoint ``_base``.
+        self._base = -1
+        self._at = -1
+        self._visits = array("q")
+        self._value = array("d")
+        self._events: list[IterationEvents] = []  # iterations _base+1 .. _at
+        self._undo: list[tuple[int, list[int], list[int], list[float]]] = []  # nodes before, then as replay's
+        self._reader: Iterator[Any] | None = None
+
+    def close(self) -> None:
+        """Close the index file (the object answers no more snapshots)."""
+        self._columns.close()
+        self._reader = None
+
+    def __enter__(self) -> IndexedTrace:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"IndexedTrace({str(self.path)!r}, iterations={self.iterations}, checkpoints={len(self._checkpoints)})"
+
+    def _check_checkpoints(self, items: Any, nodes: int) -> list[_Checkpoint]:
+        if not isinstance(items, list) or len(items) > limits.MAX_INDEX_CHECKPOINTS:
+            raise IndexDamage("its checkpoints are not a list")
+        out: list[_Checkpoint] = []
+        for item in items:
+            if not (isinstance(item, list) and len(item) == 4 and all(type(x) is int and x >= 0 for x in item)):
+                raise IndexDamage("a checkpoint is not four whole numbers")
+            c = _Checkpoint(*item)
+            previous = out[-1] if out else _Checkpoint(0, 0, 0, 1)
+            if not (previous.iteration < c.iteration <= self.iterations and previous.offset < c.offset and previous.number < c.number):
+                raise IndexDamage("its checkpoints are out of order")
+            if c.nodes != self._structure.count_at(c.iteration) or c.nodes > nodes:
+                raise IndexDamage(f"its checkpoint at iteration {c.iteration} holds {c.nodes} nodes, not the tree's")
+            out.append(c)
+        return out
+
+    # -- positions ------------------------------------------------------------------------
+
+    def snapshot(self, iteration: int | None = None, phase: str = "backprop") -> TreeSnapshot:
+        """The tree at ``iteration`` (default: the last; 0: before the first) and ``phase``."""
+        if phase not in _PHASE_INDEX:
+            raise MctsvizError(f"unknown phase {phase!r}; choose one of: {', '.join(PHASES)}")
+        if iteration is None:
+            iteration = self.iterations
+        if not isinstance(iteration, int) or isinstance(iteration, bool) or not 0 <= iteration <= self.iterations:
+            raise MctsvizError(f"iteration {iteration} is out of range: the trace has iterations 1-{self.iterations}")
+        s = self._structure
+        structure = cast(_Structure, s)
+        if iteration == 0:
+            count = s.count_at(0)
+            return TreeSnapshot(self.header, 0, "backprop", None, structure, count, s.visits0[:count].tolist(), s.value0[:count].tolist(), None)
+        events = self._move_to(iteration - 1)
+        before = len(self._visits)
+        after = before + sum(1 for ch in events.expand.children if not ch.existing)
+        # The statistics stay typed arrays (a snapshot only indexes them): no object per node.
+        visits = self._visits + s.visits0[before:after]
+        value = self._value + s.value0[before:after]
+        return _snapshot_here(self.header, structure, cast(list[int], visits), cast(list[float], value), events, before, after, phase)
+
+    def final(self) -> TreeSnapshot:
+        """The tree at the end of the search."""
+        return self.snapshot(self.iterations, "backprop")
+
+    def _checkpoint_for(self, done: int) -> int:
+        """The index of the last checkpoint at or before iteration ``done`` (-1: the file's start)."""
+        low, high = 0, len(self._checkpoints)
+        while low < high:
+            mid = (low + high) // 2
+            if self._checkpoints[mid].iteration <= done:
+                low = mid + 1
+            else:
+                high = mid
+        return low - 1
+
+    def _move_to(self, done: int) -> IterationEvents:
+        """Make the statistics those after iteration ``done``; the events of iteration done + 1."""
+        base = self._checkpoint_for(done)
+        start = self._checkpoints[base].iteration if base >= 0 else 0
+        if base != self._base or done < start or self._at < start:
+            self._restart(base)
+        visits, value = self._visits, self._value
+        while self._at > done:  # back, with the values saved on the way forwards
+            count, nodes, ns, ws = self._undo.pop()
+            for i in range(len(nodes) - 1, -1, -1):
+                visits[nodes[i]] = ns[i]
+                value[nodes[i]] = ws[i]
+            del visits[count:], value[count:]
+            self._at -= 1
+        while len(self._events) < done - start + 1:
+            self._read_one()
+        while self._at < done:
+            self._apply(self._events[self._at - start])
+        return self._events[done - start]
+
+    def _restart(self, base: int) -> None:
+        s = self._structure
+        if base >= 0:
+            c = self._checkpoints[base]
+            name = str(base)
+            try:
+                self._visits = self._columns.column("visits." + name, "q", c.nodes)
+                self._value = self._columns.column("value." + name, "d", c.nodes)
+            except IndexDamage as exc:  # checksums right, contents wrong: a crafted index
+                raise MctsvizError(f"{index_path(self.path)}: {exc} (delete it to rebuild it)") from None
+            point = ResumePoint(self.header, c.offset, c.number, c.iteration, c.nodes)
+            # Strict: the index vouches for these iterations, so damage here means the trace
+            # and its index disagree (an error naming the file), not an early end to accept.
+            self._reader = read_trace(self.path, start=point, **{**self._read_options, "strict": True})
+            self._at = c.iteration
+        else:
+            count = s.count_at(0)
+            self._visits, self._value = s.visits0[:count], s.value0[:count]
+            self._reader = read_trace(self.path, **self._read_options)
+            self._at = 0
+        next(self._reader)  # the header
+        self._base = base
+        self._events = []
+        self._undo = []
+
+    def _read_one(self) -> None:
+        """Read the next iteration's four events, checking them against the structure."""
+        assert self._reader is not None
+        s = self._structure
+        select = expand = simulate = None
+        for event in self._reader:
+            kind = type(event)
+            if kind is Select:
+                select = event
+            elif kind is Expand:
+                if not event.iteration:
+                    continue
+                expand = event
+                for ch in event.children:
+                    if not ch.existing and (ch.node >= len(s) or s.parent[ch.node] != event.parent or s.key[ch.node] != ch.key):
+                        raise MctsvizError(f"{self.path}: iteration {event.iteration} does not match its index (delete {index_path(self.path)})")
+            elif kind is Simulate:
+                simulate = event
+            elif kind is Backprop:
+                assert select is not None and expand is not None and simulate is not None  # the reader checked the order
+                self._events.append(IterationEvents(event.iteration, select, expand, simulate, event))
+                return
+        raise MctsvizError(f"{self.path}: the trace ends before iteration {self._base_iteration() + len(self._events) + 1}, which its index holds")
+
+    def _base_iteration(self) -> int:
+        return self._checkpoints[self._base].iteration if self._base >= 0 else 0
+
+    def _apply(self, events: IterationEvents) -> None:
+        visits, value = self._visits, self._value
+        count = len(visits)
+        added = sum(1 for ch in events.expand.children if not ch.existing)
+        if added:
+            s = self._structure
+            visits.extend(s.visits0[len(visits) : len(visits) + added])
+            value.extend(s.value0[len(value) : len(value) + added])
+        updates = events.backprop.updates
+        nodes = [u.node for u in updates]
+        self._undo.append((count, nodes, [visits[n] for n in nodes], [value[n] for n in nodes]))
+        for u in updates:
+            visits[u.node] += 1
+            value[u.node] += u.reward
+        self._at += 1
+
+
+def open_indexed(
+    trace: str | os.PathLike[str],
+    *,
+    build: bool = True,
+    every: int = DEFAULT_EVERY,
+    on_note: Callable[[str], None] | None = None,
+    on_progress: Callable[[int], None] | None = None,
+    **read_options: Any,
+) -> IndexedTrace | None:
+    """The trace with its index, built (and saved beside it) when missing, stale or damaged.
+
+    Args:
+        trace: the trace file.
+        build: build a missing or unusable index (False: return None instead).
+        every: iterations between checkpoints, for an index built here.
+        on_note: called with one line when an index is rebuilt or cannot be saved.
+        on_progress: called with the iterations read while building.
+        read_options: for reading the trace (``on_warning``, ``strict``, ``max_expansion``).
+
+    Raises:
+        MctsvizError: the trace cannot be read.
+    """
+    path = Path(trace)
+    key = trace_key(path)
+    target = index_path(path)
+    header = _header_of(path, read_options)
+    if target.is_file():
+        try:
+            return _open(path, header, target, key, read_options, repeat_notes=True)
+        except IndexDamage as exc:
+            if on_note is not None and build:
+                on_note(f"{target}: {exc}; rebuilding it")
+    if not build:
+        return None
+    data = _build_bytes(path, every, on_progress, key, dict(read_options))
+    try:
+        atomic_write(target, data)
+    except (MctsvizError, OSError):
+        if on_note is not None:
+            on_note(f"{target}: cannot be written; the index is kept in memory only")
+        return _open(path, header, data, key, read_options, repeat_notes=False)
+    return _open(path, header, target, key, read_options, repeat_notes=False)
+
+
+def _open(path: Path, header: Header, source: Path | bytes, key: tuple[int, str], read_options: dict[str, Any], *, repeat_notes: bool) -> IndexedTrace:
+    columns = _Columns(source, key)
+    try:
+        indexed = IndexedTrace(path, header, columns, read_options)
+    except BaseException:
+        columns.close()
+        raise
+    warn = read_options.get("on_warning")
+    if repeat_notes and warn is not None:
+        for note in indexed.notes:  # what reading the whole trace reported when the index was built
+            warn(note)
+    return indexed
+
+
+def _header_of(path: Path, read_options: dict[str, Any]) -> Header:
+    events = read_trace(path, until=0, **read_options)
+    header = next(events)
+    close = getattr(events, "close", None)
+    if close is not None:
+        close()
+    assert isinstance(header, Header)
+    return header
+
+
+def snapshot_of(
+    trace: Any, iteration: int | None = None, phase: str = "backprop", *, on_progress: Callable[[int], None] | None = None, **read_options: Any
+) -> TreeSnapshot:
+    """The tree at (``iteration``, ``phase``) of a trace file, from its index when it has one
+    (or is large enough to be worth one, :data:`AUTO_INDEX_BYTES`), else read up to there.
+
+    What ``mctsviz replay`` uses; anything but a path goes to :func:`mctsviz.replay.snapshot_at`.
+    """
+    from .replay import snapshot_at
+
+    indexed = indexed_if_worth_it(trace, on_progress=on_progress, **read_options)
+    if indexed is None:
+        return snapshot_at(trace, iteration, phase, **read_options)
+    with indexed:
+        return indexed.snapshot(iteration, phase)
+
+
+def indexed_if_worth_it(trace: Any, *, on_progress: Callable[[int], None] | None = None, **read_options: Any) -> IndexedTrace | None:
+    """The :class:`IndexedTrace` of a trace path that has an index or is at least
+    :data:`AUTO_INDEX_BYTES` large (building the index then), else None."""
+    if not (isinstance(trace, str) or isinstance(trace, os.PathLike)):
+        return None
+    path = Path(trace)
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return None
+    if not path.is_file() or (size < AUTO_INDEX_BYTES and not index_path(path).is_file()):
+        return None
+    note = read_options.get("on_warning")
+    return open_indexed(path, on_note=note, on_progress=on_progress, **read_options)

@@ -1,0 +1,237 @@
+"""Seek: a trace's index of checkpoints gives exactly the tree replay gives, at every checkpoint
+and between them, and an index that is stale or damaged is rebuilt, never trusted."""
+
+from __future__ import annotations
+
+import json
+import random
+import struct
+import zlib
+from functools import cache
+
+import pytest
+
+from mctsviz.cli import main
+from mctsviz.errors import MctsvizError
+from mctsviz.replay import PHASES, Replay
+from mctsviz.scan import scan_trace
+from mctsviz.seek import INDEX_VERSION, build_index, index_path, open_indexed
+from mctsviz.testing import recorded_search
+from mctsviz.trace.io import TraceWriter, read_trace, write_trace
+from mctsviz.trace.reader import ResumePoint
+
+EVERY = 1024  # the smallest interval: several checkpoints in a short trace
+
+
+def observed(snapshot):
+    """Everything a snapshot shows, for comparing two of them."""
+    return (
+        snapshot.iteration,
+        snapshot.phase,
+        len(snapshot),
+        snapshot.nodes(),
+        [snapshot.edge_label(n.parent, n.id) for n in snapshot.nodes()[1:]],
+        snapshot.path,
+        snapshot.steps,
+        snapshot.new_nodes,
+        snapshot.simulated,
+        snapshot.updates,
+        snapshot.events,
+        [snapshot.child_scores(n) for n in snapshot.path],
+    )
+
+
+@cache
+def events_of(game, level, iterations=2600, seed=1):
+    return recorded_search(game, iterations=iterations, seed=seed, record=level)[1]
+
+
+def write(path, events, block_iterations=256):
+    with TraceWriter(path, block_iterations=block_iterations) as writer:
+        for event in events:
+            writer(event)
+    return path
+
+
+def positions(indexed, total, seed=0):
+    marks = {c.iteration for c in indexed._checkpoints}
+    chosen = marks | {m + 1 for m in marks} | {m - 1 for m in marks} | {0, 1, total}
+    chosen |= set(random.Random(seed).sample(range(total + 1), 4))
+    ordered = sorted(k for k in chosen if 0 <= k <= total)
+    return ordered + ordered[::-1]  # forwards, then backwards
+
+
+CASES = [(game, level, suffix) for game in ("tictactoe", "connect4", "nim") for level in ("compact", "full") for suffix in (".jsonl", ".msgpack")]
+
+
+@pytest.mark.parametrize(("game", "level", "suffix"), [*CASES, ("connect4", "compact", ".msgpack.gz"), ("nim", "full", ".jsonl.gz")])
+def test_the_tree_from_the_index_is_the_replayed_tree(tmp_path, game, level, suffix):
+    path = write(tmp_path / f"t{suffix}", events_of(game, level))
+    replay = Replay(read_trace(path))
+    with open_indexed(path, every=EVERY) as indexed:
+        assert index_path(path).is_file()
+        assert indexed.iterations == replay.iterations == 2600
+        assert [c.iteration for c in indexed._checkpoints][:2] >= [EVERY, 2 * EVERY]  # at frame ends
+        assert len(indexed._checkpoints) == 2
+        for k in positions(indexed, replay.iterations):
+            for phase in PHASES:
+                assert observed(indexed.snapshot(k, phase)) == observed(replay.snapshot(k, phase)), (k, phase)
+        assert observed(indexed.final()) == observed(replay.final())
+
+
+def test_a_second_open_reuses_the_index(tmp_path):
+    path = write(tmp_path / "t.msgpack", events_of("tictactoe", "compact"))
+    notes = []
+    open_indexed(path, every=EVERY, on_note=notes.append).close()
+    written = index_path(path).read_bytes()
+    with open_indexed(path, on_note=notes.append, build=False) as indexed:
+        assert indexed is not None and indexed.every == EVERY
+        assert observed(indexed.snapshot(2000, "expand")) == observed(Replay(read_trace(path)).snapshot(2000, "expand"))
+    assert notes == [] and index_path(path).read_bytes() == written
+
+
+def test_a_stale_index_is_rebuilt(tmp_path):
+    path = write(tmp_path / "t.msgpack", events_of("tictactoe", "compact"))
+    build_index(path, every=EVERY)
+    path.unlink()
+    write(path, events_of("tictactoe", "compact", seed=2))  # another search at the same name
+    assert open_indexed(path, build=False) is None
+    notes = []
+    with open_indexed(path, every=EVERY, on_note=notes.append) as indexed:
+        replay = Replay(read_trace(path))
+        for k in (1, 1500, 2600):
+            assert observed(indexed.snapshot(k)) == observed(replay.snapshot(k))
+    assert len(notes) == 1 and "stale" in notes[0] and "rebuilding" in notes[0]
+
+
+def _reheader(data, change):
+    """The index ``data`` with its JSON header changed by ``change`` and its checksum made right."""
+    length = struct.unpack_from("<Q", data, 20)[0]
+    head = json.loads(data[28 : 28 + length])
+    change(head)
+    text = json.dumps(head).encode()
+    return data[:20] + struct.pack("<Q", len(text)) + text + struct.pack("<I", zlib.crc32(text)) + data[28 + length + 4 :]
+
+
+def _set(path, value):
+    def change(head):
+        target = head
+        for name in path[:-1]:
+            target = target[name]
+        target[path[-1]] = value
+
+    return change
+
+
+DAMAGE = {
+    "empty": lambda data: b"",
+    "truncated": lambda data: data[: len(data) // 2],
+    "cut in the header": lambda data: data[:40],
+    "not an index": lambda data: b"hello\n" * 100,
+    "a flipped byte in a section": lambda data: data[:-100] + bytes([data[-100] ^ 0xFF]) + data[-99:],
+    "a flipped byte in the header": lambda data: data[:60] + bytes([data[60] ^ 0x01]) + data[61:],
+    "another version": lambda data: data[:16] + struct.pack("<I", INDEX_VERSION + 1) + data[20:],
+    "a huge header length": lambda data: data[:20] + struct.pack("<Q", 1 << 60) + data[28:],
+    "more nodes than its columns": lambda data: _reheader(data, _set(["nodes"], 1 << 27)),
+    "a section larger than the file": lambda data: _reheader(data, lambda h: h["sections"]["parent"].__setitem__(2, 1 << 31)),
+    "a checkpoint with the wrong node count": lambda data: _reheader(data, lambda h: h["checkpoints"][0].__setitem__(3, 5)),
+    "checkpoints out of order": lambda data: _reheader(data, lambda h: h["checkpoints"].reverse()),
+    "a negative checkpoint": lambda data: _reheader(data, lambda h: h["checkpoints"][0].__setitem__(1, -1)),
+    "iterations past the trace": lambda data: _reheader(data, _set(["iterations"], "many")),
+    "a missing section": lambda data: _reheader(data, lambda h: h["sections"].pop("edge_child")),
+    "another player count": lambda data: _reheader(data, _set(["players"], 3)),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_a_damaged_index_is_rebuilt_with_a_note(tmp_path, damage):
+    path = write(tmp_path / "t.msgpack", events_of("connect4", "compact"))
+    build_index(path, every=EVERY)
+    target = index_path(path)
+    target.write_bytes(DAMAGE[damage](target.read_bytes()))
+    assert open_indexed(path, build=False) is None
+    notes = []
+    with open_indexed(path, every=EVERY, on_note=notes.append) as indexed:
+        replay = Replay(read_trace(path))
+        for k in (0, 1100, 2049, 2600):
+            assert observed(indexed.snapshot(k, "select")) == observed(replay.snapshot(k, "select"))
+    assert len(notes) == 1 and str(target) in notes[0] and notes[0].endswith("rebuilding it")
+    assert open_indexed(path, build=False) is not None  # the rebuilt index is whole
+
+
+def test_an_index_that_disagrees_with_its_trace_is_refused_where_it_is_read(tmp_path):
+    path = write(tmp_path / "t.msgpack", events_of("tictactoe", "compact"))
+    build_index(path, every=EVERY)
+    data = index_path(path).read_bytes()
+    # A crafted index, every checksum right, whose checkpoint points into the middle of a frame.
+    index_path(path).write_bytes(_reheader(data, lambda h: h["checkpoints"][0].__setitem__(1, h["checkpoints"][0][1] + 7)))
+    with open_indexed(path, build=False) as indexed, pytest.raises(MctsvizError, match="t.msgpack"):
+        indexed.snapshot(EVERY + 10)
+
+
+def test_an_index_that_cannot_be_written_is_kept_in_memory(tmp_path):
+    path = write(tmp_path / "t.jsonl", events_of("nim", "compact"))
+    index_path(path).mkdir()  # where the index would go
+    notes = []
+    with open_indexed(path, every=EVERY, on_note=notes.append) as indexed:
+        assert observed(indexed.snapshot(2500, "simulate")) == observed(Replay(read_trace(path)).snapshot(2500, "simulate"))
+    assert len(notes) == 1 and "in memory" in notes[0]
+    assert build_index(path) is None
+
+
+def test_blank_lines_and_a_damaged_tail_keep_the_offsets_right(tmp_path):
+    path = tmp_path / "t.jsonl"
+    write_trace(path, events_of("tictactoe", "compact"))
+    lines = path.read_bytes().split(b"\n")
+    lines.insert(4000, b"   ")
+    lines.insert(9000, b"")
+    text = b"\n".join(lines)
+    path.write_bytes(text[: len(text) - 2000])  # the last lines cut off
+    warnings = []
+    replay = Replay(read_trace(path, on_warning=warnings.append))
+    with open_indexed(path, every=EVERY, on_warning=warnings.append) as indexed:
+        assert indexed.iterations == replay.iterations < 2600
+        for k in positions(indexed, replay.iterations):
+            assert observed(indexed.snapshot(k, "expand")) == observed(replay.snapshot(k, "expand"))
+    assert len(warnings) == 2  # the replay's, then the build's
+    again = []
+    open_indexed(path, build=False, on_warning=again.append).close()
+    assert again == warnings[1:]  # the damage is reported on every open, as a read would
+
+
+def test_reading_from_a_boundary_gives_the_rest_of_the_trace(tmp_path):
+    path = write(tmp_path / "t.msgpack.gz", events_of("connect4", "full"))
+    points = []
+    events = list(read_trace(path, on_boundary=lambda *point: points.append(point)))
+    header = events[0]
+    assert [p[0] for p in points[:4]] == [0, 64, 128, 192]  # the full level: a frame every 64 iterations
+    iterations, offset, number, nodes = points[5]
+    rest = list(read_trace(path, start=ResumePoint(header, offset, number, iterations, nodes)))
+    first = next(i for i, e in enumerate(events) if getattr(e, "iteration", None) == iterations + 1)
+    assert rest[0] == header and rest[1:] == events[first:]
+
+
+def test_scan_trace_answers_from_the_index(tmp_path):
+    path = write(tmp_path / "t.msgpack", events_of("connect4", "compact"))
+    plain = scan_trace(path, 1700, "simulate")
+    build_index(path, every=EVERY)
+    indexed = scan_trace(path, 1700, "simulate")
+    assert observed(indexed.snapshot) == observed(plain.snapshot)
+    assert observed(indexed.final) == observed(plain.final)
+    assert (indexed.lowest_reward, indexed.highest_reward) == (plain.lowest_reward, plain.highest_reward)
+
+
+def test_the_cli_builds_the_index_and_replays_from_it(tmp_path, capsys):
+    path = write(tmp_path / "t.msgpack", events_of("tictactoe", "compact"))
+    assert main(["replay", str(path), "--iteration", "1900", "--json"]) == 0
+    plain = capsys.readouterr().out
+    assert main(["inspect", str(path), "--iteration", "1900", "--json"]) == 0
+    inspected = capsys.readouterr().out
+    assert main(["index", str(path), "--every", "1024", "--no-progress"]) == 0
+    assert index_path(path).is_file() and "wrote" in capsys.readouterr().out
+    assert main(["replay", str(path), "--iteration", "1900", "--json"]) == 0
+    assert capsys.readouterr().out == plain
+    assert main(["inspect", str(path), "--iteration", "1900", "--json"]) == 0
+    assert capsys.readouterr().out == inspected
+    assert main(["index", str(path), "--every", "10"]) == 2
+    assert "bad checkpoint interval" in capsys.readouterr().err
