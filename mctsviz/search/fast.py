@@ -26,6 +26,7 @@ from ..trace.blocks import BlockColumns
 from ..trace.events import EXPAND_RULES, SIMULATE_METHODS, Backprop, Expand, NewChild, Score, Select, Simulate, Step, Update
 from ..types import Action, Game
 from . import policies
+from .flat import FULL_MASKS, NO_CHILDREN, FlatTree, nth_bit
 from .records import checked_returns
 
 if TYPE_CHECKING:
@@ -81,26 +82,38 @@ def _labels(game: Game, actions: Sequence[Action], cache: dict[Action, str]) -> 
     return tuple(out)
 
 
-def _ucb1_choice(engine: Engine, node: int, kids: list[int]) -> int:
+def _label(game: Game, cache: dict[Action, str], action: Action) -> str:
+    """The label of ``action``, remembered by action (an unhashable action is labelled each time)."""
+    try:
+        text = cache[action]
+    except KeyError:
+        text = cache[action] = game.action_label(action)
+    except TypeError:
+        text = game.action_label(action)
+    return text
+
+
+def _ucb1_choice(engine: Engine, node: int, kids: Sequence[int], visits: Sequence[int], values: Sequence[float]) -> int:
     """The general argmax, for the rare step where no child scored above -infinity."""
-    visits, value = engine.tree.visits, engine.tree.value
-    best = policies.ucb1_argmax([value[k] for k in kids], [visits[k] for k in kids], visits[node], c=engine.options.c, log=engine.options.log)
+    best = policies.ucb1_argmax([values[k] for k in kids], [visits[k] for k in kids], visits[node], c=engine.options.c, log=engine.options.log)
     return kids[best[0]]
 
 
 def run_unrecorded(engine: Engine, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
     """The fast loop with no recorder: it builds no events at all.
 
-    It fills only the tree lists it reads (states, actions, movers, players, terminal flags,
-    statistics, children, untried actions); the tree derives the others (parents, edges,
-    labels, priors, keys) if they are ever read (see ``Tree._derive``).
+    It grows a :class:`FlatTree` (``engine.tree`` from then on): flat columns, the lists
+    being derived if they are ever read.
     """
-    tree, game, options = engine.tree, engine.game, engine.options
-    if len(tree) != 1 or tree._lazy:
+    if len(engine.tree) != 1:
         return engine.run_general(iterations, deadline, progress)  # the loop assumes a lone root
-    tree._lazy = True
-    states, actions, movers, players, terminals = tree.state, tree.action, tree.mover, tree.player, tree.terminal
-    visits, values, children, untried = tree.visits, tree.value, tree.children, tree.untried
+    tree = engine.tree = FlatTree(engine.tree, keyed=False)
+    game, options = engine.game, engine.options
+    store, load = tree.store_state, tree.load_state
+    add_action, add_mover, players, add_player = tree.actions.append, tree.movers.append, tree.players, tree.players.append
+    movers, visits, values, means, children = tree.movers, tree.visits, tree.values, tree.means, tree.kids
+    legals, masks = tree.legal, tree.masks
+    add_visits, add_value, add_mean, add_children, add_legal, add_mask = visits.append, values.append, means.append, children.append, legals.append, masks.append
     next_state, is_terminal, current_player = game.next_state, game.is_terminal, game.current_player
     legal_actions, game_returns = game.legal_actions, game.returns
     playout, rng = engine.playout, engine.rng
@@ -112,10 +125,8 @@ def run_unrecorded(engine: Engine, iterations: int | None, deadline: float | Non
     convert = partial(_convert_returns, engine)
     log, sqrt, clock = math.log, math.sqrt, time.perf_counter
     inf = math.inf
+    full_masks, widest = FULL_MASKS, len(FULL_MASKS)
     limit = math.inf if iterations is None else iterations
-    # means[k] = values[k] / visits[k], kept up to date by backpropagation: one division per
-    # update instead of one per sibling scored (the same division, so the same float).
-    means = [0.0]
     done = 0
     while done < limit:
         if deadline is not None and clock() >= deadline:
@@ -124,7 +135,7 @@ def run_unrecorded(engine: Engine, iterations: int | None, deadline: float | Non
         # was simulated from when it was added: n >= 1 and N >= 1, no +infinity case.
         node = 0
         path = [0]
-        while not untried[node]:
+        while not masks[node]:
             kids = children[node]
             if not kids:
                 break
@@ -137,37 +148,47 @@ def run_unrecorded(engine: Engine, iterations: int | None, deadline: float | Non
                     best = score
                     chosen = kid
             if best == -inf:
-                chosen = _ucb1_choice(engine, node, kids)
+                chosen = _ucb1_choice(engine, node, kids, visits, values)
             node = chosen
             path.append(node)
-        # Expansion and simulation.
-        if terminals[node]:
-            raw = game_returns(states[node])
+        # Expansion (the first untried action, or a random one) and simulation.
+        if players[node] < 0:
+            raw = game_returns(load(node))
             method = "terminal"
         else:
-            todo = untried[node]
-            action = todo.pop(0 if pick is None else pick(len(todo)))
-            state = next_state(states[node], action)
-            child = len(states)
-            states.append(state)
-            actions.append(action)
-            movers.append(players[node])
-            visits.append(0)
-            values.append(0.0)
-            means.append(0.0)
-            children.append([])
-            children[node].append(child)
+            mask = masks[node]
+            bit = mask & -mask if pick is None else nth_bit(mask, pick(mask.bit_count()))
+            masks[node] = mask ^ bit
+            action = legals[node][bit.bit_length() - 1]
+            state = next_state(load(node), action)
+            child = len(visits)
+            store(state)
+            add_action(action)
+            add_mover(players[node])
+            add_visits(0)
+            add_value(0.0)
+            add_mean(0.0)
+            add_children(NO_CHILDREN)
+            kids = children[node]
+            if kids:
+                kids.append(child)  # type: ignore[union-attr]
+            else:
+                children[node] = [child]
             path.append(child)
             if is_terminal(state):
-                terminals.append(True)
-                players.append(-1)
-                untried.append([])
+                add_player(-1)
+                add_legal(())
+                add_mask(0)
                 raw = game_returns(state)
                 method = "terminal"
             else:
-                terminals.append(False)
-                players.append(current_player(state))
-                untried.append(list(legal_actions(state)))
+                add_player(current_player(state))
+                legal = legal_actions(state)
+                if type(legal) is not tuple:
+                    legal = tuple(legal)
+                add_legal(legal)
+                count = len(legal)
+                add_mask(full_masks[count] if count < widest else (1 << count) - 1)
                 raw = playout(state, rng)[1]
                 method = rollout
         hit = converted.get(id(raw))
@@ -182,19 +203,25 @@ def run_unrecorded(engine: Engine, iterations: int | None, deadline: float | Non
         done += 1
         if progress is not None and not done & 255:
             progress(done)
+    tree.release_search_columns()
     if progress is not None:
         progress(done)
     return done
 
 
 def run_recorded(engine: Engine, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
-    """The fast loop with a recorder: the same steps, emitting the four events."""
-    tree, game, options = engine.tree, engine.game, engine.options
-    states, keys, parents, actions, labels = tree.state, tree.keys, tree.parent, tree.action, tree.label
-    movers, players, terminals, visits, values = tree.mover, tree.player, tree.terminal, tree.visits, tree.value
-    priors, children, edges, untried, by_key = tree.prior, tree.children, tree.edges, tree.untried, tree.by_key
+    """The fast loop with a recorder: the same steps on the same :class:`FlatTree`, emitting the four events."""
+    if len(engine.tree) != 1:
+        return engine.run_general(iterations, deadline, progress)  # the loop assumes a lone root
+    tree = engine.tree = FlatTree(engine.tree, keyed=True)
+    game, options = engine.game, engine.options
+    store, load = tree.store_state, tree.load_state
+    actions, add_action, add_mover, players, add_player = tree.actions, tree.actions.append, tree.movers.append, tree.players, tree.players.append
+    movers, visits, values, means, children = tree.movers, tree.visits, tree.values, tree.means, tree.kids
+    legals, masks = tree.legal, tree.masks
+    add_visits, add_value, add_mean, add_children, add_legal, add_mask = visits.append, values.append, means.append, children.append, legals.append, masks.append
     next_state, is_terminal, current_player = game.next_state, game.is_terminal, game.current_player
-    legal_actions, game_returns, state_key, action_label = game.legal_actions, game.returns, game.state_key, game.action_label
+    legal_actions, game_returns, state_key = game.legal_actions, game.returns, game.state_key
     playout, rng = engine.playout, engine.rng
     pick = rng.randrange if options.expand == "one-random" else None
     c = options.c
@@ -219,9 +246,10 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
         new_code, leaf_code = EXPAND_RULES.index("new"), EXPAND_RULES.index("leaf")
     first = 1
     label_cache: dict[Action, str] = {}
+    labels = partial(_label, game, label_cache)
     log, sqrt, clock = math.log, math.sqrt, time.perf_counter
     inf = math.inf
-    means = [0.0]  # values[k] / visits[k], as in _run_fast
+    full_masks, widest = FULL_MASKS, len(FULL_MASKS)
     done = 0
     limit = math.inf if iterations is None else iterations
     try:
@@ -232,7 +260,7 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
             node = 0
             path = [0]
             steps: list[Step] = []  # filled at full level only
-            while not untried[node]:
+            while not masks[node]:
                 kids = children[node]
                 if not kids:
                     break
@@ -242,6 +270,7 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
                 chosen = node
                 if full:
                     scores = []
+                    prior = 1.0 / len(legals[node])  # every child's: 1 / the parent's legal actions
                     for kid in kids:
                         n = visits[kid]
                         exploit = means[kid]
@@ -251,9 +280,9 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
                             best = score
                             chosen = kid
                         if score == inf:
-                            scores.append(Score(kid, labels[kid], n, values[kid], priors[kid], None, None, None))
+                            scores.append(Score(kid, labels(actions[kid]), n, values[kid], prior, None, None, None))
                         else:
-                            scores.append(Score(kid, labels[kid], n, values[kid], priors[kid], exploit, explore, score))
+                            scores.append(Score(kid, labels(actions[kid]), n, values[kid], prior, exploit, explore, score))
                 else:
                     for kid in kids:
                         score = means[kid] + c * sqrt(ln_n / visits[kid])
@@ -261,7 +290,7 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
                             best = score
                             chosen = kid
                 if best == -inf:
-                    chosen = _ucb1_choice(engine, node, kids)
+                    chosen = _ucb1_choice(engine, node, kids, visits, values)
                 if full:
                     steps.append(Step(node, chosen, parent_visits, tuple(scores)))
                 node = chosen
@@ -270,52 +299,57 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
             new_child = None
             if cols is None:
                 recorder(Select(iteration, selected, tuple(steps) if full else None))
-            if terminals[node]:
+            if players[node] < 0:
                 if cols is None:
                     recorder(Expand(iteration, node, (), node, "leaf", None))
                 sim = node
-                raw = game_returns(states[node])
+                raw = game_returns(load(node))
                 method = "terminal"
                 played = None
             else:
-                todo = untried[node]
-                action = todo.pop(0 if pick is None else pick(len(todo)))
-                prior = 1.0 / (len(edges[node]) + len(todo) + 1)
-                state = next_state(states[node], action)
-                sim = len(states)
+                mask = masks[node]
+                bit = mask & -mask if pick is None else nth_bit(mask, pick(mask.bit_count()))
+                masks[node] = mask ^ bit
+                legal = legals[node]
+                action = legal[bit.bit_length() - 1]
+                prior = 1.0 / len(legal)
+                state = next_state(load(node), action)
+                sim = len(visits)
                 key = state_key(state)
-                label = action_label(action)
+                label = labels(action)
                 mover = players[node]
                 terminal = bool(is_terminal(state))
-                states.append(state)
-                keys.append(key)
-                parents.append(node)
-                actions.append(action)
-                labels.append(label)
-                movers.append(mover)
-                terminals.append(terminal)
-                visits.append(0)
-                values.append(0.0)
-                means.append(0.0)
-                priors.append(prior)
-                children.append([])
-                edges.append([])
-                by_key.setdefault(key, sim)
-                children[node].append(sim)
-                edges[node].append(action)
+                store(state)
+                add_action(action)
+                add_mover(mover)
+                add_visits(0)
+                add_value(0.0)
+                add_mean(0.0)
+                add_children(NO_CHILDREN)
+                kids = children[node]
+                if kids:
+                    kids.append(sim)  # type: ignore[union-attr]
+                else:
+                    children[node] = [sim]
                 path.append(sim)
                 new_child = NewChild(sim, label, key, prior, mover, terminal, 0, 0.0, False)
                 if cols is None:
                     recorder(Expand(iteration, node, (new_child,), sim, "new", None))
                 if terminal:
-                    players.append(-1)
-                    untried.append([])
+                    add_player(-1)
+                    add_legal(())
+                    add_mask(0)
                     raw = game_returns(state)
                     method = "terminal"
                     played = None
                 else:
-                    players.append(current_player(state))
-                    untried.append(list(legal_actions(state)))
+                    add_player(current_player(state))
+                    legal = legal_actions(state)
+                    if type(legal) is not tuple:
+                        legal = tuple(legal)
+                    add_legal(legal)
+                    count = len(legal)
+                    add_mask(full_masks[count] if count < widest else (1 << count) - 1)
                     played, raw = playout(state, rng)
                     method = rollout
             hit = converted.get(id(raw))
@@ -379,6 +413,7 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
             if progress is not None and not done & 255:
                 progress(done)
     finally:
+        tree.release_search_columns()
         if cols is not None and done >= first:  # the complete iterations since the last block, also on an exception
             record_block(cols.block(first, done - first + 1))
     if progress is not None:

@@ -1,0 +1,284 @@
+"""The tree the fast loops grow: per-node data in flat columns, the tree's lists made on first read.
+
+The general loop keeps one Python list per field and, per node, a state object, a list of
+children and a list of untried actions: several hundred bytes a node. The fast loops
+(``mctsviz.search.fast``) keep instead, per node:
+
+* the state packed into typed arrays for the built-in boards (Tic-Tac-Toe: one 32-bit integer
+  holding both 9-bit masks; Connect Four up to 63 bits with its guard row: the two bitboards
+  as 64-bit integers and the status as a byte), a list of the state objects for other games;
+* the action (a byte for the boards' cell and column numbers), the mover and the player to
+  move (bytes; -1 for a terminal node, which is how terminal nodes are told), the total value
+  (a double);
+* the untried actions as a bitmask over the node's legal actions, next to a reference to the
+  tuple of legal actions the game returned (the built-in games return shared tuples);
+* the visits, the mean value (read for every sibling scored) and the children as Python lists,
+  a leaf's children being one shared empty tuple: what selection reads stays in lists, which
+  CPython reads faster than arrays.
+
+Parents, keys, labels, priors and edges are not stored: a :class:`FlatTree` derives each list
+the first time it is read (and keeps it), so a search whose tree nobody inspects never pays
+for them, and a reader gets the same lists as from the general loop.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable
+from typing import Any
+
+from ..types import Action, Game, State
+from .tree import ChildStats, Tree
+
+#: A leaf's children: one shared empty tuple until its first child arrives.
+NO_CHILDREN: tuple[int, ...] = ()
+
+#: FULL_MASKS[k]: the untried-action mask of a node with k legal actions (shared objects).
+FULL_MASKS = tuple((1 << k) - 1 for k in range(257))
+
+#: The widest bitboard a 64-bit signed array holds.
+_MAX_BITS = 63
+
+
+class StateColumn:
+    """Per-node states, stored by ``store(state)`` and read back by ``load(node)``.
+
+    A list of the state objects for any game; :func:`state_column` packs the built-in boards.
+    """
+
+    def __init__(self) -> None:
+        states: list[State] = []
+        self.store: Callable[[State], None] = states.append
+        self.load: Callable[[int], State] = states.__getitem__
+
+
+class _TicTacToeStates(StateColumn):
+    """A Tic-Tac-Toe state ``(x, o)`` as one integer ``x | o << 9``."""
+
+    def __init__(self) -> None:
+        packed = array("i")
+        append = packed.append
+
+        def store(state: State) -> None:
+            x, o = state
+            append(x | o << 9)
+
+        def load(node: int) -> State:
+            p = packed[node]
+            return (p & 511, p >> 9)
+
+        self.store, self.load = store, load
+
+
+class _ConnectFourStates(StateColumn):
+    """A Connect Four state ``(x, o, status)`` as two 64-bit integers and a byte."""
+
+    def __init__(self) -> None:
+        xs, os_, statuses = array("q"), array("q"), array("b")
+        add_x, add_o, add_status = xs.append, os_.append, statuses.append
+
+        def store(state: State) -> None:
+            x, o, status = state
+            add_x(x)
+            add_o(o)
+            add_status(status)
+
+        def load(node: int) -> State:
+            return (xs[node], os_[node], statuses[node])
+
+        self.store, self.load = store, load
+
+
+def state_column(game: Game) -> StateColumn:
+    """Where a search on ``game`` keeps its states: packed for the built-in boards."""
+    from ..games.connect4 import ConnectFour
+    from ..games.tictactoe import TicTacToe
+
+    kind = type(game)
+    if kind is TicTacToe:
+        return _TicTacToeStates()
+    if kind is ConnectFour and isinstance(game, ConnectFour) and (game.rows + 1) * game.cols <= _MAX_BITS:
+        return _ConnectFourStates()
+    return StateColumn()
+
+
+def _small_int_actions(game: Game) -> bool:
+    """Whether every action of ``game`` is an int from 0 to 127 (stored as a byte)."""
+    from ..games.connect4 import ConnectFour
+    from ..games.tictactoe import TicTacToe
+
+    return type(game) in (TicTacToe, ConnectFour)
+
+
+class _Derived:
+    """A :class:`FlatTree` list, derived from the columns on first read and kept."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, tree: FlatTree | None, owner: type | None = None) -> Any:
+        if tree is None:
+            return self
+        value = tree.derive(self.name)
+        tree.__dict__[self.name] = value  # later reads find it in the instance, not here
+        return value
+
+
+def nth_bit(mask: int, index: int) -> int:
+    """The ``index``-th lowest set bit of ``mask`` (0 is the lowest), as a power of two."""
+    for _ in range(index):
+        mask &= mask - 1
+    return mask & -mask
+
+
+class FlatTree(Tree):
+    """A search tree in flat columns (see the module's docstring), read through :class:`Tree`'s lists.
+
+    Built from a tree holding only its root; the fast loops append nodes to the columns. The
+    lists ``visits`` and ``children`` are the loops' own; the others are derived when first
+    read: from then on the tree is only read.
+    """
+
+    state = _Derived()
+    keys = _Derived()
+    parent = _Derived()
+    action = _Derived()
+    label = _Derived()
+    mover = _Derived()
+    player = _Derived()
+    terminal = _Derived()
+    value = _Derived()
+    prior = _Derived()
+    edges = _Derived()
+    untried = _Derived()
+    by_key = _Derived()
+    children = _Derived()
+
+    def __init__(self, root: Tree, *, keyed: bool) -> None:  # noqa: D107 - the class says it
+        game = self.game = root.game
+        self.keyed = keyed  # the general loop would store every node's key (a recorded search)
+        self.root_key = root.keys[0]
+        columns = state_column(game)
+        self.store_state, self.load_state = columns.store, columns.load
+        self.actions: array[int] | list[Action] = array("b") if _small_int_actions(game) else []
+        small_players = game.num_players <= 127
+        self.movers: array[int] | list[int] = array("b") if small_players else []
+        self.players: array[int] | list[int] = array("b") if small_players else []
+        self.values = array("d")
+        self.visits: list[int] = []
+        self.means: list[float] = []  # values / visits since the last update (see fast.py)
+        self.kids: list[list[int] | tuple[int, ...]] = []
+        self.legal: list[tuple[Action, ...]] = []  # the game's legal actions, per node
+        self.masks: list[int] = []  # untried actions, as bits over ``legal``
+        state = root.state[0]
+        self.store_state(state)
+        self.actions.append(0)  # the root has no action; the derived list says None
+        self.movers.append(root.mover[0])
+        self.players.append(root.player[0])
+        self.values.append(root.value[0])
+        self.visits.append(root.visits[0])
+        n = root.visits[0]
+        self.means.append(root.value[0] / n if n else 0.0)
+        self.kids.append(NO_CHILDREN)
+        legal = () if root.terminal[0] else tuple(game.legal_actions(state))
+        self.legal.append(legal)
+        self.masks.append(FULL_MASKS[len(legal)] if len(legal) < len(FULL_MASKS) else (1 << len(legal)) - 1)
+        self.root_prior = root.prior[0]
+
+    def __len__(self) -> int:
+        return len(self.visits)
+
+    def release_search_columns(self) -> None:
+        """Drop what only the running loop reads (the means)."""
+        self.means = []
+
+    # -- the lists, derived on first read ---------------------------------------------------
+
+    def derive(self, name: str) -> Any:  # noqa: C901 - one branch per list, each short
+        """The list ``name`` of :class:`Tree`, made from the columns."""
+        size = len(self)
+        game = self.game
+        if name == "state":
+            return list(map(self.load_state, range(size)))
+        if name == "keys":
+            if not self.keyed:
+                return [self.root_key] + [None] * (size - 1)
+            return [self.root_key] + [game.state_key(self.load_state(n)) for n in range(1, size)]
+        if name == "by_key":
+            by_key: dict[str, int] = {}
+            for node, key in enumerate(self.keys):
+                if key is not None:
+                    by_key.setdefault(key, node)
+            return by_key
+        if name == "parent":
+            parent = [-1] * size
+            for node, kids in enumerate(self.kids):
+                for kid in kids:
+                    parent[kid] = node
+            return parent
+        if name == "action":
+            return [None, *self.actions[1:]]
+        if name == "label":
+            cache: dict[Action, str] = {}
+            labels = [""]
+            for action in self.actions[1:]:
+                text = cache.get(action) if isinstance(action, int) else None
+                if text is None:
+                    text = game.action_label(action)
+                    if isinstance(action, int):
+                        cache[action] = text
+                labels.append(text)
+            return labels
+        if name in ("mover", "player"):
+            return list(self.movers if name == "mover" else self.players)
+        if name == "terminal":
+            return [p < 0 for p in self.players]
+        if name == "value":
+            return list(self.values)
+        if name == "prior":
+            prior = [self.root_prior] + [0.0] * (size - 1)
+            for node, kids in enumerate(self.kids):
+                if kids:
+                    share = 1.0 / self.legal_count(node)
+                    for kid in kids:
+                        prior[kid] = share
+            return prior
+        if name == "children":
+            return [kids if kids else [] for kids in self.kids]
+        if name == "edges":
+            actions = self.actions
+            return [[actions[k] for k in kids] for kids in self.kids]
+        if name == "untried":
+            return [self.untried_actions(node) for node in range(size)]
+        raise AttributeError(name)
+
+    # -- per-node reads that derive nothing ---------------------------------------------------
+
+    def legal_count(self, node: int) -> int:
+        """How many legal actions ``node`` has (children plus untried actions)."""
+        return len(self.legal[node])
+
+    def untried_actions(self, node: int) -> list[Action]:
+        """The actions of ``node`` not expanded yet, in the game's order."""
+        legal, mask = self.legal[node], self.masks[node]
+        return [action for bit, action in enumerate(legal) if mask >> bit & 1]
+
+    def key(self, node: int) -> str:
+        """The state key of ``node`` (computed from its packed state)."""
+        if node == 0 and self.root_key is not None:
+            return str(self.root_key)
+        return self.game.state_key(self.load_state(node))
+
+    def child_list(self, node: int) -> list[int]:
+        return list(self.kids[node])
+
+    def mean(self, node: int) -> float | None:
+        n = self.visits[node]
+        return self.values[node] / n if n else None
+
+    def child_stats(self, node: int) -> tuple[ChildStats, ...]:
+        label = self.game.action_label
+        kids = self.kids[node]
+        share = 1.0 / self.legal_count(node) if kids else 0.0
+        actions = self.actions
+        return tuple(ChildStats(k, actions[k], label(actions[k]), self.visits[k], self.values[k], self.mean(k), share) for k in kids)
