@@ -109,7 +109,7 @@ def run_unrecorded(engine: Engine, iterations: int | None, deadline: float | Non
         return engine.run_general(iterations, deadline, progress)  # the loop assumes a lone root
     tree = engine.tree = FlatTree(engine.tree, keyed=False)
     game, options = engine.game, engine.options
-    store, load = tree.store_state, tree.load_state
+    states, store, load = tree.states, tree.store_state, tree.load_state
     add_action, add_mover, players, add_player = tree.actions.append, tree.movers.append, tree.players, tree.players.append
     movers, visits, values, means, children = tree.movers, tree.visits, tree.values, tree.means, tree.kids
     legals, masks = tree.legal, tree.masks
@@ -153,14 +153,14 @@ def run_unrecorded(engine: Engine, iterations: int | None, deadline: float | Non
             path.append(node)
         # Expansion (the first untried action, or a random one) and simulation.
         if players[node] < 0:
-            raw = game_returns(load(node))
+            raw = game_returns(load(node) if states is None else states[node])
             method = "terminal"
         else:
             mask = masks[node]
             bit = mask & -mask if pick is None else nth_bit(mask, pick(mask.bit_count()))
             masks[node] = mask ^ bit
             action = legals[node][bit.bit_length() - 1]
-            state = next_state(load(node), action)
+            state = next_state(load(node) if states is None else states[node], action)
             child = len(visits)
             store(state)
             add_action(action)
@@ -215,7 +215,7 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
         return engine.run_general(iterations, deadline, progress)  # the loop assumes a lone root
     tree = engine.tree = FlatTree(engine.tree, keyed=True)
     game, options = engine.game, engine.options
-    store, load = tree.store_state, tree.load_state
+    states, store, load = tree.states, tree.store_state, tree.load_state
     actions, add_action, add_mover, players, add_player = tree.actions, tree.actions.append, tree.movers.append, tree.players, tree.players.append
     movers, visits, values, means, children = tree.movers, tree.visits, tree.values, tree.means, tree.kids
     legals, masks = tree.legal, tree.masks
@@ -303,7 +303,7 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
                 if cols is None:
                     recorder(Expand(iteration, node, (), node, "leaf", None))
                 sim = node
-                raw = game_returns(load(node))
+                raw = game_returns(load(node) if states is None else states[node])
                 method = "terminal"
                 played = None
             else:
@@ -313,7 +313,7 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
                 legal = legals[node]
                 action = legal[bit.bit_length() - 1]
                 prior = 1.0 / len(legal)
-                state = next_state(load(node), action)
+                state = next_state(load(node) if states is None else states[node], action)
                 sim = len(visits)
                 key = state_key(state)
                 label = labels(action)
