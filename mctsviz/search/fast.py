@@ -26,7 +26,7 @@ from ..trace.blocks import BlockColumns
 from ..trace.events import EXPAND_RULES, SIMULATE_METHODS, Backprop, Expand, NewChild, Score, Select, Simulate, Step, Update
 from ..types import Action, Game
 from . import policies
-from .flat import FULL_MASKS, NO_CHILDREN, FlatTree, nth_bit
+from .flat import NO_ACTIONS, NO_CHILDREN, FlatTree
 from .records import checked_returns
 
 if TYPE_CHECKING:
@@ -110,10 +110,10 @@ def run_unrecorded(engine: Engine, iterations: int | None, deadline: float | Non
     tree = engine.tree = FlatTree(engine.tree, keyed=False)
     game, options = engine.game, engine.options
     states, store, load = tree.states, tree.store_state, tree.load_state
-    add_action, add_mover, players, add_player = tree.actions.append, tree.movers.append, tree.players, tree.players.append
-    movers, visits, values, means, children = tree.movers, tree.visits, tree.values, tree.means, tree.kids
-    legals, masks = tree.legal, tree.masks
-    add_visits, add_value, add_mean, add_children, add_legal, add_mask = visits.append, values.append, means.append, children.append, legals.append, masks.append
+    add_action, players, add_player = tree.actions.append, tree.players, tree.players.append
+    visits, values, means, children, untried = tree.visits, tree.values, tree.means, tree.kids, tree.todo
+    add_visits, add_value, add_mean, add_children, add_untried = visits.append, values.append, means.append, children.append, untried.append
+    root_mover = tree.root_mover
     next_state, is_terminal, current_player = game.next_state, game.is_terminal, game.current_player
     legal_actions, game_returns = game.legal_actions, game.returns
     playout, rng = engine.playout, engine.rng
@@ -125,7 +125,6 @@ def run_unrecorded(engine: Engine, iterations: int | None, deadline: float | Non
     convert = partial(_convert_returns, engine)
     log, sqrt, clock = math.log, math.sqrt, time.perf_counter
     inf = math.inf
-    full_masks, widest = FULL_MASKS, len(FULL_MASKS)
     limit = math.inf if iterations is None else iterations
     done = 0
     while done < limit:
@@ -135,7 +134,7 @@ def run_unrecorded(engine: Engine, iterations: int | None, deadline: float | Non
         # was simulated from when it was added: n >= 1 and N >= 1, no +infinity case.
         node = 0
         path = [0]
-        while not masks[node]:
+        while not untried[node]:
             kids = children[node]
             if not kids:
                 break
@@ -156,50 +155,46 @@ def run_unrecorded(engine: Engine, iterations: int | None, deadline: float | Non
             raw = game_returns(load(node) if states is None else states[node])
             method = "terminal"
         else:
-            mask = masks[node]
-            bit = mask & -mask if pick is None else nth_bit(mask, pick(mask.bit_count()))
-            masks[node] = mask ^ bit
-            action = legals[node][bit.bit_length() - 1]
+            todo = untried[node]
+            if pick is None:
+                action = todo[0]
+                untried[node] = todo[1:]
+            else:
+                index = pick(len(todo))
+                action = todo[index]
+                untried[node] = todo[:index] + todo[index + 1 :]
             state = next_state(load(node) if states is None else states[node], action)
             child = len(visits)
             store(state)
             add_action(action)
-            add_mover(players[node])
             add_visits(0)
             add_value(0.0)
             add_mean(0.0)
             add_children(NO_CHILDREN)
-            kids = children[node]
-            if kids:
-                kids.append(child)  # type: ignore[union-attr]
-            else:
-                children[node] = [child]
+            children[node] += (child,)
             path.append(child)
             if is_terminal(state):
                 add_player(-1)
-                add_legal(())
-                add_mask(0)
+                add_untried(NO_ACTIONS)
                 raw = game_returns(state)
                 method = "terminal"
             else:
                 add_player(current_player(state))
                 legal = legal_actions(state)
-                if type(legal) is not tuple:
-                    legal = tuple(legal)
-                add_legal(legal)
-                count = len(legal)
-                add_mask(full_masks[count] if count < widest else (1 << count) - 1)
+                add_untried(legal if type(legal) is tuple else tuple(legal))
                 raw = playout(state, rng)[1]
                 method = rollout
         hit = converted.get(id(raw))
         rewards = (convert(raw, method, converted) if hit is None else hit)[1]
         # Backpropagation: each node is credited for the player who moved into it.
+        mover = root_mover  # each node's mover is its parent's player
         for node in path:
             n = visits[node] + 1
-            w = values[node] + rewards[movers[node]]
+            w = values[node] + rewards[mover]
             visits[node] = n
             values[node] = w
             means[node] = w / n
+            mover = players[node]
         done += 1
         if progress is not None and not done & 255:
             progress(done)
@@ -216,10 +211,10 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
     tree = engine.tree = FlatTree(engine.tree, keyed=True)
     game, options = engine.game, engine.options
     states, store, load = tree.states, tree.store_state, tree.load_state
-    actions, add_action, add_mover, players, add_player = tree.actions, tree.actions.append, tree.movers.append, tree.players, tree.players.append
-    movers, visits, values, means, children = tree.movers, tree.visits, tree.values, tree.means, tree.kids
-    legals, masks = tree.legal, tree.masks
-    add_visits, add_value, add_mean, add_children, add_legal, add_mask = visits.append, values.append, means.append, children.append, legals.append, masks.append
+    actions, add_action, players, add_player = tree.actions, tree.actions.append, tree.players, tree.players.append
+    visits, values, means, children, untried = tree.visits, tree.values, tree.means, tree.kids, tree.todo
+    add_visits, add_value, add_mean, add_children, add_untried = visits.append, values.append, means.append, children.append, untried.append
+    root_mover = tree.root_mover
     next_state, is_terminal, current_player = game.next_state, game.is_terminal, game.current_player
     legal_actions, game_returns, state_key = game.legal_actions, game.returns, game.state_key
     playout, rng = engine.playout, engine.rng
@@ -249,7 +244,6 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
     labels = partial(_label, game, label_cache)
     log, sqrt, clock = math.log, math.sqrt, time.perf_counter
     inf = math.inf
-    full_masks, widest = FULL_MASKS, len(FULL_MASKS)
     done = 0
     limit = math.inf if iterations is None else iterations
     try:
@@ -260,7 +254,7 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
             node = 0
             path = [0]
             steps: list[Step] = []  # filled at full level only
-            while not masks[node]:
+            while not untried[node]:
                 kids = children[node]
                 if not kids:
                     break
@@ -270,7 +264,7 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
                 chosen = node
                 if full:
                     scores = []
-                    prior = 1.0 / len(legals[node])  # every child's: 1 / the parent's legal actions
+                    prior = 1.0 / len(kids)  # every child's: 1 / its parent's legal actions, all expanded here
                     for kid in kids:
                         n = visits[kid]
                         exploit = means[kid]
@@ -307,12 +301,15 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
                 method = "terminal"
                 played = None
             else:
-                mask = masks[node]
-                bit = mask & -mask if pick is None else nth_bit(mask, pick(mask.bit_count()))
-                masks[node] = mask ^ bit
-                legal = legals[node]
-                action = legal[bit.bit_length() - 1]
-                prior = 1.0 / len(legal)
+                todo = untried[node]
+                if pick is None:
+                    action = todo[0]
+                    untried[node] = todo[1:]
+                else:
+                    index = pick(len(todo))
+                    action = todo[index]
+                    untried[node] = todo[:index] + todo[index + 1 :]
+                prior = 1.0 / (len(children[node]) + len(todo))
                 state = next_state(load(node) if states is None else states[node], action)
                 sim = len(visits)
                 key = state_key(state)
@@ -321,35 +318,25 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
                 terminal = bool(is_terminal(state))
                 store(state)
                 add_action(action)
-                add_mover(mover)
                 add_visits(0)
                 add_value(0.0)
                 add_mean(0.0)
                 add_children(NO_CHILDREN)
-                kids = children[node]
-                if kids:
-                    kids.append(sim)  # type: ignore[union-attr]
-                else:
-                    children[node] = [sim]
+                children[node] += (sim,)
                 path.append(sim)
                 new_child = NewChild(sim, label, key, prior, mover, terminal, 0, 0.0, False)
                 if cols is None:
                     recorder(Expand(iteration, node, (new_child,), sim, "new", None))
                 if terminal:
                     add_player(-1)
-                    add_legal(())
-                    add_mask(0)
+                    add_untried(NO_ACTIONS)
                     raw = game_returns(state)
                     method = "terminal"
                     played = None
                 else:
                     add_player(current_player(state))
                     legal = legal_actions(state)
-                    if type(legal) is not tuple:
-                        legal = tuple(legal)
-                    add_legal(legal)
-                    count = len(legal)
-                    add_mask(full_masks[count] if count < widest else (1 << count) - 1)
+                    add_untried(legal if type(legal) is tuple else tuple(legal))
                     played, raw = playout(state, rng)
                     method = rollout
             hit = converted.get(id(raw))
@@ -369,22 +356,29 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
                 recorder(Simulate(iteration, sim, method, returns, rollout_labels, None))
             updates: list[Any] = []  # Update records, or bare rewards for block columns
             add_update = updates.append
+            # Forwards along the path, each node's mover being its parent's player (the
+            # root's is kept apart); the nodes are distinct, so only the records' order is
+            # the leaf-first order of the general loop: they are reversed at the end.
+            mover = root_mover
             if full:
-                for node in reversed(path):
-                    reward = rewards[movers[node]]
+                for node in path:
+                    reward = rewards[mover]
                     before_n = visits[node]
                     before_w = values[node]
                     after_n = visits[node] = before_n + 1
                     after_w = values[node] = before_w + reward
                     means[node] = after_w / after_n
                     add_update(Update(node, reward, before_n, before_w, after_n, after_w))
+                    mover = players[node]
             else:
-                for node in reversed(path):
-                    reward = rewards[movers[node]]
+                for node in path:
+                    reward = rewards[mover]
                     n = visits[node] = visits[node] + 1
                     w = values[node] = values[node] + reward
                     means[node] = w / n
                     add_update(Update(node, reward) if cols is None else reward)
+                    mover = players[node]
+            updates.reverse()
             if cols is None:
                 recorder(Backprop(iteration, tuple(updates)))
             else:  # the iteration's block columns, appended once it is complete

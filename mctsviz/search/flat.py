@@ -32,9 +32,8 @@ from .tree import ChildStats, Tree
 
 #: A leaf's children: one shared empty tuple until its first child arrives.
 NO_CHILDREN: tuple[int, ...] = ()
-
-#: FULL_MASKS[k]: the untried-action mask of a node with k legal actions (shared objects).
-FULL_MASKS = tuple((1 << k) - 1 for k in range(257))
+#: A terminal node's untried actions.
+NO_ACTIONS: tuple[Any, ...] = ()
 
 #: The widest bitboard a 64-bit signed array holds.
 _MAX_BITS = 63
@@ -124,19 +123,12 @@ class _Derived:
         return value
 
 
-def nth_bit(mask: int, index: int) -> int:
-    """The ``index``-th lowest set bit of ``mask`` (0 is the lowest), as a power of two."""
-    for _ in range(index):
-        mask &= mask - 1
-    return mask & -mask
-
-
 class FlatTree(Tree):
     """A search tree in flat columns (see the module's docstring), read through :class:`Tree`'s lists.
 
     Built from a tree holding only its root; the fast loops append nodes to the columns. The
-    lists ``visits`` and ``children`` are the loops' own; the others are derived when first
-    read: from then on the tree is only read.
+    list ``visits`` is the loops' own; the others are derived when first read: from then on
+    the tree is only read.
     """
 
     state = _Derived()
@@ -158,31 +150,21 @@ class FlatTree(Tree):
         game = self.game = root.game
         self.keyed = keyed  # the general loop would store every node's key (a recorded search)
         self.root_key = root.keys[0]
+        self.root_prior = root.prior[0]
+        self.root_mover = root.mover[0]
         columns = state_column(game)
         self.states, self.store_state, self.load_state = columns.states, columns.store, columns.load
-        self.actions: array[int] | list[Action] = array("b") if _small_int_actions(game) else []
-        self.movers: list[int] = []
-        self.players: list[int] = []
-        self.values: list[float] = []
-        self.visits: list[int] = []
-        self.means: list[float] = []  # values / visits since the last update (see fast.py)
-        self.kids: list[list[int] | tuple[int, ...]] = []
-        self.legal: list[tuple[Action, ...]] = []  # the game's legal actions, per node
-        self.masks: list[int] = []  # untried actions, as bits over ``legal``
         state = root.state[0]
         self.store_state(state)
+        self.actions: array[int] | list[Action] = array("b") if _small_int_actions(game) else []
         self.actions.append(0)  # the root has no action; the derived list says None
-        self.movers.append(root.mover[0])
-        self.players.append(root.player[0])
-        self.values.append(root.value[0])
-        self.visits.append(root.visits[0])
+        self.players: list[int] = [root.player[0]]  # -1 for a terminal node
+        self.values: list[float] = [root.value[0]]
+        self.visits: list[int] = [root.visits[0]]
         n = root.visits[0]
-        self.means.append(root.value[0] / n if n else 0.0)
-        self.kids.append(NO_CHILDREN)
-        legal = () if root.terminal[0] else tuple(game.legal_actions(state))
-        self.legal.append(legal)
-        self.masks.append(FULL_MASKS[len(legal)] if len(legal) < len(FULL_MASKS) else (1 << len(legal)) - 1)
-        self.root_prior = root.prior[0]
+        self.means: list[float] = [root.value[0] / n if n else 0.0]  # values / visits since the last update (see fast.py)
+        self.kids: list[tuple[int, ...]] = [NO_CHILDREN]
+        self.todo: list[tuple[Action, ...]] = [tuple(root.untried[0])]
 
     def __len__(self) -> int:
         return len(self.visits)
@@ -228,8 +210,11 @@ class FlatTree(Tree):
                         cache[action] = text
                 labels.append(text)
             return labels
-        if name in ("mover", "player"):
-            return list(self.movers if name == "mover" else self.players)
+        if name == "mover":
+            players = self.players
+            return [self.root_mover] + [players[p] for p in self.parent[1:]]
+        if name == "player":
+            return list(self.players)
         if name == "terminal":
             return [p < 0 for p in self.players]
         if name == "value":
@@ -243,27 +228,22 @@ class FlatTree(Tree):
                         prior[kid] = share
             return prior
         if name == "children":
-            return [kids if kids else [] for kids in self.kids]
+            return [list(kids) for kids in self.kids]
         if name == "edges":
             actions = self.actions
             return [[actions[k] for k in kids] for kids in self.kids]
         if name == "untried":
-            return [self.untried_actions(node) for node in range(size)]
+            return [list(todo) for todo in self.todo]
         raise AttributeError(name)
 
     # -- per-node reads that derive nothing ---------------------------------------------------
 
     def legal_count(self, node: int) -> int:
         """How many legal actions ``node`` has (children plus untried actions)."""
-        return len(self.legal[node])
-
-    def untried_actions(self, node: int) -> list[Action]:
-        """The actions of ``node`` not expanded yet, in the game's order."""
-        legal, mask = self.legal[node], self.masks[node]
-        return [action for bit, action in enumerate(legal) if mask >> bit & 1]
+        return len(self.kids[node]) + len(self.todo[node])
 
     def key(self, node: int) -> str:
-        """The state key of ``node`` (computed from its packed state)."""
+        """The state key of ``node`` (computed from its stored state)."""
         if node == 0 and self.root_key is not None:
             return str(self.root_key)
         return self.game.state_key(self.load_state(node))
