@@ -9,9 +9,10 @@ instead of divided again for every sibling scored. Both loops draw from the rng,
 tree and emit events exactly as the general loop does; tests/test_engine_fastpath.py
 compares them byte for byte, so a change to one loop needs the same change in the others.
 
-Each loop takes a started engine (``mctsviz.search.phases.Engine``: its tree holds the root)
-and runs iterations until a budget ends; the engine's ``run`` picks a loop when
-:func:`applies` says the options allow it.
+Each loop takes a started engine (``mctsviz.search.phases.Engine``: its tree holds the root),
+replaces its tree by a :class:`mctsviz.search.flat.FlatTree` grown from that root (flat
+columns: a fraction of the general tree's memory per node) and runs iterations until a budget
+ends; the engine's ``run`` picks a loop when :func:`applies` says the options allow it.
 """
 
 from __future__ import annotations

@@ -1,24 +1,25 @@
 """The tree the fast loops grow: per-node data in flat columns, the tree's lists made on first read.
 
-The general loop keeps one Python list per field and, per node, a state object, a list of
-children and a list of untried actions: several hundred bytes a node. The fast loops
-(``mctsviz.search.fast``) keep instead, per node:
+The general loop keeps one list per field of :class:`mctsviz.search.tree.Tree` and, per node,
+a state object, a list of children and a list of untried actions: 350 to 700 bytes a node. The
+fast loops (``mctsviz.search.fast``) keep instead, per node:
 
-* the state packed into typed arrays for the built-in boards (Tic-Tac-Toe: one 32-bit integer
-  holding both 9-bit masks; Connect Four up to 63 bits with its guard row: the two bitboards
-  as 64-bit integers and the status as a byte), a list of the state objects for other games;
-* the action (a byte for the boards' cell and column numbers), the mover and the player to
-  move (bytes; -1 for a terminal node, which is how terminal nodes are told), the total value
-  (a double);
-* the untried actions as a bitmask over the node's legal actions, next to a reference to the
-  tuple of legal actions the game returned (the built-in games return shared tuples);
-* the visits, the mean value (read for every sibling scored) and the children as Python lists,
-  a leaf's children being one shared empty tuple: what selection reads stays in lists, which
-  CPython reads faster than arrays.
+* the state: for Connect Four (boards up to 63 bits with the guard row) the two bitboards as
+  64-bit integers and the status as a byte; for Tic-Tac-Toe a reference to one shared tuple
+  per distinct position (5,478 at most); for other games the state object;
+* the action (a byte for the boards' cell and column numbers, else the action object);
+* the untried actions as a tuple: a new node holds the very tuple the game returned (the
+  built-in games return shared tuples), a fully expanded one the empty tuple;
+* the children as a tuple of node ids, a leaf's being the shared empty tuple;
+* the player to move (-1 for a terminal node, which is how terminal nodes are told), the
+  visits, the total value, and while the search runs the mean value, in lists: these are
+  what selection and backpropagation read, and CPython reads lists faster than arrays.
 
-Parents, keys, labels, priors and edges are not stored: a :class:`FlatTree` derives each list
-the first time it is read (and keeps it), so a search whose tree nobody inspects never pays
-for them, and a reader gets the same lists as from the general loop.
+A node's mover is its parent's player (the loops carry it down the path), its prior 1 / its
+parent's number of legal actions. Parents, movers, keys, labels, priors and edges are not
+stored: a :class:`FlatTree` derives each list of :class:`Tree` the first time it is read (and
+keeps it), so a search whose tree nobody inspects never pays for them, and a reader gets the
+same lists as from the general loop. benchmarks/search_memory.py measures bytes per node.
 """
 
 from __future__ import annotations

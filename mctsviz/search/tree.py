@@ -108,9 +108,7 @@ class Tree:
         """The statistics of ``node``'s children, in creation order."""
         kids = self.child_list(node)
         labels, priors = self._child_labels_and_priors(node)
-        return tuple(
-            ChildStats(k, self.action[k], label, self.visits[k], self.value[k], self.mean(k), prior) for k, label, prior in zip(kids, labels, priors)
-        )
+        return tuple(ChildStats(k, self.action[k], label, self.visits[k], self.value[k], self.mean(k), prior) for k, label, prior in zip(kids, labels, priors))
 
     def mean(self, node: int) -> float | None:
         n = self.visits[node]
