@@ -14,10 +14,12 @@ import pytest
 
 from mctsviz import games
 from mctsviz.errors import MctsvizError
+from mctsviz.games.connect4 import ConnectFour
 from mctsviz.games.explicit import ExplicitTree
 from mctsviz.search import engine
 from mctsviz.search import fast as fast_loops
 from mctsviz.search.engine import Memory, search
+from mctsviz.search.flat import FlatTree, state_column
 from mctsviz.testing import capture_events, encode_events
 
 TREE_LISTS = (
@@ -159,6 +161,31 @@ def test_the_tree_of_an_unrecorded_search_is_complete_when_read(monkeypatch):
     for node in range(len(tree)):
         assert tree.edges[node] == [tree.action[k] for k in tree.children[node]]
     assert sum(tree.visits[k] for k in tree.children[0]) == 300
+
+
+@pytest.mark.parametrize("record", [None, "compact"])
+def test_the_fast_loops_keep_flat_columns_and_derive_no_list_themselves(record):
+    # The search reads per node what it needs (the decision, the root's children): every list
+    # of the tree is left to be made when a reader asks, so a big search holds only columns.
+    game = games.load("connect4")
+    recorder = None if record is None else (lambda event: None)
+    result = search(game, iterations=400, seed=3, engine="python", recorder=recorder, record=record or "full")
+    tree = result.tree
+    assert isinstance(tree, FlatTree)
+    assert tree.states is None  # Connect Four states are packed into typed columns
+    derived = ("state", "keys", "parent", "action", "label", "mover", "player", "terminal", "value", "prior", "children", "edges", "untried", "by_key")
+    assert not set(derived) & set(vars(tree))
+    assert [(ch.node, ch.visits, ch.value) for ch in result.children] == [(k, tree.visits[k], tree.value[k]) for k in tree.children[0]]
+    assert tree.means == []  # released when the loop ended
+
+
+@pytest.mark.parametrize("record", [None, "compact", "full"])
+@pytest.mark.parametrize("size", [(4, 4), (8, 8)], ids=["4x4", "8x8"])
+def test_connect_four_boards_too_wide_for_the_packed_columns_match(size, record, monkeypatch):
+    # An 8x8 board needs 72 bits with its guard row: its states stay objects; a 4x4 one is packed.
+    game = ConnectFour(*size)
+    assert (state_column(game).states is None) == (size == (4, 4))
+    _assert_same(game, record, monkeypatch, iterations=200, seed=9)
 
 
 def test_a_time_budget_runs_the_fast_loop(monkeypatch):

@@ -592,7 +592,6 @@ class KernelTree(Tree):
     def __init__(self, game: Any, state: KernelState) -> None:  # noqa: D107 - Tree's lists come from the arrays
         self.game = game
         self.by_key: dict[str, int] = {}
-        self._lazy = False
         size = state.size
         self.arrays = {name: array[:size] for name, array in state.columns.items()}
         self.state_of = state.state_of

@@ -9,9 +9,10 @@ instead of divided again for every sibling scored. Both loops draw from the rng,
 tree and emit events exactly as the general loop does; tests/test_engine_fastpath.py
 compares them byte for byte, so a change to one loop needs the same change in the others.
 
-Each loop takes a started engine (``mctsviz.search.phases.Engine``: its tree holds the root)
-and runs iterations until a budget ends; the engine's ``run`` picks a loop when
-:func:`applies` says the options allow it.
+Each loop takes a started engine (``mctsviz.search.phases.Engine``: its tree holds the root),
+replaces its tree by a :class:`mctsviz.search.flat.FlatTree` grown from that root (flat
+columns: a fraction of the general tree's memory per node) and runs iterations until a budget
+ends; the engine's ``run`` picks a loop when :func:`applies` says the options allow it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ..trace.blocks import BlockColumns
 from ..trace.events import EXPAND_RULES, SIMULATE_METHODS, Backprop, Expand, NewChild, Score, Select, Simulate, Step, Update
 from ..types import Action, Game
 from . import policies
+from .flat import NO_ACTIONS, NO_CHILDREN, FlatTree
 from .records import checked_returns
 
 if TYPE_CHECKING:
@@ -81,26 +83,38 @@ def _labels(game: Game, actions: Sequence[Action], cache: dict[Action, str]) -> 
     return tuple(out)
 
 
-def _ucb1_choice(engine: Engine, node: int, kids: list[int]) -> int:
+def _label(game: Game, cache: dict[Action, str], action: Action) -> str:
+    """The label of ``action``, remembered by action (an unhashable action is labelled each time)."""
+    try:
+        text = cache[action]
+    except KeyError:
+        text = cache[action] = game.action_label(action)
+    except TypeError:
+        text = game.action_label(action)
+    return text
+
+
+def _ucb1_choice(engine: Engine, node: int, kids: Sequence[int], visits: Sequence[int], values: Sequence[float]) -> int:
     """The general argmax, for the rare step where no child scored above -infinity."""
-    visits, value = engine.tree.visits, engine.tree.value
-    best = policies.ucb1_argmax([value[k] for k in kids], [visits[k] for k in kids], visits[node], c=engine.options.c, log=engine.options.log)
+    best = policies.ucb1_argmax([values[k] for k in kids], [visits[k] for k in kids], visits[node], c=engine.options.c, log=engine.options.log)
     return kids[best[0]]
 
 
 def run_unrecorded(engine: Engine, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
     """The fast loop with no recorder: it builds no events at all.
 
-    It fills only the tree lists it reads (states, actions, movers, players, terminal flags,
-    statistics, children, untried actions); the tree derives the others (parents, edges,
-    labels, priors, keys) if they are ever read (see ``Tree._derive``).
+    It grows a :class:`FlatTree` (``engine.tree`` from then on): flat columns, the lists
+    being derived if they are ever read.
     """
-    tree, game, options = engine.tree, engine.game, engine.options
-    if len(tree) != 1 or tree._lazy:
+    if len(engine.tree) != 1:
         return engine.run_general(iterations, deadline, progress)  # the loop assumes a lone root
-    tree._lazy = True
-    states, actions, movers, players, terminals = tree.state, tree.action, tree.mover, tree.player, tree.terminal
-    visits, values, children, untried = tree.visits, tree.value, tree.children, tree.untried
+    tree = engine.tree = FlatTree(engine.tree, keyed=False)
+    game, options = engine.game, engine.options
+    states, store, load = tree.states, tree.store_state, tree.load_state
+    add_action, players, add_player = tree.actions.append, tree.players, tree.players.append
+    visits, values, means, children, untried = tree.visits, tree.values, tree.means, tree.kids, tree.todo
+    add_visits, add_value, add_mean, add_children, add_untried = visits.append, values.append, means.append, children.append, untried.append
+    root_mover = tree.root_mover
     next_state, is_terminal, current_player = game.next_state, game.is_terminal, game.current_player
     legal_actions, game_returns = game.legal_actions, game.returns
     playout, rng = engine.playout, engine.rng
@@ -113,9 +127,6 @@ def run_unrecorded(engine: Engine, iterations: int | None, deadline: float | Non
     log, sqrt, clock = math.log, math.sqrt, time.perf_counter
     inf = math.inf
     limit = math.inf if iterations is None else iterations
-    # means[k] = values[k] / visits[k], kept up to date by backpropagation: one division per
-    # update instead of one per sibling scored (the same division, so the same float).
-    means = [0.0]
     done = 0
     while done < limit:
         if deadline is not None and clock() >= deadline:
@@ -137,64 +148,76 @@ def run_unrecorded(engine: Engine, iterations: int | None, deadline: float | Non
                     best = score
                     chosen = kid
             if best == -inf:
-                chosen = _ucb1_choice(engine, node, kids)
+                chosen = _ucb1_choice(engine, node, kids, visits, values)
             node = chosen
             path.append(node)
-        # Expansion and simulation.
-        if terminals[node]:
-            raw = game_returns(states[node])
+        # Expansion (the first untried action, or a random one) and simulation.
+        if players[node] < 0:
+            raw = game_returns(load(node) if states is None else states[node])
             method = "terminal"
         else:
             todo = untried[node]
-            action = todo.pop(0 if pick is None else pick(len(todo)))
-            state = next_state(states[node], action)
-            child = len(states)
-            states.append(state)
-            actions.append(action)
-            movers.append(players[node])
-            visits.append(0)
-            values.append(0.0)
-            means.append(0.0)
-            children.append([])
-            children[node].append(child)
+            if pick is None:
+                action = todo[0]
+                untried[node] = todo[1:]
+            else:
+                index = pick(len(todo))
+                action = todo[index]
+                untried[node] = todo[:index] + todo[index + 1 :]
+            state = next_state(load(node) if states is None else states[node], action)
+            child = len(visits)
+            store(state)
+            add_action(action)
+            add_visits(0)
+            add_value(0.0)
+            add_mean(0.0)
+            add_children(NO_CHILDREN)
+            children[node] += (child,)
             path.append(child)
             if is_terminal(state):
-                terminals.append(True)
-                players.append(-1)
-                untried.append([])
+                add_player(-1)
+                add_untried(NO_ACTIONS)
                 raw = game_returns(state)
                 method = "terminal"
             else:
-                terminals.append(False)
-                players.append(current_player(state))
-                untried.append(list(legal_actions(state)))
+                add_player(current_player(state))
+                legal = legal_actions(state)
+                add_untried(legal if type(legal) is tuple else tuple(legal))
                 raw = playout(state, rng)[1]
                 method = rollout
         hit = converted.get(id(raw))
         rewards = (convert(raw, method, converted) if hit is None else hit)[1]
         # Backpropagation: each node is credited for the player who moved into it.
+        mover = root_mover  # each node's mover is its parent's player
         for node in path:
             n = visits[node] + 1
-            w = values[node] + rewards[movers[node]]
+            w = values[node] + rewards[mover]
             visits[node] = n
             values[node] = w
             means[node] = w / n
+            mover = players[node]
         done += 1
         if progress is not None and not done & 255:
             progress(done)
+    tree.release_search_columns()
     if progress is not None:
         progress(done)
     return done
 
 
 def run_recorded(engine: Engine, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
-    """The fast loop with a recorder: the same steps, emitting the four events."""
-    tree, game, options = engine.tree, engine.game, engine.options
-    states, keys, parents, actions, labels = tree.state, tree.keys, tree.parent, tree.action, tree.label
-    movers, players, terminals, visits, values = tree.mover, tree.player, tree.terminal, tree.visits, tree.value
-    priors, children, edges, untried, by_key = tree.prior, tree.children, tree.edges, tree.untried, tree.by_key
+    """The fast loop with a recorder: the same steps on the same :class:`FlatTree`, emitting the four events."""
+    if len(engine.tree) != 1:
+        return engine.run_general(iterations, deadline, progress)  # the loop assumes a lone root
+    tree = engine.tree = FlatTree(engine.tree, keyed=True)
+    game, options = engine.game, engine.options
+    states, store, load = tree.states, tree.store_state, tree.load_state
+    actions, add_action, players, add_player = tree.actions, tree.actions.append, tree.players, tree.players.append
+    visits, values, means, children, untried = tree.visits, tree.values, tree.means, tree.kids, tree.todo
+    add_visits, add_value, add_mean, add_children, add_untried = visits.append, values.append, means.append, children.append, untried.append
+    root_mover = tree.root_mover
     next_state, is_terminal, current_player = game.next_state, game.is_terminal, game.current_player
-    legal_actions, game_returns, state_key, action_label = game.legal_actions, game.returns, game.state_key, game.action_label
+    legal_actions, game_returns, state_key = game.legal_actions, game.returns, game.state_key
     playout, rng = engine.playout, engine.rng
     pick = rng.randrange if options.expand == "one-random" else None
     c = options.c
@@ -219,9 +242,9 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
         new_code, leaf_code = EXPAND_RULES.index("new"), EXPAND_RULES.index("leaf")
     first = 1
     label_cache: dict[Action, str] = {}
+    labels = partial(_label, game, label_cache)
     log, sqrt, clock = math.log, math.sqrt, time.perf_counter
     inf = math.inf
-    means = [0.0]  # values[k] / visits[k], as in _run_fast
     done = 0
     limit = math.inf if iterations is None else iterations
     try:
@@ -242,6 +265,7 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
                 chosen = node
                 if full:
                     scores = []
+                    prior = 1.0 / len(kids)  # every child's: 1 / its parent's legal actions, all expanded here
                     for kid in kids:
                         n = visits[kid]
                         exploit = means[kid]
@@ -251,9 +275,9 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
                             best = score
                             chosen = kid
                         if score == inf:
-                            scores.append(Score(kid, labels[kid], n, values[kid], priors[kid], None, None, None))
+                            scores.append(Score(kid, labels(actions[kid]), n, values[kid], prior, None, None, None))
                         else:
-                            scores.append(Score(kid, labels[kid], n, values[kid], priors[kid], exploit, explore, score))
+                            scores.append(Score(kid, labels(actions[kid]), n, values[kid], prior, exploit, explore, score))
                 else:
                     for kid in kids:
                         score = means[kid] + c * sqrt(ln_n / visits[kid])
@@ -261,7 +285,7 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
                             best = score
                             chosen = kid
                 if best == -inf:
-                    chosen = _ucb1_choice(engine, node, kids)
+                    chosen = _ucb1_choice(engine, node, kids, visits, values)
                 if full:
                     steps.append(Step(node, chosen, parent_visits, tuple(scores)))
                 node = chosen
@@ -270,52 +294,50 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
             new_child = None
             if cols is None:
                 recorder(Select(iteration, selected, tuple(steps) if full else None))
-            if terminals[node]:
+            if players[node] < 0:
                 if cols is None:
                     recorder(Expand(iteration, node, (), node, "leaf", None))
                 sim = node
-                raw = game_returns(states[node])
+                raw = game_returns(load(node) if states is None else states[node])
                 method = "terminal"
                 played = None
             else:
                 todo = untried[node]
-                action = todo.pop(0 if pick is None else pick(len(todo)))
-                prior = 1.0 / (len(edges[node]) + len(todo) + 1)
-                state = next_state(states[node], action)
-                sim = len(states)
+                if pick is None:
+                    action = todo[0]
+                    untried[node] = todo[1:]
+                else:
+                    index = pick(len(todo))
+                    action = todo[index]
+                    untried[node] = todo[:index] + todo[index + 1 :]
+                prior = 1.0 / (len(children[node]) + len(todo))
+                state = next_state(load(node) if states is None else states[node], action)
+                sim = len(visits)
                 key = state_key(state)
-                label = action_label(action)
+                label = labels(action)
                 mover = players[node]
                 terminal = bool(is_terminal(state))
-                states.append(state)
-                keys.append(key)
-                parents.append(node)
-                actions.append(action)
-                labels.append(label)
-                movers.append(mover)
-                terminals.append(terminal)
-                visits.append(0)
-                values.append(0.0)
-                means.append(0.0)
-                priors.append(prior)
-                children.append([])
-                edges.append([])
-                by_key.setdefault(key, sim)
-                children[node].append(sim)
-                edges[node].append(action)
+                store(state)
+                add_action(action)
+                add_visits(0)
+                add_value(0.0)
+                add_mean(0.0)
+                add_children(NO_CHILDREN)
+                children[node] += (sim,)
                 path.append(sim)
                 new_child = NewChild(sim, label, key, prior, mover, terminal, 0, 0.0, False)
                 if cols is None:
                     recorder(Expand(iteration, node, (new_child,), sim, "new", None))
                 if terminal:
-                    players.append(-1)
-                    untried.append([])
+                    add_player(-1)
+                    add_untried(NO_ACTIONS)
                     raw = game_returns(state)
                     method = "terminal"
                     played = None
                 else:
-                    players.append(current_player(state))
-                    untried.append(list(legal_actions(state)))
+                    add_player(current_player(state))
+                    legal = legal_actions(state)
+                    add_untried(legal if type(legal) is tuple else tuple(legal))
                     played, raw = playout(state, rng)
                     method = rollout
             hit = converted.get(id(raw))
@@ -335,22 +357,29 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
                 recorder(Simulate(iteration, sim, method, returns, rollout_labels, None))
             updates: list[Any] = []  # Update records, or bare rewards for block columns
             add_update = updates.append
+            # Forwards along the path, each node's mover being its parent's player (the
+            # root's is kept apart); the nodes are distinct, so only the records' order is
+            # the leaf-first order of the general loop: they are reversed at the end.
+            mover = root_mover
             if full:
-                for node in reversed(path):
-                    reward = rewards[movers[node]]
+                for node in path:
+                    reward = rewards[mover]
                     before_n = visits[node]
                     before_w = values[node]
                     after_n = visits[node] = before_n + 1
                     after_w = values[node] = before_w + reward
                     means[node] = after_w / after_n
                     add_update(Update(node, reward, before_n, before_w, after_n, after_w))
+                    mover = players[node]
             else:
-                for node in reversed(path):
-                    reward = rewards[movers[node]]
+                for node in path:
+                    reward = rewards[mover]
                     n = visits[node] = visits[node] + 1
                     w = values[node] = values[node] + reward
                     means[node] = w / n
                     add_update(Update(node, reward) if cols is None else reward)
+                    mover = players[node]
+            updates.reverse()
             if cols is None:
                 recorder(Backprop(iteration, tuple(updates)))
             else:  # the iteration's block columns, appended once it is complete
@@ -379,6 +408,7 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
             if progress is not None and not done & 255:
                 progress(done)
     finally:
+        tree.release_search_columns()
         if cols is not None and done >= first:  # the complete iterations since the last block, also on an exception
             record_block(cols.block(first, done - first + 1))
     if progress is not None:

@@ -35,7 +35,7 @@ from ..trace.events import (
 from ..types import Action, Evaluator, Game, Recorder, State
 from . import fast, policies
 from .records import _short, checked_returns, score_records
-from .tree import ChildStats, Memory, SearchResult, Tree
+from .tree import Memory, SearchResult, Tree
 
 
 def resolve_evaluator(evaluator: Evaluator | str | None) -> tuple[Evaluator | None, str | None]:
@@ -143,19 +143,15 @@ class Engine:
 
     def finish(self, iterations: int, seconds: float) -> SearchResult:
         tree, options = self.tree, self.options
-        kids = tree.child_list(0)
-        visits = [tree.visits[k] for k in kids]
-        means = [tree.mean(k) for k in kids]
+        children = tree.child_stats(0)
+        visits = [ch.visits for ch in children]
+        means = [ch.mean for ch in children]
         by_visits = policies.final_choice(visits, means, rule="visits")
         by_mean = policies.final_choice(visits, means, rule="mean")
         chosen = by_visits if options.final == "visits" else by_mean
-        labels, priors = tree._child_labels_and_priors(0)
-        children = tuple(
-            ChildStats(k, tree.action[k], label, tree.visits[k], tree.value[k], tree.mean(k), prior) for k, label, prior in zip(kids, labels, priors)
-        )
 
         def label(i: int | None) -> str | None:
-            return None if i is None else labels[i]
+            return None if i is None else children[i].label
 
         if self.recorder is not None:
             self.recorder(
@@ -173,7 +169,7 @@ class Engine:
             for node in range(len(tree)):
                 stats[tree.key(node)] = (tree.visits[node], tree.value[node])
         return SearchResult(
-            move=None if chosen is None else tree.action[kids[chosen]],
+            move=None if chosen is None else children[chosen].action,
             move_label=label(chosen),
             rule=options.final,
             by_visits=label(by_visits),

@@ -34,55 +34,32 @@ class Memory:
         return self.stats.get(key, (0, 0.0))
 
 
-class _DerivedList:
-    """A :class:`Tree` list that the fast unrecorded loop leaves to be derived on first read."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.attribute = "_" + name
-
-    def __get__(self, tree: Tree | None, owner: type | None = None) -> Any:
-        if tree is None:
-            return self
-        if tree._lazy:
-            tree._derive()
-        return tree.__dict__[self.attribute]
-
-
 class Tree:
     """The search tree as parallel lists indexed by node id (root 0, ids in creation order).
 
     With transpositions an edge may point to a node created under another parent, making the
-    tree a DAG; ``parent`` keeps the first parent.
-
-    A search without a recorder fills only the lists its loop reads; ``keys``, ``parent``,
-    ``label``, ``prior`` and ``edges`` are derived when first read, so a search whose tree
-    nobody inspects never pays for them.
+    tree a DAG; ``parent`` keeps the first parent. The general loop grows this tree; the fast
+    loops grow a :class:`mctsviz.search.flat.FlatTree`, which keeps flat columns and makes
+    these lists when they are read.
     """
-
-    keys = _DerivedList()
-    parent = _DerivedList()
-    label = _DerivedList()
-    prior = _DerivedList()
-    edges = _DerivedList()
 
     def __init__(self, game: Game) -> None:
         self.game = game
         self.state: list[State] = []
-        self._keys: list[str | None] = []
-        self._parent: list[int] = []
+        self.keys: list[str | None] = []
+        self.parent: list[int] = []
         self.action: list[Action] = []
-        self._label: list[str] = []
+        self.label: list[str] = []
         self.mover: list[int] = []
         self.player: list[int] = []
         self.terminal: list[bool] = []
         self.visits: list[int] = []
         self.value: list[float] = []
-        self._prior: list[float] = []
+        self.prior: list[float] = []
         self.children: list[list[int]] = []
-        self._edges: list[list[Action]] = []
+        self.edges: list[list[Action]] = []
         self.untried: list[list[Action]] = []
         self.by_key: dict[str, int] = {}
-        self._lazy = False  # True while nodes lack their derived lists (see _derive)
 
     def __len__(self) -> int:
         return len(self.state)
@@ -97,68 +74,41 @@ class Tree:
 
     def add(self, state: State, parent: int, action: Action, mover: int, prior: float, key: str | None, stats: tuple[int, float]) -> int:
         """Append a node and return its id."""
-        if self._lazy:
-            self._derive()
         game = self.game
         node = len(self.state)
         self.state.append(state)
-        self._keys.append(key)
-        self._parent.append(parent)
+        self.keys.append(key)
+        self.parent.append(parent)
         self.action.append(action)
-        self._label.append("" if parent < 0 else game.action_label(action))
+        self.label.append("" if parent < 0 else game.action_label(action))
         self.mover.append(mover)
         terminal = bool(game.is_terminal(state))
         self.terminal.append(terminal)
         self.player.append(-1 if terminal else game.current_player(state))
         self.visits.append(stats[0])
         self.value.append(stats[1])
-        self._prior.append(prior)
+        self.prior.append(prior)
         self.children.append([])
-        self._edges.append([])
+        self.edges.append([])
         self.untried.append([] if terminal else list(game.legal_actions(state)))
         if key is not None:
             self.by_key.setdefault(key, node)
         return node
-
-    def _derive(self) -> None:
-        """Fill the derived lists of the nodes the fast unrecorded loop added.
-
-        That loop runs without transpositions or an evaluator, so each node has one parent,
-        whose ``children`` hold it in creation order, and a uniform prior: 1 / its parent's
-        number of legal actions (children plus untried actions), as ``Engine._prior`` (mctsviz.search.phases) gives.
-        """
-        self._lazy = False
-        known, count = len(self._parent), len(self.state)
-        action, children, untried = self.action, self.children, self.untried
-        parent = self._parent
-        parent.extend([0] * (count - known))
-        for node, kids in enumerate(children):
-            for kid in kids:
-                if kid >= known:
-                    parent[kid] = node
-        self._keys.extend([None] * (count - known))
-        self._label.extend(map(self.game.action_label, action[known:]))
-        edges = self._edges
-        for node, kids in enumerate(children):
-            if node < known:
-                edges[node].extend(action[k] for k in kids[len(edges[node]) :])
-            else:
-                edges.append([action[k] for k in kids])
-        legal = [len(kids) + len(todo) for kids, todo in zip(children, untried)]
-        self._prior.extend([1.0 / legal[parent[k]] for k in range(known, count)])
 
     def child_list(self, node: int) -> list[int]:
         """The children of ``node`` in creation order (without making every node's list)."""
         return self.children[node]
 
     def _child_labels_and_priors(self, node: int) -> tuple[list[str], list[float]]:
-        """Labels and priors of ``node``'s children, without deriving the whole tree."""
-        kids = self.children[node]
-        if not self._lazy:
-            return [self.label[k] for k in kids], [self.prior[k] for k in kids]
-        label = self.game.action_label
-        prior = 1.0 / (len(kids) + len(self.untried[node]))
-        return [label(self.action[k]) for k in kids], [prior] * len(kids)
+        """Labels and priors of ``node``'s children."""
+        kids = self.child_list(node)
+        return [self.label[k] for k in kids], [self.prior[k] for k in kids]
+
+    def child_stats(self, node: int) -> tuple[ChildStats, ...]:
+        """The statistics of ``node``'s children, in creation order."""
+        kids = self.child_list(node)
+        labels, priors = self._child_labels_and_priors(node)
+        return tuple(ChildStats(k, self.action[k], label, self.visits[k], self.value[k], self.mean(k), prior) for k, label, prior in zip(kids, labels, priors))
 
     def mean(self, node: int) -> float | None:
         n = self.visits[node]
