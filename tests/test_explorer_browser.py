@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_site_browser import CHROMIUM, LAUNCH_ARGS, Tab  # noqa: E402
+from test_site_browser import CHROMIUM  # noqa: E402
 
 from mctsviz.explorer import explorer_data, write_explorer  # noqa: E402
 from mctsviz.games.explicit import ExplicitTree  # noqa: E402
@@ -31,23 +31,6 @@ _POSITIONS = """
 () => Object.fromEntries(Array.from(document.querySelectorAll('.mvx-node:not(.mvx-hidden)')).map(
   g => [g.getAttribute('data-node'), g.getAttribute('transform')]))
 """
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        yield browser
-        browser.close()
-
-
-@pytest.fixture
-def tab(chromium):
-    t = Tab(chromium)
-    yield t
-    t.context.close()
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from urllib.parse import unquote
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_site_browser import CHROMIUM, LAUNCH_ARGS, Tab  # noqa: E402
+from test_site_browser import CHROMIUM  # noqa: E402
 
 from mctsviz.render import notebook  # noqa: E402
 from mctsviz.testing import recorded_replay  # noqa: E402
@@ -75,23 +75,6 @@ _VIEW = """
   };
 }
 """
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        yield browser
-        browser.close()
-
-
-@pytest.fixture
-def tab(chromium):
-    t = Tab(chromium)
-    yield t
-    t.context.close()
 
 
 def _state(widget) -> dict:

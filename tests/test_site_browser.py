@@ -51,16 +51,6 @@ def site(tmp_path_factory):
     return site
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        yield browser
-        browser.close()
-
-
 class Tab:
     """A browser tab that records every console error, page error, failed or outside request and dialog."""
 
@@ -92,13 +82,6 @@ class Tab:
 
     def visible_frames(self) -> list[str]:
         return self.page.eval_on_selector_all(".mv-frame", "fs => fs.filter(f => !f.hidden).map(f => f.dataset.iteration)")
-
-
-@pytest.fixture
-def tab(chromium):
-    t = Tab(chromium)
-    yield t
-    t.context.close()
 
 
 def test_every_page_loads_without_errors_and_every_image_loads(site, tab):

@@ -156,14 +156,7 @@ def run_unrecorded(engine: Engine, iterations: int | None, deadline: float | Non
             raw = game_returns(load(node) if states is None else states[node])
             method = "terminal"
         else:
-            todo = untried[node]
-            if pick is None:
-                action = todo[0]
-                untried[node] = todo[1:]
-            else:
-                index = pick(len(todo))
-                action = todo[index]
-                untried[node] = todo[:index] + todo[index + 1 :]
+            action = _take_untried(untried, node, pick)
             state = next_state(load(node) if states is None else states[node], action)
             child = len(visits)
             store(state)
@@ -302,15 +295,8 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
                 method = "terminal"
                 played = None
             else:
-                todo = untried[node]
-                if pick is None:
-                    action = todo[0]
-                    untried[node] = todo[1:]
-                else:
-                    index = pick(len(todo))
-                    action = todo[index]
-                    untried[node] = todo[:index] + todo[index + 1 :]
-                prior = 1.0 / (len(children[node]) + len(todo))
+                prior = 1.0 / (len(children[node]) + len(untried[node]))
+                action = _take_untried(untried, node, pick)
                 state = next_state(load(node) if states is None else states[node], action)
                 sim = len(visits)
                 key = state_key(state)
@@ -414,3 +400,18 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
     if progress is not None:
         progress(done)
     return done
+
+
+def _take_untried(untried: list[Any], node: int, pick: Callable[[int], int] | None) -> Any:
+    """Remove and return ``node``'s next untried action: the first, or ``pick(count)``'s.
+
+    The untried actions are a tuple the built-in games share between nodes, so the node gets
+    a new, shorter tuple rather than a change to the shared one.
+    """
+    todo = untried[node]
+    if pick is None:
+        untried[node] = todo[1:]
+        return todo[0]
+    index = pick(len(todo))
+    untried[node] = todo[:index] + todo[index + 1 :]
+    return todo[index]
