@@ -27,7 +27,7 @@ import zlib
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, chain, repeat
 from operator import lt
 from pathlib import Path
 from typing import IO, Any, cast
@@ -36,12 +36,14 @@ from .errors import MctsvizError
 from .fileutil import atomic_write
 from .replay import _PHASE_INDEX, PHASES, IterationEvents, TreeSnapshot, _snapshot_here, _Structure
 from .trace import limits
+from .trace.blocks import BlockRead
 from .trace.codecs import compression_of
 from .trace.events import Backprop, Decision, Expand, Header, Select, Simulate
 from .trace.reader import ResumePoint, read_trace
 
 __all__ = [
     "AUTO_INDEX_BYTES",
+    "AUTO_INDEX_ITERATIONS",
     "DEFAULT_EVERY",
     "INDEX_SUFFIX",
     "INDEX_VERSION",
@@ -65,6 +67,10 @@ DEFAULT_EVERY = 16384
 #: ``inspect`` (about 250,000 compact MessagePack iterations of Tic-Tac-Toe, 30,000 of compact
 #: JSON Lines): below it, one pass over the file takes well under two seconds anyway.
 AUTO_INDEX_BYTES = 16 << 20
+#: A trace whose header declares at least this many iterations is indexed too: a compact trace
+#: of blocks holds a million Tic-Tac-Toe iterations in 7 MB, and reading them all takes seconds.
+#: ``mctsviz search --trace`` indexes what it records from this size on.
+AUTO_INDEX_ITERATIONS = 65536
 
 _MAGIC = b"MCTSVIZ-INDEX\n\x00\x00"
 _PREFIX = struct.Struct("<16sIQ")  # magic, version, header length
@@ -200,6 +206,62 @@ class _Builder:
             self.high = high if self.high is None or high > self.high else self.high
         self.iterations = event.iteration
 
+    def block(self, read: BlockRead) -> None:
+        """A block's iterations, folded a column at a time (no event objects).
+
+        The reader checked the block as a whole (``TraceStructure.check_block``): its children
+        are all new nodes with the next ids.
+        """
+        first, count = read.block.iteration, read.block.count
+        ends = list(accumulate(read.path_lengths))
+        path = read.path.tolist()
+        leaves = [path[end - 1] for end in ends]
+        made = len(read.child_node)
+        if made:
+            codes = [self._label(label) for label in read.labels]
+            parents = array("i", chain.from_iterable(map(repeat, leaves, read.children)))
+            born = array("i", chain.from_iterable(map(repeat, range(first, first + count), read.children)))
+            self.parent.extend(parents)
+            self.action.extend(array("I", map(codes.__getitem__, read.child_action)))
+            self.keys.write(read.keys)
+            self.key_lengths.extend(read.key_lengths)
+            self.mover.extend(read.mover)
+            self.terminal.extend(read.terminal)
+            self.prior.extend(read.prior)
+            visits0 = read.visits if read.visits is not None else array("q", bytes(8 * made))
+            value0 = read.value if read.value is not None else array("d", bytes(8 * made))
+            self.visits0.extend(visits0)
+            self.value0.extend(value0)
+            self.born.extend(born)
+            self.visits.extend(visits0)
+            self.value.extend(value0)
+            self.edge_parent.extend(parents)
+            self.edge_child.extend(read.child_node)
+            self.edge_born.extend(born)
+        # Each update in the recorded order (the simulated node first unless it ends the path,
+        # then the path upwards): the same additions in the same order as event by event.
+        if read.update_node is not None:
+            order: Sequence[int] = read.update_node
+        else:
+            flat: list[int] = []
+            start = 0
+            for end, sim, leaf in zip(ends, read.simulate_from, leaves):
+                if sim != leaf:
+                    flat.append(sim)
+                flat.extend(path[end - 1 : start - 1 if start else None : -1])
+                start = end
+            order = flat
+        visits, value = self.visits, self.value
+        rewards = read.update_reward
+        for node, reward in zip(order, rewards):
+            visits[node] += 1
+            value[node] += reward
+        if len(rewards):
+            low, high = min(rewards), max(rewards)
+            self.low = low if self.low is None or low < self.low else self.low
+            self.high = high if self.high is None or high > self.high else self.high
+        self.iterations = first + count - 1
+
     def boundary(self, iterations: int, offset: int, number: int, nodes: int) -> None:
         """The reader's boundary callback: a checkpoint when one is due."""
         last = self.checkpoints[-1].iteration if self.checkpoints else 0
@@ -260,14 +322,18 @@ def _build_bytes(
             user_warning(message)
 
     builder: _Builder | None = None
-    events = read_trace(trace, on_warning=note, on_boundary=lambda *a: builder.boundary(*a) if builder else None, **read_options)
+    events = read_trace(trace, on_warning=note, on_boundary=lambda *a: builder.boundary(*a) if builder else None, blocks=True, **read_options)
     header = next(events)
     assert isinstance(header, Header)
     builder = _Builder(header, every)
     progress_every = 4096
     for event in events:
         kind = type(event)
-        if kind is Expand:
+        if kind is BlockRead:
+            builder.block(event)
+            if on_progress is not None:
+                on_progress(builder.iterations)
+        elif kind is Expand:
             builder.expand(cast(Expand, event))
         elif kind is Backprop:
             event = cast(Backprop, event)
@@ -898,8 +964,9 @@ def snapshot_of(
 
 
 def indexed_if_worth_it(trace: Any, *, on_progress: Callable[[int], None] | None = None, **read_options: Any) -> IndexedTrace | None:
-    """The :class:`IndexedTrace` of a trace path that has an index or is at least
-    :data:`AUTO_INDEX_BYTES` large (building the index then), else None."""
+    """The :class:`IndexedTrace` of a trace path that has an index, is at least
+    :data:`AUTO_INDEX_BYTES` large or declares at least :data:`AUTO_INDEX_ITERATIONS`
+    iterations (building the index then), else None."""
     if not (isinstance(trace, str) or isinstance(trace, os.PathLike)):
         return None
     path = Path(trace)
@@ -907,7 +974,11 @@ def indexed_if_worth_it(trace: Any, *, on_progress: Callable[[int], None] | None
         size = path.stat().st_size
     except OSError:
         return None
-    if not path.is_file() or (size < AUTO_INDEX_BYTES and not index_path(path).is_file()):
+    if not path.is_file():
         return None
+    if size < AUTO_INDEX_BYTES and not index_path(path).is_file():
+        declared = _header_of(path, read_options).options.iterations
+        if declared is None or declared < AUTO_INDEX_ITERATIONS:
+            return None
     note = read_options.get("on_warning")
     return open_indexed(path, on_note=note, on_progress=on_progress, **read_options)

@@ -235,3 +235,78 @@ def test_the_cli_builds_the_index_and_replays_from_it(tmp_path, capsys):
     assert capsys.readouterr().out == inspected
     assert main(["index", str(path), "--every", "10"]) == 2
     assert "bad checkpoint interval" in capsys.readouterr().err
+
+
+def _built_event_by_event(path, monkeypatch, every=EVERY):
+    """The index built from the trace's events one at a time (no whole blocks)."""
+    import mctsviz.seek as seek
+
+    plain = seek.read_trace
+    with monkeypatch.context() as m:
+        m.setattr(seek, "read_trace", lambda *args, blocks=False, **kw: plain(*args, **kw))
+        data = seek._build_bytes(path, every, None, None, {})
+    return data
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"game": "tictactoe"},
+        {"game": "connect4", "reward": "01"},
+        {"game": "nim", "expand": "all"},
+        {"game": "tictactoe", "transpositions": True},
+        {"game": "connect4", "expand": "second-visit", "rollout": "heuristic"},
+    ],
+    ids=lambda o: "-".join(map(str, o.values())),
+)
+def test_an_index_built_from_whole_blocks_is_the_one_built_event_by_event(tmp_path, monkeypatch, options):
+    options = dict(options)
+    game = options.pop("game")
+    events = recorded_search(game, iterations=2600, seed=3, record="compact", **options)[1]
+    path = write(tmp_path / "t.msgpack", events)
+    from mctsviz.seek import _build_bytes
+
+    assert _build_bytes(path, EVERY, None, None, {}) == _built_event_by_event(path, monkeypatch)
+
+
+def test_a_block_broken_inside_is_read_event_by_event_up_to_the_break(tmp_path):
+    from mctsviz.trace.blocks import BlockRead
+    from mctsviz.trace.events import Select
+
+    events = list(events_of("tictactoe", "compact"))
+    at = next(i for i, e in enumerate(events) if type(e) is Select and e.iteration == 300)
+    future = max(getattr(c, "node", 0) for e in events[:at] for c in getattr(e, "children", ())) + 50
+    events[at] = Select(300, (*events[at].path, future))  # a node that does not exist yet
+    path = write(tmp_path / "t.msgpack", events)
+    plain_warnings, whole_warnings = [], []
+    plain = list(read_trace(path, on_warning=plain_warnings.append))
+    read = list(read_trace(path, on_warning=whole_warnings.append, blocks=True))
+    assert any(type(e) is BlockRead for e in read)  # the blocks before the break came whole
+    unfolded = [inner for e in read for inner in (e.events() if type(e) is BlockRead else [e])]
+    assert unfolded == plain and plain[-1].iteration == 299
+    assert whole_warnings == plain_warnings and "node" in plain_warnings[0]
+
+
+def test_search_indexes_a_long_trace_as_it_writes_it(tmp_path, monkeypatch, capsys):
+    import mctsviz.seek as seek
+
+    monkeypatch.setattr(seek, "AUTO_INDEX_ITERATIONS", 2000)
+    long, short, skipped = tmp_path / "long.msgpack", tmp_path / "short.msgpack", tmp_path / "skipped.msgpack"
+    assert main(["search", "tictactoe", "--iterations", "2000", "--record", "compact", "--trace", str(long), "--no-progress"]) == 0
+    assert "indexed" in capsys.readouterr().err and index_path(long).is_file()
+    assert main(["search", "tictactoe", "--iterations", "1999", "--record", "compact", "--trace", str(short), "--no-progress"]) == 0
+    assert main(["search", "tictactoe", "--iterations", "2000", "--record", "compact", "--trace", str(skipped), "--no-progress", "--no-index"]) == 0
+    assert not index_path(short).exists() and not index_path(skipped).exists()
+    with open_indexed(long, build=False) as indexed:
+        assert observed(indexed.final()) == observed(Replay(read_trace(long)).final())
+
+
+def test_a_small_trace_that_declares_many_iterations_is_indexed_on_open(tmp_path, monkeypatch):
+    import mctsviz.seek as seek
+
+    path = write(tmp_path / "t.msgpack", events_of("tictactoe", "compact"))  # declares 2,600 iterations
+    monkeypatch.setattr(seek, "AUTO_INDEX_ITERATIONS", 5000)
+    assert seek.indexed_if_worth_it(path) is None and not index_path(path).exists()
+    monkeypatch.setattr(seek, "AUTO_INDEX_ITERATIONS", 2600)
+    with seek.indexed_if_worth_it(path) as indexed:
+        assert indexed.iterations == 2600 and index_path(path).is_file()

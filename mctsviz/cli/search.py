@@ -62,6 +62,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    from ..seek import AUTO_INDEX_ITERATIONS
+
+    p.add_argument(
+        "--no-index", action="store_true", help=f"do not index a long trace (from {AUTO_INDEX_ITERATIONS:,} iterations) for seeking after writing it"
+    )
     p.set_defaults(handler=run_search)
 
 
@@ -90,11 +95,26 @@ def run_search(args: argparse.Namespace) -> int:
         if not args.no_progress and sys.stderr.isatty():
             options["progress"] = stack.enter_context(_progress_bar(options["iterations"]))
         result = search(game, state, **options)
+    from ..seek import AUTO_INDEX_ITERATIONS
+
+    if args.trace and not args.no_index and result.iterations >= AUTO_INDEX_ITERATIONS:
+        _index_trace(args.trace, quiet=args.no_progress)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:
         print(format_result(result))
     return 0
+
+
+def _index_trace(trace: str, *, quiet: bool) -> None:
+    """Index a long trace as soon as it is written, so every command after seeks in it."""
+    from ..seek import build_index
+    from .trace import index_progress
+
+    with index_progress(enabled=not quiet) as progress:
+        written = build_index(trace, on_progress=progress, on_warning=lambda message: None)
+    if written is not None:
+        print(f"mctsviz: indexed {trace} for seeking ({written.name}; --no-index skips this)", file=sys.stderr)
 
 
 def _run_openspiel(args: argparse.Namespace) -> int:

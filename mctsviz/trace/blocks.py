@@ -19,6 +19,7 @@ import math
 import sys
 from array import array
 from collections.abc import Iterator
+from dataclasses import dataclass, fields
 from itertools import accumulate, chain, repeat
 from operator import add, attrgetter, is_not, ne
 from typing import Any
@@ -312,6 +313,53 @@ def block_events(block: Block, players: int) -> Iterator[Event]:
     Raises:
         ValueError: the block's columns do not fit together (the message says which).
     """
+    return read_block(block, players).events()
+
+
+@dataclass(frozen=True, slots=True)
+class BlockRead:
+    """A block's columns decoded and checked against each other (see :func:`read_block`).
+
+    Readers that fold columns (the index builder) use them as they are; :meth:`events` gives
+    the events they stand for. ``updates`` is always given (per iteration); ``update_node`` is
+    None for the usual order (the simulated node unless it ends the path, then the path upwards).
+    """
+
+    block: Block
+    players: int
+    labels: tuple[str, ...]
+    path_lengths: array[Any]
+    path: array[Any]
+    children: array[Any]
+    child_node: array[Any]
+    child_action: array[Any]
+    key_lengths: array[Any]
+    keys: str
+    prior: array[Any]
+    mover: array[Any]
+    terminal: array[Any]
+    visits: array[Any] | None
+    value: array[Any] | None
+    existing: array[Any] | None
+    simulate_from: array[Any]
+    rule: array[Any]
+    method: array[Any]
+    returns: array[Any]
+    updates: array[Any]
+    update_node: array[Any] | None
+    update_reward: array[Any]
+
+    def events(self) -> Iterator[Event]:
+        """The select, expand, simulate and backprop events of each iteration, in order."""
+        return _iterations(*(getattr(self, f.name) for f in fields(self)))
+
+
+def read_block(block: Block, players: int) -> BlockRead:
+    """A block's columns, every size checked against the counts (nothing else is allocated first).
+
+    Raises:
+        ValueError: the block's columns do not fit together (the message says which).
+    """
     count = block.count
     if not 1 <= count <= MAX_BLOCK_ITERATIONS:
         raise ValueError(f"a block of {count} iterations (1 to {MAX_BLOCK_ITERATIONS} expected)")
@@ -369,7 +417,7 @@ def block_events(block: Block, players: int) -> Iterator[Event]:
     if (visits is not None and min(visits) < 0) or (value is not None and not all(map(math.isfinite, value))):
         raise ValueError("a block holds a negative visit count or a value that is not a finite number")
     columns = (path_lengths, path, children, child_node, child_action, key_lengths, keys, prior, mover, terminal, visits, value, existing)
-    return _iterations(block, players, labels, *columns, simulate_from, rule, method, returns, updates, update_node, update_reward)
+    return BlockRead(block, players, labels, *columns, simulate_from, rule, method, returns, updates, update_node, update_reward)
 
 
 def _iterations(  # noqa: PLR0913 - the columns of one block, checked by block_events

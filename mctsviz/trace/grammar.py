@@ -8,11 +8,15 @@ the file, replay into an error, ``verify`` into a violation; the rules live only
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate, chain, repeat
+from operator import lt
 from typing import Any
 
 from . import limits
+from .blocks import BlockRead
 from .events import (
     Backprop,
     Decision,
@@ -218,6 +222,37 @@ class TraceStructure:
         if kind is Header:
             return _order(it, expected, "a header", "a second header")
         return _order(it, expected, repr(event)[:80], f"not an event: {event!r}")
+
+    def check_block(self, block: BlockRead) -> bool:
+        """Consume a whole block's iterations if all of them may come next, column by column.
+
+        True means every event :meth:`check` would have been given passed (the state moved
+        past the block); False means nothing was consumed: check its events one at a time to
+        learn which one is wrong. Only a block without existing children (no transpositions)
+        is checked here; any other gets False.
+        """
+        if self.decided or self.imported or self.stage or block.block.iteration != self.iteration or block.existing is not None:
+            return False
+        count, nodes = block.block.count, self.nodes
+        children, path, lengths = block.children, block.path, block.path_lengths
+        made = len(block.child_node)
+        if (made and max(children) > limits.MAX_CHILDREN) or (made and max(block.key_lengths) > limits.MAX_TEXT):
+            return False
+        # New ids are the next ones, in order; every other id names a node made before it is used.
+        if block.child_node != array("i", range(nodes, nodes + made)):
+            return False
+        before = list(accumulate(children, initial=nodes))  # nodes before each iteration's expansion, then the last count
+        after = before[1:]
+        if min(path) < 0 or not all(map(lt, path, chain.from_iterable(map(repeat, before, lengths)))):
+            return False
+        if min(block.simulate_from) < 0 or not all(map(lt, block.simulate_from, after)):
+            return False
+        given = block.update_node
+        if given is not None and len(given) and (min(given) < 0 or not all(map(lt, given, chain.from_iterable(map(repeat, after, block.updates))))):
+            return False
+        self.nodes = before[-1]
+        self.iteration += count
+        return True
 
     @property
     def iterations_done(self) -> int:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import MctsvizError
 from . import limits
-from .blocks import block_events
+from .blocks import BlockRead, read_block
 from .codecs import _ARRAYS, _BIN32, _Budget, _chunks, _StreamDamage, format_of
 from .events import (
     Backprop,
@@ -177,11 +177,12 @@ def _frames(source: Path, budget: _Budget, skip: int = 0, number: int = 0) -> It
         raise _Damage(number + 1, "the file ends in the middle of this frame (an interrupted write?)")
 
 
-def _msgpack_events(source: Path, budget: _Budget, start: ResumePoint | None = None) -> Iterator[tuple[int, Any, int]]:
+def _msgpack_events(source: Path, budget: _Budget, start: ResumePoint | None = None, whole: bool = False) -> Iterator[tuple[int, Any, int]]:
     """``(frame number, event, where the frame starts)`` for each event of a MessagePack trace,
     the checked header first (from ``start``: its header, then the frames from there).
 
-    A block (``mctsviz.trace.blocks``) yields the events it stands for.
+    A block (``mctsviz.trace.blocks``) yields the events it stands for, or (``whole``) its
+    checked columns as one :class:`~mctsviz.trace.blocks.BlockRead`.
     """
     decode: Callable[[bytes | memoryview], Sequence[Event | Block]] = decode_frame
     players = 0
@@ -210,11 +211,14 @@ def _msgpack_events(source: Path, budget: _Budget, start: ResumePoint | None = N
         for event in events:
             if type(event) is Block:
                 try:
-                    unpacked = block_events(event, players)
+                    read = read_block(event, players)
                 except ValueError as exc:
                     raise _Damage(number, str(exc)) from None
-                for inner in unpacked:
-                    yield number, inner, at
+                if whole:
+                    yield number, read, at
+                else:
+                    for inner in read.events():
+                        yield number, inner, at
             else:
                 yield number, event, at
 
@@ -229,7 +233,8 @@ def read_trace(
     max_expansion: float | None = None,
     start: ResumePoint | None = None,
     on_boundary: Callable[[int, int, int, int], None] | None = None,
-) -> Iterator[Event]:
+    blocks: bool = False,
+) -> Iterator[Any]:
     """Stream a trace file's events, header first, checking each one (see the module doc).
 
     Only whole iterations are yielded: the events of an iteration come out once its backprop
@@ -251,6 +256,9 @@ def read_trace(
             yielded): the iterations and nodes complete so far, where that line or frame starts
             in the decompressed stream, and how many lines or frames came before it; the
             :class:`ResumePoint` of a later read from there.
+        blocks: yield a block frame whose iterations all pass the structure checks as one
+            :class:`~mctsviz.trace.blocks.BlockRead` (its columns) instead of its events
+            (a reader that folds columns; any other block still comes as events).
 
     Raises:
         MctsvizError: "FILE: line N: reason" ("frame N" in MessagePack) for an unreadable file
@@ -276,8 +284,33 @@ def read_trace(
     if start is not None:
         iteration_done = start.iterations
     last_number = reported = -1
+
+    def whole_blocks(items: Iterator[tuple[int, Any, int]]) -> Iterator[tuple[int, Any, int]]:
+        # Checked when pulled: the loop below has finished with everything before it.
+        nonlocal reported
+        for item in items:
+            read = item[1]
+            if type(read) is not BlockRead:
+                yield item
+            elif checker is not None and not pending and (until is None or iteration_done + read.block.count <= until):
+                # The boundary before the block, reported with the nodes before it.
+                if on_boundary is not None and iteration_done != reported:
+                    reported = iteration_done
+                    on_boundary(iteration_done, item[2], item[0] - 1, checker.nodes)
+                if checker.check_block(read):
+                    yield item
+                else:
+                    for inner in read.events():
+                        yield item[0], inner, item[2]
+            else:
+                for inner in read.events():
+                    yield item[0], inner, item[2]
+
+    items = _msgpack_events(source, budget, start, whole=blocks and structure) if msgpack else _jsonl_events(source, budget, start)
+    if blocks and structure and msgpack:
+        items = whole_blocks(items)
     try:
-        for number, event, at in _msgpack_events(source, budget, start) if msgpack else _jsonl_events(source, budget, start):
+        for number, event, at in items:
             if not header_seen:
                 header_seen = True
                 if structure:
@@ -294,6 +327,12 @@ def read_trace(
                     on_boundary(iteration_done, at, number - 1, checker.nodes)
                 last_number = number
             kind = type(event)
+            if kind is BlockRead:  # checked as a whole (see whole_blocks)
+                yield event
+                iteration_done = event.block.iteration + event.block.count - 1
+                if until is not None and iteration_done >= until:
+                    return
+                continue
             if checker is None:  # a raw stream in file order: verify checks the order itself
                 yield event
                 if kind is Backprop:
