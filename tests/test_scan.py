@@ -74,3 +74,13 @@ def test_render_tree_reads_a_trace_in_one_pass(tmp_path, monkeypatch):
     monkeypatch.setattr(replay_module.Replay, "__init__", lambda *a, **k: loaded.append(1) or (_ for _ in ()).throw(AssertionError("a Replay was loaded")))
     assert main(["render", "tree", str(path), "--max-nodes", "20", "-o", str(tmp_path / "t.dot")]) == 0
     assert not loaded and "digraph" in (tmp_path / "t.dot").read_text()
+
+
+@pytest.mark.parametrize("name", list(TRACES))
+def test_mean_range_is_the_range_of_every_visited_nodes_mean(name):
+    replay = Replay(TRACES[name]())
+    for iteration in sorted({0, 1, replay.iterations // 2, replay.iterations}):
+        for phase in PHASES[1:] if iteration else PHASES[:1]:
+            snap = replay.snapshot(iteration, phase)
+            means = [m for m in (snap.node(i).mean for i in range(len(snap))) if m is not None]
+            assert snap.mean_range() == ((min(means), max(means)) if means else None), (iteration, phase)

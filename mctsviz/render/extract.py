@@ -635,11 +635,9 @@ def reward_range(replay: Replay | TraceScan) -> tuple[float, float]:
     low, high = default_value_range(scan.final.header)
     if scan.lowest_reward is not None and scan.highest_reward is not None:
         low, high = min(low, scan.lowest_reward), max(high, scan.highest_reward)
-    final = scan.final
-    for i in range(len(final)):
-        mean = final.node(i).mean
-        if mean is not None:
-            low, high = min(low, mean), max(high, mean)
+    means = scan.final.mean_range()
+    if means is not None:
+        low, high = min(low, means[0]), max(high, means[1])
     return low, high
 
 
