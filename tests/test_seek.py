@@ -244,6 +244,8 @@ def test_the_cli_builds_the_index_and_replays_from_it(tmp_path, capsys):
         ["heatmap", "--iterations", "5,1500,2600", "--quantity", "mean"],
         ["board", "--iteration", "1900", "--node", "1"],
         ["puct", "--iteration", "1100", "--phase", "select"],
+        ["evolution", "--node", "0"],
+        ["growth"],
     ],
 )
 def test_figures_from_the_index_are_the_figures_from_the_whole_trace(tmp_path, figure):

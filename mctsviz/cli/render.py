@@ -625,7 +625,7 @@ def _render_evolution(args: argparse.Namespace) -> int:
     _check_output(args.output, getattr(args, "trace", None))
     from ..render import plot_evolution_panels
 
-    replay = _load_replay(args.trace)
+    replay = _load_positions(args.trace)
     _check_node(replay, args.node)
     log_x = {"auto": None, "linear": False, "log": True}[args.x_scale]
     return _write(plot_evolution_panels(replay, node=args.node, log_x=log_x, **_look(args)), args.output, args=args)
@@ -635,7 +635,7 @@ def _render_growth(args: argparse.Namespace) -> int:
     _check_output(args.output, getattr(args, "trace", None))
     from ..render import plot_growth_panels
 
-    return _write(plot_growth_panels(_load_replay(args.trace), **_look(args)), args.output, args=args)
+    return _write(plot_growth_panels(_load_positions(args.trace), **_look(args)), args.output, args=args)
 
 
 def _render_animation(args: argparse.Namespace) -> int:
