@@ -696,9 +696,22 @@ def snapshot_at(source: Any, iteration: int | None = None, phase: str = "backpro
 
 
 def _snapshot_here(
-    header: Header, structure: _Structure, visits: list[int], value: list[float], events: IterationEvents, before: int, after: int, phase: str
+    header: Header,
+    structure: _Structure,
+    visits: list[int],
+    value: list[float],
+    events: IterationEvents,
+    before: int,
+    after: int,
+    phase: str,
+    *,
+    owned: bool = False,
 ) -> TreeSnapshot:
-    """A snapshot of ``events``' iteration from the statistics before its backpropagation."""
+    """A snapshot of ``events``' iteration from the statistics before its backpropagation.
+
+    ``owned``: the statistics are a copy made for snapshots, which they keep as they are (a
+    snapshot only reads them; nodes past its count are never read), instead of a copy of their own.
+    """
     steps = None
     if phase != "start":
         steps = events.select.steps
@@ -707,4 +720,6 @@ def _snapshot_here(
     if phase == "backprop":
         _apply(events.backprop, visits, value)
     count = before if phase in ("start", "select") else after
+    if owned:
+        return TreeSnapshot(header, events.iteration, phase, events, structure, count, visits, value, steps)
     return TreeSnapshot(header, events.iteration, phase, events, structure, count, visits[:count], value[:count], steps)

@@ -720,6 +720,8 @@ class IndexedTrace:
         self._events: list[IterationEvents] = []  # iterations _base+1 .. _at
         self._undo: list[tuple[int, list[int], list[int], list[float]]] = []  # nodes before, then as replay's
         self._reader: Iterator[Any] | None = None
+        # The statistics before an iteration's backup, shared by its first phases' snapshots.
+        self._shared: tuple[int, array[Any], array[Any]] | None = None
 
     def close(self) -> None:
         """Close the index file (the object answers no more snapshots)."""
@@ -770,13 +772,60 @@ class IndexedTrace:
         before = len(self._visits)
         after = before + sum(1 for ch in events.expand.children if not ch.existing)
         # The statistics stay typed arrays (a snapshot only indexes them): no object per node.
-        visits = self._visits + s.visits0[before:after]
-        value = self._value + s.value0[before:after]
-        return _snapshot_here(self.header, structure, cast(list[int], visits), cast(list[float], value), events, before, after, phase)
+        # The phases before the backup share one copy: a walkthrough asks for all of them.
+        if phase == "backprop":
+            visits = self._visits + s.visits0[before:after]
+            value = self._value + s.value0[before:after]
+        else:
+            if self._shared is None or self._shared[0] != iteration:
+                self._shared = (iteration, self._visits + s.visits0[before:after], self._value + s.value0[before:after])
+            _, visits, value = self._shared
+        return _snapshot_here(self.header, structure, cast(list[int], visits), cast(list[float], value), events, before, after, phase, owned=True)
 
     def final(self) -> TreeSnapshot:
         """The tree at the end of the search."""
         return self.snapshot(self.iterations, "backprop")
+
+    def events(self, iteration: int) -> IterationEvents:
+        """The four events of ``iteration`` (from 1), as :meth:`mctsviz.replay.Replay.events`."""
+        if not isinstance(iteration, int) or isinstance(iteration, bool) or not 1 <= iteration <= self.iterations:
+            raise MctsvizError(f"iteration {iteration} is out of range: the trace has iterations 1-{self.iterations}")
+        return self._move_to(iteration - 1)
+
+    @property
+    def root_expansion(self) -> Expand | None:
+        """The root's expansion before the first iteration (second-visit mode), or None."""
+        if not hasattr(self, "_root_expansion"):
+            self._root_expansion: Expand | None = None
+            events = read_trace(self.path, until=0, **self._read_options)
+            try:
+                for event in events:
+                    if type(event) is Expand and not event.iteration:
+                        self._root_expansion = event
+                        break
+                    if type(event) in (Select, Backprop):
+                        break
+            finally:
+                close = getattr(events, "close", None)
+                if close is not None:
+                    close()
+        return self._root_expansion
+
+    @property
+    def decision(self) -> Decision | None:
+        """The search's decision (the trace's last event), or None when it has none."""
+        if not hasattr(self, "_decision"):
+            self._decision: Decision | None = None
+            for event in read_trace(self.path, start=self._last_resume_point(), **self._read_options):
+                if type(event) is Decision:
+                    self._decision = event
+        return self._decision
+
+    def _last_resume_point(self) -> ResumePoint | None:
+        if not self._checkpoints:
+            return None
+        c = self._checkpoints[-1]
+        return ResumePoint(self.header, c.offset, c.number, c.iteration, c.nodes)
 
     def stream(self) -> Iterator[Any]:
         """The trace's events from its start (header first), read afresh: the working position

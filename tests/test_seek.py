@@ -330,3 +330,25 @@ def test_a_small_trace_that_declares_many_iterations_is_indexed_on_open(tmp_path
     monkeypatch.setattr(seek, "AUTO_INDEX_ITERATIONS", 2600)
     with seek.indexed_if_worth_it(path) as indexed:
         assert indexed.iterations == 2600 and index_path(path).is_file()
+
+
+def test_a_walkthrough_from_the_index_is_the_walkthrough_from_the_whole_trace(tmp_path):
+    pytest.importorskip("jinja2")
+    from mctsviz.walkthrough.pages import build_pages
+
+    path = write(tmp_path / "t.msgpack", events_of("tictactoe", "compact", iterations=1500))
+    plain = build_pages(str(path), iterations="1-2,700,1500", trees="figures", jobs=1)
+    with open_indexed(path, every=1024) as indexed:
+        assert build_pages(indexed, iterations="1-2,700,1500", trees="figures", jobs=1) == plain
+        with pytest.raises(MctsvizError, match="serve the explorer with mctsviz view"):
+            build_pages(indexed, trees="explorer")
+
+
+def test_the_site_of_a_long_trace_draws_figures_with_a_note(tmp_path, capsys):
+    pytest.importorskip("jinja2")
+    path = write(tmp_path / "t.msgpack", events_of("tictactoe", "compact", iterations=1500))
+    assert main(["index", str(path), "--every", "1024", "--no-progress"]) == 0
+    out = tmp_path / "docs" / "walkthroughs"
+    assert main(["site", str(path), "-o", str(out), "--iterations", "1,1500", "--no-progress"]) == 0
+    assert "too many for the walkthrough's explorer" in capsys.readouterr().err
+    assert (out / "t" / "figures").is_dir() and not list((out / "t").glob("explorer*"))

@@ -89,10 +89,12 @@ def run_site(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from ..replay import Replay
+    from ..seek import indexed_if_worth_it
     from ..trace.io import read_trace
     from ..walkthrough.figures import RenderFigures
     from ..walkthrough.pages import build_pages, trace_copy_name, trace_name
     from ..walkthrough.write import write_index, write_pages
+    from .trace import index_progress
 
     out = Path(args.out) if args.out is not None else DEFAULT_OUT
     names = [args.name or trace_name(t) for t in args.traces]
@@ -104,7 +106,18 @@ def run_site(args: argparse.Namespace) -> int:
             raise MctsvizError(f"no such trace file: {trace}")
     figures = RenderFigures(max_nodes=args.max_nodes)
     for trace, name in zip(args.traces, names):
-        replay = Replay(read_trace(trace, on_warning=_note))
+        # A long trace is read from its index, one tree at a time; the explorer, which holds
+        # every iteration, gives way to figures.
+        trees = args.trees
+        with index_progress(not args.no_progress) as indexing:
+            indexed = indexed_if_worth_it(trace, on_warning=_note, on_progress=indexing)
+        if indexed is not None and trees != "figures":
+            _note(
+                f"{trace}: {indexed.iterations} iterations are too many for the walkthrough's explorer, which holds every one: "
+                "its pages draw figures instead (mctsviz view serves the explorer of a long trace)"
+            )
+            trees = "figures"
+        replay: Any = indexed if indexed is not None else Replay(read_trace(trace, on_warning=_note))
         if replay.header.imported is not None:
             raise MctsvizError(
                 f"{trace}: an imported {replay.header.imported} tree has no iterations to walk through: draw it with mctsviz render tree, or explore it with mctsviz view"
@@ -122,10 +135,12 @@ def run_site(args: argparse.Namespace) -> int:
                 jobs=args.jobs,
                 progress=functools.partial(_advance, bar),
                 trace_file=trace_copy_name(trace) if args.copy_trace else None,
-                trees=args.trees,
+                trees=trees,
             )
         finally:
             bar.close()
+            if indexed is not None:
+                indexed.close()
         if args.copy_trace:
             pages[f"{name}/{trace_copy_name(trace)}"] = Path(trace).read_bytes()
         written = write_pages(pages, out)

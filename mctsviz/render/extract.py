@@ -8,6 +8,7 @@ place); statistics come from replay's snapshots (one fold, one place).
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 import urllib.parse
@@ -724,18 +725,25 @@ def growth(replay: Any, *, points: Sequence[int] | None = None) -> Growth:
 # -- the value scale of a trace ---------------------------------------------------------------
 
 
-def reward_range(replay: Replay | TraceScan) -> tuple[float, float]:
+def reward_range(replay: Any) -> tuple[float, float]:
     """The range of the rewards credited in a trace: the scale that colours every frame alike.
+
+    ``replay``: a :class:`Replay`, a :class:`~mctsviz.scan.TraceScan` or a
+    :class:`mctsviz.seek.IndexedTrace` (whose index holds the range of the rewards).
 
     The default scale of the header's reward option ([0, 1] for ``01``, [-1, 1] otherwise) is
     widened to every credited reward and every starting mean (from a memory). A
     :class:`~mctsviz.scan.TraceScan` (one streamed pass) gives the same range as the replay.
     """
-    scan = replay if isinstance(replay, TraceScan) else scan_trace(replay)
-    low, high = default_value_range(scan.final.header)
+    if isinstance(replay, TraceScan) or hasattr(replay, "lowest_reward"):  # a scan or an indexed trace
+        scan: Any = replay
+    else:
+        scan = scan_trace(replay)
+    final = scan.final if isinstance(scan, TraceScan) else scan.final()
+    low, high = default_value_range(final.header)
     if scan.lowest_reward is not None and scan.highest_reward is not None:
         low, high = min(low, scan.lowest_reward), max(high, scan.highest_reward)
-    means = scan.final.mean_range()
+    means = final.mean_range()
     if means is not None:
         low, high = min(low, means[0]), max(high, means[1])
     return low, high
@@ -852,7 +860,7 @@ def tree_view(
         expandable = None
         allowed = None
     if max_nodes is not None and max_nodes < len(snapshot):
-        keep = set(_ranked(snapshot)[:max_nodes]) | pinned
+        keep = set(_ranked(snapshot, max_nodes)) | pinned
         allowed = keep if allowed is None else allowed & keep
     if nodes is not None:
         allowed = chosen if allowed is None else allowed & chosen
@@ -890,17 +898,23 @@ def tree_view(
     return TreeView(tuple(order), tuple(edges), tuple(folds), below, frozenset(pinned))
 
 
-#: Each snapshot's nodes by visits, most first (ties: older first), kept while the snapshot
-#: lives: fitting a tree to a canvas asks for several node budgets of one snapshot.
+#: Each snapshot's most visited nodes, most first (ties: older first), as many as were asked
+#: for at most, kept while the snapshot lives: fitting a tree to a canvas asks for several node
+#: budgets of one snapshot.
 _RANKINGS: weakref.WeakKeyDictionary[TreeSnapshot, list[int]] = weakref.WeakKeyDictionary()
 
 
-def _ranked(snapshot: TreeSnapshot) -> list[int]:
+def _ranked(snapshot: TreeSnapshot, count: int) -> list[int]:
+    """The ``count`` most visited nodes of ``snapshot``, most first (ties: the older first).
+
+    A partial selection (a heap of ``count``), not a sort of every node: a million-node tree
+    costs the memory of the nodes asked for.
+    """
     ranked = _RANKINGS.get(snapshot)
-    if ranked is None:
+    if ranked is None or (len(ranked) < count and len(ranked) < len(snapshot)):
         visits = snapshot.visits
-        ranked = _RANKINGS[snapshot] = sorted(range(len(snapshot)), key=lambda i: (-visits(i), i))
-    return ranked
+        ranked = _RANKINGS[snapshot] = heapq.nsmallest(count, range(len(snapshot)), key=lambda i: (-visits(i), i))
+    return ranked[:count]
 
 
 def warn_if_large(view: TreeView, stacklevel: int = 3) -> None:

@@ -44,8 +44,11 @@ class NodeNames:
 
     @classmethod
     def of(cls, replay: Replay) -> NodeNames:
+        final = replay.final()
+        if len(final) > EAGER_NAMES:
+            return _LazyNodeNames(final)
         header = replay.header
-        nodes = replay.final().nodes()
+        nodes = final.nodes()
         titles = []
         for node in nodes:
             if header.num_players == 1:
@@ -66,6 +69,47 @@ class NodeNames:
 
     def path(self, nodes: Iterable[int]) -> str:
         return " › ".join(self.titles[n] for n in nodes)
+
+
+#: Past this many nodes, names are made when asked for (a page names a few; a million-node tree
+#: named at once would hold a few hundred MB of text).
+EAGER_NAMES = 65536
+
+
+class _Column(Sequence[Any]):
+    """One field of every node of a final tree, read when asked for."""
+
+    def __init__(self, count: int, get: Any) -> None:
+        self._count, self._get = count, get
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, node: Any) -> Any:
+        if isinstance(node, slice):
+            return [self._get(i) for i in range(*node.indices(self._count))]
+        if not -self._count <= node < self._count:
+            raise IndexError(node)
+        return self._get(node % self._count)
+
+
+class _LazyNodeNames(NodeNames):
+    """:class:`NodeNames` of a big tree, each made from the final snapshot when asked for."""
+
+    def __init__(self, final: Any) -> None:
+        one_player = final.header.num_players == 1
+
+        def title(node: int) -> str:
+            stats = final.node(node)
+            if one_player:
+                return escape.one_line(stats.key)
+            return "root" if node == 0 else f"{player_name(stats.mover)}→{escape.one_line(stats.action)}"
+
+        count = len(final)
+        object.__setattr__(self, "titles", _Column(count, title))
+        object.__setattr__(self, "keys", _Column(count, lambda n: final.node(n).key))
+        object.__setattr__(self, "movers", _Column(count, lambda n: final.node(n).mover))
+        object.__setattr__(self, "terminal", _Column(count, lambda n: final.node(n).terminal))
 
 
 def outcome_text(returns: Sequence[float]) -> str:

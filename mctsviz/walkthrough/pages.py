@@ -34,6 +34,7 @@ from ..options import SearchOptions
 from ..render.boards import rollout_boards, trace_board_game
 from ..replay import Replay, TreeSnapshot
 from ..replay import replay as load_replay
+from ..seek import IndexedTrace
 from ..text.formulas import formula_legend
 from ..text.names import NodeNames, outcome_text, player_name, score_rows, update_rows
 from ..text.numbers import format_exact, format_number
@@ -348,7 +349,9 @@ def build_pages(
     """The walkthrough of one trace as ``{path relative to the output folder: text or bytes}``.
 
     Args:
-        trace: a :class:`~mctsviz.replay.Replay`, a list of events, or a trace file path.
+        trace: a :class:`~mctsviz.replay.Replay`, a list of events, a trace file path, or a
+            :class:`~mctsviz.seek.IndexedTrace` (a long trace: pages from its checkpoints,
+            ``trees="figures"`` only).
         name: the walkthrough's folder name (default: the file's name, or game and seed).
         iterations: which iterations get a page and a slider frame (see :func:`parse_iterations`).
         figures: draws the SVGs (default :class:`~mctsviz.walkthrough.figures.RenderFigures`).
@@ -367,11 +370,16 @@ def build_pages(
     Raises:
         MctsvizError: a bad iteration spec, a bad templates folder, or a damaged trace.
     """
-    if name is None and isinstance(trace, (str, os.PathLike)):
-        name = trace_name(trace)
+    if name is None and isinstance(trace, (str, os.PathLike, IndexedTrace)):
+        name = trace_name(trace.path if isinstance(trace, IndexedTrace) else trace)
     if trees not in TREE_MODES:
         raise MctsvizError(f"unknown trees mode {trees!r}; choose one of: {', '.join(TREE_MODES)}")
-    rp = load_replay(trace)
+    if isinstance(trace, IndexedTrace) and trees != "figures":
+        raise MctsvizError(
+            "the walkthrough's explorer holds every iteration, too many for a page when a trace needs an index: "
+            "draw figures (trees='figures'), or serve the explorer with mctsviz view"
+        )
+    rp: Any = trace if isinstance(trace, IndexedTrace) else load_replay(trace)
     header = rp.header
     name = slug(name if name is not None else f"{header.game}-seed-{header.seed}")
     chosen = parse_iterations(iterations, rp.iterations)
@@ -515,6 +523,10 @@ def _manifest_text(common: Mapping[str, Any], header: Header, pages: int) -> str
     return json.dumps(manifest, sort_keys=True, indent=1) + "\n"
 
 
+#: Nodes past which a snapshot's statistics weigh megabytes (fewer snapshots wait to be drawn).
+BIG_TREE = 65536
+
+
 def draw_trees(
     replay: Replay,
     figures: FigureMaker,
@@ -528,8 +540,8 @@ def draw_trees(
     Graphviz lays trees out in a ``dot`` subprocess, so ``workers`` threads overlap well. The
     phases of one iteration go to the figure maker together when it can draw them on one
     canvas (``trees``). The snapshots are taken in this thread (a replay moves between positions; a snapshot, once
-    taken, is a copy that threads may read) and at most two per worker wait at a time, so a
-    long trace never holds all its snapshots in memory at once.
+    taken, is a copy that threads may read) and at most two per worker wait at a time (one for
+    trees over :data:`BIG_TREE` nodes), so a long trace never holds all its snapshots at once.
     """
     out: dict[str, bytes] = {}
     pending: deque[tuple[list[str], Future[list[bytes]]]] = deque()
@@ -552,7 +564,8 @@ def draw_trees(
             for group in _by_iteration(jobs):
                 snapshots = [replay.snapshot(iteration, phase) for _, iteration, phase in group]
                 pending.append(([path for path, _, _ in group], pool.submit(draw_one, snapshots)))
-                if len(pending) >= 2 * workers:
+                # A big tree's snapshot holds megabytes of statistics: one group a worker then.
+                if len(pending) >= (workers if len(snapshots[0]) > BIG_TREE else 2 * workers):
                     collect_one()
             while pending:
                 collect_one()
