@@ -9,14 +9,15 @@ Strings here are plain text: escaping is the caller's job, for where the text la
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from .. import escape
 from ..iteration import BackupRow
 from ..options import SearchOptions
-from ..replay import Replay
+from ..replay import NodeStats, Replay, TreeSnapshot
 from ..trace.events import Score
 from .formulas import score_formula
 from .numbers import format_exact, format_number, format_score
@@ -44,18 +45,10 @@ class NodeNames:
 
     @classmethod
     def of(cls, replay: Replay) -> NodeNames:
-        header = replay.header
+        players = replay.header.num_players
         nodes = replay.final().nodes()
-        titles = []
-        for node in nodes:
-            if header.num_players == 1:
-                titles.append(escape.one_line(node.key))
-            elif node.id == 0:
-                titles.append("root")
-            else:
-                titles.append(f"{player_name(node.mover)}→{escape.one_line(node.action)}")
         return cls(
-            tuple(titles),
+            tuple(node_title(node, players) for node in nodes),
             tuple(n.key for n in nodes),
             tuple(n.mover for n in nodes),
             tuple(n.terminal for n in nodes),
@@ -66,6 +59,42 @@ class NodeNames:
 
     def path(self, nodes: Iterable[int]) -> str:
         return " › ".join(self.titles[n] for n in nodes)
+
+
+def node_title(node: NodeStats, players: int) -> str:
+    """What pages call ``node``: its state in a one-player tree, else "root" or mover→move."""
+    if players == 1:
+        return escape.one_line(node.key)
+    if node.id == 0:
+        return "root"
+    return f"{player_name(node.mover)}→{escape.one_line(node.action)}"
+
+
+class SnapshotNames:
+    """:class:`NodeNames`' ``names(node)`` and ``names.terminal[node]``, made per node when asked.
+
+    For a tree too big to name every node up front (the served explorer of a million-node
+    trace): ``snapshot`` is any tree holding the nodes asked about (the final one holds all).
+    """
+
+    def __init__(self, snapshot: TreeSnapshot) -> None:
+        players = snapshot.header.num_players
+        self.terminal = _Facts(lambda node: snapshot.node(node).terminal)
+        # The same few thousand nodes are named again and again while stepping.
+        self._title = lru_cache(maxsize=1 << 16)(lambda node: node_title(snapshot.node(node), players))
+
+    def __call__(self, node: int) -> str:
+        return str(self._title(node))
+
+
+class _Facts:
+    """``facts[node]`` from a function of the node."""
+
+    def __init__(self, fact: Callable[[int], Any]) -> None:
+        self._fact = fact
+
+    def __getitem__(self, node: int) -> Any:
+        return self._fact(node)
 
 
 def outcome_text(returns: Sequence[float]) -> str:

@@ -5,8 +5,12 @@
  * computes a score. Text from a trace reaches the page through textContent only.
  *
  * An explorer is any element with class "mvx" and either data-mvx-source (the id of the JSON
- * script element holding the data) or data-mvx-trace (a key of window.mctsvizExplorerData,
- * filled by a walkthrough's explorer-data.js).
+ * script element holding the data), data-mvx-trace (a key of window.mctsvizExplorerData,
+ * filled by a walkthrough's explorer-data.js) or data-mvx-api (the address of a served
+ * explorer's API, mctsviz.explorer.server: the page fetches each moment it draws).
+ *
+ * The drawing and the panel read a model: Model holds every iteration of a trace in the page;
+ * ServedModel holds one moment's folded tree, as the server answered it.
  */
 (function () {
   "use strict";
@@ -44,6 +48,7 @@
     var nodes = data.nodes, count = nodes.parent.length, i;
     this.data = data;
     this.count = count;
+    this.root = 0;
     this.iterations = data.iterations;
     this.kids = [];
     for (i = 0; i < count; i++) this.kids.push([]);
@@ -106,6 +111,61 @@
     return b < k || (b === k && p >= 1) || b === 0;
   };
 
+  /* How many of a "+n more" marker's nodes exist at (k, p), and whether the path goes into one. */
+  Model.prototype.hiddenCount = function (marker, k, p, onPath) {
+    var n = 0, pathInside = false, self = this;
+    marker.nodes.forEach(function (x) { if (self.exists(x, k, p)) n++; if (onPath[x]) pathInside = true; });
+    return [n, pathInside];
+  };
+
+  /* -- one moment from the server ------------------------------------------------------------ */
+
+  /* The folded tree at one moment, as mctsviz.explorer.served answers it: the drawn nodes with
+     their statistics and "+n more" counts, and every node the answer names. */
+  function ServedModel(data) {
+    this.data = data;
+    this.count = data.count;
+    this.root = 0;
+    this.iterations = data.iterations;
+    this.kids = {};
+    this.n = {}; this.w = {}; this.q = {}; this.c = {};
+    this.more = {}; this.morePath = {};
+    this.shape = "";
+  }
+
+  /* Take an answer; returns whether the drawn nodes or their folds changed (a new layout). */
+  ServedModel.prototype.load = function (answer) {
+    var t = answer.nodes, ids = t.id, nodes = { parent: {}, name: {}, action: {}, mover: {}, terminal: {}, prior: {} };
+    var kids = {}, n = {}, w = {}, q = {}, c = {}, more = {}, morePath = {}, shape = [answer.root];
+    for (var j = 0; j < ids.length; j++) {
+      var i = ids[j];
+      for (var column in nodes) nodes[column][i] = t[column][j];
+    }
+    for (j = 0; j < answer.drawn; j++) {
+      i = ids[j];
+      var s = t.stats[j];
+      n[i] = s[0]; w[i] = s[1]; q[i] = s[2]; c[i] = s[3];
+      more[i] = t.more[j][0]; morePath[i] = !!t.more[j][1];
+      kids[i] = kids[i] || [];
+      if (i !== answer.root) (kids[t.parent[j]] = kids[t.parent[j]] || []).push(i);
+      shape.push(i + (more[i] ? "+" : ""));
+    }
+    this.data.nodes = nodes;
+    this.count = answer.count;
+    this.root = answer.root;
+    this.kids = kids; this.n = n; this.w = w; this.q = q; this.c = c;
+    this.more = more; this.morePath = morePath;
+    shape = shape.join(",") + "|" + answer.links.map(String).join(";");
+    var changed = shape !== this.shape;
+    this.shape = shape;
+    return changed;
+  };
+
+  /* The server answers with the nodes existing at the moment asked about only. */
+  ServedModel.prototype.exists = function (i) { return this.n[i] !== undefined; };
+  ServedModel.prototype.moveTo = function () {};
+  ServedModel.prototype.hiddenCount = function (marker) { return [this.more[marker.parent] || 0, !!this.morePath[marker.parent]]; };
+
   /* -- which nodes are drawn, and where ------------------------------------------------------ */
 
   /* The budget's nodes, best first by final visits (ties by id), each with its parent. */
@@ -152,12 +212,13 @@
     var STEP = NODE_W + GAP_X, places = {}, markers = [];
     // Returns {items: [[id or marker, relative x, depth]], left: [], right: []} for one subtree.
     function build(node) {
-      var kids = model.kids[node], drawn = [], hidden = [], i;
+      var kids = model.kids[node] || [], drawn = [], hidden = [], i;
       if (!collapsed[node]) {
-        for (i = 0; i < kids.length; i++) (shown[kids[i]] || unfolded[node] ? drawn : hidden).push(kids[i]);
+        for (i = 0; i < kids.length; i++) (!shown || shown[kids[i]] || unfolded[node] ? drawn : hidden).push(kids[i]);
       }
       var parts = drawn.map(build);
-      if (hidden.length) parts.push({ items: [[{ parent: node, nodes: hidden }, 0, 0]], left: [0], right: [0] });
+      // A served tree says how many children it left out; a tree in the page lists them.
+      if (hidden.length || (!collapsed[node] && model.more && model.more[node])) parts.push({ items: [[{ parent: node, nodes: hidden }, 0, 0]], left: [0], right: [0] });
       if (!parts.length) return { items: [[node, 0, 0]], left: [0], right: [0] };
       var offsets = [0], right = parts[0].right.slice();
       for (i = 1; i < parts.length; i++) {
@@ -179,7 +240,7 @@
       });
       return { items: items, left: leftC, right: rightC };
     }
-    var tree = build(0), minX = Math.min.apply(null, tree.left);
+    var tree = build(model.root), minX = Math.min.apply(null, tree.left);
     tree.items.forEach(function (it) {
       var x = it[1] - minX, y = it[2] * (NODE_H + GAP_Y);
       if (typeof it[0] === "number") places[it[0]] = { x: x, y: y };
@@ -190,12 +251,14 @@
 
   /* -- the explorer ------------------------------------------------------------------------- */
 
-  function Explorer(root, data) {
+  function Explorer(root, data, api) {
     this.root = root;
     this.data = data;
-    this.model = new Model(data);
-    this.shown = chooseNodes(this.model, data.budget || 250);
+    this.api = api || null;  // a served explorer's API: each moment is fetched from there
+    this.model = this.api ? new ServedModel(data) : new Model(data);
+    this.shown = this.api ? null : chooseNodes(this.model, data.budget || 250);
     this.unfolded = {};
+    this.opened = [];  // served: the subtrees opened by clicking their "+n more", newest last
     this.collapsed = {};
     this.selected = null;
     this.k = 0;
@@ -206,6 +269,12 @@
     var start = this.readLink();
     var k = start ? start.k : parseInt(root.getAttribute("data-mvx-iteration") || "0", 10);
     var p = start ? start.p : PHASES.indexOf(root.getAttribute("data-mvx-phase") || "backprop");
+    if (this.api) {  // ready once the first answer is drawn (receive)
+      root.mvx = this;
+      if (start && start.node !== null && start.node >= 0 && start.node < data.count) this.selected = start.node;
+      this.goTo(isNaN(k) ? 0 : k, p < 0 ? 3 : p);
+      return;
+    }
     this.relayout();
     this.goTo(isNaN(k) ? 0 : k, p < 0 ? 3 : p);
     if (start && start.node !== null && start.node < this.model.count) this.select(start.node);
@@ -323,9 +392,60 @@
     p = k === 0 ? 3 : Math.max(0, Math.min(3, p | 0));
     this.k = k;
     this.p = p;
+    if (this.api) { this.fetchMoment(); return; }
     m.moveTo(p === 3 ? k : k - 1);
     this.draw();
     this.writeLink();
+  };
+
+  /* Served: ask for the moment (k, p) with the opened subtrees and the selected node. One
+     request at a time; a moment asked for meanwhile (keys held down, the scrubber dragged) is
+     fetched when it returns, and the answers in between are dropped. */
+  Explorer.prototype.fetchMoment = function () {
+    if (this.inFlight) { this.stale = true; return; }
+    var self = this, query = "tree?i=" + this.k + "&p=" + PHASES[this.p] + "&n=" + (this.data.budget || 250);
+    if (this.opened.length) query += "&open=" + this.opened.join(",");
+    if (this.selected !== null) query += "&pin=" + this.selected;
+    this.inFlight = true;
+    this.stale = false;
+    this.root.setAttribute("aria-busy", "true");
+    fetch(this.api + query, { headers: { Accept: "application/json" }, credentials: "same-origin" })
+      .then(function (r) { return r.json().then(function (body) { return { ok: r.ok, body: body }; }); })
+      .then(function (res) {
+        self.inFlight = false;
+        if (self.stale) { self.fetchMoment(); return; }
+        self.root.removeAttribute("aria-busy");
+        if (!res.ok) self.showError(res.body && res.body.error);
+        else self.receive(res.body);
+      }, function (err) {
+        self.inFlight = false;
+        self.root.removeAttribute("aria-busy");
+        self.showError("the server does not answer (" + (err && err.message) + ")");
+      });
+  };
+
+  /* Served: draw an answer (see mctsviz/explorer/served.py for its shape). */
+  Explorer.prototype.receive = function (answer) {
+    var d = this.data;
+    d.strings = answer.strings;
+    d.links = answer.links;
+    d.iters = {};
+    if (answer.iter) d.iters[answer.iteration - 1] = answer.iter;
+    this.root.removeAttribute("data-mvx-error");
+    if (this.model.load(answer) || !this.places) this.relayout();
+    this.draw();
+    this.writeLink();
+    this.markRows();
+    if (!this.root.hasAttribute("data-mvx-ready")) {
+      this.focus();
+      this.root.setAttribute("data-mvx-ready", "1");
+    }
+  };
+
+  Explorer.prototype.showError = function (message) {
+    this.phaseText.textContent = "The explorer's server answered: " + (message || "an error");
+    this.root.setAttribute("data-mvx-error", "1");
+    if (!this.root.hasAttribute("data-mvx-ready")) this.root.setAttribute("data-mvx-ready", "1");
   };
 
   Explorer.prototype.step = function (delta) {
@@ -411,7 +531,7 @@
     this.edgeEls = {};
     Object.keys(lay.places).forEach(function (key) {
       var i = +key, at = lay.places[key];
-      if (i !== 0) {
+      if (i !== m.root) {
         var from = lay.places[m.data.nodes.parent[i]];
         self.edgeEls[i] = svg("line", {
           class: "mvx-edge", x1: from.x + NODE_W / 2, y1: from.y + NODE_H, x2: at.x + NODE_W / 2, y2: at.y
@@ -447,13 +567,18 @@
   };
 
   Explorer.prototype.unfold = function (parent) {
+    if (this.api) {
+      this.opened = this.opened.filter(function (x) { return x !== parent; }).concat([parent]).slice(-32);
+      this.fetchMoment();
+      return;
+    }
     this.unfolded[parent] = true;
     this.relayout();
     this.draw();
   };
 
   Explorer.prototype.toggleCollapse = function (node) {
-    if (!this.model.kids[node].length) return;
+    if (!(this.model.kids[node] || []).length) return;
     if (this.collapsed[node]) delete this.collapsed[node];
     else this.collapsed[node] = true;
     this.relayout();
@@ -496,8 +621,7 @@
     }
     var self = this;
     this.markerEls.forEach(function (mk) {
-      var n = 0, pathInside = false;
-      mk.mk.nodes.forEach(function (x) { if (m.exists(x, k, p)) n++; if (onPath[x]) pathInside = true; });
+      var counted = m.hiddenCount(mk.mk, k, p, onPath), n = counted[0], pathInside = counted[1];
       var visible = n > 0 && m.exists(mk.mk.parent, k, p);
       mk.g.classList.toggle("mvx-hidden", !visible);
       mk.line.classList.toggle("mvx-hidden", !visible);
@@ -526,6 +650,13 @@
   /* -- the panel: the selected node, and this phase's table ---------------------------------- */
 
   Explorer.prototype.select = function (node) {
+    if (this.api) {
+      if (!(node >= 0 && node < this.data.count)) return;
+      this.selected = node;
+      if (this.places && this.places[node] && !this.inFlight) { this.draw(); this.writeLink(); this.markRows(); }
+      else this.fetchMoment();  // the server draws the way to it (pin)
+      return;
+    }
     if (!(node >= 0 && node < this.model.count)) return;
     this.selected = node;
     // A node behind a fold or a collapsed ancestor is brought into view.
@@ -539,7 +670,12 @@
     if (changed) this.relayout();
     this.draw();
     this.writeLink();
-    var page = document.querySelectorAll("[data-mv-node]");
+    this.markRows();
+  };
+
+  /* The page's rows naming the selected node are highlighted. */
+  Explorer.prototype.markRows = function () {
+    var page = document.querySelectorAll("[data-mv-node]"), node = this.selected;
     for (var i = 0; i < page.length; i++) {
       var row = page[i].closest("tr") || page[i];
       row.classList.toggle("mvx-row--selected", +page[i].getAttribute("data-mv-node") === node);
@@ -680,11 +816,11 @@
     this.fit();
     if (this.zoomState.s >= READABLE) return;
     var rect = this.svg.getBoundingClientRect(), it = this.k ? this.data.iters[this.k - 1] : null;
-    var target = 0, path = it ? it.path : [0];
+    var target = this.model.root, path = it ? it.path : [target];
     for (var j = path.length - 1; j >= 0; j--) if (this.places[path[j]]) { target = path[j]; break; }
     var at = this.places[target], s = READABLE, width = rect.width || 600;
     // Keep the root in view too when the path's two ends fit side by side.
-    var x = at.x + NODE_W / 2, rootX = this.places[0].x + NODE_W / 2;
+    var x = at.x + NODE_W / 2, rootX = this.places[this.model.root].x + NODE_W / 2;
     if (Math.abs(rootX - x) * s < width - 2 * NODE_W) x = (x + rootX) / 2;
     this.zoomState = { s: s, x: width / 2 - x * s, y: PAD };
     this.applyZoom();
@@ -727,9 +863,20 @@
     return Object.prototype.hasOwnProperty.call(store, name) ? store[name] : null;
   }
 
+  /* A served explorer starts from the trace's meta data (heading, templates, colours). */
+  function startServed(root, api) {
+    root.setAttribute("data-mvx-starting", "1");
+    fetch(api + "meta", { headers: { Accept: "application/json" }, credentials: "same-origin" })
+      .then(function (r) { if (!r.ok) throw new Error("HTTP " + r.status); return r.json(); })
+      .then(function (meta) { new Explorer(root, meta, api); })
+      .catch(function (err) { root.textContent = "The explorer's server does not answer (" + (err && err.message) + ")."; });
+  }
+
   function start() {
-    var roots = document.querySelectorAll(".mvx:not([data-mvx-ready])");
+    var roots = document.querySelectorAll(".mvx:not([data-mvx-ready]):not([data-mvx-starting])");
     for (var i = 0; i < roots.length; i++) {
+      var api = roots[i].getAttribute("data-mvx-api");
+      if (api !== null) { startServed(roots[i], api); continue; }
       var data = dataFor(roots[i]);
       if (!data) { roots[i].textContent = "The explorer's data did not load."; continue; }
       new Explorer(roots[i], data);

@@ -1,0 +1,192 @@
+"""What the served explorer answers: one moment of an indexed trace, folded, as plain data.
+
+:class:`ServedTrace` answers "the tree at iteration K and phase P, subtree of node X, folded to
+N nodes" from a :class:`~mctsviz.seek.IndexedTrace`, with the iteration's record for the panel.
+The texts are those of the one-file explorer (:mod:`mctsviz.explorer.data` makes both: the same
+score rows, formula templates, names and colours), so the two explorers cannot disagree.
+
+Folding never walks the whole tree: from X it takes nodes best first by their visits at the end
+of the search (ties by id, as the one-file explorer does, so a node keeps its place while
+stepping), with a heap, until N are taken; the rest of each drawn node's children count as its
+"+n more". The iteration's selection path, its new nodes and the nodes the page pins (the
+selected one) are drawn too, with the chain from X down to them.
+
+An answer (:meth:`ServedTrace.tree`)::
+
+    iteration, phase, root, count   the moment, the subtree's root, the nodes existing then
+    nodes     columns for every node named in the answer, the drawn ones first: id, parent,
+              name, action, mover, terminal, prior (see data.node_columns)
+    drawn     how many of ``nodes`` are drawn; for each: stats [N, W, mean, colour] and
+              more [hidden children, 1 if the path goes through one of them]
+    links     edges to a drawn node first created under another drawn parent: [parent, child, 0]
+    iter      the iteration's record (data._Recorder), None before iteration 1
+    strings   the texts the indexes in stats and iter refer to
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from heapq import heappop, heappush
+from typing import Any
+
+from ..errors import MctsvizError
+from ..iteration import view_iteration
+from ..render.extract import reward_range
+from ..replay import PHASES, TreeSnapshot
+from ..scan import TraceScan
+from ..seek import IndexedTrace
+from ..text.names import SnapshotNames
+from .data import DEFAULT_BUDGET, _Colours, _Recorder, _Strings, explorer_meta, formula_kinds, node_columns, stats_row
+
+#: The most nodes one answer draws per subtree, and the most opened subtrees and pinned nodes.
+MAX_BUDGET = 2000
+MAX_OPEN = 32
+MAX_PINS = 8
+
+
+class ServedTrace:
+    """An indexed trace answering the served explorer's questions, one at a time (a lock).
+
+    Args:
+        indexed: the trace and its index (left open; the caller closes it).
+        title: plain text for the heading (default: game, iterations and seed).
+        budget: nodes drawn per subtree unless a request asks for another number.
+    """
+
+    def __init__(self, indexed: IndexedTrace, *, title: str | None = None, budget: int = DEFAULT_BUDGET) -> None:
+        self.indexed = indexed
+        self._lock = threading.Lock()
+        # The final tree ranks nodes for folding and names any node, existing yet or not.
+        self.final = indexed.final()
+        self.colours = _Colours(*reward_range(TraceScan(self.final, self.final, indexed.lowest_reward, indexed.highest_reward)))
+        self.names = SnapshotNames(self.final)
+        self._node = lru_cache(maxsize=1 << 16)(self.final.node)  # what never changes about a node
+        self.kinds = formula_kinds(indexed.header.options)
+        self.budget = budget
+        self.meta = {**explorer_meta(indexed.header, indexed.iterations, self.colours, title=title, budget=budget), "count": len(self.final)}
+
+    def tree(
+        self, iteration: int, phase: str = "backprop", *, root: int = 0, budget: int | None = None, opened: Sequence[int] = (), pinned: Sequence[int] = ()
+    ) -> dict[str, Any]:
+        """The answer for one moment (see the module doc).
+
+        Args:
+            iteration: from 0 (the tree before the first iteration; its phase is backprop).
+            phase: "select", "expand", "simulate" or "backprop".
+            root: the subtree's root X, a node existing at that moment.
+            budget: N, nodes drawn from X best first (default: the server's).
+            opened: nodes whose subtrees are drawn too (each folded to N), where they exist.
+            pinned: nodes drawn with the chain down to them, where they exist (the selected one).
+
+        Raises:
+            MctsvizError: a value out of range (one line, for a 400 answer).
+        """
+        budget = self.budget if budget is None else budget
+        total = len(self.final)
+        if phase not in PHASES[1:]:
+            raise MctsvizError(f"unknown phase {phase!r}; choose one of: {', '.join(PHASES[1:])}")
+        if not 0 <= iteration <= self.indexed.iterations:
+            raise MctsvizError(f"iteration {iteration} is out of range: the trace has iterations 0-{self.indexed.iterations}")
+        if not 1 <= budget <= MAX_BUDGET:
+            raise MctsvizError(f"the number of nodes must be from 1 to {MAX_BUDGET}, not {budget}")
+        if len(opened) > MAX_OPEN or len(pinned) > MAX_PINS:
+            raise MctsvizError(f"at most {MAX_OPEN} opened subtrees and {MAX_PINS} pinned nodes")
+        for node in (root, *opened, *pinned):
+            if not 0 <= node < total:
+                raise MctsvizError(f"node {node} is not in the trace (it has nodes 0-{total - 1})")
+        if iteration == 0:
+            phase = "backprop"
+        with self._lock:
+            view = view_iteration(self.indexed, iteration) if iteration else None
+            tree = self.indexed.snapshot(iteration, phase)
+        if root >= len(tree):
+            raise MctsvizError(f"node {root} does not exist at iteration {iteration} ({phase})")
+        strings = _Strings()
+        record = None
+        named: list[int] = []
+        if view is not None:
+            record = _Recorder(self.names, strings, self.colours, self.kinds)(view)
+            named = _named_in(record)
+            pinned = [*view.path, *record["new"], *pinned] if phase != "select" else [*view.path, *pinned]
+        drawn = fold(tree, root, budget, self.final)
+        for node in opened:
+            if node < len(tree) and _under(tree, node, root):
+                drawn.extend(fold(tree, node, budget, self.final))
+        on_path = set(view.path) if view is not None else set()
+        drawn.extend(x for node in pinned if node < len(tree) for x in _chain(tree, node, root))
+        shown = sorted(set(drawn))
+        shown_set = set(shown)
+        stats, more, links = [], [], []
+        for node in shown:
+            stats.append(stats_row(tree.visits(node), tree.value(node), strings, self.colours))
+            hidden = on_hidden_path = 0
+            for child in tree.children_ids(node):
+                if tree.parent(child) != node:
+                    if child in shown_set:
+                        links.append([node, child, 0])
+                elif child not in shown_set:
+                    hidden += 1
+                    on_hidden_path |= child in on_path
+            more.append([hidden, int(on_hidden_path)])
+        rest = sorted(set(named).union(pinned).difference(shown_set))
+        listed = shown + rest
+        columns = node_columns([self._node(i) for i in listed], [self.names(i) for i in listed])
+        return {
+            "iteration": iteration,
+            "phase": phase,
+            "root": root,
+            "count": len(tree),
+            "nodes": {"id": listed, **columns, "stats": stats, "more": more},
+            "drawn": len(shown),
+            "links": links,
+            "iter": record,
+            "strings": strings.table,
+        }
+
+
+def fold(tree: TreeSnapshot, root: int, budget: int, rank: TreeSnapshot | None = None) -> list[int]:
+    """Up to ``budget`` nodes of ``root``'s subtree in ``tree``, best first by their visits in
+    ``rank`` (a later tree holding them all, such as the final one; default: ``tree``), then by id.
+
+    Only the nodes taken and their children are looked at: a heap of the frontier, never a walk
+    of the whole tree. A node's children here are those first created under it (a transposition's
+    second parent draws a link instead).
+    """
+    order = rank if rank is not None else tree
+    heap = [(-order.visits(root), root)]
+    taken: list[int] = []
+    while heap and len(taken) < budget:
+        _, node = heappop(heap)
+        taken.append(node)
+        for child in tree.children_ids(node):
+            if tree.parent(child) == node:
+                heappush(heap, (-order.visits(child), child))
+    return taken
+
+
+def _chain(tree: TreeSnapshot, node: int, root: int) -> list[int]:
+    """The nodes from ``node`` up to ``root`` (empty if ``node`` is not under ``root``)."""
+    chain = [node]
+    while chain[-1] != root:
+        up = tree.parent(chain[-1])
+        if up < 0:
+            return []
+        chain.append(up)
+    return chain
+
+
+def _under(tree: TreeSnapshot, node: int, root: int) -> bool:
+    return bool(_chain(tree, node, root))
+
+
+def _named_in(record: dict[str, Any]) -> list[int]:
+    """Every node an iteration record names (its path, scored children, updates)."""
+    nodes: list[int] = [*record["path"], *record["new"], record["sim"]]
+    choices: Iterable[Any] = [*record["steps"], *([record["exp"]] if record["exp"] else [])]
+    for step in choices:
+        nodes.append(step[0])
+        nodes.extend(row[0] for row in step[4])
+    nodes.extend(up[0] for up in record["up"])
+    return nodes
