@@ -185,6 +185,7 @@ class _Handler(BaseHTTPRequestHandler):
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """A malformed request (the standard library's errors) answered as one line of JSON too."""
         self.close_connection = True
+        self.request_version = "HTTP/1.0"  # a line too garbled to name its version still gets a status line
         self._send(HTTPStatus(code), _error(message or HTTPStatus(code).phrase), "application/json", extra={"Connection": "close"})
 
     def log_message(self, format: str, *args: Any) -> None:
