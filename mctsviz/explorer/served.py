@@ -32,7 +32,7 @@ from heapq import heappop, heappush
 from typing import Any
 
 from ..errors import MctsvizError
-from ..iteration import view_iteration
+from ..iteration import iteration_view
 from ..render.extract import reward_range
 from ..replay import PHASES, TreeSnapshot
 from ..scan import TraceScan
@@ -99,8 +99,14 @@ class ServedTrace:
         if iteration == 0:
             phase = "backprop"
         with self._lock:
-            view = view_iteration(self.indexed, iteration) if iteration else None
-            tree = self.indexed.snapshot(iteration, phase)
+            view = None
+            if iteration:
+                # The simulate phase's tree is the expand phase's too (the same nodes, before the backup).
+                simulated = self.indexed.snapshot(iteration, "simulate")
+                view = iteration_view(simulated)
+                tree = simulated if phase in ("expand", "simulate") else self.indexed.snapshot(iteration, phase)
+            else:
+                tree = self.indexed.snapshot(0)
         if root >= len(tree):
             raise MctsvizError(f"node {root} does not exist at iteration {iteration} ({phase})")
         strings = _Strings()
@@ -110,26 +116,23 @@ class ServedTrace:
             record = _Recorder(self.names, strings, self.colours, self.kinds)(view)
             named = _named_in(record)
             pinned = [*view.path, *record["new"], *pinned] if phase != "select" else [*view.path, *pinned]
-        drawn = fold(tree, root, budget, self.final)
+        kids = _Children(tree)
+        drawn = fold(tree, root, budget, self.final, kids)
         for node in opened:
             if node < len(tree) and _under(tree, node, root):
-                drawn.extend(fold(tree, node, budget, self.final))
+                drawn.extend(fold(tree, node, budget, self.final, kids))
         on_path = set(view.path) if view is not None else set()
         drawn.extend(x for node in pinned if node < len(tree) for x in _chain(tree, node, root))
         shown = sorted(set(drawn))
         shown_set = set(shown)
-        stats, more, links = [], [], []
+        stats: list[list[int]] = []
+        more: list[list[int]] = []
+        links: list[list[int]] = []
         for node in shown:
             stats.append(stats_row(tree.visits(node), tree.value(node), strings, self.colours))
-            hidden = on_hidden_path = 0
-            for child in tree.children_ids(node):
-                if tree.parent(child) != node:
-                    if child in shown_set:
-                        links.append([node, child, 0])
-                elif child not in shown_set:
-                    hidden += 1
-                    on_hidden_path |= child in on_path
-            more.append([hidden, int(on_hidden_path)])
+            hidden = [child for child in kids(node) if child not in shown_set]
+            more.append([len(hidden), int(any(child in on_path for child in hidden))])
+            links.extend([node, child, 0] for child in kids.linked(node) if child in shown_set)
         rest = sorted(set(named).union(pinned).difference(shown_set))
         listed = shown + rest
         columns = node_columns([self._node(i) for i in listed], [self.names(i) for i in listed])
@@ -146,7 +149,31 @@ class ServedTrace:
         }
 
 
-def fold(tree: TreeSnapshot, root: int, budget: int, rank: TreeSnapshot | None = None) -> list[int]:
+class _Children:
+    """A tree's children of a node, asked once per answer: those first created under it (the
+    tree's edges) and those a transposition linked to it (drawn as links)."""
+
+    def __init__(self, tree: TreeSnapshot) -> None:
+        self.tree = tree
+        self._own: dict[int, list[int]] = {}
+        self._linked: dict[int, list[int]] = {}
+
+    def __call__(self, node: int) -> list[int]:
+        own = self._own.get(node)
+        if own is None:
+            all_kids = self.tree.children_ids(node)
+            parent = self.tree.parent
+            own = self._own[node] = [c for c in all_kids if parent(c) == node]
+            if len(own) != len(all_kids):
+                self._linked[node] = [c for c in all_kids if parent(c) != node]
+        return own
+
+    def linked(self, node: int) -> list[int]:
+        self(node)
+        return self._linked.get(node, [])
+
+
+def fold(tree: TreeSnapshot, root: int, budget: int, rank: TreeSnapshot | None = None, children: _Children | None = None) -> list[int]:
     """Up to ``budget`` nodes of ``root``'s subtree in ``tree``, best first by their visits in
     ``rank`` (a later tree holding them all, such as the final one; default: ``tree``), then by id.
 
@@ -155,14 +182,14 @@ def fold(tree: TreeSnapshot, root: int, budget: int, rank: TreeSnapshot | None =
     second parent draws a link instead).
     """
     order = rank if rank is not None else tree
+    kids = children if children is not None else _Children(tree)
     heap = [(-order.visits(root), root)]
     taken: list[int] = []
     while heap and len(taken) < budget:
         _, node = heappop(heap)
         taken.append(node)
-        for child in tree.children_ids(node):
-            if tree.parent(child) == node:
-                heappush(heap, (-order.visits(child), child))
+        for child in kids(node):
+            heappush(heap, (-order.visits(child), child))
     return taken
 
 

@@ -514,56 +514,95 @@
 
   Explorer.prototype.writeLink = function () {
     if (!this.standalone || !history.replaceState) return;
-    var hash = "#i=" + this.k + "&p=" + PHASES[this.p] + (this.selected !== null ? "&n=" + this.selected : "");
-    try { history.replaceState(null, "", hash); } catch (err) { /* file:// in some browsers */ }
+    var self = this;
+    function write() {
+      self.linkTimer = null;
+      var hash = "#i=" + self.k + "&p=" + PHASES[self.p] + (self.selected !== null ? "&n=" + self.selected : "");
+      try { history.replaceState(null, "", hash); } catch (err) { /* file:// in some browsers */ }
+    }
+    // A served step is a round trip already: the address (several ms in Chromium) follows
+    // once stepping pauses.
+    if (!this.api) { write(); return; }
+    if (this.linkTimer) clearTimeout(this.linkTimer);
+    this.linkTimer = setTimeout(write, 120);
   };
 
   /* -- drawing ------------------------------------------------------------------------------- */
 
+  /* Place the drawn nodes, their edges and folds. Elements are kept by node from one layout to
+     the next (a served step moves a few nodes, adds or drops a few): only what changed is made,
+     moved or removed. */
   Explorer.prototype.relayout = function () {
     var m = this.model, self = this;
     var lay = layout(m, this.shown, this.unfolded, this.collapsed);
     this.places = lay.places;
     this.markers = lay.markers;
-    this.edgeLayer.textContent = "";
-    this.nodeLayer.textContent = "";
+    var oldNodes = this.nodeEls || {}, oldEdges = this.edgeEls || {}, oldFolds = this.foldEls || {};
     this.nodeEls = {};
     this.edgeEls = {};
+    this.foldEls = {};
+    function line(key, className, a, b) {
+      var e = oldEdges[key];
+      if (e) delete oldEdges[key];
+      else e = svg("line", { class: className }, self.edgeLayer);
+      e.setAttribute("x1", a.x + NODE_W / 2); e.setAttribute("y1", a.y + NODE_H);
+      e.setAttribute("x2", b.x + NODE_W / 2); e.setAttribute("y2", b.y);
+      self.edgeEls[key] = e;
+      return e;
+    }
     Object.keys(lay.places).forEach(function (key) {
-      var i = +key, at = lay.places[key];
-      if (i !== m.root) {
-        var from = lay.places[m.data.nodes.parent[i]];
-        self.edgeEls[i] = svg("line", {
-          class: "mvx-edge", x1: from.x + NODE_W / 2, y1: from.y + NODE_H, x2: at.x + NODE_W / 2, y2: at.y
-        }, self.edgeLayer);
-      }
-      var g = svg("g", { class: "mvx-node", transform: "translate(" + at.x + "," + at.y + ")", "data-node": i, tabindex: "-1" }, self.nodeLayer);
-      svg("rect", { class: "mvx-box", width: NODE_W, height: NODE_H, rx: 6 }, g);
-      var t1 = svg("text", { class: "mvx-label", x: NODE_W / 2, y: 14 }, g);
-      t1.textContent = clip(i === 0 ? "root" : (m.data.players === 1 ? m.data.nodes.name[i] : m.data.nodes.action[i]), 10);
-      var t2 = svg("text", { class: "mvx-stats", x: NODE_W / 2, y: 28 }, g);
-      var title = svg("title", {}, g);
-      title.textContent = m.data.nodes.name[i];
-      if (self.collapsed[i]) g.classList.add("mvx-collapsed");
-      g.addEventListener("click", function (e) { e.stopPropagation(); self.select(i); });
-      g.addEventListener("dblclick", function (e) { e.stopPropagation(); self.toggleCollapse(i); });
-      self.nodeEls[i] = { g: g, stats: t2 };
+      var i = +key, at = lay.places[key], el = oldNodes[key];
+      if (i !== m.root) line(key, "mvx-edge", lay.places[m.data.nodes.parent[i]], at);
+      if (el) delete oldNodes[key];
+      else el = self.makeNode(i);
+      el.g.setAttribute("transform", "translate(" + at.x + "," + at.y + ")");
+      el.g.classList.toggle("mvx-collapsed", !!self.collapsed[i]);
+      self.nodeEls[i] = el;
     });
     this.data.links.forEach(function (link) {
       var a = lay.places[link[0]], b = lay.places[link[1]];
-      if (!a || !b) return;
-      var e = svg("line", { class: "mvx-edge mvx-link", x1: a.x + NODE_W / 2, y1: a.y + NODE_H, x2: b.x + NODE_W / 2, y2: b.y, "data-born": link[2] }, self.edgeLayer);
-      self.edgeEls["link-" + link[0] + "-" + link[1]] = e;
+      if (a && b) line("link-" + link[0] + "-" + link[1], "mvx-edge mvx-link", a, b).setAttribute("data-born", link[2]);
     });
     this.markerEls = this.markers.map(function (mk) {
+      var fold = oldFolds[mk.parent];
+      if (fold) delete oldFolds[mk.parent];
+      else fold = self.makeFold(mk.parent);
       var from = lay.places[mk.parent];
-      var line = svg("line", { class: "mvx-edge mvx-edge--fold", x1: from.x + NODE_W / 2, y1: from.y + NODE_H, x2: mk.x + NODE_W / 2, y2: mk.y }, self.edgeLayer);
-      var g = svg("g", { class: "mvx-fold", transform: "translate(" + mk.x + "," + mk.y + ")", "data-parent": mk.parent }, self.nodeLayer);
-      svg("rect", { class: "mvx-box", width: NODE_W, height: NODE_H, rx: 17 }, g);
-      var t = svg("text", { class: "mvx-label", x: NODE_W / 2, y: 21 }, g);
-      g.addEventListener("click", function (e) { e.stopPropagation(); self.unfold(mk.parent); });
-      return { g: g, text: t, line: line, mk: mk };
+      fold.line.setAttribute("x1", from.x + NODE_W / 2); fold.line.setAttribute("y1", from.y + NODE_H);
+      fold.line.setAttribute("x2", mk.x + NODE_W / 2); fold.line.setAttribute("y2", mk.y);
+      fold.g.setAttribute("transform", "translate(" + mk.x + "," + mk.y + ")");
+      fold.mk = mk;
+      self.foldEls[mk.parent] = fold;
+      return fold;
     });
+    var key;
+    for (key in oldNodes) oldNodes[key].g.remove();
+    for (key in oldEdges) oldEdges[key].remove();
+    for (key in oldFolds) { oldFolds[key].g.remove(); oldFolds[key].line.remove(); }
+  };
+
+  Explorer.prototype.makeNode = function (i) {
+    var self = this, d = this.data;
+    var g = svg("g", { class: "mvx-node", "data-node": i, tabindex: "-1" }, this.nodeLayer);
+    svg("rect", { class: "mvx-box", width: NODE_W, height: NODE_H, rx: 6 }, g);
+    var t1 = svg("text", { class: "mvx-label", x: NODE_W / 2, y: 14 }, g);
+    t1.textContent = clip(i === 0 ? "root" : (d.players === 1 ? d.nodes.name[i] : d.nodes.action[i]), 10);
+    var t2 = svg("text", { class: "mvx-stats", x: NODE_W / 2, y: 28 }, g);
+    svg("title", {}, g).textContent = d.nodes.name[i];
+    g.addEventListener("click", function (e) { e.stopPropagation(); self.select(i); });
+    g.addEventListener("dblclick", function (e) { e.stopPropagation(); self.toggleCollapse(i); });
+    return { g: g, stats: t2 };
+  };
+
+  /* A "+n more" node under ``parent``: a click opens the children it stands for. */
+  Explorer.prototype.makeFold = function (parent) {
+    var self = this;
+    var line = svg("line", { class: "mvx-edge mvx-edge--fold" }, this.edgeLayer);
+    var g = svg("g", { class: "mvx-fold", "data-parent": parent }, this.nodeLayer);
+    svg("rect", { class: "mvx-box", width: NODE_W, height: NODE_H, rx: 17 }, g);
+    var t = svg("text", { class: "mvx-label", x: NODE_W / 2, y: 21 }, g);
+    g.addEventListener("click", function (e) { e.stopPropagation(); self.unfold(parent); });
+    return { g: g, text: t, line: line, mk: null };
   };
 
   Explorer.prototype.unfold = function (parent) {
@@ -604,10 +643,14 @@
         edge.classList.toggle("mvx-on-path", here && pathEdges[i] !== undefined);
       }
       if (!here) { g.classList.remove("mvx-on-path", "mvx-new", "mvx-sim", "mvx-updated", "mvx-selected"); continue; }
-      var fill = m.c[i] < 0 ? "#ffffff" : palette[m.c[i]];
-      g.firstChild.style.fill = fill;
-      g.classList.toggle("mvx-dark", luminance(fill) < 0.35);
-      el.stats.textContent = m.n[i] + " · " + S[m.w[i]];
+      // Written only when changed: a step changes a path's worth of nodes, not the whole tree.
+      var fill = m.c[i] < 0 ? "#ffffff" : palette[m.c[i]], stats = m.n[i] + " · " + S[m.w[i]];
+      if (el.fill !== fill) {
+        el.fill = fill;
+        g.firstChild.style.fill = fill;
+        g.classList.toggle("mvx-dark", luminance(fill) < 0.35);
+      }
+      if (el.text !== stats) el.stats.textContent = el.text = stats;
       g.classList.toggle("mvx-on-path", !!onPath[i]);
       g.classList.toggle("mvx-new", !!isNew[i]);
       g.classList.toggle("mvx-sim", !!(it && p >= 2 && it.sim === i));
@@ -627,8 +670,11 @@
       mk.line.classList.toggle("mvx-hidden", !visible);
       mk.g.classList.toggle("mvx-on-path", pathInside);
       mk.line.classList.toggle("mvx-on-path", pathInside);
-      mk.text.textContent = "+" + n + " more";
-      mk.g.setAttribute("aria-label", n + " more children of " + d.nodes.name[mk.mk.parent] + ": click to show");
+      if (mk.count !== n) {
+        mk.count = n;
+        mk.text.textContent = "+" + n + " more";
+        mk.g.setAttribute("aria-label", n + " more children of " + d.nodes.name[mk.mk.parent] + ": click to show");
+      }
     });
     this.scrubber.value = String(k);
     this.label.textContent = k === 0 ? "Before iteration 1" : "Iteration " + k + " of " + m.iterations + " · " + PHASE_TITLES[p];
