@@ -11,7 +11,10 @@ search`` (the compiled kernel; ``search`` indexes it), starts ``mctsviz view TRA
   drawn (request, the server's seek, the answer, layout and drawing), timed inside the page;
   median and worst of ``--jumps`` iterations drawn at random (seed 1);
 * ``step forwards`` / ``step backwards``: one phase step, the same way, medians of ``--steps``
-  steps each way from the middle of the trace;
+  steps each way from the middle of the trace, back to back (each step as soon as the last is
+  drawn: the page's fetch ahead of the next moment has no time to help);
+* ``step, a key every 150 ms``: forwards again with a pause before each step, as a hand on the
+  arrow key: the page has fetched the next moment while the last was on screen;
 * ``of a step``: the server's time answering (its ``Server-Timing`` header), the request's round
   trip in the browser (Resource Timing), and the rest (the page: layout, drawing, the panel);
 * ``server peak``: the server process's peak resident memory (VmHWM) at the end.
@@ -39,11 +42,12 @@ from pathlib import Path
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
 JUMP_S, STEP_MS = 2.0, 50.0
+PAUSE_MS = 150  # between key presses, for the paced steps (a quick hand)
 
 # Each move is timed from the explorer's call to the DOM showing the new moment (drawn, the
 # answer for it received: no request in flight).
 _TIMED = """
-async ([jumps, steps, middle]) => {
+async ([jumps, steps, middle, PAUSE]) => {
   const root = document.querySelector('.mvx'), x = root.mvx;
   const PHASES = ['select', 'expand', 'simulate', 'backprop'];
   const drawn = (moment) => new Promise((resolve) => {
@@ -61,14 +65,19 @@ async ([jumps, steps, middle]) => {
   const jumped = [];
   for (const k of jumps) jumped.push(await timed(() => x.goTo(k, 3)));
   await timed(() => x.goTo(middle, 0));
-  const forwards = [], backwards = [];
+  const forwards = [], backwards = [], paced = [];
   for (let i = 0; i < steps; i++) forwards.push(await timed(() => x.step(1)));
   for (let i = 0; i < steps; i++) backwards.push(await timed(() => x.step(-1)));
+  // As a hand presses a key: a pause between steps lets the page fetch the next moment ahead.
+  for (let i = 0; i < steps; i++) {
+    await new Promise((resolve) => setTimeout(resolve, PAUSE));
+    paced.push(await timed(() => x.step(1)));
+  }
   // The requests of the steps: the server's time (its Server-Timing header) and the round trip.
-  const requests = performance.getEntriesByType('resource').filter((e) => e.name.includes('/api/tree')).slice(-2 * steps);
+  const requests = performance.getEntriesByType('resource').filter((e) => e.name.includes('/api/tree')).slice(-3 * steps, -steps);
   const server = requests.map((e) => e.serverTiming.length ? e.serverTiming[0].duration : NaN);
   const trip = requests.map((e) => e.responseEnd - e.startTime);
-  return [jumped, forwards, backwards, document.querySelectorAll('.mvx-node').length, server, trip];
+  return [jumped, forwards, backwards, paced, document.querySelectorAll('.mvx-node').length, server, trip];
 }
 """
 
@@ -107,7 +116,7 @@ def measure(browser: object, trace: Path, iterations: int, jumps: int, steps: in
         opened = time.perf_counter() - t
         rng = random.Random(1)
         targets = [rng.randrange(1, iterations + 1) for _ in range(jumps)]
-        jumped, forwards, backwards, nodes, answer, trip = page.evaluate(_TIMED, [targets, steps, iterations // 2])
+        jumped, forwards, backwards, paced, nodes, answer, trip = page.evaluate(_TIMED, [targets, steps, iterations // 2, PAUSE_MS])
         page.close()
         peak = _peak_mb(server.pid)
         server.send_signal(signal.SIGINT)
@@ -122,6 +131,7 @@ def measure(browser: object, trace: Path, iterations: int, jumps: int, steps: in
         "jump worst": max(jumped) / 1000,
         "forwards": statistics.median(forwards),
         "backwards": statistics.median(backwards),
+        "paced": statistics.median(paced),
         "answer": statistics.median(answer),
         "trip": statistics.median(trip),
         "client": statistics.median(forwards + backwards) - statistics.median(trip),
@@ -164,6 +174,7 @@ def main() -> int:
         ("jump, worst", "jump worst", "{:14.2f} s"),
         (f"step forwards (< {STEP_MS:g} ms)", "forwards", "{:13.1f} ms"),
         (f"step backwards (< {STEP_MS:g} ms)", "backwards", "{:13.1f} ms"),
+        (f"step, a key every {PAUSE_MS} ms", "paced", "{:13.1f} ms"),
         ("  of a step: the server", "answer", "{:13.1f} ms"),
         ("  the round trip", "trip", "{:13.1f} ms"),
         ("  the page (the rest)", "client", "{:13.1f} ms"),

@@ -386,12 +386,15 @@
 
   /* -- moments ------------------------------------------------------------------------------- */
 
-  Explorer.prototype.goTo = function (k, p) {
+  /* Show the moment (k, p); ``direction`` (1 or -1: a step) lets a served explorer fetch the
+     moment after it ahead of time. */
+  Explorer.prototype.goTo = function (k, p, direction) {
     var m = this.model;
     k = Math.max(0, Math.min(m.iterations, k | 0));
     p = k === 0 ? 3 : Math.max(0, Math.min(3, p | 0));
     this.k = k;
     this.p = p;
+    this.direction = direction || 0;
     if (this.api) { this.fetchMoment(); return; }
     m.moveTo(p === 3 ? k : k - 1);
     this.draw();
@@ -403,25 +406,41 @@
      fetched when it returns, and the answers in between are dropped. */
   Explorer.prototype.fetchMoment = function () {
     if (this.inFlight) { this.stale = true; return; }
-    var self = this, query = "tree?i=" + this.k + "&p=" + PHASES[this.p] + "&n=" + (this.data.budget || 250);
-    if (this.opened.length) query += "&open=" + this.opened.join(",");
-    if (this.selected !== null) query += "&pin=" + this.selected;
+    var self = this, query = this.query(this.k, this.p), ahead = this.ahead || {};
+    // An answer fetched ahead (the moment a step would show next) is used, arrived or not.
+    var answer = ahead.query === query ? ahead.answer : this.ask(query);
+    this.ahead = null;
     this.inFlight = true;
     this.stale = false;
     this.root.setAttribute("aria-busy", "true");
-    fetch(this.api + query, { headers: { Accept: "application/json" }, credentials: "same-origin" })
+    answer.then(function (res) {
+      self.inFlight = false;
+      if (self.stale) { self.fetchMoment(); return; }
+      self.root.removeAttribute("aria-busy");
+      if (!res.ok) { self.showError(res.body && res.body.error); return; }
+      self.receive(res.body);
+      // Stepping goes on in the same direction, mostly: ask for the moment after this one now.
+      var next = self.direction ? self.neighbour(self.k, self.p, self.direction) : null;
+      if (next) {
+        var later = self.query(next[0], next[1]);
+        self.ahead = { query: later, answer: self.ask(later) };
+      }
+    });
+  };
+
+  /* The API's query for the moment (k, p) as the page stands (its opened folds, its selection). */
+  Explorer.prototype.query = function (k, p) {
+    var query = "tree?i=" + k + "&p=" + PHASES[p] + "&n=" + (this.data.budget || 250);
+    if (this.opened.length) query += "&open=" + this.opened.join(",");
+    if (this.selected !== null) query += "&pin=" + this.selected;
+    return query;
+  };
+
+  /* A promise of {ok, body}: the server's JSON answer, or an error as the server would word it. */
+  Explorer.prototype.ask = function (query) {
+    return fetch(this.api + query, { headers: { Accept: "application/json" }, credentials: "same-origin" })
       .then(function (r) { return r.json().then(function (body) { return { ok: r.ok, body: body }; }); })
-      .then(function (res) {
-        self.inFlight = false;
-        if (self.stale) { self.fetchMoment(); return; }
-        self.root.removeAttribute("aria-busy");
-        if (!res.ok) self.showError(res.body && res.body.error);
-        else self.receive(res.body);
-      }, function (err) {
-        self.inFlight = false;
-        self.root.removeAttribute("aria-busy");
-        self.showError("the server does not answer (" + (err && err.message) + ")");
-      });
+      .catch(function (err) { return { ok: false, body: { error: "the server does not answer (" + (err && err.message) + ")" } }; });
   };
 
   /* Served: draw an answer (see mctsviz/explorer/served.py for its shape). */
@@ -449,13 +468,20 @@
   };
 
   Explorer.prototype.step = function (delta) {
-    var k = this.k, p = this.p + delta;
+    var next = this.neighbour(this.k, this.p, delta);
+    if (!next) { this.stop(); return false; }
+    this.goTo(next[0], next[1], delta);
+    return true;
+  };
+
+  /* The moment one phase after (delta 1) or before (-1) (k, p); null past the last. */
+  Explorer.prototype.neighbour = function (k, p, delta) {
+    p += delta;
     if (k === 0 && delta > 0) { k = 1; p = 0; }
     else if (p > 3) { k += 1; p = 0; }
     else if (p < 0) { k -= 1; p = 3; }
-    if (k > this.model.iterations) { this.stop(); return false; }
-    this.goTo(k, p);
-    return true;
+    if (k > this.model.iterations || k < 0) return null;
+    return [k, k === 0 ? 3 : p];
   };
 
   Explorer.prototype.stepIteration = function (delta) {
