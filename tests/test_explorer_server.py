@@ -321,6 +321,19 @@ def test_it_stops_cleanly_and_frees_its_port(tmp_path):
         again.close()
 
 
+def test_damage_found_in_the_trace_while_serving_is_a_500_with_one_line(tmp_path):
+    path = _trace(tmp_path, iterations=2100, seed=4)
+    indexed = open_indexed(path, every=1024, on_warning=lambda message: None)
+    assert indexed is not None
+    with indexed, ExplorerServer(ServedTrace(indexed)) as server:
+        data = bytearray(path.read_bytes())
+        data[3000:6000] = b"#" * 3000  # early iterations, read again for a jump back from the end
+        path.write_bytes(bytes(data))
+        status, _, body = _get(server, "/api/tree?i=5")
+        assert status == 500 and body.count(b"\n") == 0 and "Traceback" not in json.loads(body)["error"]
+        assert _get(server, "/api/tree?i=2100")[0] == 200  # the server goes on
+
+
 # -- the command ----------------------------------------------------------------------------
 
 
@@ -394,6 +407,8 @@ def test_a_served_hostile_trace_steps_and_runs_nothing(tmp_path, tab):
             assert _moment(page) == moment
             k, phase = moment.split(":")
             assert page.locator(".mvx-node").count() == len(rp.snapshot(int(k), phase))
+        # Each step fetched the moment after it ahead, in its direction: 4:expand, never shown, after the step to 4:select.
+        page.wait_for_function("() => performance.getEntriesByType('resource').some((e) => e.name.endsWith('/api/tree?i=4&p=expand&n=250'))")
         page.keyboard.press("End")
         assert _moment(page) == "6:backprop"
         for node in range(1, len(rp.final())):

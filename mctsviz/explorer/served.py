@@ -46,6 +46,11 @@ MAX_OPEN = 32
 MAX_PINS = 8
 
 
+class BadQuestion(MctsvizError):
+    """A question out of range (an iteration, a phase, a node, a number of nodes): the asker's
+    fault (a 400), unlike damage found in the trace while answering."""
+
+
 class ServedTrace:
     """An indexed trace answering the served explorer's questions, one at a time (a lock).
 
@@ -81,21 +86,22 @@ class ServedTrace:
             pinned: nodes drawn with the chain down to them, where they exist (the selected one).
 
         Raises:
-            MctsvizError: a value out of range (one line, for a 400 answer).
+            BadQuestion: a value out of range (one line, for a 400 answer).
+            MctsvizError: the trace is damaged where the answer lies.
         """
         budget = self.budget if budget is None else budget
         total = len(self.final)
         if phase not in PHASES[1:]:
-            raise MctsvizError(f"unknown phase {phase!r}; choose one of: {', '.join(PHASES[1:])}")
+            raise BadQuestion(f"unknown phase {phase!r}; choose one of: {', '.join(PHASES[1:])}")
         if not 0 <= iteration <= self.indexed.iterations:
-            raise MctsvizError(f"iteration {iteration} is out of range: the trace has iterations 0-{self.indexed.iterations}")
+            raise BadQuestion(f"iteration {iteration} is out of range: the trace has iterations 0-{self.indexed.iterations}")
         if not 1 <= budget <= MAX_BUDGET:
-            raise MctsvizError(f"the number of nodes must be from 1 to {MAX_BUDGET}, not {budget}")
+            raise BadQuestion(f"the number of nodes must be from 1 to {MAX_BUDGET}, not {budget}")
         if len(opened) > MAX_OPEN or len(pinned) > MAX_PINS:
-            raise MctsvizError(f"at most {MAX_OPEN} opened subtrees and {MAX_PINS} pinned nodes")
+            raise BadQuestion(f"at most {MAX_OPEN} opened subtrees and {MAX_PINS} pinned nodes")
         for node in (root, *opened, *pinned):
             if not 0 <= node < total:
-                raise MctsvizError(f"node {node} is not in the trace (it has nodes 0-{total - 1})")
+                raise BadQuestion(f"node {node} is not in the trace (it has nodes 0-{total - 1})")
         if iteration == 0:
             phase = "backprop"
         with self._lock:
@@ -108,7 +114,7 @@ class ServedTrace:
             else:
                 tree = self.indexed.snapshot(0)
         if root >= len(tree):
-            raise MctsvizError(f"node {root} does not exist at iteration {iteration} ({phase})")
+            raise BadQuestion(f"node {root} does not exist at iteration {iteration} ({phase})")
         strings = _Strings()
         record = None
         named: list[int] = []

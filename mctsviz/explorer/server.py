@@ -14,8 +14,8 @@ It serves its own page, the explorer's script and style, and a JSON API over one
 
 Nothing from a request reaches the file system: the paths above are the only answers, matched
 as they are (never decoded or joined to a folder). Any other path is a 404, a bad or missing
-value a 400, another method a 405, each with one line of JSON (``{"error": "..."}``), never a
-traceback. A request naming another host than 127.0.0.1 or localhost (a DNS rebinding attack
+value a 400, another method a 405, damage found in the trace while answering a 500, each with
+one line of JSON (``{"error": "..."}``), never a traceback. A request naming another host than 127.0.0.1 or localhost (a DNS rebinding attack
 from a web page) is refused. Every answer carries ``X-Content-Type-Options: nosniff``; the page
 a Content-Security-Policy that lets only its own script and style run and fetch only from here.
 """
@@ -33,8 +33,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from ..errors import MctsvizError
+from ..escape import terminal as terminal_text
 from .html import explorer_assets, served_page
-from .served import MAX_BUDGET, ServedTrace
+from .served import MAX_BUDGET, BadQuestion, ServedTrace
 
 HOST = "127.0.0.1"
 _NUMBER = re.compile(r"[0-9]{1,10}")
@@ -138,8 +139,11 @@ class _Handler(BaseHTTPRequestHandler):
             status, body, kind = self._route(explorer)
         except _Refused as refused:
             status, body, kind = refused.status, _error(str(refused)), "application/json"
-        except MctsvizError as exc:
+        except BadQuestion as exc:
             status, body, kind = HTTPStatus.BAD_REQUEST, _error(str(exc)), "application/json"
+        except MctsvizError as exc:  # the trace is damaged there: the server's side, said in one line
+            print(f"mctsviz: error: {terminal_text(exc)}", file=sys.stderr)
+            status, body, kind = HTTPStatus.INTERNAL_SERVER_ERROR, _error(str(exc)), "application/json"
         except Exception as exc:  # a bug must not become a traceback in the browser or kill the server
             print(f"mctsviz: error answering {self.path[:200]!r}: {type(exc).__name__}: {exc}", file=sys.stderr)
             status, body, kind = HTTPStatus.INTERNAL_SERVER_ERROR, _error("the server failed to answer this request"), "application/json"
