@@ -52,6 +52,17 @@ def ttt(tmp_path_factory):
         yield server, Replay(read_trace(path))
 
 
+@pytest.fixture(scope="module")
+def dag(tmp_path_factory):
+    """The same with transpositions: edges linked to nodes first created under another parent."""
+    path = _trace(tmp_path_factory.mktemp("served-dag"), iterations=300, seed=3, transpositions=True)
+    indexed = open_indexed(path)
+    assert indexed is not None
+    server = ExplorerServer(ServedTrace(indexed, budget=40))
+    with indexed, server:
+        yield server, Replay(read_trace(path))
+
+
 def _get(server: ExplorerServer, target: str, *, method: str = "GET", host: str | None = None) -> tuple[int, dict[str, str], bytes]:
     connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
     try:
@@ -132,10 +143,10 @@ def _expected(rp: Replay, iteration: int, phase: str, root: int, budget: int, pi
     return expected
 
 
-@pytest.mark.parametrize("iteration", [0, 1, 2, 57, 199, 400])
+@pytest.mark.parametrize(("trace", "iteration"), [("ttt", 0), ("ttt", 1), ("ttt", 2), ("ttt", 57), ("ttt", 199), ("ttt", 400), ("dag", 150), ("dag", 300)])
 @pytest.mark.parametrize("phase", ["select", "expand", "simulate", "backprop"])
-def test_the_answer_is_the_replayed_tree_folded_alike_with_the_files_texts(ttt, iteration, phase):
-    server, rp = ttt
+def test_the_answer_is_the_replayed_tree_folded_alike_with_the_files_texts(request, trace, iteration, phase):
+    server, rp = request.getfixturevalue(trace)
     answer = _api(server, f"i={iteration}&p={phase}")
     phase = phase if iteration else "backprop"
     tree = rp.snapshot(iteration, phase)
@@ -149,6 +160,8 @@ def test_the_answer_is_the_replayed_tree_folded_alike_with_the_files_texts(ttt, 
         assert stats[0] == tree.visits(node) and strings[stats[1]] == format_exact(tree.value(node))
         assert more[0] == sum(1 for c in tree.children_ids(node) if tree.node(c).parent == node and c not in expected)
         assert name == names(node)
+    links = sorted([n, c, 0] for n in expected for c in tree.children_ids(n) if tree.node(c).parent != n and c in expected)
+    assert sorted(answer["links"]) == links and (trace == "ttt" or iteration < 200 or links)
     # Every node the panel names is in the answer, and the record is the one-file explorer's.
     listed = set(nodes["id"])
     if iteration:

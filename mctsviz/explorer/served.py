@@ -26,13 +26,13 @@ An answer (:meth:`ServedTrace.tree`)::
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from heapq import heappop, heappush
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import MctsvizError
-from ..iteration import iteration_view
+from ..iteration import IterationView, iteration_view
 from ..render.extract import reward_range
 from ..replay import PHASES, TreeSnapshot
 from ..scan import TraceScan
@@ -68,9 +68,17 @@ class ServedTrace:
         self.colours = _Colours(*reward_range(TraceScan(self.final, self.final, indexed.lowest_reward, indexed.highest_reward)))
         self.names = SnapshotNames(self.final)
         self._node = lru_cache(maxsize=1 << 16)(self.final.node)  # what never changes about a node
+        self._kids = lru_cache(maxsize=1 << 16)(self._kids_at_the_end)
         self.kinds = formula_kinds(indexed.header.options)
         self.budget = budget
         self.meta = {**explorer_meta(indexed.header, indexed.iterations, self.colours, title=title, budget=budget), "count": len(self.final)}
+
+    def _kids_at_the_end(self, node: int) -> tuple[tuple[int, ...], bool]:
+        """``node``'s children first created under it, in the final tree, and whether a
+        transposition linked others to it: a tree at any moment holds a prefix of the nodes."""
+        kids = self.final.children_ids(node)
+        own = tuple(c for c in kids if self.final.parent(c) == node)
+        return own, len(own) != len(kids)
 
     def tree(
         self, iteration: int, phase: str = "backprop", *, root: int = 0, budget: int | None = None, opened: Sequence[int] = (), pinned: Sequence[int] = ()
@@ -104,13 +112,14 @@ class ServedTrace:
                 raise BadQuestion(f"node {node} is not in the trace (it has nodes 0-{total - 1})")
         if iteration == 0:
             phase = "backprop"
+        tree: _Tree
         with self._lock:
             view = None
             if iteration:
-                # The simulate phase's tree is the expand phase's too (the same nodes, before the backup).
+                # One snapshot, at the simulation, gives the iteration's view and every phase's tree.
                 simulated = self.indexed.snapshot(iteration, "simulate")
                 view = iteration_view(simulated)
-                tree = simulated if phase in ("expand", "simulate") else self.indexed.snapshot(iteration, phase)
+                tree = simulated if phase in ("expand", "simulate") else _Phase(simulated, view, phase)
             else:
                 tree = self.indexed.snapshot(0)
         if root >= len(tree):
@@ -122,7 +131,7 @@ class ServedTrace:
             record = _Recorder(self.names, strings, self.colours, self.kinds)(view)
             named = _named_in(record)
             pinned = [*view.path, *record["new"], *pinned] if phase != "select" else [*view.path, *pinned]
-        kids = _Children(tree)
+        kids = _Children(tree, self._kids)
         drawn = fold(tree, root, budget, self.final, kids)
         for node in opened:
             if node < len(tree) and _under(tree, node, root):
@@ -155,23 +164,76 @@ class ServedTrace:
         }
 
 
+class _Tree(Protocol):
+    """What an answer reads of a tree: a TreeSnapshot, or one phase of it (:class:`_Phase`)."""
+
+    def __len__(self) -> int: ...
+    def visits(self, node: int) -> int: ...
+    def value(self, node: int) -> float: ...
+    def parent(self, node: int) -> int: ...
+    def children_ids(self, node: int) -> tuple[int, ...]: ...
+
+
+class _Phase:
+    """The tree at the selection or the backpropagation of an iteration, read off the snapshot
+    at its simulation (the same statistics before the backup; the same nodes after the
+    expansion), so an answer takes one snapshot whatever the phase."""
+
+    def __init__(self, simulated: TreeSnapshot, view: IterationView, phase: str) -> None:
+        self._tree = simulated
+        self.parent = simulated.parent
+        # Before the expansion: neither its new nodes nor the edges it linked to old ones.
+        self._count = len(simulated) - len(view.new_children) + sum(1 for c in view.new_children if c.existing) if phase == "select" else len(simulated)
+        self._unborn = (view.expand.parent, {c.node for c in view.new_children}) if phase == "select" else (-1, set())
+        # After the backup: each updated node's last statistics.
+        after = {row.node: (row.visits_after, row.value_after) for row in view.backup} if phase == "backprop" else {}
+        self._after = after
+
+    def __len__(self) -> int:
+        return self._count
+
+    def visits(self, node: int) -> int:
+        return self._after[node][0] if node in self._after else self._tree.visits(node)
+
+    def value(self, node: int) -> float:
+        return self._after[node][1] if node in self._after else self._tree.value(node)
+
+    def children_ids(self, node: int) -> tuple[int, ...]:
+        kids = self._tree.children_ids(node)
+        parent, unborn = self._unborn
+        return tuple(c for c in kids if c not in unborn) if node == parent else kids
+
+
 class _Children:
     """A tree's children of a node, asked once per answer: those first created under it (the
-    tree's edges) and those a transposition linked to it (drawn as links)."""
+    tree's edges) and those a transposition linked to it (drawn as links).
 
-    def __init__(self, tree: TreeSnapshot) -> None:
+    ``at_the_end`` (node -> its own children in the final tree, and whether it has linked ones)
+    saves asking the tree: nodes are numbered in the order they were born, so those existing at
+    a moment are the first ``len(tree)``.
+    """
+
+    def __init__(self, tree: _Tree, at_the_end: Callable[[int], tuple[tuple[int, ...], bool]] | None = None) -> None:
         self.tree = tree
+        self._at_the_end = at_the_end
         self._own: dict[int, list[int]] = {}
         self._linked: dict[int, list[int]] = {}
 
     def __call__(self, node: int) -> list[int]:
         own = self._own.get(node)
-        if own is None:
-            all_kids = self.tree.children_ids(node)
-            parent = self.tree.parent
-            own = self._own[node] = [c for c in all_kids if parent(c) == node]
-            if len(own) != len(all_kids):
-                self._linked[node] = [c for c in all_kids if parent(c) != node]
+        if own is not None:
+            return own
+        if self._at_the_end is not None:
+            final, linked = self._at_the_end(node)
+            count = len(self.tree)
+            own = self._own[node] = [c for c in final if c < count]
+            if not linked:
+                return own
+        all_kids = self.tree.children_ids(node)
+        parent = self.tree.parent
+        own = self._own[node] = [c for c in all_kids if parent(c) == node]
+        if len(own) != len(all_kids):
+            self._linked[node] = [c for c in all_kids if parent(c) != node]
         return own
 
     def linked(self, node: int) -> list[int]:
@@ -179,7 +241,7 @@ class _Children:
         return self._linked.get(node, [])
 
 
-def fold(tree: TreeSnapshot, root: int, budget: int, rank: TreeSnapshot | None = None, children: _Children | None = None) -> list[int]:
+def fold(tree: _Tree, root: int, budget: int, rank: TreeSnapshot | None = None, children: _Children | None = None) -> list[int]:
     """Up to ``budget`` nodes of ``root``'s subtree in ``tree``, best first by their visits in
     ``rank`` (a later tree holding them all, such as the final one; default: ``tree``), then by id.
 
@@ -187,7 +249,7 @@ def fold(tree: TreeSnapshot, root: int, budget: int, rank: TreeSnapshot | None =
     of the whole tree. A node's children here are those first created under it (a transposition's
     second parent draws a link instead).
     """
-    order = rank if rank is not None else tree
+    order: _Tree = rank if rank is not None else tree
     kids = children if children is not None else _Children(tree)
     heap = [(-order.visits(root), root)]
     taken: list[int] = []
@@ -199,7 +261,7 @@ def fold(tree: TreeSnapshot, root: int, budget: int, rank: TreeSnapshot | None =
     return taken
 
 
-def _chain(tree: TreeSnapshot, node: int, root: int) -> list[int]:
+def _chain(tree: _Tree, node: int, root: int) -> list[int]:
     """The nodes from ``node`` up to ``root`` (empty if ``node`` is not under ``root``)."""
     chain = [node]
     while chain[-1] != root:
@@ -210,7 +272,7 @@ def _chain(tree: TreeSnapshot, node: int, root: int) -> list[int]:
     return chain
 
 
-def _under(tree: TreeSnapshot, node: int, root: int) -> bool:
+def _under(tree: _Tree, node: int, root: int) -> bool:
     return bool(_chain(tree, node, root))
 
 
