@@ -209,17 +209,25 @@
      child. It depends on the whole trace and the user's folds, never on the moment shown, so a
      node keeps its place from phase to phase and from iteration to iteration. */
   function layout(model, shown, unfolded, collapsed) {
-    var STEP = NODE_W + GAP_X, places = {}, markers = [];
-    // Returns {items: [[id or marker, relative x, depth]], left: [], right: []} for one subtree.
+    var STEP = NODE_W + GAP_X, places = {}, markers = [], below = {}, offset = {};
+    // Lays out one subtree: returns its left and right contour per depth, relative to its root,
+    // and notes each child's offset from its parent (a marker's in the marker), so no subtree's
+    // places are copied on the way up.
     function build(node) {
       var kids = model.kids[node] || [], drawn = [], hidden = [], i;
       if (!collapsed[node]) {
         for (i = 0; i < kids.length; i++) (!shown || shown[kids[i]] || unfolded[node] ? drawn : hidden).push(kids[i]);
       }
-      var parts = drawn.map(build);
+      var parts = drawn.map(build), owners = drawn.slice();
       // A served tree says how many children it left out; a tree in the page lists them.
-      if (hidden.length || (!collapsed[node] && model.more && model.more[node])) parts.push({ items: [[{ parent: node, nodes: hidden }, 0, 0]], left: [0], right: [0] });
-      if (!parts.length) return { items: [[node, 0, 0]], left: [0], right: [0] };
+      if (hidden.length || (!collapsed[node] && model.more && model.more[node])) {
+        var marker = { parent: node, nodes: hidden, x: 0, y: 0, offset: 0 };
+        markers.push(marker);
+        parts.push({ left: [0], right: [0] });
+        owners.push(marker);
+      }
+      below[node] = owners;
+      if (!parts.length) return { left: [0], right: [0] };
       var offsets = [0], right = parts[0].right.slice();
       for (i = 1; i < parts.length; i++) {
         var part = parts[i], shift = -Infinity;
@@ -228,24 +236,29 @@
         for (d = 0; d < part.right.length; d++) right[d] = d < right.length ? Math.max(right[d], part.right[d] + shift) : part.right[d] + shift;
       }
       var centre = (offsets[0] + offsets[offsets.length - 1]) / 2;
-      var items = [[node, 0, 0]], leftC = [0], rightC = [0];
+      var leftC = [0], rightC = [0];
       parts.forEach(function (part, j) {
-        var off = offsets[j] - centre;
-        part.items.forEach(function (it) { items.push([it[0], it[1] + off, it[2] + 1]); });
+        var off = offsets[j] - centre, owner = owners[j];
+        if (typeof owner === "number") offset[owner] = off;
+        else owner.offset = off;
         for (var d = 0; d < part.left.length; d++) {
           var l = part.left[d] + off, r = part.right[d] + off;
           if (leftC.length <= d + 1) { leftC.push(l); rightC.push(r); }
           else { leftC[d + 1] = Math.min(leftC[d + 1], l); rightC[d + 1] = Math.max(rightC[d + 1], r); }
         }
       });
-      return { items: items, left: leftC, right: rightC };
+      return { left: leftC, right: rightC };
     }
     var tree = build(model.root), minX = Math.min.apply(null, tree.left);
-    tree.items.forEach(function (it) {
-      var x = it[1] - minX, y = it[2] * (NODE_H + GAP_Y);
-      if (typeof it[0] === "number") places[it[0]] = { x: x, y: y };
-      else markers.push({ parent: it[0].parent, nodes: it[0].nodes, x: x, y: y });
-    });
+    // Places from the root down: a node's x is its parent's plus its offset.
+    function place(node, x, depth) {
+      places[node] = { x: x - minX, y: depth * (NODE_H + GAP_Y) };
+      below[node].forEach(function (owner) {
+        if (typeof owner === "number") place(owner, x + offset[owner], depth + 1);
+        else { owner.x = x + owner.offset - minX; owner.y = (depth + 1) * (NODE_H + GAP_Y); }
+      });
+    }
+    place(model.root, 0, 0);
     return { places: places, markers: markers };
   }
 
@@ -571,18 +584,29 @@
       var e = oldEdges[key];
       if (e) delete oldEdges[key];
       else e = svg("line", { class: className }, self.edgeLayer);
-      e.setAttribute("x1", a.x + NODE_W / 2); e.setAttribute("y1", a.y + NODE_H);
-      e.setAttribute("x2", b.x + NODE_W / 2); e.setAttribute("y2", b.y);
+      place(e, a, b);
       self.edgeEls[key] = e;
       return e;
+    }
+    // Attributes are written only when they change: most places stay from one layout to the next.
+    function place(e, a, b) {
+      var at = a.x + "," + a.y + "," + b.x + "," + b.y;
+      if (e.mvxAt === at) return;
+      e.mvxAt = at;
+      e.setAttribute("x1", a.x + NODE_W / 2); e.setAttribute("y1", a.y + NODE_H);
+      e.setAttribute("x2", b.x + NODE_W / 2); e.setAttribute("y2", b.y);
+    }
+    function move(g, at) {
+      var transform = "translate(" + at.x + "," + at.y + ")";
+      if (g.mvxAt !== transform) g.setAttribute("transform", g.mvxAt = transform);
     }
     Object.keys(lay.places).forEach(function (key) {
       var i = +key, at = lay.places[key], el = oldNodes[key];
       if (i !== m.root) line(key, "mvx-edge", lay.places[m.data.nodes.parent[i]], at);
       if (el) delete oldNodes[key];
       else el = self.makeNode(i);
-      el.g.setAttribute("transform", "translate(" + at.x + "," + at.y + ")");
-      el.g.classList.toggle("mvx-collapsed", !!self.collapsed[i]);
+      move(el.g, at);
+      if (el.collapsed !== !!self.collapsed[i]) el.g.classList.toggle("mvx-collapsed", el.collapsed = !!self.collapsed[i]);
       self.nodeEls[i] = el;
     });
     this.data.links.forEach(function (link) {
@@ -593,10 +617,8 @@
       var fold = oldFolds[mk.parent];
       if (fold) delete oldFolds[mk.parent];
       else fold = self.makeFold(mk.parent);
-      var from = lay.places[mk.parent];
-      fold.line.setAttribute("x1", from.x + NODE_W / 2); fold.line.setAttribute("y1", from.y + NODE_H);
-      fold.line.setAttribute("x2", mk.x + NODE_W / 2); fold.line.setAttribute("y2", mk.y);
-      fold.g.setAttribute("transform", "translate(" + mk.x + "," + mk.y + ")");
+      place(fold.line, lay.places[mk.parent], mk);
+      move(fold.g, mk);
       fold.mk = mk;
       self.foldEls[mk.parent] = fold;
       return fold;
