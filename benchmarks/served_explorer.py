@@ -38,6 +38,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -96,7 +97,7 @@ def _peak_mb(pid: int) -> float:
     return float("nan")
 
 
-def measure(browser: object, trace: Path, iterations: int, jumps: int, steps: int) -> dict[str, float]:
+def measure(browser: Any, trace: Path, iterations: int, jumps: int, steps: int) -> dict[str, float]:
     started = time.perf_counter()
     server = subprocess.Popen(
         [sys.executable, "-m", "mctsviz", "view", str(trace), "--serve", "--no-browser", "--no-progress"],
@@ -109,7 +110,7 @@ def measure(browser: object, trace: Path, iterations: int, jumps: int, steps: in
         line = server.stdout.readline()
         start = time.perf_counter() - started
         url = line.split(" at ")[1].split(" ")[0]
-        page = browser.new_page(viewport={"width": 1280, "height": 800})  # type: ignore[attr-defined]
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
         t = time.perf_counter()
         page.goto(url)
         page.wait_for_selector(".mvx[data-mvx-ready]", timeout=120_000)

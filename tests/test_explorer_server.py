@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_site_browser import CHROMIUM  # noqa: E402
 
 from mctsviz.cli import main  # noqa: E402
+from mctsviz.errors import MctsvizError  # noqa: E402
 from mctsviz.explorer import explorer_data  # noqa: E402
 from mctsviz.explorer.served import ServedTrace, fold  # noqa: E402
 from mctsviz.explorer.server import ExplorerServer  # noqa: E402
@@ -323,6 +324,8 @@ def test_it_stops_cleanly_and_frees_its_port(tmp_path):
         server.start()
         thread = server._thread
         assert thread is not None and thread.is_alive()
+        with pytest.raises(MctsvizError, match="cannot serve on 127.0.0.1"):  # the port is taken: one line, no traceback
+            ExplorerServer(ServedTrace(indexed), server.port)
         idle = socket.create_connection(("127.0.0.1", server.port), timeout=5)  # a browser's idle keep-alive connection
         assert _get(server, "/api/tree?i=30")[0] == 200
         server.stop()
