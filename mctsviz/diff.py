@@ -30,6 +30,10 @@ from .trace.events import Backprop, Expand, Header, event_kind
 _MISSING = object()
 
 
+#: The rows ``mctsviz diff`` shows without ``--all`` (about; leader changes and the last come too).
+SAMPLE_ROWS = 20
+
+
 @dataclass(frozen=True)
 class Divergence:
     """The first pair of events that differ (``event`` counts from 1, the header being 1)."""
@@ -68,24 +72,21 @@ class TraceDiff:
     rows: list[DiffRow] = field(default_factory=list)
     iterations_a: int = 0
     iterations_b: int = 0
+    #: All the rows after the divergence, kept or not (``rows`` holds a sample when the diff
+    #: was made with ``sample=``).
+    row_count: int = 0
+    sampled: bool = False
 
     @property
     def identical(self) -> bool:
         return not self.header_differences and self.divergence is None
 
-    def sampled_rows(self, limit: int = 20) -> list[DiffRow]:
-        """About ``limit`` rows spread evenly, plus every row where a leader changes and the last."""
-        if len(self.rows) <= limit:
+    def sampled_rows(self, limit: int = SAMPLE_ROWS) -> list[DiffRow]:
+        """About ``limit`` rows spread evenly, plus every row where a leader changes and the last
+        (a diff made with ``sample=`` has chosen its rows already: they are returned)."""
+        if self.sampled or len(self.rows) <= limit:
             return list(self.rows)
-        step = math.ceil(len(self.rows) / limit)
-        keep = []
-        previous = None
-        for i, row in enumerate(self.rows):
-            leaders = (row.a.leader if row.a else None, row.b.leader if row.b else None)
-            if i % step == 0 or i == len(self.rows) - 1 or leaders != previous:
-                keep.append(row)
-            previous = leaders
-        return keep
+        return _RowSample.choose(list(enumerate(self.rows)), len(self.rows), limit, 1)
 
     def to_dict(self, *, all_rows: bool = True) -> dict[str, Any]:
         rows = self.rows if all_rows else self.sampled_rows()
@@ -139,14 +140,14 @@ class TraceDiff:
                 f"first divergence: event {d.event} ({where}, {d.kind_a}), field {d.field}: {safe_text(_short(d.value_a))} | {safe_text(_short(d.value_b))}"
             )
         lines.append(f"iterations: A {self.iterations_a}, B {self.iterations_b}")
-        rows = self.rows if all_rows else self.sampled_rows()
+        rows = self.rows if all_rows or self.sampled else self.sampled_rows()
         if rows:
             lines.append("")
             lines.append("iteration  A: leader (visit shares)  |  B: leader (visit shares)")
             for r in rows:
                 lines.append(f"{r.iteration:>9}  {_summary_text(r.a, top)}  |  {_summary_text(r.b, top)}")
-            if not all_rows and len(rows) < len(self.rows):
-                lines.append(f"({len(rows)} of {len(self.rows)} rows: evenly spread, where a leader changes, and the last; --all for every one)")
+            if not all_rows and len(rows) < self.row_count:
+                lines.append(f"({len(rows)} of {self.row_count} rows: evenly spread, where a leader changes, and the last; --all for every one)")
         return "\n".join(lines)
 
 
@@ -255,8 +256,79 @@ class _RootFold:
         return RootSummary(None if index is None else self.labels[kids[index]], shares, self.root_visits)
 
 
-def diff_traces(a: Any, b: Any, **read_options: Any) -> TraceDiff:
-    """Compare two traces (paths or event lists) as the module doc says."""
+def _leaders(row: DiffRow) -> tuple[str | None, str | None]:
+    return (row.a.leader if row.a else None, row.b.leader if row.b else None)
+
+
+#: The most evenly spread candidate rows a sampled diff holds before it halves them.
+SAMPLE_CANDIDATES = 4096
+
+
+class _RowSample:
+    """Rows chosen as a diff streams, in memory bounded by ``limit`` and the leader changes.
+
+    Candidates are every row whose index is a multiple of ``stride`` (doubled, dropping the
+    others, whenever more than :data:`SAMPLE_CANDIDATES` pile up), every row where a leader
+    changes, and the latest row. At the end :meth:`choose` keeps about ``limit`` of them as
+    :meth:`TraceDiff.sampled_rows` does; up to that many rows the choice is the same.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.stride = 1
+        self.count = 0
+        self.kept: list[tuple[int, DiffRow, bool]] = []  # (index, row, a leader changed there)
+        self.spread = 0  # kept rows that are there for the stride alone
+        self.latest: tuple[int, DiffRow] | None = None
+        self.previous: tuple[str | None, str | None] | None = None
+
+    def add(self, row: DiffRow) -> None:
+        index, leaders = self.count, _leaders(row)
+        self.count += 1
+        changed = leaders != self.previous
+        self.previous = leaders
+        self.latest = (index, row)
+        if changed or index % self.stride == 0:
+            self.kept.append((index, row, changed))
+            self.spread += not changed
+        if self.spread > SAMPLE_CANDIDATES:
+            self.stride *= 2
+            self.kept = [k for k in self.kept if k[2] or k[0] % self.stride == 0]
+            self.spread = sum(1 for k in self.kept if not k[2])
+
+    def rows(self) -> list[DiffRow]:
+        if self.latest is None:
+            return []
+        candidates = [(i, row) for i, row, _ in self.kept]
+        if candidates[-1][0] != self.latest[0]:
+            candidates.append(self.latest)
+        if self.count <= self.limit:
+            return [row for _, row in candidates]
+        return self.choose(candidates, self.count, self.limit, self.stride)
+
+    @staticmethod
+    def choose(candidates: list[tuple[int, DiffRow]], count: int, limit: int, stride: int) -> list[DiffRow]:
+        """Every ``step``-th row (``step`` about ``count / limit``, a multiple of ``stride``),
+        every row where a leader changes and the last, from rows given with their index (rows
+        missing between them changed no leader)."""
+        step = stride * math.ceil(math.ceil(count / limit) / stride)
+        keep = []
+        previous: Any = None
+        for i, row in candidates:
+            leaders = _leaders(row)
+            if i % step == 0 or i == count - 1 or leaders != previous:
+                keep.append(row)
+            previous = leaders
+        return keep
+
+
+def diff_traces(a: Any, b: Any, *, sample: int | None = None, **read_options: Any) -> TraceDiff:
+    """Compare two traces (paths or event lists) as the module doc says.
+
+    ``sample``: keep about this many rows after the divergence (spread evenly, where a leader
+    changes, and the last), chosen as the traces stream, so that two long traces are compared
+    in bounded memory; None keeps every row (a million-iteration diff then needs gigabytes).
+    """
     events_a, events_b = _events(a, read_options), _events(b, read_options)
     header_a, header_b = next(events_a, None), next(events_b, None)
     if not isinstance(header_a, Header) or not isinstance(header_b, Header):
@@ -270,6 +342,8 @@ def diff_traces(a: Any, b: Any, **read_options: Any) -> TraceDiff:
     waiting_b: deque[tuple[int, RootSummary]] = deque()
     number = 1
     diverged = False
+    sampler = _RowSample(sample) if sample is not None else None
+    add = result.rows.append if sampler is None else sampler.add
     for ea, eb in zip_longest(events_a, events_b, fillvalue=None):
         number += 1
         done_a = ea is not None and fold_a.feed(ea)
@@ -285,11 +359,24 @@ def diff_traces(a: Any, b: Any, **read_options: Any) -> TraceDiff:
             waiting_b.append((fold_b.iteration, fold_b.summary()))
         while waiting_a and waiting_b:
             (iteration, a), (_, b) = waiting_a.popleft(), waiting_b.popleft()
-            result.rows.append(DiffRow(iteration, a, b))
+            add(DiffRow(iteration, a, b))
+        # Once one trace has ended, the other's rows stand alone at once (not held to the end).
+        while waiting_a and eb is None:
+            iteration, a = waiting_a.popleft()
+            add(DiffRow(iteration, a, None))
+        while waiting_b and ea is None:
+            iteration, b = waiting_b.popleft()
+            add(DiffRow(iteration, None, b))
     # One trace ended first: the other's last iterations stand alone.
-    result.rows.extend(DiffRow(i, a, None) for i, a in waiting_a)
-    result.rows.extend(DiffRow(i, None, b) for i, b in waiting_b)
+    for i, a in waiting_a:
+        add(DiffRow(i, a, None))
+    for i, b in waiting_b:
+        add(DiffRow(i, None, b))
     result.iterations_a, result.iterations_b = fold_a.iteration, fold_b.iteration
+    if sampler is not None:
+        result.rows, result.row_count, result.sampled = sampler.rows(), sampler.count, True
+    else:
+        result.row_count = len(result.rows)
     return result
 
 

@@ -778,6 +778,11 @@ class IndexedTrace:
         """The tree at the end of the search."""
         return self.snapshot(self.iterations, "backprop")
 
+    def stream(self) -> Iterator[Any]:
+        """The trace's events from its start (header first), read afresh: the working position
+        is untouched and nothing is kept, so a figure's series pass in constant memory."""
+        return read_trace(self.path, **self._read_options)
+
     def _checkpoint_for(self, done: int) -> int:
         """The index of the last checkpoint at or before iteration ``done`` (-1: the file's start)."""
         low, high = 0, len(self._checkpoints)

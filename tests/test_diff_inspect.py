@@ -107,6 +107,34 @@ def test_diff_output_and_json(tmp_path):
     assert len(data["rows"]) == len(sampled)
 
 
+@pytest.mark.parametrize("candidates", [4096, 16, 5])
+@pytest.mark.parametrize("lengths", [(300, 300), (300, 120), (40, 300)])
+def test_rows_sampled_as_the_traces_stream_are_the_rows_sampled_from_all(monkeypatch, candidates, lengths):
+    import mctsviz.diff
+
+    monkeypatch.setattr(mctsviz.diff, "SAMPLE_CANDIDATES", candidates)
+    _, a = recorded_search("tictactoe", iterations=lengths[0], seed=3)
+    _, b = recorded_search("tictactoe", iterations=lengths[1], seed=4)
+    whole = diff_traces(a, b)
+    for limit in (1, 7, 20, 1000):
+        part = diff_traces(a, b, sample=limit)
+        assert part.sampled and part.row_count == len(whole.rows) == whole.row_count
+        assert part.rows[-1] == whole.rows[-1]
+        expected = whole.sampled_rows(limit)
+        if candidates == 4096:  # the stride never grew: the very same choice
+            assert part.rows == expected
+        else:  # a coarser even spread, but every leader change and the last row
+            changes = [r for i, r in enumerate(whole.rows) if i == 0 or _changed(whole.rows[i - 1], r)]
+            assert all(r in part.rows for r in changes) and len(part.rows) <= len(changes) + limit + 1
+            assert set(r.iteration for r in part.rows) <= set(r.iteration for r in whole.rows)
+        if len(part.rows) < part.row_count:
+            assert f"({len(part.rows)} of {part.row_count} rows: evenly spread" in part.format()
+
+
+def _changed(before, row):
+    return (before.a and before.a.leader, before.b and before.b.leader) != (row.a and row.a.leader, row.b and row.b.leader)
+
+
 # -- inspect ---------------------------------------------------------------------------------------
 
 

@@ -13,8 +13,9 @@ from mctsviz.errors import MctsvizError
 from mctsviz.options import SearchOptions
 from mctsviz.render import extract
 from mctsviz.render.style import format_number, format_total, html_text, value_color
+from mctsviz.replay import Replay
 from mctsviz.search import policies
-from mctsviz.testing import recorded_replay
+from mctsviz.testing import recorded_replay, recorded_search
 
 TTT = games.load("tictactoe")
 
@@ -255,6 +256,46 @@ def test_growth_counts_the_root_expansion(toy_replay):
     g = extract.growth(toy_replay)
     assert g.nodes[0] == 3 and g.branching[0] == 2.0  # second-visit: S1 and S2 before iteration 1
     assert g.nodes[-1] == len(toy_replay.final())
+
+
+def test_series_points_keep_everything_short_and_the_ends_of_anything_long():
+    assert extract.series_points(4095) == tuple(range(4096))
+    points = extract.series_points(1_000_000)
+    assert len(points) < extract.MAX_SERIES_POINTS and points == tuple(sorted(set(points)))
+    assert points[:1024] == tuple(range(1024)) and points[-1] == 1_000_000
+    assert 500_000 in points and all(b - a <= 1_000_000 // 2048 + 1 for a, b in zip(points, points[1:]))
+
+
+@pytest.mark.parametrize("node", [0, 1])
+def test_a_sampled_evolution_is_the_full_one_at_its_points(ttt, node):
+    full = extract.evolution(ttt, node)
+    points = (0, 1, 2, 7, 100, 399, 400)
+    part = extract.evolution(ttt, node, points=points)
+    assert part.iterations == points and part.changes == full.changes
+    assert part.leaders == tuple(full.leaders[k] for k in points)
+    by_node = {s.node: s for s in full.children}
+    for series in part.children:
+        whole = by_node[series.node]
+        for i, k in enumerate(points):
+            assert (series.visits[i], series.means[i], series.scores[i]) == (whole.visits[k], whole.means[k], whole.scores[k])
+    g, h = extract.growth(ttt), extract.growth(ttt, points=points)
+    assert h.iterations == points and h.nodes == tuple(g.nodes[k] for k in points)
+    assert h.depth == tuple(g.depth[k] for k in points) and h.branching == tuple(g.branching[k] for k in points)
+
+
+@pytest.mark.parametrize("options", [{"record": "compact"}, {"transpositions": True, "expand": "all"}, {"expand": "second-visit"}])
+def test_series_streamed_from_an_indexed_trace_equal_the_replayed_ones(tmp_path, options):
+    from mctsviz.seek import open_indexed
+    from mctsviz.trace.io import write_trace
+
+    events = recorded_search(TTT, iterations=1500, seed=2, **options)[1]
+    replay = Replay(events)
+    path = write_trace(tmp_path / "t.msgpack", events)
+    with open_indexed(path, every=1024) as indexed:
+        node = max(replay.final().children(0), key=lambda c: c.visits).id
+        assert extract.evolution(indexed, node) == extract.evolution(replay, node)
+        assert extract.evolution(indexed) == extract.evolution(replay)
+        assert extract.growth(indexed) == extract.growth(replay)
 
 
 def test_reward_range_covers_every_credited_reward(toy_replay, ttt):

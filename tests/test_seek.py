@@ -237,6 +237,26 @@ def test_the_cli_builds_the_index_and_replays_from_it(tmp_path, capsys):
     assert "bad checkpoint interval" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "figure",
+    [
+        ["heatmap"],
+        ["heatmap", "--iterations", "5,1500,2600", "--quantity", "mean"],
+        ["board", "--iteration", "1900", "--node", "1"],
+        ["puct", "--iteration", "1100", "--phase", "select"],
+        ["evolution", "--node", "0"],
+        ["growth"],
+    ],
+)
+def test_figures_from_the_index_are_the_figures_from_the_whole_trace(tmp_path, figure):
+    pytest.importorskip("matplotlib")
+    path = write(tmp_path / "t.msgpack", events_of("tictactoe", "compact"))
+    assert main(["render", figure[0], str(path), *figure[1:], "-o", str(tmp_path / "plain.svg")]) == 0
+    assert main(["index", str(path), "--every", "1024", "--no-progress"]) == 0
+    assert main(["render", figure[0], str(path), *figure[1:], "-o", str(tmp_path / "indexed.svg")]) == 0
+    assert (tmp_path / "indexed.svg").read_bytes() == (tmp_path / "plain.svg").read_bytes()
+
+
 def _built_event_by_event(path, monkeypatch, every=EVERY):
     """The index built from the trace's events one at a time (no whole blocks)."""
     import mctsviz.seek as seek

@@ -364,6 +364,18 @@ def _load_replay(path: str) -> Any:
     return Replay(read_trace(path, on_warning=_note))
 
 
+def _load_positions(path: str) -> Any:
+    """What answers ``snapshot(k, phase)``, ``iterations`` and ``header`` for a trace: its index
+    when it has one or is long enough to deserve one (one tree in memory, whatever the trace's
+    length), else the replay of the whole trace."""
+    from ..seek import indexed_if_worth_it
+    from .trace import index_progress
+
+    with index_progress() as progress:
+        indexed = indexed_if_worth_it(path, on_progress=progress, on_warning=_note)
+    return indexed if indexed is not None else _load_replay(path)
+
+
 def _snapshot(replay: Any, iteration: int | None, phase: str) -> Any:
     return replay.snapshot(replay.iterations if iteration is None else iteration, phase)
 
@@ -565,7 +577,7 @@ def _render_heatmap(args: argparse.Namespace) -> int:
     _check_output(args.output, getattr(args, "trace", None))
     from ..render import plot_heatmap, plot_heatmaps
 
-    replay = _load_replay(args.trace)
+    replay = _load_positions(args.trace)
     _check_node(replay, args.node)
     game = _trace_game(replay)
     if args.iterations is None or len(args.iterations) == 1:
@@ -581,7 +593,7 @@ def _render_board(args: argparse.Namespace) -> int:
     from ..render import board_figure_size, board_overlay, new_figure, plot_board_overlay
     from ..render.extract import load_trace_game
 
-    replay = _load_replay(args.trace)
+    replay = _load_positions(args.trace)
     _check_node(replay, args.node)
     snapshot = _snapshot(replay, args.iteration, args.phase)
     game = load_trace_game(replay.header)
@@ -603,7 +615,7 @@ def _render_puct(args: argparse.Namespace) -> int:
     _check_output(args.output, getattr(args, "trace", None))
     from ..render import plot_puct_bars
 
-    replay = _load_replay(args.trace)
+    replay = _load_positions(args.trace)
     _check_node(replay, args.node)
     snapshot = _snapshot(replay, args.iteration, args.phase)
     return _write(plot_puct_bars(snapshot, args.node, ax=_new_axes(args), **_look(args)), args.output, args=args)
@@ -613,7 +625,7 @@ def _render_evolution(args: argparse.Namespace) -> int:
     _check_output(args.output, getattr(args, "trace", None))
     from ..render import plot_evolution_panels
 
-    replay = _load_replay(args.trace)
+    replay = _load_positions(args.trace)
     _check_node(replay, args.node)
     log_x = {"auto": None, "linear": False, "log": True}[args.x_scale]
     return _write(plot_evolution_panels(replay, node=args.node, log_x=log_x, **_look(args)), args.output, args=args)
@@ -623,7 +635,7 @@ def _render_growth(args: argparse.Namespace) -> int:
     _check_output(args.output, getattr(args, "trace", None))
     from ..render import plot_growth_panels
 
-    return _write(plot_growth_panels(_load_replay(args.trace), **_look(args)), args.output, args=args)
+    return _write(plot_growth_panels(_load_positions(args.trace), **_look(args)), args.output, args=args)
 
 
 def _render_animation(args: argparse.Namespace) -> int:

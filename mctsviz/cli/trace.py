@@ -168,10 +168,11 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def run_diff(args: argparse.Namespace) -> int:
-    from ..diff import diff_traces
+    from ..diff import SAMPLE_ROWS, diff_traces
 
     _fast_load()
-    result = diff_traces(args.a, args.b, on_warning=_warn)
+    # Without --all the rows are sampled as the traces stream: two long traces in bounded memory.
+    result = diff_traces(args.a, args.b, sample=None if args.all else SAMPLE_ROWS, on_warning=_warn)
     if args.json:
         _print_json(result.to_dict(all_rows=args.all))
     else:

@@ -13,7 +13,8 @@ import re
 import urllib.parse
 import warnings
 import weakref
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from array import array
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +25,7 @@ from ..options import SearchOptions
 from ..replay import PHASES, Replay, TreeSnapshot, apply_updates
 from ..scan import TraceScan, scan_trace
 from ..search import policies
-from ..trace.events import Header, Simulate, Update
+from ..trace.events import Backprop, Expand, Header, Simulate, Update
 from ..types import Game
 from .grid import move_cell, move_noun, supports_boards
 
@@ -526,8 +527,66 @@ class Evolution:
     changes: tuple[int, ...]
 
 
-def evolution(replay: Replay, node: int = 0) -> Evolution:
-    """Visits, mean and score of ``node``'s children after every iteration of ``replay``.
+#: A series of more iterations than this keeps this many or fewer of them (see
+#: :func:`series_points`): a figure cannot show more, and a million points a line cost gigabytes.
+MAX_SERIES_POINTS = 4096
+
+
+def series_points(total: int, limit: int = MAX_SERIES_POINTS) -> tuple[int, ...]:
+    """The iterations 0..``total`` a figure's series keep.
+
+    All of them up to ``limit`` points; past it, the first ``limit // 4``, then a geometric grid
+    (each point 1/64 past the one before, for a logarithmic axis) and ``limit // 2`` evenly
+    spaced ones (for a linear axis), and the last. Integer arithmetic only, so every machine
+    keeps the same points.
+    """
+    if total < limit:
+        return tuple(range(total + 1))
+    first = limit // 4
+    points = set(range(first))
+    k = first
+    while k < total:
+        points.add(k)
+        k += max(1, k // 64)
+    even = limit // 2
+    points.update(total * i // even for i in range(even + 1))
+    return tuple(sorted(points))
+
+
+def _folds(source: Any) -> Iterator[tuple[int, Any, Sequence[Update]]]:
+    """A trace's expansions and updates in order, without holding its events.
+
+    Yields ``(0, the root's expansion, ())`` when the root was expanded before the first
+    iteration, then ``(k, expansion, updates)`` for each iteration k. ``source`` is a
+    :class:`Replay`, or a :class:`mctsviz.seek.IndexedTrace` whose file is read afresh.
+    """
+    if isinstance(source, Replay):
+        if source.root_expansion is not None:
+            yield 0, source.root_expansion, ()
+        for it in source:
+            yield it.iteration, it.expand, it.backprop.updates
+        return
+    root_seen = False
+    expand: Any = None
+    for event in source.stream():
+        kind = type(event)
+        if kind is Expand:
+            if event.iteration:
+                expand = event
+            elif not root_seen:  # as Replay.root_expansion: the first expansion of iteration 0
+                root_seen = True
+                yield 0, event, ()
+        elif kind is Backprop:
+            yield event.iteration, expand, event.updates
+
+
+def evolution(replay: Any, node: int = 0, *, points: Sequence[int] | None = None) -> Evolution:
+    """Visits, mean and score of ``node``'s children after the iterations of a trace.
+
+    ``replay`` is a :class:`Replay` or a :class:`mctsviz.seek.IndexedTrace` (read once from
+    its start, in the memory of two numbers a node). The series hold the iterations ``points``
+    (default :func:`series_points`: every one for a trace under :data:`MAX_SERIES_POINTS`);
+    the leading move is followed at every iteration, so ``changes`` misses none.
 
     The statistics are accumulated from the trace's own expansions and backpropagation
     rewards, in the order replay adds them (so they equal ``replay.snapshot(k)``'s exactly):
@@ -537,43 +596,69 @@ def evolution(replay: Replay, node: int = 0) -> Evolution:
     header = replay.header
     options = header.options
     rule = options.final
-    visits: dict[int, int] = {0: header.root_visits}
-    value: dict[int, float] = {0: float(header.root_value)}
+    kept = tuple(series_points(replay.iterations)) if points is None else tuple(points)
+    slot = {k: i for i, k in enumerate(kept)}
+    visits = array("q", [header.root_visits])
+    value = array("d", [float(header.root_value)])
     kids: list[tuple[int, str, float]] = []  # node's children: (id, edge label, prior)
-
-    def expand(event: Any) -> None:
-        for child in event.children:
-            if not child.existing:
-                visits[child.node], value[child.node] = child.visits, child.value
-            if event.parent == node:
-                kids.append((child.node, child.action, child.prior))
-
-    total = replay.iterations + 1
+    watched = {node}
     series: dict[int, tuple[str, list, list, list]] = {}
     leaders: list[str | None] = []
-    if replay.root_expansion is not None:
-        expand(replay.root_expansion)
-    for k in range(total):
-        if k:
-            events = replay.events(k)
-            expand(events.expand)
-            apply_updates(events.backprop.updates, visits, value)
-        counts, means = [], []
+    changes: list[int] = []
+    leader: str | None = None
+
+    def expand(event: Any) -> bool:
+        added = False
+        for child in event.children:
+            if not child.existing:
+                visits.append(child.visits)
+                value.append(child.value)
+            if event.parent == node:
+                kids.append((child.node, child.action, child.prior))
+                watched.add(child.node)
+                added = True
+        return added
+
+    def record(k: int) -> None:
+        i = slot[k]
         for child, action, prior in kids:
             if child not in series:
-                series[child] = (action, [None] * total, [None] * total, [None] * total)
+                series[child] = (action, [None] * len(kept), [None] * len(kept), [None] * len(kept))
             _, v_series, m_series, s_series = series[child]
             n, w = visits[child], value[child]
-            mean = w / n if n else None
-            v_series[k], m_series[k] = n, mean
-            s_series[k] = policies.score_terms(options, w, n, visits[node], prior)[2]
-            counts.append(n)
-            means.append(mean)
+            v_series[i], m_series[i] = n, (w / n if n else None)
+            s_series[i] = policies.score_terms(options, w, n, visits[node], prior)[2]
+        leaders.append(leader)
+
+    def lead() -> str | None:
+        counts = [visits[child] for child, _, _ in kids]
+        means = [value[child] / n if (n := visits[child]) else None for child, _, _ in kids]
         choice = policies.final_choice(counts, means, rule=rule)
-        leaders.append(None if choice is None else kids[choice][1])
-    changes = tuple(k for k in range(1, total) if leaders[k - 1] is not None and leaders[k] != leaders[k - 1])
+        return None if choice is None else kids[choice][1]
+
+    done = 0
+    for k, event, updates in _folds(replay):
+        if k == 0:
+            if expand(event):
+                leader = lead()
+            continue
+        if done == 0 and 0 in slot:
+            record(0)
+        changed = expand(event)
+        apply_updates(updates, visits, value)
+        # The leader depends on the children's statistics alone: only an update that reached
+        # one of them (or a new child) can change it.
+        if changed or any(u.node in watched and u.node != node for u in updates):
+            before, leader = leader, lead()
+            if before is not None and leader != before:
+                changes.append(k)
+        done = k
+        if k in slot:
+            record(k)
+    if done == 0 and 0 in slot:
+        record(0)
     children = tuple(ChildSeries(child, action, tuple(v), tuple(m), tuple(sc)) for child, (action, v, m, sc) in series.items())
-    return Evolution(node, rule, tuple(range(total)), children, tuple(leaders), changes)
+    return Evolution(node, rule, kept, children, tuple(leaders), tuple(changes))
 
 
 # -- tree growth ------------------------------------------------------------------------------
@@ -593,32 +678,47 @@ class Growth:
     branching: tuple[float, ...]
 
 
-def growth(replay: Replay) -> Growth:
-    """Node count, depth and mean branching after every iteration, from the expansions."""
-    final = replay.final()
-    depth_of = [final.node(i).depth for i in range(len(final))]
+def growth(replay: Any, *, points: Sequence[int] | None = None) -> Growth:
+    """Node count, depth and mean branching after the iterations ``points`` (default
+    :func:`series_points`), from the expansions of a :class:`Replay` or an
+    :class:`mctsviz.seek.IndexedTrace` (read once, in the memory of a few bytes a node)."""
+    kept = tuple(series_points(replay.iterations)) if points is None else tuple(points)
+    wanted = set(kept)
+    depth_of = array("i", [0])
+    has_children = bytearray(1)
     nodes, depth, branching = [], [], []
-    count, deepest, edges = 1, 0, 0
-    parents: set[int] = set()
+    count, deepest, edges, parents = 1, 0, 0, 0
 
     def add(expand: Any) -> None:
-        nonlocal count, deepest, edges
+        nonlocal count, deepest, edges, parents
+        parent = expand.parent
         for child in expand.children:
             edges += 1
-            parents.add(expand.parent)
+            if not has_children[parent]:
+                has_children[parent] = 1
+                parents += 1
             if not child.existing:
                 count += 1
-                deepest = max(deepest, depth_of[child.node])
+                depth_of.append(depth_of[parent] + 1)
+                has_children.append(0)
+                deepest = max(deepest, depth_of[-1])
 
-    if replay.root_expansion is not None:
-        add(replay.root_expansion)
-    for k in range(replay.iterations + 1):
-        if k:
-            add(replay.events(k).expand)
+    def record() -> None:
         nodes.append(count)
         depth.append(deepest)
-        branching.append(edges / len(parents) if parents else 0.0)
-    return Growth(tuple(range(replay.iterations + 1)), tuple(nodes), tuple(depth), tuple(branching))
+        branching.append(edges / parents if parents else 0.0)
+
+    done = 0
+    for k, expand, _ in _folds(replay):
+        if k and done == 0 and 0 in wanted:
+            record()
+        add(expand)
+        done = k
+        if k and k in wanted:
+            record()
+    if done == 0 and 0 in wanted:
+        record()
+    return Growth(kept, tuple(nodes), tuple(depth), tuple(branching))
 
 
 # -- the value scale of a trace ---------------------------------------------------------------
