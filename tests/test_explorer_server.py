@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -172,6 +173,19 @@ def test_the_answer_is_the_replayed_tree_folded_alike_with_the_files_texts(reque
         assert {r[0] for s in record["steps"] for r in s[4]} <= listed and set(record["path"]) <= listed
     else:
         assert answer["iter"] is None
+
+
+def test_requests_at_once_get_the_answers_they_get_one_by_one(tmp_path):
+    path = _trace(tmp_path, iterations=3100, seed=6)
+    indexed = open_indexed(path, every=1024)
+    assert indexed is not None
+    with indexed, ExplorerServer(ServedTrace(indexed, budget=30)) as server:
+        queries = [f"i={k}&p={p}" for k in (3, 3090, 1500, 1501, 700, 2600, 2100) for p in ("select", "backprop")]
+        alone = [_api(server, q) for q in queries]
+        # One open trace that each answer moves (checkpoints, a reader): the lock keeps them apart.
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            together = list(pool.map(lambda q: _api(server, q), queries * 3))
+    assert together == alone * 3
 
 
 def test_a_subtree_an_opened_fold_and_a_pinned_node(ttt):
