@@ -247,7 +247,8 @@ class _Query:
 
 
 def _json(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    # ASCII with \u escapes: a lone surrogate in a trace's text cannot make the encoding fail.
+    return json.dumps(value, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
 
 
 def _error(message: str) -> bytes:
