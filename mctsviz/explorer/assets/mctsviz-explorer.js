@@ -206,8 +206,9 @@
   /* A tidy layout of the drawn nodes (in the manner of Reingold and Tilford): each subtree is
      built with its left and right contour per depth, and a subtree is pushed right only as far
      as its contour needs to clear its left siblings'. A parent sits over its first and last
-     child. It depends on the whole trace and the user's folds, never on the moment shown, so a
-     node keeps its place from phase to phase and from iteration to iteration. */
+     child. In the page it depends on the whole trace and the user's folds, never on the moment
+     shown, so a node keeps its place from phase to phase and from iteration to iteration. A
+     served explorer lays out each answer's nodes: chosen by final visits too, most stay put. */
   function layout(model, shown, unfolded, collapsed) {
     var STEP = NODE_W + GAP_X, places = {}, markers = [], below = {}, offset = {};
     // Lays out one subtree: returns its left and right contour per depth, relative to its root,
