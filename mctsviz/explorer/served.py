@@ -6,8 +6,8 @@ The texts are those of the one-file explorer (:mod:`mctsviz.explorer.data` makes
 score rows, formula templates, names and colours), so the two explorers cannot disagree.
 
 Folding never walks the whole tree: from X it takes nodes best first by their visits at the end
-of the search (ties by id, as the one-file explorer does, so a node keeps its place while
-stepping), with a heap, until N are taken; the rest of each drawn node's children count as its
+of the search (ties by id, as the one-file explorer does, so the nodes drawn change little
+while stepping), with a heap, until N are taken; the rest of each drawn node's children count as its
 "+n more". The iteration's selection path, its new nodes and the nodes the page pins (the
 selected one) are drawn too, with the chain from X down to them.
 
