@@ -470,5 +470,11 @@ def test_a_fold_opens_from_the_server_and_the_scrubber_jumps(ttt, tab):
     assert all(page.locator(f".mvx-node[data-node='{c}']").count() == 1 for c in kids)
     page.evaluate("() => { const s = document.querySelector('.mvx-scrubber'); s.value = '120'; s.dispatchEvent(new Event('input')); }")
     assert _moment(page) == "120:backprop"
+    page.fill(".mvx-jump", "77")  # the field names an iteration: Enter goes there
+    page.press(".mvx-jump", "Enter")
+    assert _moment(page) == "77:backprop"
+    page.fill(".mvx-jump", "120")
+    page.press(".mvx-jump", "Enter")
+    assert _moment(page) == "120:backprop"
     assert page.locator(".mvx-node").count() >= min(40, len(rp.snapshot(120)))
     assert [p for p in tab.problems if not p.startswith(f"outside request: {server.url}")] == []

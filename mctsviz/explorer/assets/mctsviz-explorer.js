@@ -325,6 +325,20 @@
     this.scrubber.max = String(this.model.iterations);
     this.scrubber.setAttribute("aria-label", "Iteration");
     this.scrubber.addEventListener("input", function () { self.goTo(parseInt(self.scrubber.value, 10), self.k ? self.p : 3); });
+    if (this.api) {
+      // A served trace is long: a pixel of the scrubber spans many iterations, so a field names one.
+      var field = html("input", "mvx-jump", bar);
+      field.type = "number";
+      field.min = "0";
+      field.max = String(this.model.iterations);
+      field.placeholder = "iteration";
+      field.title = "Go to an iteration (Enter)";
+      field.setAttribute("aria-label", "Go to iteration");
+      field.addEventListener("change", function () {
+        var k = parseInt(field.value, 10);
+        if (!isNaN(k)) self.goTo(k, self.k ? self.p : 3);
+      });
+    }
     this.label = html("output", "mvx-moment", bar);
     this.label.setAttribute("aria-live", "polite");
     var phases = html("div", "mvx-phases", root);
