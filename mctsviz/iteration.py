@@ -114,9 +114,18 @@ def view_iteration(source: Replay | Any, iteration: int, **read_options: Any) ->
     # One snapshot holds it all: the statistics before the backup (the selection's and the
     # expansion's numbers too), the tree with the new children, and the iteration's events.
     # From a file it is folded in constant memory, whatever the iteration.
-    simulated = snapshot_at(source, iteration, "simulate", **read_options)
+    return iteration_view(snapshot_at(source, iteration, "simulate", **read_options))
+
+
+def iteration_view(simulated: TreeSnapshot) -> IterationView:
+    """The :class:`IterationView` of the iteration ``simulated`` (a snapshot at its simulate phase) shows.
+
+    For a caller that holds that snapshot already (the served explorer draws it too).
+    """
+    if simulated.events is None or simulated.phase != "simulate":
+        raise MctsvizError(f"an iteration's view needs the tree at its simulation, not {simulated!r}")
     events = simulated.events
-    assert events is not None  # a snapshot of iteration >= 1 carries its events
+    iteration = simulated.iteration
     path, expand = events.select.path, events.expand
     scores = expand.scores
     if scores is None and expand.rule == "score":

@@ -306,6 +306,10 @@ class TreeSnapshot:
         s = self._structure
         return s.linked_actions.get((parent, child), s.action[child])
 
+    def parent(self, node: int) -> int:
+        """The node ``node`` was first created under (-1 for the root), without building its NodeStats."""
+        return self._structure.parent[node]
+
     def visits(self, node: int) -> int:
         return self._visits[node]
 

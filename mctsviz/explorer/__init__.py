@@ -4,6 +4,8 @@
 * :func:`explorer_html` wraps it in one self-contained HTML file (``mctsviz view``): the
   vendored script and style inline, nothing fetched, working from ``file://``.
 * :func:`explorer_assets` gives the script and style as files, for the walkthrough pages.
+* :mod:`~mctsviz.explorer.served` and :mod:`~mctsviz.explorer.server`: the explorer of a trace
+  too big for one file, served from 127.0.0.1, each moment folded from the trace's index.
 """
 
 from __future__ import annotations

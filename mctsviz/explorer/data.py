@@ -31,11 +31,11 @@ from ..iteration import IterationView, view_iteration
 from ..options import SearchOptions
 from ..render.extract import reward_range
 from ..render.style import value_color
-from ..replay import Replay
+from ..replay import NodeStats, Replay
 from ..text.formulas import formula_kind, formula_legend, formula_slots, formula_template, log_text
-from ..text.names import NodeNames, outcome_text, player_name
+from ..text.names import NodeNames, SnapshotNames, outcome_text, player_name
 from ..text.numbers import format_exact, format_number
-from ..trace.events import Score
+from ..trace.events import Header, Score
 from ..trace.io import gc_paused
 
 FORMAT = 1
@@ -86,12 +86,11 @@ def explorer_data(replay: Replay, *, title: str | None = None, budget: int = DEF
         progress: called with the number of iterations done so far.
     """
     header = replay.header
-    options = header.options
     names = NodeNames.of(replay)
     final = replay.final()
     strings = _Strings()
     colours = _Colours(*reward_range(replay))
-    kinds = ["unvisited", "first-play", options.policy_name.lower()]
+    kinds = formula_kinds(header.options)
     structure = [final.node(i) for i in range(len(final))]
     # When each node and each transposition edge appeared: the iteration whose expansion added it.
     born = [0] * len(final)
@@ -111,43 +110,64 @@ def explorer_data(replay: Replay, *, title: str | None = None, budget: int = DEF
             if progress is not None and (k % 256 == 0 or k == replay.iterations):
                 progress(k)
     start = replay.snapshot(0, "backprop")
-    start_stats = []
-    for i in range(len(final)):
-        n, w = (start.visits(i), start.value(i)) if i < len(start) else (0, 0.0)
-        mean = w / n if n else None
-        start_stats.append([n, strings(format_exact(w)), strings(format_number(mean)), colours(mean)])
+    start_stats = [stats_row(*((start.visits(i), start.value(i)) if i < len(start) else (0, 0.0)), strings, colours) for i in range(len(final))]
     return {
-        "format": FORMAT,
-        "title": plain_line(title) if title else f"{header.game}: {replay.iterations} iterations, seed {header.seed}",
-        "game": plain_line(header.game),
-        "policy": options.policy_name,
-        "legend": formula_legend(options),
-        "iterations": replay.iterations,
-        "players": header.num_players,
-        "budget": budget,
-        "templates": [formula_template(kind, options) for kind in kinds],
-        "palette": colours.palette,
-        "scale": [format_exact(colours.low), format_exact(colours.high)],
-        "nodes": {
-            "parent": [n.parent for n in structure],
-            "name": list(names.titles),
-            "action": [plain_line(n.action) for n in structure],
-            "mover": [player_name(n.mover) if n.id else "–" for n in structure],
-            "born": born,
-            "terminal": [int(n.terminal) for n in structure],
-            "prior": [format_number(n.prior) for n in structure],
-            "start": start_stats,
-        },
+        **explorer_meta(header, replay.iterations, colours, title=title, budget=budget),
+        "nodes": {**node_columns(structure, names.titles, born), "start": start_stats},
         "links": links,
         "iters": iters,
         "strings": strings.table,
     }
 
 
+def formula_kinds(options: SearchOptions) -> list[str]:
+    """The written forms of a score, in the order a score row's template index refers to."""
+    return ["unvisited", "first-play", options.policy_name.lower()]
+
+
+def explorer_meta(header: Header, iterations: int, colours: _Colours, *, title: str | None, budget: int) -> dict[str, Any]:
+    """What the explorer needs whatever the moment: heading, formula templates, colour scale."""
+    options = header.options
+    return {
+        "format": FORMAT,
+        "title": plain_line(title) if title else f"{header.game}: {iterations} iterations, seed {header.seed}",
+        "game": plain_line(header.game),
+        "policy": options.policy_name,
+        "legend": formula_legend(options),
+        "iterations": iterations,
+        "players": header.num_players,
+        "budget": budget,
+        "templates": [formula_template(kind, options) for kind in formula_kinds(options)],
+        "palette": colours.palette,
+        "scale": [format_exact(colours.low), format_exact(colours.high)],
+    }
+
+
+def node_columns(nodes: Sequence[NodeStats], titles: Sequence[str], born: list[int] | None = None) -> dict[str, list[Any]]:
+    """What never changes about ``nodes``, as columns: parent, name, action, mover, (born,) terminal, prior."""
+    columns: dict[str, list[Any]] = {
+        "parent": [n.parent for n in nodes],
+        "name": list(titles),
+        "action": [plain_line(n.action) for n in nodes],
+        "mover": [player_name(n.mover) if n.id else "–" for n in nodes],
+    }
+    if born is not None:
+        columns["born"] = born
+    columns["terminal"] = [int(n.terminal) for n in nodes]
+    columns["prior"] = [format_number(n.prior) for n in nodes]
+    return columns
+
+
+def stats_row(visits: int, value: float, strings: _Strings, colours: _Colours) -> list[int]:
+    """A node's [N, W, mean, colour]: W and the mean as indexes into ``strings``."""
+    mean = value / visits if visits else None
+    return [visits, strings(format_exact(value)), strings(format_number(mean)), colours(mean)]
+
+
 class _Recorder:
     """One iteration's record (see :meth:`__call__`), its texts in the shared string table."""
 
-    def __init__(self, names: NodeNames, strings: _Strings, colours: _Colours, kinds: list[str]) -> None:
+    def __init__(self, names: NodeNames | SnapshotNames, strings: _Strings, colours: _Colours, kinds: list[str]) -> None:
         self.names, self.s, self.colours = names, strings, colours
         self.kinds = {kind: i for i, kind in enumerate(kinds)}
         # Equal statistics under an equal parent give an equal row (a quarter of them, in tic-tac-toe).
@@ -214,7 +234,7 @@ class _Recorder:
         }
 
 
-def _phase_texts(view: IterationView, names: NodeNames) -> list[str]:
+def _phase_texts(view: IterationView, names: NodeNames | SnapshotNames) -> list[str]:
     expand, simulate = view.expand, view.simulate
     if len(view.path) > 1:
         steps = len(view.path) - 1

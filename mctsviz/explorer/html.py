@@ -80,6 +80,50 @@ def explorer_html(data: dict[str, Any], *, iteration: int | None = None, phase: 
     )
 
 
+def served_page(meta: dict[str, Any], *, iteration: int | None = None, phase: str = "backprop", api: str = "api/") -> tuple[str, str]:
+    """The served explorer's page (:mod:`mctsviz.explorer.server`) and its Content-Security-Policy.
+
+    The page holds no data: its script (``assets/``, from the same server) fetches the moments
+    it draws from ``api``. The policy lets only this server's script and style and the page's
+    own style run, and fetch only from this server.
+
+    Args:
+        meta: the trace's meta data (``ServedTrace.meta``): the title and iterations are used.
+        iteration, phase: where it opens (default: the last iteration); ``#i=K&p=PHASE`` overrides it.
+        api: the address of the API, relative to the page.
+    """
+    policy = "; ".join(
+        (
+            "default-src 'none'",
+            "script-src 'self'",
+            f"style-src 'self' '{escape.csp_hash(_PAGE_STYLE)}'",
+            "connect-src 'self'",
+            "img-src data:",
+            "base-uri 'none'",
+            "form-action 'none'",
+            "frame-ancestors 'none'",
+        )
+    )
+    start = meta["iterations"] if iteration is None else iteration
+    title = escape.html(f"{meta.get('title', 'search')} · mctsviz explorer", limit=200)
+    page = (
+        "<!DOCTYPE html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{title}</title>\n"
+        '<link rel="stylesheet" href="assets/mctsviz-explorer.css">\n'
+        f"<style>{_PAGE_STYLE}</style>\n"
+        "</head>\n<body>\n"
+        f'<h1 class="mvx-title">{escape.html(meta.get("title", ""), limit=200)}</h1>\n'
+        f'<div class="mvx mvx--standalone" data-mvx-api="{escape.html(api)}" data-mvx-hash '
+        f'data-mvx-iteration="{int(start)}" data-mvx-phase="{escape.html(phase)}">'
+        "<noscript>The explorer needs JavaScript.</noscript></div>\n"
+        '<script src="assets/mctsviz-explorer.js"></script>\n'
+        "</body>\n</html>\n"
+    )
+    return page, policy
+
+
 def write_explorer(path: str | os.PathLike[str], data: dict[str, Any], **options: Any) -> int:
     """Write :func:`explorer_html` to ``path`` atomically; returns the file's size in bytes."""
     text = explorer_html(data, **options).encode("utf-8")

@@ -9,14 +9,15 @@ Strings here are plain text: escaping is the caller's job, for where the text la
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from .. import escape
 from ..iteration import BackupRow
 from ..options import SearchOptions
-from ..replay import Replay
+from ..replay import NodeStats, Replay, TreeSnapshot
 from ..trace.events import Score
 from .formulas import score_formula
 from .numbers import format_exact, format_number, format_score
@@ -27,6 +28,11 @@ from .numbers import format_exact, format_number, format_score
 def player_name(player: int) -> str:
     """Player 0 is "P1", as in the lecture material."""
     return f"P{player + 1}"
+
+
+#: Past this many nodes, :meth:`NodeNames.of` names nodes when asked for (a page names a few; a
+#: million-node tree named at once would hold hundreds of MB of text).
+EAGER_NAMES = 65536
 
 
 @dataclass(frozen=True)
@@ -45,20 +51,10 @@ class NodeNames:
     @classmethod
     def of(cls, replay: Replay) -> NodeNames:
         final = replay.final()
-        if len(final) > EAGER_NAMES:
-            return _LazyNodeNames(final)
-        header = replay.header
+        players = replay.header.num_players
         nodes = final.nodes()
-        titles = []
-        for node in nodes:
-            if header.num_players == 1:
-                titles.append(escape.one_line(node.key))
-            elif node.id == 0:
-                titles.append("root")
-            else:
-                titles.append(f"{player_name(node.mover)}→{escape.one_line(node.action)}")
         return cls(
-            tuple(titles),
+            tuple(node_title(node, players) for node in nodes),
             tuple(n.key for n in nodes),
             tuple(n.mover for n in nodes),
             tuple(n.terminal for n in nodes),
@@ -71,45 +67,50 @@ class NodeNames:
         return " › ".join(self.titles[n] for n in nodes)
 
 
-#: Past this many nodes, names are made when asked for (a page names a few; a million-node tree
-#: named at once would hold a few hundred MB of text).
-EAGER_NAMES = 65536
+def names_of(replay: Any) -> NodeNames | SnapshotNames:
+    """Every node's name (:meth:`NodeNames.of`), or past :data:`EAGER_NAMES` nodes names made
+    when asked for (:class:`SnapshotNames`)."""
+    final = replay.final()
+    return SnapshotNames(final) if len(final) > EAGER_NAMES else NodeNames.of(replay)
 
 
-class _Column(Sequence[Any]):
-    """One field of every node of a final tree, read when asked for."""
-
-    def __init__(self, count: int, get: Any) -> None:
-        self._count, self._get = count, get
-
-    def __len__(self) -> int:
-        return self._count
-
-    def __getitem__(self, node: Any) -> Any:
-        if isinstance(node, slice):
-            return [self._get(i) for i in range(*node.indices(self._count))]
-        if not -self._count <= node < self._count:
-            raise IndexError(node)
-        return self._get(node % self._count)
+def node_title(node: NodeStats, players: int) -> str:
+    """What pages call ``node``: its state in a one-player tree, else "root" or mover→move."""
+    if players == 1:
+        return escape.one_line(node.key)
+    if node.id == 0:
+        return "root"
+    return f"{player_name(node.mover)}→{escape.one_line(node.action)}"
 
 
-class _LazyNodeNames(NodeNames):
-    """:class:`NodeNames` of a big tree, each made from the final snapshot when asked for."""
+class SnapshotNames:
+    """:class:`NodeNames`' ``names(node)`` and ``names.terminal[node]``, made per node when asked.
 
-    def __init__(self, final: Any) -> None:
-        one_player = final.header.num_players == 1
+    For a tree too big to name every node up front (the served explorer of a million-node
+    trace): ``snapshot`` is any tree holding the nodes asked about (the final one holds all).
+    """
 
-        def title(node: int) -> str:
-            stats = final.node(node)
-            if one_player:
-                return escape.one_line(stats.key)
-            return "root" if node == 0 else f"{player_name(stats.mover)}→{escape.one_line(stats.action)}"
+    def __init__(self, snapshot: TreeSnapshot) -> None:
+        players = snapshot.header.num_players
+        self.terminal = _Facts(lambda node: snapshot.node(node).terminal)
+        # The same few thousand nodes are named again and again while stepping.
+        self._title = lru_cache(maxsize=1 << 16)(lambda node: node_title(snapshot.node(node), players))
 
-        count = len(final)
-        object.__setattr__(self, "titles", _Column(count, title))
-        object.__setattr__(self, "keys", _Column(count, lambda n: final.node(n).key))
-        object.__setattr__(self, "movers", _Column(count, lambda n: final.node(n).mover))
-        object.__setattr__(self, "terminal", _Column(count, lambda n: final.node(n).terminal))
+    def __call__(self, node: int) -> str:
+        return str(self._title(node))
+
+    def path(self, nodes: Iterable[int]) -> str:
+        return " › ".join(self(n) for n in nodes)
+
+
+class _Facts:
+    """``facts[node]`` from a function of the node."""
+
+    def __init__(self, fact: Callable[[int], Any]) -> None:
+        self._fact = fact
+
+    def __getitem__(self, node: int) -> Any:
+        return self._fact(node)
 
 
 def outcome_text(returns: Sequence[float]) -> str:
@@ -126,7 +127,9 @@ def outcome_text(returns: Sequence[float]) -> str:
 # -- what one iteration did ----------------------------------------------------------------
 
 
-def score_rows(scores: Sequence[Score], parent_visits: int, chosen: int | None, options: SearchOptions, names: NodeNames) -> list[dict[str, Any]]:
+def score_rows(
+    scores: Sequence[Score], parent_visits: int, chosen: int | None, options: SearchOptions, names: NodeNames | SnapshotNames
+) -> list[dict[str, Any]]:
     return [
         {
             "node": s.node,
@@ -145,7 +148,7 @@ def score_rows(scores: Sequence[Score], parent_visits: int, chosen: int | None, 
     ]
 
 
-def update_rows(backup: Sequence[BackupRow], names: NodeNames) -> list[dict[str, Any]]:
+def update_rows(backup: Sequence[BackupRow], names: NodeNames | SnapshotNames) -> list[dict[str, Any]]:
     return [
         {
             "node": b.node,

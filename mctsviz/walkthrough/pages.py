@@ -36,7 +36,7 @@ from ..replay import Replay, TreeSnapshot
 from ..replay import replay as load_replay
 from ..seek import IndexedTrace
 from ..text.formulas import formula_legend
-from ..text.names import NodeNames, outcome_text, player_name, score_rows, update_rows
+from ..text.names import NodeNames, SnapshotNames, names_of, outcome_text, player_name, score_rows, update_rows
 from ..text.numbers import format_exact, format_number
 from ..trace.events import Header
 from ..types import BoardGame
@@ -160,7 +160,7 @@ def _rollout_boards(view: IterationView, game: BoardGame | None) -> tuple[list[d
     return boards, complete
 
 
-def iteration_context(view: IterationView, names: NodeNames, game: BoardGame | None) -> dict[str, Any]:
+def iteration_context(view: IterationView, names: NodeNames | SnapshotNames, game: BoardGame | None) -> dict[str, Any]:
     """Everything an iteration page shows, formatted from ``view`` (strings unescaped)."""
     options = view.options
     steps = [
@@ -230,7 +230,7 @@ def iteration_context(view: IterationView, names: NodeNames, game: BoardGame | N
     }
 
 
-def _iteration_summary(replay: Replay, k: int, names: NodeNames) -> dict[str, Any]:
+def _iteration_summary(replay: Replay, k: int, names: NodeNames | SnapshotNames) -> dict[str, Any]:
     events = replay.events(k)
     return {
         "iteration": k,
@@ -388,7 +388,7 @@ def build_pages(
 
         figures = RenderFigures()
     env = template_environment(templates)
-    names = NodeNames.of(rp)
+    names = names_of(rp)
     figures.start(rp)
     width = len(str(rp.iterations))
     common = {
@@ -430,7 +430,9 @@ def build_pages(
 FINAL_TREE = "figures/final-tree.svg"
 
 
-def _page_contexts(rp: Replay, chosen: Sequence[int], names: NodeNames, game: BoardGame | None, width: int, *, figures: bool = True) -> list[dict[str, Any]]:
+def _page_contexts(
+    rp: Replay, chosen: Sequence[int], names: NodeNames | SnapshotNames, game: BoardGame | None, width: int, *, figures: bool = True
+) -> list[dict[str, Any]]:
     """The context of each chosen iteration's page, linked to its neighbours."""
     contexts = []
     for index, k in enumerate(chosen):
@@ -448,7 +450,12 @@ def _page_contexts(rp: Replay, chosen: Sequence[int], names: NodeNames, game: Bo
 
 
 def _overview_context(
-    rp: Replay, names: NodeNames, contexts: Sequence[Mapping[str, Any]], chosen: Sequence[int], plots: Mapping[str, str], game: BoardGame | None = None
+    rp: Replay,
+    names: NodeNames | SnapshotNames,
+    contexts: Sequence[Mapping[str, Any]],
+    chosen: Sequence[int],
+    plots: Mapping[str, str],
+    game: BoardGame | None = None,
 ) -> dict[str, Any]:
     """What the overview page shows besides the common heading (``game``: draws the start position)."""
     header = rp.header

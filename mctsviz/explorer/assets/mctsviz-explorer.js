@@ -5,8 +5,12 @@
  * computes a score. Text from a trace reaches the page through textContent only.
  *
  * An explorer is any element with class "mvx" and either data-mvx-source (the id of the JSON
- * script element holding the data) or data-mvx-trace (a key of window.mctsvizExplorerData,
- * filled by a walkthrough's explorer-data.js).
+ * script element holding the data), data-mvx-trace (a key of window.mctsvizExplorerData,
+ * filled by a walkthrough's explorer-data.js) or data-mvx-api (the address of a served
+ * explorer's API, mctsviz.explorer.server: the page fetches each moment it draws).
+ *
+ * The drawing and the panel read a model: Model holds every iteration of a trace in the page;
+ * ServedModel holds one moment's folded tree, as the server answered it.
  */
 (function () {
   "use strict";
@@ -44,6 +48,7 @@
     var nodes = data.nodes, count = nodes.parent.length, i;
     this.data = data;
     this.count = count;
+    this.root = 0;
     this.iterations = data.iterations;
     this.kids = [];
     for (i = 0; i < count; i++) this.kids.push([]);
@@ -106,6 +111,61 @@
     return b < k || (b === k && p >= 1) || b === 0;
   };
 
+  /* How many of a "+n more" marker's nodes exist at (k, p), and whether the path goes into one. */
+  Model.prototype.hiddenCount = function (marker, k, p, onPath) {
+    var n = 0, pathInside = false, self = this;
+    marker.nodes.forEach(function (x) { if (self.exists(x, k, p)) n++; if (onPath[x]) pathInside = true; });
+    return [n, pathInside];
+  };
+
+  /* -- one moment from the server ------------------------------------------------------------ */
+
+  /* The folded tree at one moment, as mctsviz.explorer.served answers it: the drawn nodes with
+     their statistics and "+n more" counts, and every node the answer names. */
+  function ServedModel(data) {
+    this.data = data;
+    this.count = data.count;
+    this.root = 0;
+    this.iterations = data.iterations;
+    this.kids = {};
+    this.n = {}; this.w = {}; this.q = {}; this.c = {};
+    this.more = {}; this.morePath = {};
+    this.shape = "";
+  }
+
+  /* Take an answer; returns whether the drawn nodes or their folds changed (a new layout). */
+  ServedModel.prototype.load = function (answer) {
+    var t = answer.nodes, ids = t.id, nodes = { parent: {}, name: {}, action: {}, mover: {}, terminal: {}, prior: {} };
+    var kids = {}, n = {}, w = {}, q = {}, c = {}, more = {}, morePath = {}, shape = [answer.root];
+    for (var j = 0; j < ids.length; j++) {
+      var i = ids[j];
+      for (var column in nodes) nodes[column][i] = t[column][j];
+    }
+    for (j = 0; j < answer.drawn; j++) {
+      i = ids[j];
+      var s = t.stats[j];
+      n[i] = s[0]; w[i] = s[1]; q[i] = s[2]; c[i] = s[3];
+      more[i] = t.more[j][0]; morePath[i] = !!t.more[j][1];
+      kids[i] = kids[i] || [];
+      if (i !== answer.root) (kids[t.parent[j]] = kids[t.parent[j]] || []).push(i);
+      shape.push(i + (more[i] ? "+" : ""));
+    }
+    this.data.nodes = nodes;
+    this.count = answer.count;
+    this.root = answer.root;
+    this.kids = kids; this.n = n; this.w = w; this.q = q; this.c = c;
+    this.more = more; this.morePath = morePath;
+    shape = shape.join(",") + "|" + answer.links.map(String).join(";");
+    var changed = shape !== this.shape;
+    this.shape = shape;
+    return changed;
+  };
+
+  /* The server answers with the nodes existing at the moment asked about only. */
+  ServedModel.prototype.exists = function (i) { return this.n[i] !== undefined; };
+  ServedModel.prototype.moveTo = function () {};
+  ServedModel.prototype.hiddenCount = function (marker) { return [this.more[marker.parent] || 0, !!this.morePath[marker.parent]]; };
+
   /* -- which nodes are drawn, and where ------------------------------------------------------ */
 
   /* The budget's nodes, best first by final visits (ties by id), each with its parent. */
@@ -146,19 +206,29 @@
   /* A tidy layout of the drawn nodes (in the manner of Reingold and Tilford): each subtree is
      built with its left and right contour per depth, and a subtree is pushed right only as far
      as its contour needs to clear its left siblings'. A parent sits over its first and last
-     child. It depends on the whole trace and the user's folds, never on the moment shown, so a
-     node keeps its place from phase to phase and from iteration to iteration. */
+     child. In the page it depends on the whole trace and the user's folds, never on the moment
+     shown, so a node keeps its place from phase to phase and from iteration to iteration. A
+     served explorer lays out each answer's nodes: chosen by final visits too, most stay put. */
   function layout(model, shown, unfolded, collapsed) {
-    var STEP = NODE_W + GAP_X, places = {}, markers = [];
-    // Returns {items: [[id or marker, relative x, depth]], left: [], right: []} for one subtree.
+    var STEP = NODE_W + GAP_X, places = {}, markers = [], below = {}, offset = {};
+    // Lays out one subtree: returns its left and right contour per depth, relative to its root,
+    // and notes each child's offset from its parent (a marker's in the marker), so no subtree's
+    // places are copied on the way up.
     function build(node) {
-      var kids = model.kids[node], drawn = [], hidden = [], i;
+      var kids = model.kids[node] || [], drawn = [], hidden = [], i;
       if (!collapsed[node]) {
-        for (i = 0; i < kids.length; i++) (shown[kids[i]] || unfolded[node] ? drawn : hidden).push(kids[i]);
+        for (i = 0; i < kids.length; i++) (!shown || shown[kids[i]] || unfolded[node] ? drawn : hidden).push(kids[i]);
       }
-      var parts = drawn.map(build);
-      if (hidden.length) parts.push({ items: [[{ parent: node, nodes: hidden }, 0, 0]], left: [0], right: [0] });
-      if (!parts.length) return { items: [[node, 0, 0]], left: [0], right: [0] };
+      var parts = drawn.map(build), owners = drawn.slice();
+      // A served tree says how many children it left out; a tree in the page lists them.
+      if (hidden.length || (!collapsed[node] && model.more && model.more[node])) {
+        var marker = { parent: node, nodes: hidden, x: 0, y: 0, offset: 0 };
+        markers.push(marker);
+        parts.push({ left: [0], right: [0] });
+        owners.push(marker);
+      }
+      below[node] = owners;
+      if (!parts.length) return { left: [0], right: [0] };
       var offsets = [0], right = parts[0].right.slice();
       for (i = 1; i < parts.length; i++) {
         var part = parts[i], shift = -Infinity;
@@ -167,35 +237,42 @@
         for (d = 0; d < part.right.length; d++) right[d] = d < right.length ? Math.max(right[d], part.right[d] + shift) : part.right[d] + shift;
       }
       var centre = (offsets[0] + offsets[offsets.length - 1]) / 2;
-      var items = [[node, 0, 0]], leftC = [0], rightC = [0];
+      var leftC = [0], rightC = [0];
       parts.forEach(function (part, j) {
-        var off = offsets[j] - centre;
-        part.items.forEach(function (it) { items.push([it[0], it[1] + off, it[2] + 1]); });
+        var off = offsets[j] - centre, owner = owners[j];
+        if (typeof owner === "number") offset[owner] = off;
+        else owner.offset = off;
         for (var d = 0; d < part.left.length; d++) {
           var l = part.left[d] + off, r = part.right[d] + off;
           if (leftC.length <= d + 1) { leftC.push(l); rightC.push(r); }
           else { leftC[d + 1] = Math.min(leftC[d + 1], l); rightC[d + 1] = Math.max(rightC[d + 1], r); }
         }
       });
-      return { items: items, left: leftC, right: rightC };
+      return { left: leftC, right: rightC };
     }
-    var tree = build(0), minX = Math.min.apply(null, tree.left);
-    tree.items.forEach(function (it) {
-      var x = it[1] - minX, y = it[2] * (NODE_H + GAP_Y);
-      if (typeof it[0] === "number") places[it[0]] = { x: x, y: y };
-      else markers.push({ parent: it[0].parent, nodes: it[0].nodes, x: x, y: y });
-    });
+    var tree = build(model.root), minX = Math.min.apply(null, tree.left);
+    // Places from the root down: a node's x is its parent's plus its offset.
+    function place(node, x, depth) {
+      places[node] = { x: x - minX, y: depth * (NODE_H + GAP_Y) };
+      below[node].forEach(function (owner) {
+        if (typeof owner === "number") place(owner, x + offset[owner], depth + 1);
+        else { owner.x = x + owner.offset - minX; owner.y = (depth + 1) * (NODE_H + GAP_Y); }
+      });
+    }
+    place(model.root, 0, 0);
     return { places: places, markers: markers };
   }
 
   /* -- the explorer ------------------------------------------------------------------------- */
 
-  function Explorer(root, data) {
+  function Explorer(root, data, api) {
     this.root = root;
     this.data = data;
-    this.model = new Model(data);
-    this.shown = chooseNodes(this.model, data.budget || 250);
+    this.api = api || null;  // a served explorer's API: each moment is fetched from there
+    this.model = this.api ? new ServedModel(data) : new Model(data);
+    this.shown = this.api ? null : chooseNodes(this.model, data.budget || 250);
     this.unfolded = {};
+    this.opened = [];  // served: the subtrees opened by clicking their "+n more", newest last
     this.collapsed = {};
     this.selected = null;
     this.k = 0;
@@ -206,6 +283,12 @@
     var start = this.readLink();
     var k = start ? start.k : parseInt(root.getAttribute("data-mvx-iteration") || "0", 10);
     var p = start ? start.p : PHASES.indexOf(root.getAttribute("data-mvx-phase") || "backprop");
+    if (this.api) {  // ready once the first answer is drawn (receive)
+      root.mvx = this;
+      if (start && start.node !== null && start.node >= 0 && start.node < data.count) this.selected = start.node;
+      this.goTo(isNaN(k) ? 0 : k, p < 0 ? 3 : p);
+      return;
+    }
     this.relayout();
     this.goTo(isNaN(k) ? 0 : k, p < 0 ? 3 : p);
     if (start && start.node !== null && start.node < this.model.count) this.select(start.node);
@@ -242,6 +325,20 @@
     this.scrubber.max = String(this.model.iterations);
     this.scrubber.setAttribute("aria-label", "Iteration");
     this.scrubber.addEventListener("input", function () { self.goTo(parseInt(self.scrubber.value, 10), self.k ? self.p : 3); });
+    if (this.api) {
+      // A served trace is long: a pixel of the scrubber spans many iterations, so a field names one.
+      var field = html("input", "mvx-jump", bar);
+      field.type = "number";
+      field.min = "0";
+      field.max = String(this.model.iterations);
+      field.placeholder = "iteration";
+      field.title = "Go to an iteration (Enter)";
+      field.setAttribute("aria-label", "Go to iteration");
+      field.addEventListener("change", function () {
+        var k = parseInt(field.value, 10);
+        if (!isNaN(k)) self.goTo(k, self.k ? self.p : 3);
+      });
+    }
     this.label = html("output", "mvx-moment", bar);
     this.label.setAttribute("aria-live", "polite");
     var phases = html("div", "mvx-phases", root);
@@ -317,25 +414,102 @@
 
   /* -- moments ------------------------------------------------------------------------------- */
 
-  Explorer.prototype.goTo = function (k, p) {
+  /* Show the moment (k, p); ``direction`` (1 or -1: a step) lets a served explorer fetch the
+     moment after it ahead of time. */
+  Explorer.prototype.goTo = function (k, p, direction) {
     var m = this.model;
     k = Math.max(0, Math.min(m.iterations, k | 0));
     p = k === 0 ? 3 : Math.max(0, Math.min(3, p | 0));
     this.k = k;
     this.p = p;
+    this.direction = direction || 0;
+    if (this.api) { this.fetchMoment(); return; }
     m.moveTo(p === 3 ? k : k - 1);
     this.draw();
     this.writeLink();
   };
 
+  /* Served: ask for the moment (k, p) with the opened subtrees and the selected node. One
+     request at a time; a moment asked for meanwhile (keys held down, the scrubber dragged) is
+     fetched when it returns, and the answers in between are dropped. */
+  Explorer.prototype.fetchMoment = function () {
+    if (this.inFlight) { this.stale = true; return; }
+    var self = this, query = this.query(this.k, this.p), ahead = this.ahead || {};
+    // An answer fetched ahead (the moment a step would show next) is used, arrived or not.
+    var answer = ahead.query === query ? ahead.answer : this.ask(query);
+    this.ahead = null;
+    this.inFlight = true;
+    this.stale = false;
+    this.root.setAttribute("aria-busy", "true");
+    answer.then(function (res) {
+      self.inFlight = false;
+      if (self.stale) { self.fetchMoment(); return; }
+      self.root.removeAttribute("aria-busy");
+      if (!res.ok) { self.showError(res.body && res.body.error); return; }
+      self.receive(res.body);
+      // Stepping goes on in the same direction, mostly: ask for the moment after this one now.
+      var next = self.direction ? self.neighbour(self.k, self.p, self.direction) : null;
+      if (next) {
+        var later = self.query(next[0], next[1]);
+        self.ahead = { query: later, answer: self.ask(later) };
+      }
+    });
+  };
+
+  /* The API's query for the moment (k, p) as the page stands (its opened folds, its selection). */
+  Explorer.prototype.query = function (k, p) {
+    var query = "tree?i=" + k + "&p=" + PHASES[p] + "&n=" + (this.data.budget || 250);
+    if (this.opened.length) query += "&open=" + this.opened.join(",");
+    if (this.selected !== null) query += "&pin=" + this.selected;
+    return query;
+  };
+
+  /* A promise of {ok, body}: the server's JSON answer, or an error as the server would word it. */
+  Explorer.prototype.ask = function (query) {
+    return fetch(this.api + query, { headers: { Accept: "application/json" }, credentials: "same-origin" })
+      .then(function (r) { return r.json().then(function (body) { return { ok: r.ok, body: body }; }); })
+      .catch(function (err) { return { ok: false, body: { error: "the server does not answer (" + (err && err.message) + ")" } }; });
+  };
+
+  /* Served: draw an answer (see mctsviz/explorer/served.py for its shape). */
+  Explorer.prototype.receive = function (answer) {
+    var d = this.data;
+    d.strings = answer.strings;
+    d.links = answer.links;
+    d.iters = {};
+    if (answer.iter) d.iters[answer.iteration - 1] = answer.iter;
+    this.root.removeAttribute("data-mvx-error");
+    if (this.model.load(answer) || !this.places) this.relayout();
+    this.draw();
+    this.writeLink();
+    this.markRows();
+    if (!this.root.hasAttribute("data-mvx-ready")) {
+      this.focus();
+      this.root.setAttribute("data-mvx-ready", "1");
+    }
+  };
+
+  Explorer.prototype.showError = function (message) {
+    this.phaseText.textContent = "The explorer's server answered: " + (message || "an error");
+    this.root.setAttribute("data-mvx-error", "1");
+    if (!this.root.hasAttribute("data-mvx-ready")) this.root.setAttribute("data-mvx-ready", "1");
+  };
+
   Explorer.prototype.step = function (delta) {
-    var k = this.k, p = this.p + delta;
+    var next = this.neighbour(this.k, this.p, delta);
+    if (!next) { this.stop(); return false; }
+    this.goTo(next[0], next[1], delta);
+    return true;
+  };
+
+  /* The moment one phase after (delta 1) or before (-1) (k, p); null past the last. */
+  Explorer.prototype.neighbour = function (k, p, delta) {
+    p += delta;
     if (k === 0 && delta > 0) { k = 1; p = 0; }
     else if (p > 3) { k += 1; p = 0; }
     else if (p < 0) { k -= 1; p = 3; }
-    if (k > this.model.iterations) { this.stop(); return false; }
-    this.goTo(k, p);
-    return true;
+    if (k > this.model.iterations || k < 0) return null;
+    return [k, k === 0 ? 3 : p];
   };
 
   Explorer.prototype.stepIteration = function (delta) {
@@ -394,66 +568,119 @@
 
   Explorer.prototype.writeLink = function () {
     if (!this.standalone || !history.replaceState) return;
-    var hash = "#i=" + this.k + "&p=" + PHASES[this.p] + (this.selected !== null ? "&n=" + this.selected : "");
-    try { history.replaceState(null, "", hash); } catch (err) { /* file:// in some browsers */ }
+    var self = this;
+    function write() {
+      self.linkTimer = null;
+      var hash = "#i=" + self.k + "&p=" + PHASES[self.p] + (self.selected !== null ? "&n=" + self.selected : "");
+      try { history.replaceState(null, "", hash); } catch (err) { /* file:// in some browsers */ }
+    }
+    // A served step is a round trip already: the address (several ms in Chromium) follows
+    // once stepping pauses.
+    if (!this.api) { write(); return; }
+    if (this.linkTimer) clearTimeout(this.linkTimer);
+    this.linkTimer = setTimeout(write, 120);
   };
 
   /* -- drawing ------------------------------------------------------------------------------- */
 
+  /* Place the drawn nodes, their edges and folds. Elements are kept by node from one layout to
+     the next (a served step moves a few nodes, adds or drops a few): only what changed is made,
+     moved or removed. */
   Explorer.prototype.relayout = function () {
     var m = this.model, self = this;
     var lay = layout(m, this.shown, this.unfolded, this.collapsed);
     this.places = lay.places;
     this.markers = lay.markers;
-    this.edgeLayer.textContent = "";
-    this.nodeLayer.textContent = "";
+    var oldNodes = this.nodeEls || {}, oldEdges = this.edgeEls || {}, oldFolds = this.foldEls || {};
     this.nodeEls = {};
     this.edgeEls = {};
+    this.foldEls = {};
+    function line(key, className, a, b) {
+      var e = oldEdges[key];
+      if (e) delete oldEdges[key];
+      else e = svg("line", { class: className }, self.edgeLayer);
+      place(e, a, b);
+      self.edgeEls[key] = e;
+      return e;
+    }
+    // Attributes are written only when they change: most places stay from one layout to the next.
+    function place(e, a, b) {
+      var at = a.x + "," + a.y + "," + b.x + "," + b.y;
+      if (e.mvxAt === at) return;
+      e.mvxAt = at;
+      e.setAttribute("x1", a.x + NODE_W / 2); e.setAttribute("y1", a.y + NODE_H);
+      e.setAttribute("x2", b.x + NODE_W / 2); e.setAttribute("y2", b.y);
+    }
+    function move(g, at) {
+      var transform = "translate(" + at.x + "," + at.y + ")";
+      if (g.mvxAt !== transform) g.setAttribute("transform", g.mvxAt = transform);
+    }
     Object.keys(lay.places).forEach(function (key) {
-      var i = +key, at = lay.places[key];
-      if (i !== 0) {
-        var from = lay.places[m.data.nodes.parent[i]];
-        self.edgeEls[i] = svg("line", {
-          class: "mvx-edge", x1: from.x + NODE_W / 2, y1: from.y + NODE_H, x2: at.x + NODE_W / 2, y2: at.y
-        }, self.edgeLayer);
-      }
-      var g = svg("g", { class: "mvx-node", transform: "translate(" + at.x + "," + at.y + ")", "data-node": i, tabindex: "-1" }, self.nodeLayer);
-      svg("rect", { class: "mvx-box", width: NODE_W, height: NODE_H, rx: 6 }, g);
-      var t1 = svg("text", { class: "mvx-label", x: NODE_W / 2, y: 14 }, g);
-      t1.textContent = clip(i === 0 ? "root" : (m.data.players === 1 ? m.data.nodes.name[i] : m.data.nodes.action[i]), 10);
-      var t2 = svg("text", { class: "mvx-stats", x: NODE_W / 2, y: 28 }, g);
-      var title = svg("title", {}, g);
-      title.textContent = m.data.nodes.name[i];
-      if (self.collapsed[i]) g.classList.add("mvx-collapsed");
-      g.addEventListener("click", function (e) { e.stopPropagation(); self.select(i); });
-      g.addEventListener("dblclick", function (e) { e.stopPropagation(); self.toggleCollapse(i); });
-      self.nodeEls[i] = { g: g, stats: t2 };
+      var i = +key, at = lay.places[key], el = oldNodes[key];
+      if (i !== m.root) line(key, "mvx-edge", lay.places[m.data.nodes.parent[i]], at);
+      if (el) delete oldNodes[key];
+      else el = self.makeNode(i);
+      move(el.g, at);
+      if (el.collapsed !== !!self.collapsed[i]) el.g.classList.toggle("mvx-collapsed", el.collapsed = !!self.collapsed[i]);
+      self.nodeEls[i] = el;
     });
     this.data.links.forEach(function (link) {
       var a = lay.places[link[0]], b = lay.places[link[1]];
-      if (!a || !b) return;
-      var e = svg("line", { class: "mvx-edge mvx-link", x1: a.x + NODE_W / 2, y1: a.y + NODE_H, x2: b.x + NODE_W / 2, y2: b.y, "data-born": link[2] }, self.edgeLayer);
-      self.edgeEls["link-" + link[0] + "-" + link[1]] = e;
+      if (a && b) line("link-" + link[0] + "-" + link[1], "mvx-edge mvx-link", a, b).setAttribute("data-born", link[2]);
     });
     this.markerEls = this.markers.map(function (mk) {
-      var from = lay.places[mk.parent];
-      var line = svg("line", { class: "mvx-edge mvx-edge--fold", x1: from.x + NODE_W / 2, y1: from.y + NODE_H, x2: mk.x + NODE_W / 2, y2: mk.y }, self.edgeLayer);
-      var g = svg("g", { class: "mvx-fold", transform: "translate(" + mk.x + "," + mk.y + ")", "data-parent": mk.parent }, self.nodeLayer);
-      svg("rect", { class: "mvx-box", width: NODE_W, height: NODE_H, rx: 17 }, g);
-      var t = svg("text", { class: "mvx-label", x: NODE_W / 2, y: 21 }, g);
-      g.addEventListener("click", function (e) { e.stopPropagation(); self.unfold(mk.parent); });
-      return { g: g, text: t, line: line, mk: mk };
+      var fold = oldFolds[mk.parent];
+      if (fold) delete oldFolds[mk.parent];
+      else fold = self.makeFold(mk.parent);
+      place(fold.line, lay.places[mk.parent], mk);
+      move(fold.g, mk);
+      fold.mk = mk;
+      self.foldEls[mk.parent] = fold;
+      return fold;
     });
+    var key;
+    for (key in oldNodes) oldNodes[key].g.remove();
+    for (key in oldEdges) oldEdges[key].remove();
+    for (key in oldFolds) { oldFolds[key].g.remove(); oldFolds[key].line.remove(); }
+  };
+
+  Explorer.prototype.makeNode = function (i) {
+    var self = this, d = this.data;
+    var g = svg("g", { class: "mvx-node", "data-node": i, tabindex: "-1" }, this.nodeLayer);
+    svg("rect", { class: "mvx-box", width: NODE_W, height: NODE_H, rx: 6 }, g);
+    var t1 = svg("text", { class: "mvx-label", x: NODE_W / 2, y: 14 }, g);
+    t1.textContent = clip(i === 0 ? "root" : (d.players === 1 ? d.nodes.name[i] : d.nodes.action[i]), 10);
+    var t2 = svg("text", { class: "mvx-stats", x: NODE_W / 2, y: 28 }, g);
+    svg("title", {}, g).textContent = d.nodes.name[i];
+    g.addEventListener("click", function (e) { e.stopPropagation(); self.select(i); });
+    g.addEventListener("dblclick", function (e) { e.stopPropagation(); self.toggleCollapse(i); });
+    return { g: g, stats: t2 };
+  };
+
+  /* A "+n more" node under ``parent``: a click opens the children it stands for. */
+  Explorer.prototype.makeFold = function (parent) {
+    var self = this;
+    var line = svg("line", { class: "mvx-edge mvx-edge--fold" }, this.edgeLayer);
+    var g = svg("g", { class: "mvx-fold", "data-parent": parent }, this.nodeLayer);
+    svg("rect", { class: "mvx-box", width: NODE_W, height: NODE_H, rx: 17 }, g);
+    var t = svg("text", { class: "mvx-label", x: NODE_W / 2, y: 21 }, g);
+    g.addEventListener("click", function (e) { e.stopPropagation(); self.unfold(parent); });
+    return { g: g, text: t, line: line, mk: null };
   };
 
   Explorer.prototype.unfold = function (parent) {
+    if (this.api) {
+      this.opened = this.opened.filter(function (x) { return x !== parent; }).concat([parent]).slice(-32);
+      this.fetchMoment();
+      return;
+    }
     this.unfolded[parent] = true;
     this.relayout();
     this.draw();
   };
 
   Explorer.prototype.toggleCollapse = function (node) {
-    if (!this.model.kids[node].length) return;
+    if (!(this.model.kids[node] || []).length) return;
     if (this.collapsed[node]) delete this.collapsed[node];
     else this.collapsed[node] = true;
     this.relayout();
@@ -479,10 +706,14 @@
         edge.classList.toggle("mvx-on-path", here && pathEdges[i] !== undefined);
       }
       if (!here) { g.classList.remove("mvx-on-path", "mvx-new", "mvx-sim", "mvx-updated", "mvx-selected"); continue; }
-      var fill = m.c[i] < 0 ? "#ffffff" : palette[m.c[i]];
-      g.firstChild.style.fill = fill;
-      g.classList.toggle("mvx-dark", luminance(fill) < 0.35);
-      el.stats.textContent = m.n[i] + " · " + S[m.w[i]];
+      // Written only when changed: a step changes a path's worth of nodes, not the whole tree.
+      var fill = m.c[i] < 0 ? "#ffffff" : palette[m.c[i]], stats = m.n[i] + " · " + S[m.w[i]];
+      if (el.fill !== fill) {
+        el.fill = fill;
+        g.firstChild.style.fill = fill;
+        g.classList.toggle("mvx-dark", luminance(fill) < 0.35);
+      }
+      if (el.text !== stats) el.stats.textContent = el.text = stats;
       g.classList.toggle("mvx-on-path", !!onPath[i]);
       g.classList.toggle("mvx-new", !!isNew[i]);
       g.classList.toggle("mvx-sim", !!(it && p >= 2 && it.sim === i));
@@ -496,15 +727,17 @@
     }
     var self = this;
     this.markerEls.forEach(function (mk) {
-      var n = 0, pathInside = false;
-      mk.mk.nodes.forEach(function (x) { if (m.exists(x, k, p)) n++; if (onPath[x]) pathInside = true; });
+      var counted = m.hiddenCount(mk.mk, k, p, onPath), n = counted[0], pathInside = counted[1];
       var visible = n > 0 && m.exists(mk.mk.parent, k, p);
       mk.g.classList.toggle("mvx-hidden", !visible);
       mk.line.classList.toggle("mvx-hidden", !visible);
       mk.g.classList.toggle("mvx-on-path", pathInside);
       mk.line.classList.toggle("mvx-on-path", pathInside);
-      mk.text.textContent = "+" + n + " more";
-      mk.g.setAttribute("aria-label", n + " more children of " + d.nodes.name[mk.mk.parent] + ": click to show");
+      if (mk.count !== n) {
+        mk.count = n;
+        mk.text.textContent = "+" + n + " more";
+        mk.g.setAttribute("aria-label", n + " more children of " + d.nodes.name[mk.mk.parent] + ": click to show");
+      }
     });
     this.scrubber.value = String(k);
     this.label.textContent = k === 0 ? "Before iteration 1" : "Iteration " + k + " of " + m.iterations + " · " + PHASE_TITLES[p];
@@ -526,6 +759,13 @@
   /* -- the panel: the selected node, and this phase's table ---------------------------------- */
 
   Explorer.prototype.select = function (node) {
+    if (this.api) {
+      if (!(node >= 0 && node < this.data.count)) return;
+      this.selected = node;
+      if (this.places && this.places[node] && !this.inFlight) { this.draw(); this.writeLink(); this.markRows(); }
+      else this.fetchMoment();  // the server draws the way to it (pin)
+      return;
+    }
     if (!(node >= 0 && node < this.model.count)) return;
     this.selected = node;
     // A node behind a fold or a collapsed ancestor is brought into view.
@@ -539,7 +779,12 @@
     if (changed) this.relayout();
     this.draw();
     this.writeLink();
-    var page = document.querySelectorAll("[data-mv-node]");
+    this.markRows();
+  };
+
+  /* The page's rows naming the selected node are highlighted. */
+  Explorer.prototype.markRows = function () {
+    var page = document.querySelectorAll("[data-mv-node]"), node = this.selected;
     for (var i = 0; i < page.length; i++) {
       var row = page[i].closest("tr") || page[i];
       row.classList.toggle("mvx-row--selected", +page[i].getAttribute("data-mv-node") === node);
@@ -680,11 +925,11 @@
     this.fit();
     if (this.zoomState.s >= READABLE) return;
     var rect = this.svg.getBoundingClientRect(), it = this.k ? this.data.iters[this.k - 1] : null;
-    var target = 0, path = it ? it.path : [0];
+    var target = this.model.root, path = it ? it.path : [target];
     for (var j = path.length - 1; j >= 0; j--) if (this.places[path[j]]) { target = path[j]; break; }
     var at = this.places[target], s = READABLE, width = rect.width || 600;
     // Keep the root in view too when the path's two ends fit side by side.
-    var x = at.x + NODE_W / 2, rootX = this.places[0].x + NODE_W / 2;
+    var x = at.x + NODE_W / 2, rootX = this.places[this.model.root].x + NODE_W / 2;
     if (Math.abs(rootX - x) * s < width - 2 * NODE_W) x = (x + rootX) / 2;
     this.zoomState = { s: s, x: width / 2 - x * s, y: PAD };
     this.applyZoom();
@@ -727,9 +972,20 @@
     return Object.prototype.hasOwnProperty.call(store, name) ? store[name] : null;
   }
 
+  /* A served explorer starts from the trace's meta data (heading, templates, colours). */
+  function startServed(root, api) {
+    root.setAttribute("data-mvx-starting", "1");
+    fetch(api + "meta", { headers: { Accept: "application/json" }, credentials: "same-origin" })
+      .then(function (r) { if (!r.ok) throw new Error("HTTP " + r.status); return r.json(); })
+      .then(function (meta) { new Explorer(root, meta, api); })
+      .catch(function (err) { root.textContent = "The explorer's server does not answer (" + (err && err.message) + ")."; });
+  }
+
   function start() {
-    var roots = document.querySelectorAll(".mvx:not([data-mvx-ready])");
+    var roots = document.querySelectorAll(".mvx:not([data-mvx-ready]):not([data-mvx-starting])");
     for (var i = 0; i < roots.length; i++) {
+      var api = roots[i].getAttribute("data-mvx-api");
+      if (api !== null) { startServed(roots[i], api); continue; }
       var data = dataFor(roots[i]);
       if (!data) { roots[i].textContent = "The explorer's data did not load."; continue; }
       new Explorer(roots[i], data);

@@ -1,0 +1,258 @@
+"""The served explorer: a small local web server for traces too big for one HTML file.
+
+It serves its own page, the explorer's script and style, and a JSON API over one
+:class:`~mctsviz.explorer.served.ServedTrace`, on 127.0.0.1 only (port 0: a free one)::
+
+    GET /                      the page (the explorer, fetching what it draws)
+    GET /assets/NAME           the explorer's script and style (held in memory)
+    GET /api/meta              heading, formula templates, colour scale, iterations, nodes
+    GET /api/tree?i=K&p=PHASE  the tree at iteration K and phase PHASE, folded; optional:
+        &node=X                the subtree of X (default 0, the root)
+        &n=N                   nodes drawn best first (default the server's, at most 2,000)
+        &open=A,B              subtrees drawn too (a clicked "+n more"), at most 32
+        &pin=C                 nodes drawn with the way to them (the selected node)
+
+Nothing from a request reaches the file system: the paths above are the only answers, matched
+as they are (never decoded or joined to a folder). Any other path is a 404, a bad or missing
+value a 400, another method a 405, damage found in the trace while answering a 500, each with
+one line of JSON (``{"error": "..."}``), never a traceback. A request naming another host than 127.0.0.1 or localhost (a DNS rebinding attack
+from a web page) is refused. Every answer carries ``X-Content-Type-Options: nosniff``; the page
+a Content-Security-Policy that lets only its own script and style run and fetch only from here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import threading
+import time
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from ..errors import MctsvizError
+from ..escape import terminal as terminal_text
+from .html import explorer_assets, served_page
+from .served import MAX_BUDGET, BadQuestion, ServedTrace
+
+HOST = "127.0.0.1"
+_NUMBER = re.compile(r"[0-9]{1,10}")
+_MAX_URL = 4096
+_CONTENT_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+
+
+class ExplorerServer:
+    """The server of one trace's explorer, bound to 127.0.0.1.
+
+    Args:
+        served: the trace to answer from.
+        port: the port (0: a free one, see :attr:`port`).
+        iteration, phase: where the page opens (default: the last iteration's backpropagation).
+
+    Raises:
+        MctsvizError: the port cannot be bound (in use, or not allowed).
+    """
+
+    def __init__(self, served: ServedTrace, port: int = 0, *, iteration: int | None = None, phase: str = "backprop") -> None:
+        self.served = served
+        try:
+            self.httpd = _HTTPServer((HOST, port), _Handler)
+        except OSError as exc:
+            raise MctsvizError(f"cannot serve on {HOST}:{port}: {exc.strerror or exc}") from None
+        self.httpd.explorer = self
+        self.port: int = self.httpd.server_address[1]
+        self.url = f"http://{HOST}:{self.port}/"
+        self.hosts = {f"{HOST}:{self.port}", f"localhost:{self.port}"}
+        page, policy = served_page(served.meta, iteration=iteration, phase=phase)
+        self.page, self.policy = page.encode("utf-8"), policy
+        self.assets = {f"/{name}": text.encode("utf-8") for name, text in explorer_assets("assets").items()}
+        self.meta = _json(served.meta)
+        self._thread: threading.Thread | None = None
+
+    def serve_forever(self) -> None:
+        """Answer requests until :meth:`shutdown` (from another thread) or Ctrl-C."""
+        self.httpd.serve_forever(poll_interval=0.2)
+
+    def start(self) -> None:
+        """Serve from a background thread (for tests and notebooks); :meth:`stop` ends it."""
+        self._thread = threading.Thread(target=self.serve_forever, name="mctsviz-explorer", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop serving, close the socket and join the background thread."""
+        if self._thread is not None:
+            self.httpd.shutdown()
+            self._thread.join()
+            self._thread = None
+        self.close()
+
+    def close(self) -> None:
+        """Close the listening socket (the port is free again)."""
+        self.httpd.server_close()
+
+    def __enter__(self) -> ExplorerServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True  # a browser's idle keep-alive connection never holds up Ctrl-C
+    explorer: ExplorerServer
+
+
+class _Refused(Exception):
+    def __init__(self, status: HTTPStatus, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _HTTPServer
+    protocol_version = "HTTP/1.1"  # keep-alive: a step is one request on an open connection
+    server_version = "mctsviz"
+    sys_version = ""
+    timeout = 60  # an idle connection's thread ends
+    # Headers and body leave in two writes: with Nagle's algorithm the body would wait for the
+    # browser's delayed acknowledgement (about 40 ms a request on an open connection).
+    disable_nagle_algorithm = True
+
+    def do_GET(self) -> None:
+        self._answer(send_body=True)
+
+    def do_HEAD(self) -> None:
+        self._answer(send_body=False)
+
+    def _not_allowed(self) -> None:
+        self._send(HTTPStatus.METHOD_NOT_ALLOWED, _error("only GET and HEAD are answered"), "application/json", extra={"Allow": "GET, HEAD"})
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _not_allowed
+
+    def _answer(self, *, send_body: bool) -> None:
+        explorer = self.server.explorer
+        started = time.perf_counter()
+        try:
+            status, body, kind = self._route(explorer)
+        except _Refused as refused:
+            status, body, kind = refused.status, _error(str(refused)), "application/json"
+        except BadQuestion as exc:
+            status, body, kind = HTTPStatus.BAD_REQUEST, _error(str(exc)), "application/json"
+        except MctsvizError as exc:  # the trace is damaged there: the server's side, said in one line
+            print(f"mctsviz: error: {terminal_text(exc)}", file=sys.stderr)
+            status, body, kind = HTTPStatus.INTERNAL_SERVER_ERROR, _error(str(exc)), "application/json"
+        except Exception as exc:  # a bug must not become a traceback in the browser or kill the server
+            print(f"mctsviz: error answering {self.path[:200]!r}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            status, body, kind = HTTPStatus.INTERNAL_SERVER_ERROR, _error("the server failed to answer this request"), "application/json"
+        extra = {"Content-Security-Policy": explorer.policy} if kind.startswith("text/html") else {}
+        # The server's share of a request's time, for the browser's developer tools and the benchmark.
+        extra["Server-Timing"] = f"answer;dur={(time.perf_counter() - started) * 1000:.1f}"
+        self._send(status, body, kind, extra=extra, send_body=send_body)
+
+    def _route(self, explorer: ExplorerServer) -> tuple[HTTPStatus, bytes, str]:
+        if len(self.path) > _MAX_URL:
+            raise _Refused(HTTPStatus.REQUEST_URI_TOO_LONG, "the address is too long")
+        if not self.path.startswith("/") or self.path.startswith("//"):
+            raise _Refused(HTTPStatus.BAD_REQUEST, "only paths on this server are answered")
+        if self.headers.get("Host", "") not in explorer.hosts:
+            raise _Refused(HTTPStatus.FORBIDDEN, f"ask for {explorer.url}")
+        url = urlsplit(self.path)
+        if url.path in ("/", "/index.html"):
+            return HTTPStatus.OK, explorer.page, "text/html; charset=utf-8"
+        asset = explorer.assets.get(url.path)
+        if asset is not None:
+            return HTTPStatus.OK, asset, _CONTENT_TYPES[url.path[url.path.rindex(".") :]]
+        if url.path == "/api/meta":
+            return HTTPStatus.OK, explorer.meta, "application/json"
+        if url.path == "/api/tree":
+            query = _Query(url.query)
+            answer = explorer.served.tree(
+                query.number("i"),
+                query.text("p", "backprop"),
+                root=query.number("node", 0),
+                budget=query.number("n", explorer.served.budget),
+                opened=query.numbers("open"),
+                pinned=query.numbers("pin"),
+            )
+            return HTTPStatus.OK, _json(answer), "application/json"
+        raise _Refused(HTTPStatus.NOT_FOUND, "no such page: this server answers /, /assets/ and /api/ only")
+
+    def _send(self, status: HTTPStatus, body: bytes, kind: str, *, extra: dict[str, str] | None = None, send_body: bool = True) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind if ";" in kind else f"{kind}; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("Referrer-Policy", "no-referrer")
+        for name, value in (extra or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        if send_body:
+            self.wfile.write(body)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """A malformed request (the standard library's errors) answered as one line of JSON too."""
+        self.close_connection = True
+        self.request_version = "HTTP/1.0"  # a line too garbled to name its version still gets a status line
+        self._send(HTTPStatus(code), _error(message or HTTPStatus(code).phrase), "application/json", extra={"Connection": "close"})
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: a request log would bury the one line that says where the explorer is."""
+
+
+class _Query:
+    """A request's query: each name at most once; whole numbers only where numbers are asked for."""
+
+    def __init__(self, text: str) -> None:
+        try:
+            fields = parse_qs(text, keep_blank_values=True, max_num_fields=16)
+        except ValueError:
+            raise _Refused(HTTPStatus.BAD_REQUEST, "too many query fields") from None
+        self.fields = {}
+        for name, values in fields.items():
+            if len(values) > 1:
+                raise _Refused(HTTPStatus.BAD_REQUEST, f"{name[:40]!r} is given more than once")
+            self.fields[name] = values[0]
+
+    def text(self, name: str, default: str | None = None) -> str:
+        value = self.fields.get(name, default)
+        if value is None:
+            raise _Refused(HTTPStatus.BAD_REQUEST, f"missing {name}=")
+        return value
+
+    def number(self, name: str, default: int | None = None) -> int:
+        value = self.fields.get(name)
+        if value is None:
+            if default is None:
+                raise _Refused(HTTPStatus.BAD_REQUEST, f"missing {name}=")
+            return default
+        if not _NUMBER.fullmatch(value):
+            raise _Refused(HTTPStatus.BAD_REQUEST, f"{name}= must be a whole number, not {value[:40]!r}")
+        number = int(value)
+        if name == "n" and number > MAX_BUDGET:
+            raise _Refused(HTTPStatus.BAD_REQUEST, f"n= must be at most {MAX_BUDGET}")
+        return number
+
+    def numbers(self, name: str) -> list[int]:
+        value = self.fields.get(name, "")
+        if not value:
+            return []
+        parts = value.split(",")
+        if len(parts) > 64 or not all(_NUMBER.fullmatch(p) for p in parts):
+            raise _Refused(HTTPStatus.BAD_REQUEST, f"{name}= must be whole numbers separated by commas")
+        return [int(p) for p in parts]
+
+
+def _json(value: Any) -> bytes:
+    # ASCII with \u escapes: a lone surrogate in a trace's text cannot make the encoding fail.
+    return json.dumps(value, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+
+
+def _error(message: str) -> bytes:
+    return _json({"error": " ".join(message.split())})
+
+
+__all__ = ["HOST", "ExplorerServer"]
