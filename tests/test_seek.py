@@ -246,15 +246,19 @@ def test_the_cli_builds_the_index_and_replays_from_it(tmp_path, capsys):
         ["puct", "--iteration", "1100", "--phase", "select"],
         ["evolution", "--node", "0"],
         ["growth"],
+        ["animation", "--frames", "3", "--max-nodes", "8", ".gif"],
+        ["tree", "--phases", "select,backprop", "--iteration", "1900", "--max-nodes", "8", ".pdf"],
     ],
 )
 def test_figures_from_the_index_are_the_figures_from_the_whole_trace(tmp_path, figure):
     pytest.importorskip("matplotlib")
+    figure = list(figure)
+    suffix = figure.pop() if figure[-1].startswith(".") else ".svg"
     path = write(tmp_path / "t.msgpack", events_of("tictactoe", "compact"))
-    assert main(["render", figure[0], str(path), *figure[1:], "-o", str(tmp_path / "plain.svg")]) == 0
+    assert main(["render", figure[0], str(path), *figure[1:], "-o", str(tmp_path / f"plain{suffix}")]) == 0
     assert main(["index", str(path), "--every", "1024", "--no-progress"]) == 0
-    assert main(["render", figure[0], str(path), *figure[1:], "-o", str(tmp_path / "indexed.svg")]) == 0
-    assert (tmp_path / "indexed.svg").read_bytes() == (tmp_path / "plain.svg").read_bytes()
+    assert main(["render", figure[0], str(path), *figure[1:], "-o", str(tmp_path / f"indexed{suffix}")]) == 0
+    assert (tmp_path / f"indexed{suffix}").read_bytes() == (tmp_path / f"plain{suffix}").read_bytes()
 
 
 def _built_event_by_event(path, monkeypatch, every=EVERY):

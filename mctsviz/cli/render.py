@@ -555,7 +555,7 @@ def _write_phases(args: argparse.Namespace, options: dict[str, Any]) -> int:
     fmt = format_for_path(args.output, graph=True)
     output = Path(args.output)
     snippet = beamer_overlay(output.name, list(args.phases)) if fmt == "pdf" else ""  # a bad name fails before any work
-    replay = _load_replay(args.trace)
+    replay = _load_positions(args.trace)
     iteration = replay.iterations if args.iteration is None else args.iteration
     if not 1 <= iteration <= replay.iterations:
         raise MctsvizError(f"iteration {iteration} is not in this trace: its iterations are 1-{replay.iterations}")
@@ -662,7 +662,7 @@ def _render_animation(args: argparse.Namespace) -> int:
         raise MctsvizError(f"{' and '.join(unused)} {'does' if len(unused) == 1 else 'do'} not apply to --kind {args.kind}")
     if fmt == "mp4":
         ffmpeg_program()  # missing: say so before any work
-    replay = _load_replay(args.trace)
+    replay = _load_positions(args.trace)
     frame_format = "svg" if fmt == "html" and args.kind != "heatmap" else "png"
     common = {"frame_format": frame_format, "fps": args.fps, "hold": args.hold, "progress": not args.no_progress and sys.stderr.isatty()}
     tree = {"max_nodes": args.max_nodes or None, "top": args.top or None, "depth": args.depth, "boards": args.boards, "rankdir": args.rankdir, "dpi": args.dpi}
