@@ -1,12 +1,27 @@
-"""The state of one verification: the tree as verify folds it, the game when it can be rebuilt."""
+"""The state of one verification: the tree as verify folds it, the game when it can be rebuilt.
+
+The tree lives in typed arrays (:mod:`array`), a few bytes per node and edge: a million-node
+trace is checked without one Python object per node. Game states are not kept per node: a
+node's state is replayed from the root along the actions that made it, through a small cache
+that holds the states of the nodes checked last (a selection path shares its start with the
+one before it, so a state is usually one move away).
+"""
 
 from __future__ import annotations
 
+from array import array
 from typing import Any
 
 from ..errors import MctsvizError
 from ..trace.events import Header
 from .report import VerifyReport, Violation
+
+#: Game states cached at most (then the cache starts again from the root's): bounded memory.
+STATE_CACHE = 4096
+#: Nodes whose children lists are cached at most (the ones near the root are read every iteration).
+KIDS_CACHE = 1 << 16
+#: The untried-action count of a node not yet worked out (a node loaded from a checkpoint).
+UNKNOWN = -1
 
 
 class CheckerState:
@@ -14,6 +29,10 @@ class CheckerState:
 
     The phase checks (``selection``, ``expansion``, ``simulation``, ``backup``) are mixins over
     this state; :class:`mctsviz.verify.checker.Checker` puts them together.
+
+    Edges are a linked list per parent in creation order (``first_edge``, ``edge_next``), so a
+    node shared by transpositions can hang under several parents; ``action`` is the label of
+    the edge that made each node, the one its state is replayed along.
     """
 
     def __init__(self, header: Header, report: VerifyReport, game: Any) -> None:
@@ -30,20 +49,30 @@ class CheckerState:
         self.full = header.record == "full"
         self.one_at_a_time = self.options.expand in ("one", "one-random")
         self.zero_one = self.options.reward == "01"
+        # Action labels by code (a game has few distinct ones).
+        self.label_names: list[str] = []
+        self.label_codes: dict[str, int] = {}
         # The tree as verify replays it, by node id.
-        self.parent = [-1]
-        self.children: list[list[int]] = [[]]
-        self.edge_labels: list[list[str]] = [[]]
-        self.label = [""]
-        self.mover = [header.root_mover]
-        self.terminal = [False]
-        self.prior = [1.0]
-        self.key = [header.root]
-        self.visits = [header.root_visits]
-        self.value = [float(header.root_value)]
-        self.visits0 = [header.root_visits]
-        self.ends = [0]  # iterations whose backpropagation started at the node
-        self.traversed: dict[tuple[int, int], int] = {}  # (parent, child) -> backups through the edge
+        self.parent = array("i", [-1])
+        self.action = array("I", [self._code("")])
+        self.mover = array("q", [header.root_mover])
+        self.terminal = array("B", [0])
+        self.prior = array("d", [1.0])
+        self.visits = array("q", [header.root_visits])
+        self.value = array("d", [float(header.root_value)])
+        self.visits0 = array("q", [header.root_visits])
+        self.ends = array("q", [0])  # iterations whose backpropagation started at the node
+        self.through = array("q", [0])  # backups through the edge from the node's (first) parent
+        self.other_traversed: dict[tuple[int, int], int] = {}  # backups through any other (parent, child)
+        self.first_edge = array("i", [-1])
+        self.last_edge = array("i", [-1])
+        self.edge_child = array("i")
+        self.edge_label = array("I")
+        self.edge_next = array("i")
+        self.kids_cache: dict[int, list[int]] = {}  # the children of nodes selected through lately
+        # Keys are kept only where a check reads them: a node shared by a transposition, a
+        # script keyed by state.
+        self.keys: list[str] | None = [header.root] if self.options.transpositions or isinstance(self.options.script, dict) else None
         self.reported: dict[int, int] = {}  # the engine's own visits (visits_after, full level)
         self.recorded_priors: dict[int, dict[str, float]] = {}
         self.script_used: dict[str, int] = {}
@@ -52,7 +81,66 @@ class CheckerState:
         self.unexplained: list[tuple[int, str, str, list[tuple[str, str]]]] = []
         self.iterations = 0
         self.iteration_start = 2
-        self.game, self.states, self.untried = self._load_game(game)
+        self.states: dict[int, Any] = {}  # the state cache (node -> state, None after an illegal action)
+        self.untried_left = array("i", [0])
+        self.game, self.rules = self._load_game(game)
+
+    # -- the tree -------------------------------------------------------------------------
+
+    def _code(self, label: str) -> int:
+        code = self.label_codes.get(label)
+        if code is None:
+            code = self.label_codes[label] = len(self.label_names)
+            self.label_names.append(label)
+        return code
+
+    def kids(self, node: int) -> list[int]:
+        """A node's children, in the order their edges were made (the caller must not change the list)."""
+        cache = self.kids_cache
+        out = cache.get(node)
+        if out is not None:
+            return out
+        out = []
+        edge, child, following = self.first_edge[node], self.edge_child, self.edge_next
+        while edge >= 0:
+            out.append(child[edge])
+            edge = following[edge]
+        if len(cache) >= KIDS_CACHE:
+            cache.clear()
+        cache[node] = out
+        return out
+
+    def edge_labels(self, node: int) -> list[str]:
+        """The actions of a node's edges, in the order they were made."""
+        out = []
+        edge, label, following, names = self.first_edge[node], self.edge_label, self.edge_next, self.label_names
+        while edge >= 0:
+            out.append(names[label[edge]])
+            edge = following[edge]
+        return out
+
+    def add_edge(self, parent: int, child: int, label: str) -> None:
+        self.kids_cache.pop(parent, None)
+        edge = len(self.edge_child)
+        self.edge_child.append(child)
+        self.edge_label.append(self._code(label))
+        self.edge_next.append(-1)
+        last = self.last_edge[parent]
+        if last < 0:
+            self.first_edge[parent] = edge
+        else:
+            self.edge_next[last] = edge
+        self.last_edge[parent] = edge
+
+    def traversed(self, parent: int, child: int) -> int:
+        """The backups that went from ``parent`` to ``child``."""
+        if self.parent[child] == parent:
+            return self.through[child]
+        return self.other_traversed.get((parent, child), 0)
+
+    def key_of(self, node: int) -> str:
+        assert self.keys is not None
+        return self.keys[node]
 
     # -- reporting ------------------------------------------------------------------------
 
@@ -61,7 +149,7 @@ class CheckerState:
 
     # -- the game, when it can be rebuilt -------------------------------------------------
 
-    def _load_game(self, game: Any) -> tuple[Any, list[Any] | None, list[list[str]] | None]:
+    def _load_game(self, game: Any) -> tuple[Any, bool]:
         from .. import games
 
         header = self.header
@@ -74,7 +162,7 @@ class CheckerState:
         except MctsvizError as exc:
             self.report.skipped.extend(rule_checks)
             self.report.notes.append(f"the game's rules were not checked: {exc} (give the game to check them)")
-            return None, None, None
+            return None, False
         if game.name != header.game:
             self.report.notes.append(f"checking with the game {game.name!r}; the trace names {header.game!r}")
         try:
@@ -82,13 +170,16 @@ class CheckerState:
         except MctsvizError as exc:
             self.report.skipped.extend(rule_checks)
             self.report.notes.append(f"the game's rules were not checked: {exc}")
-            return None, None, None
+            return None, False
         if game.num_players != header.num_players:
             self.flag("header", None, None, game.num_players, header.num_players, "the number of players differs from the game's")
         player = game.current_player(root)
         if player != header.root_player:
             self.flag("mover", None, 0, player, header.root_player, "the player to move at the root differs from the game's")
-        return game, [root], [self._labels(game, root)]
+        self.root_state = root
+        self.states[0] = root
+        self.untried_left[0] = len(self._labels(game, root))
+        return game, True
 
     def _root_state(self, game: Any) -> Any:
         from .. import games
@@ -103,6 +194,40 @@ class CheckerState:
                 raise MctsvizError(f"the root state {key!r} does not read back")
             return state
         raise MctsvizError(f"the root state {key!r} is not the initial state and {game.name} cannot read states")
+
+    def state_of(self, node: int) -> Any:
+        """A node's game state (None when an action on the way to it is illegal), replayed
+        from the nearest cached ancestor along the actions that made each node."""
+        states = self.states
+        chain = []
+        while node not in states:
+            chain.append(node)
+            node = self.parent[node]
+        state = states[node]
+        if len(states) + len(chain) > STATE_CACHE:
+            root = states[0]
+            states.clear()
+            states[0] = root
+        names, action = self.label_names, self.action
+        for n in reversed(chain):
+            if state is not None:
+                state = self._play(state, names[action[n]])
+            states[n] = state
+        return state
+
+    def untried(self, node: int) -> list[str]:
+        """A node's legal actions not yet expanded, in legal order (with the game's rules)."""
+        state = self.state_of(node)
+        if state is None:
+            return []
+        made = set(self.edge_labels(node))
+        return [label for label in self._labels(self.game, state) if label not in made]
+
+    def has_untried(self, node: int) -> bool:
+        left = self.untried_left[node]
+        if left == UNKNOWN:
+            left = self.untried_left[node] = len(self.untried(node))
+        return left > 0
 
     @staticmethod
     def _labels(game: Any, state: Any) -> list[str]:
