@@ -28,7 +28,7 @@ by the caller; otherwise the report says they were skipped.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..errors import MctsvizError
@@ -36,10 +36,18 @@ from ..trace.events import Header
 from .checker import Checker
 from .report import CHECKS, TOLERANCE, VerifyReport, Violation
 
-__all__ = ["CHECKS", "TOLERANCE", "Violation", "VerifyReport", "verify"]
+
+def verify_parallel(path: Any, **options: Any) -> VerifyReport:
+    """:func:`verify` of a trace file in worker processes (``jobs=N``); see :mod:`mctsviz.verify.parallel`."""
+    from .parallel import verify_parallel as run
+
+    return run(path, **options)
 
 
-def verify(source: Any, *, game: Any = None, limit: int = 20, on_warning: Any = None) -> VerifyReport:
+__all__ = ["CHECKS", "TOLERANCE", "Violation", "VerifyReport", "verify", "verify_parallel"]
+
+
+def verify(source: Any, *, game: Any = None, limit: int = 20, on_warning: Any = None, on_progress: Callable[[int], None] | None = None) -> VerifyReport:
     """Check a trace (a file path or its events) against itself; see the module doc.
 
     Args:
@@ -47,6 +55,7 @@ def verify(source: Any, *, game: Any = None, limit: int = 20, on_warning: Any = 
         game: the game (object or spec) when the header's cannot be rebuilt (a user's game).
         limit: how many violations to keep (all are counted).
         on_warning: called with notes from reading the file.
+        on_progress: called with the iterations checked so far, every 4,096.
 
     Returns:
         The report; ``report.ok`` tells whether every check passed.
@@ -72,9 +81,18 @@ def verify(source: Any, *, game: Any = None, limit: int = 20, on_warning: Any = 
         return report
     checker = Checker(header, report, game)
     if report.ok:  # a header with unknown options leaves nothing to recompute with
-        checker.run(events)
+        checker.run(events, stop=None if on_progress is None else _progress_every(4096, on_progress))
         checker.name_causes()
     return report
+
+
+def _progress_every(period: int, on_progress: Callable[[int], None]) -> Callable[[int], bool]:
+    def stop(iteration: int) -> bool:
+        if not iteration % period:
+            on_progress(iteration)
+        return True
+
+    return stop
 
 
 def _check_imported(header: Header, events: Iterator[Any], report: VerifyReport) -> None:

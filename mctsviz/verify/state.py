@@ -10,6 +10,7 @@ one before it, so a state is usually one move away).
 from __future__ import annotations
 
 from array import array
+from operator import sub
 from typing import Any
 
 from ..errors import MctsvizError
@@ -141,6 +142,73 @@ class CheckerState:
     def key_of(self, node: int) -> str:
         assert self.keys is not None
         return self.keys[node]
+
+    # -- checkpoints (verify --jobs) -------------------------------------------------------
+
+    def resume(self, structure: Any, visits: array[int], value: array[float], iteration: int) -> None:
+        """Take the tree after ``iteration`` from an index (``structure``, and the checkpoint's
+        ``visits`` and ``value``) as this fold's own.
+
+        Only sound for a tree (no transpositions) whose iterations before were checked without
+        a violation and ended in these very arrays (see :mod:`mctsviz.verify.parallel`): then
+        what the fold keeps besides follows from them. Each node's gained visits are the
+        backups through the edge from its parent, the backups that ended at a node are its
+        gained visits less its children's, and edges were made in node order.
+        """
+        count = len(visits)
+        codes = array("I", [self._code(label) for label in structure.action.labels])  # the index's codes -> this fold's
+        self.parent = parent = structure.parent[:count]
+        self.action = array("I", map(codes.__getitem__, structure.action.codes[:count]))
+        self.mover = array("q", structure.mover[:count])
+        self.terminal = structure.terminal.values[:count]
+        self.prior = structure.prior[:count]
+        self.visits0 = structure.visits0[:count]
+        self.visits, self.value = visits, value
+        gained = array("q", map(sub, visits, self.visits0))
+        self.through = array("q", gained)
+        self.through[0] = 0
+        self.ends = ends = gained
+        self.first_edge = first = array("i", [-1]) * count
+        self.last_edge = last = array("i", [-1]) * count
+        self.edge_next = following = array("i", [-1]) * max(count - 1, 0)
+        through = self.through
+        for child in range(1, count):
+            up = parent[child]
+            ends[up] -= through[child]
+            edge = child - 1
+            if last[up] < 0:
+                first[up] = edge
+            else:
+                following[last[up]] = edge
+            last[up] = edge
+        self.edge_child = array("i", range(1, count))
+        self.edge_label = self.action[1:]
+        self.kids_cache.clear()
+        if self.rules:
+            self.untried_left = array("i", [UNKNOWN]) * count
+            self.states = {0: self.root_state}
+        self.iterations = self.report.iterations = iteration
+
+    def differs_from(self, structure: Any, visits: array[int], value: array[float], since: int) -> str | None:
+        """What of this fold's tree differs from an index's checkpoint (the nodes made from
+        node ``since`` on, and every node's statistics), or None when it is the same."""
+        count = len(visits)
+        if len(self.visits) != count:
+            return f"{count} nodes, not {len(self.visits)}"
+        if self.visits.tobytes() != visits.tobytes() or self.value.tobytes() != value.tobytes():
+            return "other visits or values"
+        labels = structure.action
+        names = self.label_names
+        if (
+            self.parent[since:] != structure.parent[since:count]
+            or [names[code] for code in self.action[since:]] != [labels[node] for node in range(since, count)]
+            or self.mover[since:] != array("q", structure.mover[since:count])
+            or self.terminal[since:] != structure.terminal.values[since:count]
+            or self.prior[since:].tobytes() != structure.prior[since:count].tobytes()
+            or self.visits0[since:] != structure.visits0[since:count]
+        ):
+            return "another tree"
+        return None
 
     # -- reporting ------------------------------------------------------------------------
 
