@@ -116,13 +116,13 @@ class SelectionChecks(CheckerState):
     def _chose_best(self, kids: list[int], chosen: int, parent_visits: int) -> bool:
         """Whether ``chosen`` is a child the tie-break may take among the best-scored ``kids``."""
         options = self.options
-        child_visits = list(map(self.visits.__getitem__, kids))
-        child_values = list(map(self.value.__getitem__, kids))
         if options.policy == "puct":
+            child_visits = list(map(self.visits.__getitem__, kids))
+            child_values = list(map(self.value.__getitem__, kids))
             priors = list(map(self.prior.__getitem__, kids))
             best = policies.puct_argmax(child_values, child_visits, priors, parent_visits, c_puct=options.c_puct, q=options.q, fpu=options.fpu)
         else:
-            best = policies.ucb1_argmax(child_values, child_visits, parent_visits, c=options.c, log=options.log)
+            best = policies.ucb1_argmax_of(kids, self.value, self.visits, parent_visits, c=options.c, log=options.log)
         if not best:
             return False
         if options.tie_break == "random":
