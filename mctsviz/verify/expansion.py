@@ -46,12 +46,13 @@ class ExpansionChecks(SelectionChecks):
                 self.flag("expansion", iteration, leaf, 1, len(new), "one child per visit")
                 if not new:
                     return None
+            untried = None
             if self.rules:
                 untried = self.untried(leaf)
                 label = new[0].action
                 if mode == "one" and untried and label != untried[0] and label not in self.edge_labels(leaf):
                     self.flag("expansion", iteration, leaf, untried[0], label, "one-child mode adds the first untried action, in legal order")
-            if not self._add_children(expand, iteration, all_actions=False):
+            if not self._add_children(expand, iteration, all_actions=False, untried=untried):
                 return None
             if expand.simulate_from != new[0].node:
                 self.flag("expansion", iteration, expand.simulate_from, new[0].node, expand.simulate_from, "the new child is simulated")
@@ -68,12 +69,13 @@ class ExpansionChecks(SelectionChecks):
         self._choice(leaf, kids, expand.simulate_from, iteration, "expansion", expand.scores)
         return expand.simulate_from
 
-    def _add_children(self, expand: Expand, iteration: int, *, all_actions: bool) -> bool:
+    def _add_children(self, expand: Expand, iteration: int, *, all_actions: bool, untried: list[str] | None = None) -> bool:
         leaf = expand.parent
         new = expand.children
         options = self.options
         state = self.state_of(leaf) if self.rules else None
-        untried = self.untried(leaf) if self.rules else None
+        if untried is None and self.rules:  # (the caller's, when it has worked them out)
+            untried = self.untried(leaf)
         made = self.edge_labels(leaf)
         if all_actions and untried is not None:
             labels = [c.action for c in new]
@@ -134,7 +136,7 @@ class ExpansionChecks(SelectionChecks):
                 self._add_node(leaf, child)
                 if self.rules:
                     self.states[child.node] = child_state
-                    self.untried_left.append(len(self._labels(self.game, child_state)) if child_state is not None else 0)
+                    self.untried_left.append(self._action_count(child_state))
             self.add_edge(leaf, child.node, child.action)
             made.append(child.action)
         if untried is not None:

@@ -32,11 +32,16 @@ class SelectionChecks(CheckerState):
         elif steps is not None and len(steps) != len(path) - 1:
             self.flag("scores", iteration, None, len(path) - 1, len(steps), "one recorded step per move down the path")
             steps = None
-        terminal, untried_left = self.terminal, self.untried_left
+        terminal, untried_left, visits, value, kids_of = self.terminal, self.untried_left, self.visits, self.value, self.kids
         count_untried = self.one_at_a_time and self.rules
+        options = self.options
+        # Compact UCB1 with the first-child tie-break, the usual case, is settled here by the
+        # policy's own argmax loop; anything else (and any wrong choice) by _choice.
+        quick = steps is None and options.policy == "ucb1" and options.tie_break == "first"
+        argmax_of, c, log = policies.ucb1_argmax_of, options.c, options.log
         for i in range(len(path) - 1):
             node, chosen = path[i], path[i + 1]
-            kids = self.kids(node)
+            kids = kids_of(node)
             if chosen not in kids:
                 self.flag("path", iteration, chosen, f"a child of node {node}", chosen, "the path leaves the tree's edges")
                 return False
@@ -44,6 +49,10 @@ class SelectionChecks(CheckerState):
             # untried action, or an untried count still unknown: only then the full check.
             if terminal[node] or (count_untried and untried_left[node] != 0):
                 self._stop_check(node, iteration, last=False)
+            if quick:
+                best = argmax_of(kids, value, visits, visits[node], c=c, log=log)
+                if best and kids[best[0]] == chosen:
+                    continue
             self._choice(node, kids, chosen, iteration, "selection", steps[i] if steps else None)
         self._stop_check(path[-1], iteration, last=True)
         return True

@@ -297,6 +297,13 @@ class CheckerState:
             left = self.untried_left[node] = len(self.untried(node))
         return left > 0
 
+    def _action_count(self, state: Any) -> int:
+        """How many legal actions a state has (``len(_labels(...))`` without making the labels)."""
+        game = self.game
+        if state is None or game.is_terminal(state):
+            return 0
+        return len(game.legal_actions(state))
+
     @staticmethod
     def _labels(game: Any, state: Any) -> list[str]:
         if game.is_terminal(state):
