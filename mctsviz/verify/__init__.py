@@ -29,9 +29,11 @@ by the caller; otherwise the report says they were skipped.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from itertools import chain
 from typing import Any
 
 from ..errors import MctsvizError
+from ..trace.blocks import BlockRead
 from ..trace.events import Header
 from .checker import Checker
 from .report import CHECKS, TOLERANCE, VerifyReport, Violation
@@ -70,13 +72,15 @@ def verify(source: Any, *, game: Any = None, limit: int = 20, on_warning: Any = 
 
         if format_of(source) == "jsonl":
             report.position = "line"
-        events: Iterator[Any] = read_trace(source, strict=True, structure=False, on_warning=on_warning or report.notes.append)
+        events: Iterator[Any] = read_trace(source, strict=True, structure=False, blocks=True, on_warning=on_warning or report.notes.append)
     else:
         events = iter(source)
     header = next(events, None)
     if not isinstance(header, Header):
         raise MctsvizError("a trace must start with a header event")
     if header.imported is not None:
+        # block frames (which an imported tree never holds) are checked as the events they stand for
+        events = chain.from_iterable(e.events() if type(e) is BlockRead else (e,) for e in events)
         _check_imported(header, events, report)
         return report
     checker = Checker(header, report, game)

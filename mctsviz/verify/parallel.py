@@ -303,7 +303,7 @@ def _check_range(path: str, span: _Range, root_expanded: bool, game: str | None,
         unclean()
         return True
 
-    events = read_trace(path, strict=True, structure=False, start=resume_at)
+    events = read_trace(path, strict=True, structure=False, blocks=True, start=resume_at)
     next(events)  # the header
     try:
         finished = checker.run(events, start, stop)
