@@ -96,7 +96,7 @@ def test_a_path_off_the_tree_stops_the_check_in_its_range(tmp_path, clean_events
 
 @pytest.mark.parametrize("engine", [NoSignFlip, ParentVisitsNotCounted])
 def test_homework_bugs_give_the_serial_report(tmp_path, engine):
-    path = _write(tmp_path, "hw.msgpack", traced(engine, iterations=2600, seed=3))
+    path = _write(tmp_path, "hw.msgpack", traced(engine, iterations=2200, seed=3))
     serial, _ = _same_for_every_jobs(path, jobs=(2,), limit=5)
     assert not serial.ok and len(serial.violations) == 5 and serial.total > 5
 

@@ -82,6 +82,7 @@ class CheckerState:
         self.unexplained: list[tuple[int, str, str, list[tuple[str, str]]]] = []
         self.iterations = 0
         self.iteration_start = 2
+        self.moves_memo: tuple[Any, list[Any], list[str]] | None = None
         self.states: dict[int, Any] = {}  # the state cache (node -> state, None after an illegal action)
         self.untried_left = array("i", [0])
         self.game, self.rules = self._load_game(game)
@@ -286,10 +287,10 @@ class CheckerState:
     def untried(self, node: int) -> list[str]:
         """A node's legal actions not yet expanded, in legal order (with the game's rules)."""
         state = self.state_of(node)
-        if state is None:
+        if state is None or self.game.is_terminal(state):
             return []
         made = set(self.edge_labels(node))
-        return [label for label in self._labels(self.game, state) if label not in made]
+        return [label for label in self._moves(state)[1] if label not in made]
 
     def has_untried(self, node: int) -> bool:
         left = self.untried_left[node]
@@ -310,9 +311,23 @@ class CheckerState:
             return []
         return [game.action_label(a) for a in game.legal_actions(state)]
 
-    def _play(self, state: Any, label: str) -> Any | None:
+    def _moves(self, state: Any) -> tuple[list[Any], list[str]]:
+        """A state's legal actions and their labels, remembered for the last state asked
+        about (an expansion lists a leaf's untried actions, then plays some of them)."""
+        memo = self.moves_memo
+        if memo is not None and memo[0] is state:
+            return memo[1], memo[2]
         game = self.game
-        for action in game.legal_actions(state):
-            if game.action_label(action) == label:
-                return game.next_state(state, action)
-        return None
+        actions = list(game.legal_actions(state))
+        labels = [game.action_label(a) for a in actions]
+        self.moves_memo = (state, actions, labels)
+        return actions, labels
+
+    def _play(self, state: Any, label: str) -> Any | None:
+        """The state after the first legal action labelled ``label`` (None: no such action)."""
+        actions, labels = self._moves(state)
+        try:
+            index = labels.index(label)
+        except ValueError:
+            return None
+        return self.game.next_state(state, actions[index])
