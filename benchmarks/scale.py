@@ -32,6 +32,9 @@ def run(argv: list[str], module: list[str] | None = None) -> tuple[float, float,
     """(wall seconds, peak MB, exit code) of ``mctsviz ARGV`` in its own process.
 
     This process stays small: Linux carries a parent's peak memory into the children it forks.
+    The CPU seconds (user + system, with the worker processes the command waited for) of the
+    last call are in ``LAST_CPU``: on a shared machine the wall time of a parallel command
+    depends on the other load, its CPU time does not.
     """
     started = time.perf_counter()
     command = [sys.executable, *(module or ["-m", "mctsviz"]), *argv]
@@ -41,7 +44,11 @@ def run(argv: list[str], module: list[str] | None = None) -> tuple[float, float,
     if child.stderr is not None:
         child.stderr.close()
     child.returncode = os.waitstatus_to_exitcode(status)
+    LAST_CPU[0] = usage.ru_utime + usage.ru_stime
     return elapsed, usage.ru_maxrss / 1024, child.returncode
+
+
+LAST_CPU = [0.0]
 
 
 def nodes_of(trace: Path) -> int:
@@ -87,9 +94,14 @@ def main() -> int:
                 commands = [c for c in commands if c[0].startswith("search") or any(word in c[0] for word in args.only)]
             first = len(rows)
             for name, argv in commands:
+                load = os.getloadavg()[0]
                 seconds, mb, code = run(argv)
                 rows.append((game, name, seconds, mb, code))
-                print(f"{game:10s} {name:32s} {seconds:8.1f} s {mb:8.0f} MB" + ("" if code == 0 else f"  (exit {code})"), flush=True)
+                print(
+                    f"{game:10s} {name:32s} {seconds:8.1f} s {mb:8.0f} MB   CPU {LAST_CPU[0]:6.1f} s, load {load:.1f} on {os.cpu_count()} CPUs"
+                    + ("" if code == 0 else f"  (exit {code})"),
+                    flush=True,
+                )
             size = trace.stat().st_size
             print(f"{game:10s} trace: {size / 1e6:.1f} MB, {size / n:.1f} bytes per iteration", flush=True)
             if args.nodes:
