@@ -247,7 +247,7 @@ def _check_range(path: str, span: _Range, root_expanded: bool, game: str | None,
     """Check one range of a trace (in a worker process); see the module doc."""
     import gc
 
-    from ..seek import open_indexed
+    from ..seek import index_path, open_indexed
     from ..trace.io import format_of, read_trace
     from ..trace.reader import ResumePoint
 
@@ -297,9 +297,7 @@ def _check_range(path: str, span: _Range, root_expanded: bool, game: str | None,
         differs = checker.differs_from(indexed.structure, visits, value, since)
         if differs is None:
             return False  # clean and matching: the next range's worker may trust its checkpoint
-        mismatch.append(
-            f"{indexed.path}.idx: its checkpoint at iteration {end} holds {differs} than the trace as checked; checked on from there in one process"
-        )
+        mismatch.append(f"{index_path(path)}: its checkpoint at iteration {end} is not the tree as checked ({differs}); checked on from there in one process")
         unclean()
         return True
 

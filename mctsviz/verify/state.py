@@ -195,7 +195,7 @@ class CheckerState:
         node ``since`` on, and every node's statistics), or None when it is the same."""
         count = len(visits)
         if len(self.visits) != count:
-            return f"{count} nodes, not {len(self.visits)}"
+            return f"it holds {count} nodes, not {len(self.visits)}"
         if self.visits.tobytes() != visits.tobytes() or self.value.tobytes() != value.tobytes():
             return "other visits or values"
         labels = structure.action
@@ -208,7 +208,7 @@ class CheckerState:
             or self.prior[since:].tobytes() != structure.prior[since:count].tobytes()
             or self.visits0[since:] != structure.visits0[since:count]
         ):
-            return "another tree"
+            return "another structure"
         return None
 
     # -- reporting ------------------------------------------------------------------------
