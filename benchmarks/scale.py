@@ -2,15 +2,16 @@
 
 Records one compact trace per game with ``mctsviz search`` (``--iterations``, a million by
 default, ``--no-index``), then builds its index and runs the reading commands on it:
-``replay`` (the last iteration), ``inspect`` (the last iteration), ``verify``,
-``render tree --max-nodes 60``, ``render heatmap`` and ``render evolution``. Each command is a fresh
+``replay`` (the last iteration), ``inspect`` (the last iteration), ``verify`` (one process,
+then ``--jobs 2``), ``render tree --max-nodes 60``, ``render heatmap`` and ``render evolution``.
+Each command is a fresh
 ``mctsviz`` process; its wall time and peak resident memory (from ``os.wait4``) are printed
 with the bytes per node of the search and the trace's size, next to the targets of the
 "million iterations" issue. Asserts nothing; exits 0.
 
 Usage::
 
-    python benchmarks/scale.py [--iterations 1000000] [--games tictactoe connect4] [--suffix .msgpack.zst]
+    python benchmarks/scale.py [--iterations 1000000] [--games tictactoe connect4] [--suffix .msgpack.zst] [--only verify]
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ def run(argv: list[str], module: list[str] | None = None) -> tuple[float, float,
     """(wall seconds, peak MB, exit code) of ``mctsviz ARGV`` in its own process.
 
     This process stays small: Linux carries a parent's peak memory into the children it forks.
+    The CPU seconds (user + system, with the worker processes the command waited for) of the
+    last call are in ``LAST_CPU``: on a shared machine the wall time of a parallel command
+    depends on the other load, its CPU time does not.
     """
     started = time.perf_counter()
     command = [sys.executable, *(module or ["-m", "mctsviz"]), *argv]
@@ -41,7 +45,11 @@ def run(argv: list[str], module: list[str] | None = None) -> tuple[float, float,
     if child.stderr is not None:
         child.stderr.close()
     child.returncode = os.waitstatus_to_exitcode(status)
+    LAST_CPU[0] = usage.ru_utime + usage.ru_stime
     return elapsed, usage.ru_maxrss / 1024, child.returncode
+
+
+LAST_CPU = [0.0]
 
 
 def nodes_of(trace: Path) -> int:
@@ -58,6 +66,7 @@ def main() -> int:
     parser.add_argument("--suffix", default=".msgpack.zst", help="the trace's encoding and compression (.jsonl.gz, .msgpack.zst, ...)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--nodes", action="store_true", help="also count the nodes (loads the whole trace in this process)")
+    parser.add_argument("--only", nargs="+", metavar="WORD", help="run only the reading commands whose row names one of these words (the search always runs)")
     args = parser.parse_args()
     n = args.iterations
     print(f"{n:,} iterations, compact {args.suffix} traces, seed {args.seed}; each command its own process (wall time, peak RSS)")
@@ -92,34 +101,48 @@ def main() -> int:
                 ("index (once; search does it itself)", ["index", str(trace), "--no-progress"]),
                 ("replay (last iteration)", ["replay", str(trace)]),
                 (f"inspect --iteration {n}", ["inspect", str(trace), "--iteration", str(n)]),
-                ("verify", ["verify", str(trace)]),
+                ("verify", ["verify", str(trace), "--no-progress"]),
+                ("verify --jobs 2", ["verify", str(trace), "--jobs", "2", "--no-progress"]),
                 ("render tree --max-nodes 60", ["render", "tree", str(trace), "--max-nodes", "60", "-o", str(Path(folder) / f"{game}.svg")]),
                 ("render heatmap", ["render", "heatmap", str(trace), "-o", str(Path(folder) / f"{game}-heatmap.svg")]),
                 ("render evolution", ["render", "evolution", str(trace), "-o", str(Path(folder) / f"{game}-evolution.svg")]),
             ]
-            measured = {}
+            if args.only:
+                commands = [c for c in commands if c[0].startswith("search") or any(word in c[0] for word in args.only)]
+            first = len(rows)
             for name, argv in commands:
+                load = os.getloadavg()[0]
                 seconds, mb, code = run(argv)
-                measured[name] = (seconds, mb)
-                rows.append((game, name, seconds, mb, code))
-                print(f"{game:10s} {name:36s} {seconds:8.1f} s {mb:8.0f} MB" + ("" if code == 0 else f"  (exit {code})"), flush=True)
+                rows.append((game, name, seconds, mb, code, LAST_CPU[0]))
+                print(
+                    f"{game:10s} {name:36s} {seconds:8.1f} s {mb:8.0f} MB   CPU {LAST_CPU[0]:6.1f} s, load {load:.1f} on {os.cpu_count()} CPUs"
+                    + ("" if code == 0 else f"  (exit {code})"),
+                    flush=True,
+                )
             size = trace.stat().st_size
             print(f"{game:10s} trace: {size / 1e6:.1f} MB, {size / n:.1f} bytes per iteration", flush=True)
             if args.nodes:
                 count = nodes_of(trace)
-                peak = measured["search --record compact --trace"][1]
-                grown = (peak - base) * 1024 * 1024
-                print(f"{game:10s} {count:,} nodes; search peak {peak:.0f} MB, {base:.0f} MB for 10 iterations: {grown / count:.0f} B/node", flush=True)
+                grown = (rows[first][3] - base) * 1024 * 1024
+                print(
+                    f"{game:10s} {count:,} nodes; search peak {rows[first][3]:.0f} MB, {base:.0f} MB for 10 iterations: {grown / count:.0f} B/node", flush=True
+                )
     reading = [r for r in rows if not r[1].startswith(("search", "index"))]
     worst = max(reading, key=lambda r: r[3])
     print(f"\nworst reading peak: {worst[3]:.0f} MB ({worst[0]} {worst[1]}): {'met' if worst[3] <= READ_MB else 'NOT met'} (<= {READ_MB} MB)")
     for game in args.games:
-        render = next(r for r in rows if r[0] == game and r[1].startswith("render tree"))
-        verify = min((r for r in rows if r[0] == game and r[1].startswith("verify")), key=lambda r: r[2])
-        print(
-            f"{game}: render tree {render[2]:.1f} s ({'met' if render[2] < RENDER_S else 'NOT met'}); "
-            f"{verify[1]} {verify[2]:.1f} s ({'met' if verify[2] < VERIFY_S else 'NOT met'})"
-        )
+        found = {r[1]: r for r in rows if r[0] == game}
+        render = next((r for name, r in found.items() if name.startswith("render tree")), None)
+        if render is not None:
+            print(f"{game}: render {render[2]:.1f} s ({'met' if render[2] < RENDER_S else 'NOT met'})")
+        serial, jobs = found.get("verify"), found.get("verify --jobs 2")
+        if jobs is not None:
+            ratio = f", {serial[2] / jobs[2]:.2f} times faster than one process ({serial[2]:.1f} s)" if serial is not None else ""
+            print(f"{game}: verify --jobs 2 {jobs[2]:.1f} s{ratio} ({'met' if jobs[2] < VERIFY_S else 'NOT met'}, < {VERIFY_S} s)")
+            # Two workers on two otherwise idle CPUs: about half the CPU time each (ranges of equal bytes).
+            print(
+                f"{game}: verify --jobs 2 used {jobs[5]:.1f} CPU seconds ({jobs[5] / 2:.1f} s per worker; one process: {serial[5] if serial else float('nan'):.1f})"
+            )
     return 0
 
 

@@ -753,6 +753,31 @@ class IndexedTrace:
             out.append(c)
         return out
 
+    # -- checkpoints ----------------------------------------------------------------------
+
+    @property
+    def checkpoints(self) -> list[ResumePoint]:
+        """Where a read may resume: one :class:`ResumePoint` per checkpoint, in order."""
+        return [ResumePoint(self.header, c.offset, c.number, c.iteration, c.nodes) for c in self._checkpoints]
+
+    @property
+    def structure(self) -> Any:
+        """The whole tree's structure by node id (``parent``, ``action``, ``mover``, ``terminal``,
+        ``prior``, ``visits0``, ... as typed arrays or sequences over them)."""
+        return self._structure
+
+    def statistics(self, checkpoint: int) -> tuple[array[int], array[float]]:
+        """The visits and values of every node at checkpoint number ``checkpoint`` (typed arrays).
+
+        Raises:
+            MctsvizError: the checkpoint's columns pass their checksums but not their sizes.
+        """
+        c = self._checkpoints[checkpoint]
+        try:
+            return self._columns.column(f"visits.{checkpoint}", "q", c.nodes), self._columns.column(f"value.{checkpoint}", "d", c.nodes)
+        except IndexDamage as exc:
+            raise MctsvizError(f"{index_path(self.path)}: {exc} (delete it to rebuild it)") from None
+
     # -- positions ------------------------------------------------------------------------
 
     def snapshot(self, iteration: int | None = None, phase: str = "backprop") -> TreeSnapshot:
@@ -867,12 +892,8 @@ class IndexedTrace:
         s = self._structure
         if base >= 0:
             c = self._checkpoints[base]
-            name = str(base)
-            try:
-                self._visits = self._columns.column("visits." + name, "q", c.nodes)
-                self._value = self._columns.column("value." + name, "d", c.nodes)
-            except IndexDamage as exc:  # checksums right, contents wrong: a crafted index
-                raise MctsvizError(f"{index_path(self.path)}: {exc} (delete it to rebuild it)") from None
+            # checksums right, contents wrong (a crafted index): an error naming the file
+            self._visits, self._value = self.statistics(base)
             point = ResumePoint(self.header, c.offset, c.number, c.iteration, c.nodes)
             # Strict: the index vouches for these iterations, so damage here means the trace
             # and its index disagree (an error naming the file), not an early end to accept.

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..replay import PHASES
+from . import whole_number
 
 EXIT_OK, EXIT_DIFFERENT = 0, 1
 
@@ -49,6 +50,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--game", metavar="SPEC", help="the game, when the trace's is not built in (FILE.py:Class, FILE.json)")
     p.add_argument("--limit", type=int, default=20, metavar="N", help="violations to list (default 20)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument(
+        "--jobs",
+        type=whole_number(0),
+        default=1,
+        metavar="N",
+        help="worker processes, each checking a range of iterations between the index's checkpoints (default 1; 0: one per CPU); "
+        "the report is the same for any N",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(handler=run_verify)
 
     p = subparsers.add_parser(
@@ -156,10 +166,22 @@ def run_replay(args: argparse.Namespace) -> int:
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    from ..verify import verify
+    from ..verify import verify, verify_parallel
 
     _fast_load()
-    report = verify(args.trace, game=args.game, limit=max(args.limit, 1))
+    with index_progress(not args.no_progress) as indexing, progress_bar("checking", not args.no_progress) as checking:
+        if args.jobs == 1:
+            report = verify(args.trace, game=args.game, limit=max(args.limit, 1), on_progress=checking)
+        else:
+            report = verify_parallel(
+                args.trace,
+                jobs=args.jobs,
+                game=args.game,
+                limit=max(args.limit, 1),
+                on_note=_note,
+                on_progress=checking,
+                on_index_progress=indexing,
+            )
     if args.json:
         _print_json(report.to_dict())
     else:
@@ -215,8 +237,8 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 @contextmanager
-def index_progress(enabled: bool = True) -> Iterator[Callable[[int], None]]:
-    """A progress callback for building an index: a tqdm bar on a terminal, started by the first call."""
+def progress_bar(description: str, enabled: bool = True) -> Iterator[Callable[[int], None]]:
+    """A progress callback fed the iterations done so far: a tqdm bar on a terminal, started by the first call."""
     bars: list[Any] = []
 
     def progress(done: int) -> None:
@@ -225,7 +247,7 @@ def index_progress(enabled: bool = True) -> Iterator[Callable[[int], None]]:
         if not bars:
             from tqdm import tqdm
 
-            bars.append(tqdm(desc="indexing the trace", unit="it", unit_scale=True, file=sys.stderr, leave=False))
+            bars.append(tqdm(desc=description, unit="it", unit_scale=True, file=sys.stderr, leave=False))
         bars[0].update(done - bars[0].n)
 
     try:
@@ -233,6 +255,15 @@ def index_progress(enabled: bool = True) -> Iterator[Callable[[int], None]]:
     finally:
         for bar in bars:
             bar.close()
+
+
+def index_progress(enabled: bool = True) -> Any:
+    """A progress callback for building an index (see :func:`progress_bar`)."""
+    return progress_bar("indexing the trace", enabled)
+
+
+def _note(message: str) -> None:
+    print(f"mctsviz: {message}", file=sys.stderr)
 
 
 def run_index(args: argparse.Namespace) -> int:

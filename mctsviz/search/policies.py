@@ -25,6 +25,7 @@ __all__ = [
     "score_terms",
     "ucb1",
     "ucb1_argmax",
+    "ucb1_argmax_of",
 ]
 
 INF = math.inf
@@ -59,19 +60,27 @@ def ucb1_argmax(values: Sequence[float], visits: Sequence[int], parent_visits: i
 
     The same formula as :func:`ucb1`, written as one loop for the engine's inner loop.
     """
+    return ucb1_argmax_of(range(len(visits)), values, visits, parent_visits, c=c, log=log)
+
+
+def ucb1_argmax_of(kids: Sequence[int], values: Sequence[float], visits: Sequence[int], parent_visits: int, *, c: float, log: str = "ln-n") -> list[int]:
+    """Positions in ``kids`` of the children with the highest UCB1 score (all tied ones, in
+    order), reading child ``k``'s statistics from per-node columns ``values[k]`` and
+    ``visits[k]`` (no lists made per call: verify's inner loop)."""
     best: list[int] = []
     best_score = -INF
     # Same operations in the same order as ucb1(), so both give bit-identical scores.
     ln_n = math.log(_log_argument(parent_visits, log))
     sqrt = math.sqrt
-    for i, n in enumerate(visits):
+    for i, k in enumerate(kids):
+        n = visits[k]
         if n == 0:
             if best_score != INF:
                 best, best_score = [i], INF
             else:
                 best.append(i)
             continue
-        score = values[i] / n + c * sqrt(ln_n / n)
+        score = values[k] / n + c * sqrt(ln_n / n)
         if score > best_score:
             best, best_score = [i], score
         elif score == best_score:

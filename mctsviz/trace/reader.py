@@ -258,7 +258,8 @@ def read_trace(
             :class:`ResumePoint` of a later read from there.
         blocks: yield a block frame whose iterations all pass the structure checks as one
             :class:`~mctsviz.trace.blocks.BlockRead` (its columns) instead of its events
-            (a reader that folds columns; any other block still comes as events).
+            (a reader that folds columns; any other block still comes as events). Without
+            ``structure``, every block comes as a ``BlockRead``, for the caller to check.
 
     Raises:
         MctsvizError: "FILE: line N: reason" ("frame N" in MessagePack) for an unreadable file
@@ -306,7 +307,7 @@ def read_trace(
                 for inner in read.events():
                     yield item[0], inner, item[2]
 
-    items = _msgpack_events(source, budget, start, whole=blocks and structure) if msgpack else _jsonl_events(source, budget, start)
+    items = _msgpack_events(source, budget, start, whole=blocks) if msgpack else _jsonl_events(source, budget, start)
     if blocks and structure and msgpack:
         items = whole_blocks(items)
     try:

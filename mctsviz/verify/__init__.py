@@ -28,18 +28,28 @@ by the caller; otherwise the report says they were skipped.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from itertools import chain
 from typing import Any
 
 from ..errors import MctsvizError
+from ..trace.blocks import BlockRead
 from ..trace.events import Header
 from .checker import Checker
 from .report import CHECKS, TOLERANCE, VerifyReport, Violation
 
-__all__ = ["CHECKS", "TOLERANCE", "Violation", "VerifyReport", "verify"]
+
+def verify_parallel(path: Any, **options: Any) -> VerifyReport:
+    """:func:`verify` of a trace file in worker processes (``jobs=N``); see :mod:`mctsviz.verify.parallel`."""
+    from .parallel import verify_parallel as run
+
+    return run(path, **options)
 
 
-def verify(source: Any, *, game: Any = None, limit: int = 20, on_warning: Any = None) -> VerifyReport:
+__all__ = ["CHECKS", "TOLERANCE", "Violation", "VerifyReport", "verify", "verify_parallel"]
+
+
+def verify(source: Any, *, game: Any = None, limit: int = 20, on_warning: Any = None, on_progress: Callable[[int], None] | None = None) -> VerifyReport:
     """Check a trace (a file path or its events) against itself; see the module doc.
 
     Args:
@@ -47,6 +57,7 @@ def verify(source: Any, *, game: Any = None, limit: int = 20, on_warning: Any = 
         game: the game (object or spec) when the header's cannot be rebuilt (a user's game).
         limit: how many violations to keep (all are counted).
         on_warning: called with notes from reading the file.
+        on_progress: called with the iterations checked so far, every 4,096.
 
     Returns:
         The report; ``report.ok`` tells whether every check passed.
@@ -61,20 +72,31 @@ def verify(source: Any, *, game: Any = None, limit: int = 20, on_warning: Any = 
 
         if format_of(source) == "jsonl":
             report.position = "line"
-        events: Iterator[Any] = read_trace(source, strict=True, structure=False, on_warning=on_warning or report.notes.append)
+        events: Iterator[Any] = read_trace(source, strict=True, structure=False, blocks=True, on_warning=on_warning or report.notes.append)
     else:
         events = iter(source)
     header = next(events, None)
     if not isinstance(header, Header):
         raise MctsvizError("a trace must start with a header event")
     if header.imported is not None:
+        # block frames (which an imported tree never holds) are checked as the events they stand for
+        events = chain.from_iterable(e.events() if type(e) is BlockRead else (e,) for e in events)
         _check_imported(header, events, report)
         return report
     checker = Checker(header, report, game)
     if report.ok:  # a header with unknown options leaves nothing to recompute with
-        checker.run(events)
+        checker.run(events, stop=None if on_progress is None else _progress_every(4096, on_progress))
         checker.name_causes()
     return report
+
+
+def _progress_every(period: int, on_progress: Callable[[int], None]) -> Callable[[int], bool]:
+    def stop(iteration: int) -> bool:
+        if not iteration % period:
+            on_progress(iteration)
+        return True
+
+    return stop
 
 
 def _check_imported(header: Header, events: Iterator[Any], report: VerifyReport) -> None:

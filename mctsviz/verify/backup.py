@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from ..search import policies
@@ -18,25 +19,37 @@ class BackupChecks(SelectionChecks):
     def _backpropagation(self, backprop: Backprop, path: tuple[int, ...], leaf: int, sim: int, returns: tuple[float, ...], iteration: int) -> None:
         chain = list(path) + ([sim] if sim != leaf else [])
         want_nodes = chain[::-1]
-        got_nodes = [u.node for u in backprop.updates]
-        if got_nodes != want_nodes:
-            where, text = _update_path_message(want_nodes, got_nodes)
-            self.flag("update-path", iteration, where, want_nodes, got_nodes, text)
-        by_node = {u.node: u for u in backprop.updates}
-        for node in want_nodes:
-            r = returns[self.mover[node]] if 0 <= self.mover[node] < len(returns) else 0.0
-            reward = (r + 1.0) / 2.0 if self.zero_one else r
-            u = by_node.get(node)
+        updates = backprop.updates
+        got_nodes = [u.node for u in updates]
+        pairs: Iterable[tuple[int, Any]]
+        if got_nodes == want_nodes and len(set(chain)) == len(chain):
+            pairs = zip(want_nodes, updates)  # the usual case: each update where it belongs
+        else:
+            if got_nodes != want_nodes:
+                where, text = _update_path_message(want_nodes, got_nodes)
+                self.flag("update-path", iteration, where, want_nodes, got_nodes, text)
+            by_node = {u.node: u for u in updates}
+            pairs = ((node, by_node.get(node)) for node in want_nodes)
+        mover, visits, value = self.mover, self.visits, self.value
+        players, zero_one, full = len(returns), self.zero_one, self.full
+        for node, u in pairs:
+            m = mover[node]
+            r = returns[m] if 0 <= m < players else 0.0
+            reward = (r + 1.0) / 2.0 if zero_one else r
             if u is not None:
-                if not close_enough(u.reward, reward):
+                if u.reward != reward and not close_enough(u.reward, reward):
                     self.flag("reward", iteration, node, reward, u.reward, self._reward_message(node, u.reward, reward))
-                if self.full:
+                if full:
                     self._update_check(u, node, reward, iteration)
-            self.visits[node] += 1
-            self.value[node] += reward
+            visits[node] += 1
+            value[node] += reward
         self.ends[chain[-1]] += 1
+        tree_parent, through, other = self.parent, self.through, self.other_traversed
         for parent, child in zip(chain, chain[1:]):
-            self.traversed[(parent, child)] = self.traversed.get((parent, child), 0) + 1
+            if tree_parent[child] == parent:
+                through[child] += 1
+            else:
+                other[(parent, child)] = other.get((parent, child), 0) + 1
 
     def _reward_message(self, node: int, found: float, expected: float) -> str:
         """The reward violation in a student's words: who moved into the node, what they got."""
@@ -82,6 +95,7 @@ class BackupChecks(SelectionChecks):
             found = reported.get(0, self.visits0[0])
             if found != root_visits:
                 self.flag("root-visits", iterations, 0, root_visits, found, "the root's visits after the last iteration")
+        # The engine's visit counts are untrusted numbers of any size: a list, not an array.
         visits = [reported.get(n, v) for n, v in enumerate(self.visits)] if self.full else None
         if visits is not None:
             self._sum_check(visits, iterations)
@@ -104,16 +118,17 @@ class BackupChecks(SelectionChecks):
         tree = not self.options.transpositions
         for node in range(len(visits)):
             through = 0
-            for child in self.children[node]:
-                through += self.traversed.get((node, child), 0)
+            for child in self.kids(node) if self.first_edge[node] >= 0 else ():
+                backups = self.traversed(node, child)
+                through += backups
                 if tree and self.parent[child] == node:
                     gained = visits[child] - self.visits0[child]
-                    if gained != self.traversed.get((node, child), 0):
+                    if gained != backups:
                         self.flag(
                             "visits",
                             iteration,
                             child,
-                            self.traversed.get((node, child), 0),
+                            backups,
                             gained,
                             f"node {child}'s visits gained equal the backups from its parent {node}",
                         )
@@ -134,7 +149,7 @@ class BackupChecks(SelectionChecks):
         iterations = self.iterations
         if decision.iterations != iterations:
             self.flag("decision", iterations, None, iterations, decision.iterations, "the number of iterations")
-        kids = self.children[0]
+        kids = self.kids(0)
         if [c.node for c in decision.children] != kids:
             self.flag("decision", iterations, 0, kids, [c.node for c in decision.children], "the root's children")
             return
@@ -145,7 +160,7 @@ class BackupChecks(SelectionChecks):
                 self.flag("decision", iterations, c.node, (n, w, mean), (c.visits, c.value, c.mean), "a root child's final statistics")
         visits = [self.visits[k] for k in kids]
         means = [self.value[k] / self.visits[k] if self.visits[k] else None for k in kids]
-        labels = self.edge_labels[0]
+        labels = self.edge_labels(0)
         for rule, found in (("visits", decision.by_visits), ("mean", decision.by_mean)):
             index = policies.final_choice(visits, means, rule=rule)
             want = None if index is None else labels[index]

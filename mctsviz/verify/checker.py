@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
+from ..trace.blocks import BlockRead
 from ..trace.events import Backprop, Decision, Expand, Select, Simulate
 from ..trace.grammar import TraceStructure
 from .backup import BackupChecks
@@ -12,12 +14,51 @@ from .expansion import ExpansionChecks
 from .simulation import SimulationChecks
 
 
+@dataclass(frozen=True)
+class Start:
+    """Where a check starts in the middle of a trace: after iteration ``iteration`` (a checkpoint)."""
+
+    iteration: int
+    nodes: int  # the nodes made by then
+    position: int  # the position of the last event before it (header: 1)
+    root_expanded: bool  # whether the trace expands the root at iteration 0
+
+
+def _events_of(events: Iterator[Any], grammar: TraceStructure) -> Iterator[tuple[Any, bool]]:
+    """Each event, and whether the grammar still has to check it: the iterations of a block
+    that pass the structure checks as a whole (``TraceStructure.check_block``, in C-speed
+    column passes) need no check event by event."""
+    for event in events:
+        if type(event) is BlockRead:
+            whole = grammar.check_block(event)
+            for inner in event.events():
+                yield inner, not whole
+        else:
+            yield event, True
+
+
+#: Called with each iteration checked: False stops the run there.
+Stop = Callable[[int], bool]
+
+
 class Checker(ExpansionChecks, SimulationChecks, BackupChecks):
     """Checks one trace, iteration by iteration, with every phase's checks."""
 
     # -- the fold -------------------------------------------------------------------------
 
-    def run(self, events: Iterator[Any]) -> None:
+    def run(self, events: Iterator[Any], start: Start | None = None, stop: Stop | None = None) -> bool:
+        """Check ``events`` (after the header) to the end of the trace, or to ``stop``.
+
+        Args:
+            events: the events after the header (from ``start`` when given).
+            start: where the events start, when not after the header: the checker's tree was
+                loaded for that point (:meth:`mctsviz.verify.parallel.load_checkpoint`).
+            stop: asked after each iteration (see :class:`Stop`).
+
+        Returns:
+            False when ``stop`` ended the run at its iteration (no final checks were made),
+            True when the whole trace was read (or a violation ended the checks).
+        """
         # The order and the node ids are the grammar's (mctsviz.trace.grammar), as for every
         # reader; what follows checks what the options imply.
         grammar = TraceStructure()
@@ -25,18 +66,21 @@ class Checker(ExpansionChecks, SimulationChecks, BackupChecks):
         decision = None
         root_expanded = False
         position = 1
-        for event in events:
+        if start is not None:
+            grammar.nodes, grammar.iteration = start.nodes, start.iteration + 1
+            root_expanded, position = start.root_expanded, start.position
+        for event, unchecked in _events_of(events, grammar):
             position += 1
             self.line = position
-            problem = grammar.check(event)
+            problem = grammar.check(event) if unchecked else None
             if problem is not None:
                 self.flag(problem.check, problem.iteration, problem.node, problem.expected, problem.found, problem.message)
-                return
+                return True
             kind = type(event)
             if kind is Expand and event.iteration == 0:
                 root_expanded = True
                 if not self._root_expansion(event):
-                    return
+                    return True
             elif kind is Decision:
                 decision = event
             else:
@@ -44,8 +88,10 @@ class Checker(ExpansionChecks, SimulationChecks, BackupChecks):
                 if kind is Backprop:
                     self.iteration_start = position - 3
                     if not self._iteration(*pending):
-                        return
+                        return True
                     pending = []
+                    if stop is not None and not stop(event.iteration):
+                        return False
         if self.options.expand == "second-visit" and not root_expanded and self.iterations:
             self.flag("expansion", 0, 0, "the root's expansion (iteration 0)", "none", "second-visit mode expands the root before iteration 1")
         if pending:
@@ -53,6 +99,7 @@ class Checker(ExpansionChecks, SimulationChecks, BackupChecks):
         self.report.iterations = self.iterations
         self.line = position if decision is not None else None
         self._final_checks(decision)
+        return True
 
     def _root_expansion(self, event: Expand) -> bool:
         if self.options.expand != "second-visit":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..trace.events import Expand
 from .report import close_enough
 from .selection import SelectionChecks
@@ -44,12 +46,13 @@ class ExpansionChecks(SelectionChecks):
                 self.flag("expansion", iteration, leaf, 1, len(new), "one child per visit")
                 if not new:
                     return None
-            if self.untried is not None:
-                untried = self.untried[leaf]
+            untried = None
+            if self.rules:
+                untried = self.untried(leaf)
                 label = new[0].action
-                if mode == "one" and untried and label != untried[0] and label not in self.edge_labels[leaf]:
+                if mode == "one" and untried and label != untried[0] and label not in self.edge_labels(leaf):
                     self.flag("expansion", iteration, leaf, untried[0], label, "one-child mode adds the first untried action, in legal order")
-            if not self._add_children(expand, iteration, all_actions=False):
+            if not self._add_children(expand, iteration, all_actions=False, untried=untried):
                 return None
             if expand.simulate_from != new[0].node:
                 self.flag("expansion", iteration, expand.simulate_from, new[0].node, expand.simulate_from, "the new child is simulated")
@@ -57,7 +60,7 @@ class ExpansionChecks(SelectionChecks):
         # "score": every legal action at once, then the best-scored child is simulated.
         if not self._add_children(expand, iteration, all_actions=True):
             return None
-        kids = self.children[leaf]
+        kids = self.kids(leaf)
         if expand.simulate_from not in kids:
             self.flag("expansion", iteration, expand.simulate_from, f"a child of node {leaf}", expand.simulate_from, "the node simulated")
             return None
@@ -66,17 +69,19 @@ class ExpansionChecks(SelectionChecks):
         self._choice(leaf, kids, expand.simulate_from, iteration, "expansion", expand.scores)
         return expand.simulate_from
 
-    def _add_children(self, expand: Expand, iteration: int, *, all_actions: bool) -> bool:
+    def _add_children(self, expand: Expand, iteration: int, *, all_actions: bool, untried: list[str] | None = None) -> bool:
         leaf = expand.parent
         new = expand.children
         options = self.options
-        state = self.states[leaf] if self.states is not None else None
-        untried = self.untried[leaf] if self.untried is not None else None
+        state = self.state_of(leaf) if self.rules else None
+        if untried is None and self.rules:  # (the caller's, when it has worked them out)
+            untried = self.untried(leaf)
+        made = self.edge_labels(leaf)
         if all_actions and untried is not None:
             labels = [c.action for c in new]
             if labels != untried:
                 self.flag("expansion", iteration, leaf, untried, labels, "all legal actions are added at once, in legal order")
-        count = len(self.edge_labels[leaf]) + (len(untried) if untried is not None else 0)
+        count = len(made) + (len(untried) if untried is not None else 0)
         if untried is None and all_actions:
             count = len(new)
         priors = self.recorded_priors.get(leaf)
@@ -84,8 +89,8 @@ class ExpansionChecks(SelectionChecks):
             if child.existing:
                 if not options.transpositions:
                     self.flag("expansion", iteration, child.node, "a new node", "an existing node", "a shared node without transpositions")
-            if child.action in self.edge_labels[leaf]:
-                first = self.children[leaf][self.edge_labels[leaf].index(child.action)]
+            if child.action in made:
+                first = self.kids(leaf)[made.index(child.action)]
                 self.flag(
                     "expansion",
                     iteration,
@@ -125,24 +130,31 @@ class ExpansionChecks(SelectionChecks):
                 if untried is not None and child.action in untried:
                     untried.remove(child.action)
             if child.existing:
-                if self.key[child.node] != child.key:
-                    self.flag("key", iteration, child.node, self.key[child.node], child.key, "a shared node has one state")
+                if self.key_of(child.node) != child.key:
+                    self.flag("key", iteration, child.node, self.key_of(child.node), child.key, "a shared node has one state")
             else:
-                self.parent.append(leaf)
-                self.children.append([])
-                self.edge_labels.append([])
-                self.label.append(child.action)
-                self.mover.append(child.mover)
-                self.terminal.append(child.terminal)
-                self.prior.append(child.prior)
-                self.key.append(child.key)
-                self.visits.append(child.visits)
-                self.value.append(child.value)
-                self.visits0.append(child.visits)
-                self.ends.append(0)
-                if self.states is not None and self.untried is not None:
-                    self.states.append(child_state)
-                    self.untried.append(self._labels(self.game, child_state) if child_state is not None else [])
-            self.children[leaf].append(child.node)
-            self.edge_labels[leaf].append(child.action)
+                self._add_node(leaf, child)
+                if self.rules:
+                    self.states[child.node] = child_state
+                    self.untried_left.append(self._action_count(child_state))
+            self.add_edge(leaf, child.node, child.action)
+            made.append(child.action)
+        if untried is not None:
+            self.untried_left[leaf] = len(untried)
         return True
+
+    def _add_node(self, parent: int, child: Any) -> None:
+        self.parent.append(parent)
+        self.action.append(self._code(child.action))
+        self.mover.append(child.mover)
+        self.terminal.append(child.terminal)
+        self.prior.append(child.prior)
+        self.visits.append(child.visits)
+        self.value.append(child.value)
+        self.visits0.append(child.visits)
+        self.ends.append(0)
+        self.through.append(0)
+        self.first_edge.append(-1)
+        self.last_edge.append(-1)
+        if self.keys is not None:
+            self.keys.append(child.key)

@@ -32,13 +32,27 @@ class SelectionChecks(CheckerState):
         elif steps is not None and len(steps) != len(path) - 1:
             self.flag("scores", iteration, None, len(path) - 1, len(steps), "one recorded step per move down the path")
             steps = None
+        terminal, untried_left, visits, value, kids_of = self.terminal, self.untried_left, self.visits, self.value, self.kids
+        count_untried = self.one_at_a_time and self.rules
+        options = self.options
+        # Compact UCB1 with the first-child tie-break, the usual case, is settled here by the
+        # policy's own argmax loop; anything else (and any wrong choice) by _choice.
+        quick = steps is None and options.policy == "ucb1" and options.tie_break == "first"
+        argmax_of, c, log = policies.ucb1_argmax_of, options.c, options.log
         for i in range(len(path) - 1):
             node, chosen = path[i], path[i + 1]
-            kids = self.children[node]
+            kids = kids_of(node)
             if chosen not in kids:
                 self.flag("path", iteration, chosen, f"a child of node {node}", chosen, "the path leaves the tree's edges")
                 return False
-            self._stop_check(node, iteration, last=False)
+            # A node with children goes on unless terminal or (one child at a time) with an
+            # untried action, or an untried count still unknown: only then the full check.
+            if terminal[node] or (count_untried and untried_left[node] != 0):
+                self._stop_check(node, iteration, last=False)
+            if quick:
+                best = argmax_of(kids, value, visits, visits[node], c=c, log=log)
+                if best and kids[best[0]] == chosen:
+                    continue
             self._choice(node, kids, chosen, iteration, "selection", steps[i] if steps else None)
         self._stop_check(path[-1], iteration, last=True)
         return True
@@ -46,16 +60,15 @@ class SelectionChecks(CheckerState):
     def _stop_check(self, node: int, iteration: int, *, last: bool) -> None:
         """Selection goes on exactly while the node is not terminal, has children and (one
         child at a time) has no untried action."""
-        untried = self.untried[node] if self.untried is not None else None
-        goes_on = not self.terminal[node] and bool(self.children[node])
-        if self.one_at_a_time and untried is not None:
-            goes_on = goes_on and not untried
+        goes_on = not self.terminal[node] and self.first_edge[node] >= 0
+        if self.one_at_a_time and self.rules:
+            goes_on = goes_on and not self.has_untried(node)
         elif self.one_at_a_time:
             return  # without the game, whether a node is fully expanded is unknown
         if goes_on == last:
             what = "stops" if last else "goes on"
             if last:  # not terminal, with children and nothing untried
-                why = f"node {node} is fully expanded ({len(self.children[node])} children, no untried action): selection goes on to its best child"
+                why = f"node {node} is fully expanded ({len(self.kids(node))} children, no untried action): selection goes on to its best child"
             elif self.terminal[node]:
                 why = f"node {node} is terminal: selection stops there"
             else:
@@ -66,6 +79,8 @@ class SelectionChecks(CheckerState):
         """Is ``chosen`` the best of ``kids`` under the options (and do recorded scores agree)?"""
         options = self.options
         parent_visits = self.visits[node]
+        if step is None and self._chose_best(kids, chosen, parent_visits):
+            return  # the usual case, settled by the policy's argmax loop (the same floating-point operations)
         terms = [policies.score_terms(options, self.value[k], self.visits[k], parent_visits, self.prior[k]) for k in kids]
         scores = [t[2] for t in terms]
         top = max(scores)
@@ -106,6 +121,22 @@ class SelectionChecks(CheckerState):
                 self.flag("scores", iteration, node, "recorded scores", None, "a full-level step without scores")
             return
         self._compare_scores(recorded, kids, terms, iteration, node)
+
+    def _chose_best(self, kids: list[int], chosen: int, parent_visits: int) -> bool:
+        """Whether ``chosen`` is a child the tie-break may take among the best-scored ``kids``."""
+        options = self.options
+        if options.policy == "puct":
+            child_visits = list(map(self.visits.__getitem__, kids))
+            child_values = list(map(self.value.__getitem__, kids))
+            priors = list(map(self.prior.__getitem__, kids))
+            best = policies.puct_argmax(child_values, child_visits, priors, parent_visits, c_puct=options.c_puct, q=options.q, fpu=options.fpu)
+        else:
+            best = policies.ucb1_argmax_of(kids, self.value, self.visits, parent_visits, c=options.c, log=options.log)
+        if not best:
+            return False
+        if options.tie_break == "random":
+            return chosen in [kids[i] for i in best]
+        return chosen == kids[best[0]]
 
     def _note_causes(self, said: str, rest: str, causes: list[tuple[str, str]]) -> None:
         """Count the mistakes that explain a wrong choice; the violation about to be flagged gets

@@ -48,7 +48,7 @@ class SimulationChecks(CheckerState):
             self.recorded_priors[sim] = dict(simulate.priors)
         if self.full and simulate.actions is None:
             self.flag("simulation", iteration, sim, "recorded rollout moves", None, "a full-level simulation without its moves")
-        if self.states is not None:
+        if self.rules:
             self._simulation_rules(simulate, sim, iteration, returns)
         return returns
 
@@ -59,11 +59,12 @@ class SimulationChecks(CheckerState):
         if not isinstance(script, dict):  # outcomes by iteration
             outcome = script[iteration - 1] if iteration <= len(script) else None
         else:
-            outcomes = script.get(self.key[node])
-            used = self.script_used.get(self.key[node], 0)
+            key = self.key_of(node)
+            outcomes = script.get(key)
+            used = self.script_used.get(key, 0)
             if not outcomes or used >= len(outcomes):
                 return None
-            self.script_used[self.key[node]] = used + 1
+            self.script_used[key] = used + 1
             outcome = outcomes[used]
         if outcome is None:
             return None
@@ -72,23 +73,23 @@ class SimulationChecks(CheckerState):
         return tuple(float(x) for x in outcome)
 
     def _simulation_rules(self, simulate: Simulate, sim: int, iteration: int, returns: tuple[float, ...]) -> None:
-        game, state = self.game, self.states[sim]  # type: ignore[index]
+        method, actions = simulate.method, simulate.actions or ()
+        if method != "terminal" and (method not in ("random", "heuristic") or not actions):
+            return  # nothing to play out (a compact trace records no rollout moves)
+        game, state = self.game, self.state_of(sim)
         if state is None:
             return
-        if simulate.method == "terminal":
+        if method == "terminal":
             want = tuple(float(r) for r in game.returns(state))
             if not all(close_enough(a, b) for a, b in zip(want, returns)):
                 self.flag("simulation", iteration, sim, want, returns, "the returns of a terminal node are the game's")
             return
-        if simulate.method not in ("random", "heuristic") or not simulate.actions:
-            return
-        problem = self._rollout_problem(state, simulate.actions, returns)
+        problem = self._rollout_problem(state, actions, returns)
         if problem is None:
             return
-        states = self.states or []
         for origin in dict.fromkeys((self.parent[sim], 0)):
-            origin_state = states[origin] if 0 <= origin < len(states) else None
-            if origin != sim and origin_state is not None and self._rollout_problem(origin_state, simulate.actions, returns) is None:
+            origin_state = self.state_of(origin) if 0 <= origin < len(self.parent) else None
+            if origin != sim and origin_state is not None and self._rollout_problem(origin_state, actions, returns) is None:
                 whose = f"node {origin}'s state (the parent of node {sim})" if origin == self.parent[sim] else f"the root's state (node {origin})"
                 self.flag(
                     "simulation",

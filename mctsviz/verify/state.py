@@ -1,12 +1,28 @@
-"""The state of one verification: the tree as verify folds it, the game when it can be rebuilt."""
+"""The state of one verification: the tree as verify folds it, the game when it can be rebuilt.
+
+The tree lives in typed arrays (:mod:`array`), a few bytes per node and edge: a million-node
+trace is checked without one Python object per node. Game states are not kept per node: a
+node's state is replayed from the root along the actions that made it, through a small cache
+that holds the states of the nodes checked last (a selection path shares its start with the
+one before it, so a state is usually one move away).
+"""
 
 from __future__ import annotations
 
+from array import array
+from operator import sub
 from typing import Any
 
 from ..errors import MctsvizError
 from ..trace.events import Header
 from .report import VerifyReport, Violation
+
+#: Game states cached at most (then the cache starts again from the root's): bounded memory.
+STATE_CACHE = 4096
+#: Nodes whose children lists are cached at most (the ones near the root are read every iteration).
+KIDS_CACHE = 1 << 16
+#: The untried-action count of a node not yet worked out (a node loaded from a checkpoint).
+UNKNOWN = -1
 
 
 class CheckerState:
@@ -14,6 +30,10 @@ class CheckerState:
 
     The phase checks (``selection``, ``expansion``, ``simulation``, ``backup``) are mixins over
     this state; :class:`mctsviz.verify.checker.Checker` puts them together.
+
+    Edges are a linked list per parent in creation order (``first_edge``, ``edge_next``), so a
+    node shared by transpositions can hang under several parents; ``action`` is the label of
+    the edge that made each node, the one its state is replayed along.
     """
 
     def __init__(self, header: Header, report: VerifyReport, game: Any) -> None:
@@ -30,20 +50,30 @@ class CheckerState:
         self.full = header.record == "full"
         self.one_at_a_time = self.options.expand in ("one", "one-random")
         self.zero_one = self.options.reward == "01"
+        # Action labels by code (a game has few distinct ones).
+        self.label_names: list[str] = []
+        self.label_codes: dict[str, int] = {}
         # The tree as verify replays it, by node id.
-        self.parent = [-1]
-        self.children: list[list[int]] = [[]]
-        self.edge_labels: list[list[str]] = [[]]
-        self.label = [""]
-        self.mover = [header.root_mover]
-        self.terminal = [False]
-        self.prior = [1.0]
-        self.key = [header.root]
-        self.visits = [header.root_visits]
-        self.value = [float(header.root_value)]
-        self.visits0 = [header.root_visits]
-        self.ends = [0]  # iterations whose backpropagation started at the node
-        self.traversed: dict[tuple[int, int], int] = {}  # (parent, child) -> backups through the edge
+        self.parent = array("i", [-1])
+        self.action = array("I", [self._code("")])
+        self.mover = array("q", [header.root_mover])
+        self.terminal = array("B", [0])
+        self.prior = array("d", [1.0])
+        self.visits = array("q", [header.root_visits])
+        self.value = array("d", [float(header.root_value)])
+        self.visits0 = array("q", [header.root_visits])
+        self.ends = array("q", [0])  # iterations whose backpropagation started at the node
+        self.through = array("q", [0])  # backups through the edge from the node's (first) parent
+        self.other_traversed: dict[tuple[int, int], int] = {}  # backups through any other (parent, child)
+        self.first_edge = array("i", [-1])
+        self.last_edge = array("i", [-1])
+        self.edge_child = array("i")
+        self.edge_label = array("I")
+        self.edge_next = array("i")
+        self.kids_cache: dict[int, list[int]] = {}  # the children of nodes selected through lately
+        # Keys are kept only where a check reads them: a node shared by a transposition, a
+        # script keyed by state.
+        self.keys: list[str] | None = [header.root] if self.options.transpositions or isinstance(self.options.script, dict) else None
         self.reported: dict[int, int] = {}  # the engine's own visits (visits_after, full level)
         self.recorded_priors: dict[int, dict[str, float]] = {}
         self.script_used: dict[str, int] = {}
@@ -52,7 +82,134 @@ class CheckerState:
         self.unexplained: list[tuple[int, str, str, list[tuple[str, str]]]] = []
         self.iterations = 0
         self.iteration_start = 2
-        self.game, self.states, self.untried = self._load_game(game)
+        self.moves_memo: tuple[Any, list[Any], list[str]] | None = None
+        self.states: dict[int, Any] = {}  # the state cache (node -> state, None after an illegal action)
+        self.untried_left = array("i", [0])
+        self.game, self.rules = self._load_game(game)
+
+    # -- the tree -------------------------------------------------------------------------
+
+    def _code(self, label: str) -> int:
+        code = self.label_codes.get(label)
+        if code is None:
+            code = self.label_codes[label] = len(self.label_names)
+            self.label_names.append(label)
+        return code
+
+    def kids(self, node: int) -> list[int]:
+        """A node's children, in the order their edges were made (the caller must not change the list)."""
+        cache = self.kids_cache
+        out = cache.get(node)
+        if out is not None:
+            return out
+        out = []
+        edge, child, following = self.first_edge[node], self.edge_child, self.edge_next
+        while edge >= 0:
+            out.append(child[edge])
+            edge = following[edge]
+        if len(cache) >= KIDS_CACHE:
+            cache.clear()
+        cache[node] = out
+        return out
+
+    def edge_labels(self, node: int) -> list[str]:
+        """The actions of a node's edges, in the order they were made."""
+        out = []
+        edge, label, following, names = self.first_edge[node], self.edge_label, self.edge_next, self.label_names
+        while edge >= 0:
+            out.append(names[label[edge]])
+            edge = following[edge]
+        return out
+
+    def add_edge(self, parent: int, child: int, label: str) -> None:
+        self.kids_cache.pop(parent, None)
+        edge = len(self.edge_child)
+        self.edge_child.append(child)
+        self.edge_label.append(self._code(label))
+        self.edge_next.append(-1)
+        last = self.last_edge[parent]
+        if last < 0:
+            self.first_edge[parent] = edge
+        else:
+            self.edge_next[last] = edge
+        self.last_edge[parent] = edge
+
+    def traversed(self, parent: int, child: int) -> int:
+        """The backups that went from ``parent`` to ``child``."""
+        if self.parent[child] == parent:
+            return self.through[child]
+        return self.other_traversed.get((parent, child), 0)
+
+    def key_of(self, node: int) -> str:
+        assert self.keys is not None
+        return self.keys[node]
+
+    # -- checkpoints (verify --jobs) -------------------------------------------------------
+
+    def resume(self, structure: Any, visits: array[int], value: array[float], iteration: int) -> None:
+        """Take the tree after ``iteration`` from an index (``structure``, and the checkpoint's
+        ``visits`` and ``value``) as this fold's own.
+
+        Only sound for a tree (no transpositions) whose iterations before were checked without
+        a violation and ended in these very arrays (see :mod:`mctsviz.verify.parallel`): then
+        what the fold keeps besides follows from them. Each node's gained visits are the
+        backups through the edge from its parent, the backups that ended at a node are its
+        gained visits less its children's, and edges were made in node order.
+        """
+        count = len(visits)
+        codes = array("I", [self._code(label) for label in structure.action.labels])  # the index's codes -> this fold's
+        self.parent = parent = structure.parent[:count]
+        self.action = array("I", map(codes.__getitem__, structure.action.codes[:count]))
+        self.mover = array("q", structure.mover[:count])
+        self.terminal = structure.terminal.values[:count]
+        self.prior = structure.prior[:count]
+        self.visits0 = structure.visits0[:count]
+        self.visits, self.value = visits, value
+        gained = array("q", map(sub, visits, self.visits0))
+        self.through = array("q", gained)
+        self.through[0] = 0
+        self.ends = ends = gained
+        self.first_edge = first = array("i", [-1]) * count
+        self.last_edge = last = array("i", [-1]) * count
+        self.edge_next = following = array("i", [-1]) * max(count - 1, 0)
+        through = self.through
+        for child in range(1, count):
+            up = parent[child]
+            ends[up] -= through[child]
+            edge = child - 1
+            if last[up] < 0:
+                first[up] = edge
+            else:
+                following[last[up]] = edge
+            last[up] = edge
+        self.edge_child = array("i", range(1, count))
+        self.edge_label = self.action[1:]
+        self.kids_cache.clear()
+        if self.rules:
+            self.untried_left = array("i", [UNKNOWN]) * count
+            self.states = {0: self.root_state}
+        self.iterations = self.report.iterations = iteration
+
+    def differs_from(self, structure: Any, visits: array[int], value: array[float], since: int) -> str | None:
+        """What of this fold's tree differs from an index's checkpoint (the nodes made from
+        node ``since`` on, and every node's statistics), or None when it is the same."""
+        count = len(visits)
+        if len(self.visits) != count:
+            return f"it holds {count} nodes, not {len(self.visits)}"
+        if self.visits.tobytes() != visits.tobytes() or self.value.tobytes() != value.tobytes():
+            return "other visits or values"
+        labels = structure.action
+        names = self.label_names
+        if (
+            self.parent[since:] != structure.parent[since:count]
+            or [names[code] for code in self.action[since:]] != [labels[node] for node in range(since, count)]
+            or self.mover[since:] != array("q", structure.mover[since:count])
+            or self.terminal[since:] != structure.terminal.values[since:count]
+            or self.prior[since:].tobytes() != structure.prior[since:count].tobytes()
+            or self.visits0[since:] != structure.visits0[since:count]
+        ):
+            return "another structure"
+        return None
 
     # -- reporting ------------------------------------------------------------------------
 
@@ -61,7 +218,7 @@ class CheckerState:
 
     # -- the game, when it can be rebuilt -------------------------------------------------
 
-    def _load_game(self, game: Any) -> tuple[Any, list[Any] | None, list[list[str]] | None]:
+    def _load_game(self, game: Any) -> tuple[Any, bool]:
         from .. import games
 
         header = self.header
@@ -74,7 +231,7 @@ class CheckerState:
         except MctsvizError as exc:
             self.report.skipped.extend(rule_checks)
             self.report.notes.append(f"the game's rules were not checked: {exc} (give the game to check them)")
-            return None, None, None
+            return None, False
         if game.name != header.game:
             self.report.notes.append(f"checking with the game {game.name!r}; the trace names {header.game!r}")
         try:
@@ -82,13 +239,16 @@ class CheckerState:
         except MctsvizError as exc:
             self.report.skipped.extend(rule_checks)
             self.report.notes.append(f"the game's rules were not checked: {exc}")
-            return None, None, None
+            return None, False
         if game.num_players != header.num_players:
             self.flag("header", None, None, game.num_players, header.num_players, "the number of players differs from the game's")
         player = game.current_player(root)
         if player != header.root_player:
             self.flag("mover", None, 0, player, header.root_player, "the player to move at the root differs from the game's")
-        return game, [root], [self._labels(game, root)]
+        self.root_state = root
+        self.states[0] = root
+        self.untried_left[0] = len(self._labels(game, root))
+        return game, True
 
     def _root_state(self, game: Any) -> Any:
         from .. import games
@@ -104,15 +264,70 @@ class CheckerState:
             return state
         raise MctsvizError(f"the root state {key!r} is not the initial state and {game.name} cannot read states")
 
+    def state_of(self, node: int) -> Any:
+        """A node's game state (None when an action on the way to it is illegal), replayed
+        from the nearest cached ancestor along the actions that made each node."""
+        states = self.states
+        chain = []
+        while node not in states:
+            chain.append(node)
+            node = self.parent[node]
+        state = states[node]
+        if len(states) + len(chain) > STATE_CACHE:
+            root = states[0]
+            states.clear()
+            states[0] = root
+        names, action = self.label_names, self.action
+        for n in reversed(chain):
+            if state is not None:
+                state = self._play(state, names[action[n]])
+            states[n] = state
+        return state
+
+    def untried(self, node: int) -> list[str]:
+        """A node's legal actions not yet expanded, in legal order (with the game's rules)."""
+        state = self.state_of(node)
+        if state is None or self.game.is_terminal(state):
+            return []
+        made = set(self.edge_labels(node))
+        return [label for label in self._moves(state)[1] if label not in made]
+
+    def has_untried(self, node: int) -> bool:
+        left = self.untried_left[node]
+        if left == UNKNOWN:
+            left = self.untried_left[node] = len(self.untried(node))
+        return left > 0
+
+    def _action_count(self, state: Any) -> int:
+        """How many legal actions a state has (``len(_labels(...))`` without making the labels)."""
+        game = self.game
+        if state is None or game.is_terminal(state):
+            return 0
+        return len(game.legal_actions(state))
+
     @staticmethod
     def _labels(game: Any, state: Any) -> list[str]:
         if game.is_terminal(state):
             return []
         return [game.action_label(a) for a in game.legal_actions(state)]
 
-    def _play(self, state: Any, label: str) -> Any | None:
+    def _moves(self, state: Any) -> tuple[list[Any], list[str]]:
+        """A state's legal actions and their labels, remembered for the last state asked
+        about (an expansion lists a leaf's untried actions, then plays some of them)."""
+        memo = self.moves_memo
+        if memo is not None and memo[0] is state:
+            return memo[1], memo[2]
         game = self.game
-        for action in game.legal_actions(state):
-            if game.action_label(action) == label:
-                return game.next_state(state, action)
-        return None
+        actions = list(game.legal_actions(state))
+        labels = [game.action_label(a) for a in actions]
+        self.moves_memo = (state, actions, labels)
+        return actions, labels
+
+    def _play(self, state: Any, label: str) -> Any | None:
+        """The state after the first legal action labelled ``label`` (None: no such action)."""
+        actions, labels = self._moves(state)
+        try:
+            index = labels.index(label)
+        except ValueError:
+            return None
+        return self.game.next_state(state, actions[index])
