@@ -119,7 +119,8 @@ class Tracer:
 
     def select(self, path: Sequence[Hashable]) -> None:
         """The nodes selection went through, from the root to the leaf where it stopped."""
-        self._expect(0, "select")
+        if self._stage:
+            self._expect(0, "select")
         if not path:
             raise MctsvizError("select() needs the path from the root, at least the root itself")
         if not self._ids:
@@ -145,7 +146,8 @@ class Tracer:
             simulate_from: the node the simulation starts from (default: the only new child,
                 or the parent when there is none).
         """
-        self._expect(1, "expand")
+        if self._stage != 1:
+            self._expect(1, "expand")
         leaf = self._id(parent)
         game = self.game
         state = self._states[leaf]
@@ -190,10 +192,16 @@ class Tracer:
 
     def simulate(self, node: Hashable, returns: Sequence[float], moves: Sequence[Action] | None = None) -> None:
         """The simulation: where it started, its returns (one per player) and the moves it played."""
-        self._expect(2, "simulate")
+        if self._stage != 2:
+            self._expect(2, "simulate")
         start = self._id(node)
         method = "terminal" if self._terminal[start] else self.options.rollout
-        labels = None if moves is None else tuple(map(self._label, moves))
+        labels = None
+        if moves is not None:
+            try:  # most moves were labelled before: looked up in C, labelled only when new
+                labels = tuple(map(self._labels.__getitem__, moves))
+            except (KeyError, TypeError):
+                labels = tuple(map(self._label, moves))
         try:
             values = tuple(map(float, returns))
         except (TypeError, ValueError):
@@ -203,7 +211,8 @@ class Tracer:
 
     def backprop(self, updates: Iterable[tuple[Hashable, float]]) -> None:
         """Every (node, reward) the backup credited, in the order it credited them."""
-        self._expect(3, "backprop")
+        if self._stage != 3:
+            self._expect(3, "backprop")
         ids, visits, value = self._ids, self._visits, self._value
         records = []
         for node, reward in updates:
