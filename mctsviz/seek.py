@@ -27,6 +27,7 @@ import zlib
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import accumulate, chain, repeat
 from operator import lt
 from pathlib import Path
@@ -758,7 +759,10 @@ class IndexedTrace:
     @property
     def checkpoints(self) -> list[ResumePoint]:
         """Where a read may resume: one :class:`ResumePoint` per checkpoint, in order."""
-        return [ResumePoint(self.header, c.offset, c.number, c.iteration, c.nodes) for c in self._checkpoints]
+        return [self._resume_point(c) for c in self._checkpoints]
+
+    def _resume_point(self, c: _Checkpoint) -> ResumePoint:
+        return ResumePoint(self.header, c.offset, c.number, c.iteration, c.nodes)
 
     @property
     def structure(self) -> Any:
@@ -817,40 +821,31 @@ class IndexedTrace:
             raise MctsvizError(f"iteration {iteration} is out of range: the trace has iterations 1-{self.iterations}")
         return self._move_to(iteration - 1)
 
-    @property
+    @cached_property
     def root_expansion(self) -> Expand | None:
         """The root's expansion before the first iteration (second-visit mode), or None."""
-        if not hasattr(self, "_root_expansion"):
-            self._root_expansion: Expand | None = None
-            events = read_trace(self.path, until=0, **self._read_options)
-            try:
-                for event in events:
-                    if type(event) is Expand and not event.iteration:
-                        self._root_expansion = event
-                        break
-                    if type(event) in (Select, Backprop):
-                        break
-            finally:
-                close = getattr(events, "close", None)
-                if close is not None:
-                    close()
-        return self._root_expansion
+        events = read_trace(self.path, until=0, **self._read_options)
+        try:
+            for event in events:
+                if type(event) is Expand and not event.iteration:
+                    return event
+                if type(event) in (Select, Backprop):
+                    return None
+            return None
+        finally:
+            close = getattr(events, "close", None)
+            if close is not None:
+                close()
 
-    @property
+    @cached_property
     def decision(self) -> Decision | None:
         """The search's decision (the trace's last event), or None when it has none."""
-        if not hasattr(self, "_decision"):
-            self._decision: Decision | None = None
-            for event in read_trace(self.path, start=self._last_resume_point(), **self._read_options):
-                if type(event) is Decision:
-                    self._decision = event
-        return self._decision
-
-    def _last_resume_point(self) -> ResumePoint | None:
-        if not self._checkpoints:
-            return None
-        c = self._checkpoints[-1]
-        return ResumePoint(self.header, c.offset, c.number, c.iteration, c.nodes)
+        start = self._resume_point(self._checkpoints[-1]) if self._checkpoints else None
+        decision = None
+        for event in read_trace(self.path, start=start, **self._read_options):
+            if type(event) is Decision:
+                decision = event
+        return decision
 
     def stream(self) -> Iterator[Any]:
         """The trace's events from its start (header first), read afresh: the working position
@@ -894,7 +889,7 @@ class IndexedTrace:
             c = self._checkpoints[base]
             # checksums right, contents wrong (a crafted index): an error naming the file
             self._visits, self._value = self.statistics(base)
-            point = ResumePoint(self.header, c.offset, c.number, c.iteration, c.nodes)
+            point = self._resume_point(c)
             # Strict: the index vouches for these iterations, so damage here means the trace
             # and its index disagree (an error naming the file), not an early end to accept.
             self._reader = read_trace(self.path, start=point, **{**self._read_options, "strict": True})

@@ -356,3 +356,17 @@ def test_the_site_of_a_long_trace_draws_figures_with_a_note(tmp_path, capsys):
     assert main(["site", str(path), "-o", str(out), "--iterations", "1,1500", "--no-progress"]) == 0
     assert "too many for the walkthrough's explorer" in capsys.readouterr().err
     assert (out / "t" / "figures").is_dir() and not list((out / "t").glob("explorer*"))
+
+
+@pytest.mark.parametrize("options", [{}, {"expand": "second-visit"}])
+def test_an_indexed_trace_answers_what_a_replay_answers(tmp_path, options):
+    events = recorded_search("tictactoe", iterations=2100, seed=5, record="compact", **options)[1]
+    replay = Replay(events)
+    path = write(tmp_path / "t.msgpack", events)
+    with open_indexed(path, every=1024) as indexed:
+        assert indexed.root_expansion == replay.root_expansion and indexed.decision == replay.decision
+        assert (indexed.root_expansion is None) == (not options)
+        for k in (2100, 1, 1025, 1024, 7):
+            assert indexed.events(k) == replay.events(k)
+        with pytest.raises(MctsvizError, match="iteration 2101 is out of range"):
+            indexed.events(2101)
