@@ -597,7 +597,7 @@ def evolution(replay: Any, node: int = 0, *, points: Sequence[int] | None = None
     header = replay.header
     options = header.options
     rule = options.final
-    kept = tuple(series_points(replay.iterations)) if points is None else tuple(points)
+    kept = series_points(replay.iterations) if points is None else tuple(points)
     slot = {k: i for i, k in enumerate(kept)}
     visits = array("q", [header.root_visits])
     value = array("d", [float(header.root_value)])
@@ -683,7 +683,7 @@ def growth(replay: Any, *, points: Sequence[int] | None = None) -> Growth:
     """Node count, depth and mean branching after the iterations ``points`` (default
     :func:`series_points`), from the expansions of a :class:`Replay` or an
     :class:`mctsviz.seek.IndexedTrace` (read once, in the memory of a few bytes a node)."""
-    kept = tuple(series_points(replay.iterations)) if points is None else tuple(points)
+    kept = series_points(replay.iterations) if points is None else tuple(points)
     wanted = set(kept)
     depth_of = array("i", [0])
     has_children = bytearray(1)
