@@ -18,7 +18,7 @@ engine claims to follow; ``mctsviz verify`` then checks every step against that 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
 
 from ._version import __version__
@@ -70,6 +70,10 @@ class Tracer:
         self._priors: dict[int, float] = {}
         self._terminal: list[bool] = [False]  # per node: the state is terminal (the root is not)
         self._labels: dict[Any, str] = {}  # action -> label: rollouts play the same moves again and again
+        # A TraceWriter takes an iteration's four events in one call: they are held until backprop().
+        batch = getattr(recorder, "record_iteration", None)
+        self._batch: Callable[[Select, Expand, Simulate, Backprop], None] | None = batch if callable(batch) else None
+        self._held: list[Any] = []
         recorder(
             Header(
                 format=FORMAT_NAME,
@@ -134,7 +138,11 @@ class Tracer:
         self._iteration += 1
         self._path = ids
         self._stage = 1
-        self.recorder(Select(self._iteration, ids))
+        event = Select(self._iteration, ids)
+        if self._batch is None:
+            self.recorder(event)
+        else:
+            self._held = [event]
 
     def expand(self, parent: Hashable, children: Iterable[tuple[Any, ...]], *, simulate_from: Hashable | None = None) -> None:
         """The children an expansion added under ``parent``: (node, action) pairs, in order.
@@ -188,7 +196,11 @@ class Tracer:
         if start != leaf:
             self._path = (*self._path, start)
         self._stage = 2
-        self.recorder(Expand(self._iteration, leaf, tuple(added), start, rule))
+        event = Expand(self._iteration, leaf, tuple(added), start, rule)
+        if self._batch is None:
+            self.recorder(event)
+        else:
+            self._held.append(event)
 
     def simulate(self, node: Hashable, returns: Sequence[float], moves: Sequence[Action] | None = None) -> None:
         """The simulation: where it started, its returns (one per player) and the moves it played."""
@@ -207,7 +219,11 @@ class Tracer:
         except (TypeError, ValueError):
             raise MctsvizError(f"simulate() returns must be numbers, one per player, not {returns!r}") from None
         self._stage = 3
-        self.recorder(Simulate(self._iteration, start, method, values, labels))
+        event = Simulate(self._iteration, start, method, values, labels)
+        if self._batch is None:
+            self.recorder(event)
+        else:
+            self._held.append(event)
 
     def backprop(self, updates: Iterable[tuple[Hashable, float]]) -> None:
         """Every (node, reward) the backup credited, in the order it credited them."""
@@ -225,7 +241,11 @@ class Tracer:
             value[number] += credit
             records.append(Update(number, credit))
         self._stage = 0
-        self.recorder(Backprop(self._iteration, tuple(records)))
+        event = Backprop(self._iteration, tuple(records))
+        if self._batch is None:
+            self.recorder(event)
+        else:
+            self._batch(*self._held, event)
 
     def finish(self) -> None:
         """End the trace with the decision: the root's children and the move each final rule picks.

@@ -73,6 +73,27 @@ def test_the_same_seed_gives_the_same_bytes(plain_uct, tmp_path):
     assert files[0] == files[1]
 
 
+@pytest.mark.parametrize("suffix", [".jsonl", ".msgpack"])
+def test_a_file_holds_the_events_the_tracer_made(plain_uct, tmp_path, suffix):
+    # A TraceWriter takes each iteration in one call (record_iteration), a ListRecorder event
+    # by event: both must end up with the same events, and the writer with the bytes four
+    # calls of it would have written.
+    from mctsviz.trace.io import load_trace
+
+    _, events = _traced(plain_uct, iterations=150)
+    game = games.load("tictactoe")
+    with TraceWriter(tmp_path / f"batched{suffix}") as writer:
+        tracer = Tracer(writer, game=game, root=game.initial_state(), options=SearchOptions(iterations=150), seed=1)
+        assert tracer._batch is not None
+        plain_uct.uct(game, game.initial_state(), 150, seed=1, tracer=tracer)
+        tracer.finish()
+    assert load_trace(tmp_path / f"batched{suffix}") == events
+    with TraceWriter(tmp_path / f"one_by_one{suffix}") as writer:
+        for event in events:
+            writer(event)
+    assert (tmp_path / f"batched{suffix}").read_bytes() == (tmp_path / f"one_by_one{suffix}").read_bytes()
+
+
 def test_calls_out_of_order_or_unknown_nodes_are_clear_errors():
     game = games.load("tictactoe")
     root = game.initial_state()
