@@ -245,7 +245,8 @@ class Tracer:
         if self._batch is None:
             self.recorder(event)
         else:
-            self._batch(*self._held, event)
+            select, expand, simulate = self._held
+            self._batch(select, expand, simulate, event)
 
     def finish(self) -> None:
         """End the trace with the decision: the root's children and the move each final rule picks.
