@@ -232,3 +232,21 @@ def test_the_compiled_kernel_loads_only_when_it_runs():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_verify_loads_numba_only_for_a_long_trace(tmp_path):
+    # Loading numba takes about a second: a short trace is checked without it.
+    path = tmp_path / "short.msgpack"
+    code = (
+        "import sys\n"
+        "from mctsviz.testing import recorded_search\n"
+        "from mctsviz.trace.writer import TraceWriter\n"
+        "from mctsviz.verify import verify\n"
+        f"with TraceWriter({str(path)!r}) as writer:\n"
+        "    for event in recorded_search('connect4', iterations=300, seed=1, engine='python')[1]:\n"
+        "        writer(event)\n"
+        f"assert verify({str(path)!r}).ok\n"
+        "print(','.join(sorted(m for m in ('numba', 'numpy') if m in sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

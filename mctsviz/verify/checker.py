@@ -24,18 +24,26 @@ class Start:
     root_expanded: bool  # whether the trace expands the root at iteration 0
 
 
-def _events_of(events: Iterator[Any], grammar: TraceStructure) -> Iterator[tuple[Any, bool]]:
+def _events_of(events: Iterator[Any], grammar: TraceStructure, on_block: Callable[[BlockRead], None] | None = None) -> Iterator[tuple[Any, bool]]:
     """Each event, and whether the grammar still has to check it: the iterations of a block
     that pass the structure checks as a whole (``TraceStructure.check_block``, in C-speed
-    column passes) need no check event by event."""
+    column passes) need no check event by event. ``on_block`` is given each such block before
+    its events, when the events before it have been checked."""
     for event in events:
         if type(event) is BlockRead:
             whole = grammar.check_block(event)
+            if whole and on_block is not None:
+                on_block(event)
             for inner in event.events():
                 yield inner, not whole
         else:
             yield event, True
 
+
+#: Blocks from this iteration on are marked at compiled speed when numba is installed (None:
+#: never; tests set 1 or None to compare the reports with and without). Loading numba takes
+#: about a second, the Python check of this many iterations about two.
+COMPILED_FROM: list[int | None] = [16_384]
 
 #: Called with each iteration checked: False stops the run there.
 Stop = Callable[[int], bool]
@@ -69,7 +77,7 @@ class Checker(ExpansionChecks, SimulationChecks, BackupChecks):
         if start is not None:
             grammar.nodes, grammar.iteration = start.nodes, start.iteration + 1
             root_expanded, position = start.root_expanded, start.position
-        for event, unchecked in _events_of(events, grammar):
+        for event, unchecked in _events_of(events, grammar, self._block_marker()):
             position += 1
             self.line = position
             problem = grammar.check(event) if unchecked else None
@@ -100,6 +108,27 @@ class Checker(ExpansionChecks, SimulationChecks, BackupChecks):
         self.line = position if decision is not None else None
         self._final_checks(decision)
         return True
+
+    def _block_marker(self) -> Callable[[BlockRead], None] | None:
+        """What marks a block's selections at compiled speed (:mod:`mctsviz.verify.compiled`),
+        when numba is installed and the options are the ones it recomputes: compact UCB1 with
+        the first-child tie-break, without transpositions."""
+        options = self.options
+        start = COMPILED_FROM[0]
+        if self.full or options.policy != "ucb1" or options.tie_break != "first" or options.transpositions or start is None:
+            return None
+        from ..search.engines import kernel_installed
+
+        if not kernel_installed():
+            return None
+
+        def mark(block: BlockRead) -> None:
+            if block.block.iteration + block.block.count > start:
+                from .compiled import selection_marks  # numba loads once a trace is long enough to pay for it
+
+                self.marks = (block.block.iteration, selection_marks(self, block))
+
+        return mark
 
     def _root_expansion(self, event: Expand) -> bool:
         if self.options.expand != "second-visit":

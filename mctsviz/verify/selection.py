@@ -38,6 +38,14 @@ class SelectionChecks(CheckerState):
         # Compact UCB1 with the first-child tie-break, the usual case, is settled here by the
         # policy's own argmax loop; anything else (and any wrong choice) by _choice.
         quick = steps is None and options.policy == "ucb1" and options.tie_break == "first"
+        if quick and self.marks is not None and self._marked(iteration):
+            # Every step took the first child of highest UCB1 (mctsviz.verify.compiled): only
+            # where selection stops is left to check.
+            for node in path[:-1]:
+                if terminal[node] or (count_untried and untried_left[node] != 0):
+                    self._stop_check(node, iteration, last=False)
+            self._stop_check(path[-1], iteration, last=True)
+            return True
         argmax_of, c, log = policies.ucb1_argmax_of, options.c, options.log
         for i in range(len(path) - 1):
             node, chosen = path[i], path[i + 1]
@@ -56,6 +64,12 @@ class SelectionChecks(CheckerState):
             self._choice(node, kids, chosen, iteration, "selection", steps[i] if steps else None)
         self._stop_check(path[-1], iteration, last=True)
         return True
+
+    def _marked(self, iteration: int) -> bool:
+        assert self.marks is not None
+        first, marks = self.marks
+        offset = iteration - first
+        return 0 <= offset < len(marks) and marks[offset] == 1
 
     def _stop_check(self, node: int, iteration: int, *, last: bool) -> None:
         """Selection goes on exactly while the node is not terminal, has children and (one

@@ -82,6 +82,9 @@ class CheckerState:
         self.unexplained: list[tuple[int, str, str, list[tuple[str, str]]]] = []
         self.iterations = 0
         self.iteration_start = 2
+        # The selections of the block being checked already found right (mctsviz.verify.compiled):
+        # its first iteration, and one byte per iteration.
+        self.marks: tuple[int, bytearray] | None = None
         self.moves_memo: tuple[Any, list[Any], list[str]] | None = None
         self.states: dict[int, Any] = {}  # the state cache (node -> state, None after an illegal action)
         self.untried_left = array("i", [0])
