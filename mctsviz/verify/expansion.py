@@ -46,13 +46,15 @@ class ExpansionChecks(SelectionChecks):
                 self.flag("expansion", iteration, leaf, 1, len(new), "one child per visit")
                 if not new:
                     return None
-            untried = None
             if self.rules:
-                untried = self.untried(leaf)
+                state, made, untried = self.untried_here(leaf)
                 label = new[0].action
-                if mode == "one" and untried and label != untried[0] and label not in self.edge_labels(leaf):
+                if mode == "one" and untried and label != untried[0] and label not in made:
                     self.flag("expansion", iteration, leaf, untried[0], label, "one-child mode adds the first untried action, in legal order")
-            if not self._add_children(expand, iteration, all_actions=False, untried=untried):
+                ok = self._add_children(expand, iteration, all_actions=False, untried=untried, known=(state, made))
+            else:
+                ok = self._add_children(expand, iteration, all_actions=False)
+            if not ok:
                 return None
             if expand.simulate_from != new[0].node:
                 self.flag("expansion", iteration, expand.simulate_from, new[0].node, expand.simulate_from, "the new child is simulated")
@@ -69,14 +71,21 @@ class ExpansionChecks(SelectionChecks):
         self._choice(leaf, kids, expand.simulate_from, iteration, "expansion", expand.scores)
         return expand.simulate_from
 
-    def _add_children(self, expand: Expand, iteration: int, *, all_actions: bool, untried: list[str] | None = None) -> bool:
+    def _add_children(
+        self, expand: Expand, iteration: int, *, all_actions: bool, untried: list[str] | None = None, known: tuple[Any, list[str]] | None = None
+    ) -> bool:
+        """Check the children ``expand`` adds and add them. ``untried`` and ``known`` (the
+        leaf's state and its edges' actions) are the caller's when it has worked them out."""
         leaf = expand.parent
         new = expand.children
         options = self.options
-        state = self.state_of(leaf) if self.rules else None
-        if untried is None and self.rules:  # (the caller's, when it has worked them out)
-            untried = self.untried(leaf)
-        made = self.edge_labels(leaf)
+        if known is not None:
+            state, made = known
+        elif self.rules:
+            state, made, here = self.untried_here(leaf)
+            untried = here if untried is None else untried
+        else:
+            state, made = None, self.edge_labels(leaf)
         if all_actions and untried is not None:
             labels = [c.action for c in new]
             if labels != untried:

@@ -21,6 +21,9 @@ from .report import VerifyReport, Violation
 STATE_CACHE = 4096
 #: Nodes whose children lists are cached at most (the ones near the root are read every iteration).
 KIDS_CACHE = 1 << 16
+#: Action labels remembered at most (a game's actions are few; a game whose actions are
+#: states, say, is labelled again each time past this many).
+ACTION_NAMES = 1 << 16
 #: The untried-action count of a node not yet worked out (a node loaded from a checkpoint).
 UNKNOWN = -1
 
@@ -86,6 +89,7 @@ class CheckerState:
         # its first iteration, and one byte per iteration.
         self.marks: tuple[int, bytearray] | None = None
         self.moves_memo: tuple[Any, list[Any], list[str]] | None = None
+        self.action_names: dict[Any, str] = {}  # the game's label of each action seen
         self.states: dict[int, Any] = {}  # the state cache (node -> state, None after an illegal action)
         self.untried_left = array("i", [0])
         self.game, self.rules = self._load_game(game)
@@ -289,11 +293,18 @@ class CheckerState:
 
     def untried(self, node: int) -> list[str]:
         """A node's legal actions not yet expanded, in legal order (with the game's rules)."""
+        return self.untried_here(node)[2]
+
+    def untried_here(self, node: int) -> tuple[Any, list[str], list[str]]:
+        """A node's state, the actions of its edges and its untried actions (as :meth:`untried`)."""
         state = self.state_of(node)
+        made = self.edge_labels(node)
         if state is None or self.game.is_terminal(state):
-            return []
-        made = set(self.edge_labels(node))
-        return [label for label in self._moves(state)[1] if label not in made]
+            return state, made, []
+        if not made:
+            return state, made, list(self._moves(state)[1])
+        done = set(made)
+        return state, made, [label for label in self._moves(state)[1] if label not in done]
 
     def has_untried(self, node: int) -> bool:
         left = self.untried_left[node]
@@ -320,11 +331,22 @@ class CheckerState:
         memo = self.moves_memo
         if memo is not None and memo[0] is state:
             return memo[1], memo[2]
-        game = self.game
-        actions = list(game.legal_actions(state))
-        labels = [game.action_label(a) for a in actions]
+        actions = list(self.game.legal_actions(state))
+        try:  # a game has few distinct actions: each is labelled once
+            labels = list(map(self.action_names.__getitem__, actions))
+        except (KeyError, TypeError):
+            labels = list(map(self._action_name, actions))
         self.moves_memo = (state, actions, labels)
         return actions, labels
+
+    def _action_name(self, action: Any) -> str:
+        label = self.game.action_label(action)
+        try:
+            if len(self.action_names) < ACTION_NAMES:
+                self.action_names[action] = label
+        except TypeError:  # an unhashable action
+            pass
+        return label
 
     def _play(self, state: Any, label: str) -> Any | None:
         """The state after the first legal action labelled ``label`` (None: no such action)."""
