@@ -39,16 +39,18 @@ def _reports(path, monkeypatch):
 
 
 def _marked(path, monkeypatch, limit=20):
-    """How many iterations the marks settled while ``path`` was verified, and how many they saw."""
+    """How many selections and how many backups the marks settled while ``path`` was verified,
+    and how many iterations they saw."""
     from mctsviz.verify import compiled
 
-    seen = [0, 0]
+    seen = [0, 0, 0]
     original = compiled.selection_marks
 
     def counting(state, block):
         marks = original(state, block)
-        seen[0] += sum(marks)
-        seen[1] += len(marks)
+        seen[0] += sum(m & 1 for m in marks)
+        seen[1] += sum(m >> 1 & 1 for m in marks)
+        seen[2] += len(marks)
         return marks
 
     monkeypatch.setattr(compiled, "selection_marks", counting)
@@ -75,9 +77,9 @@ def test_a_clean_trace_is_marked_and_its_report_is_the_same(tmp_path, monkeypatc
     path = _blocks_file(tmp_path, "clean.msgpack", events)
     with_marks, without = _reports(path, monkeypatch)
     assert with_marks.ok and with_marks.to_dict() == without.to_dict()
-    report, (settled, seen) = _marked(path, monkeypatch)
+    report, (selections, backups, seen) = _marked(path, monkeypatch)
     assert report.ok
-    assert seen == 600 and settled == 600  # every selection was settled at compiled speed
+    assert seen == selections == backups == 600  # every selection and backup was settled at compiled speed
 
 
 # The cases a compact trace shows (a rollout's moves are only at the full level), under UCB1.
@@ -104,9 +106,22 @@ def test_a_wrong_choice_is_never_marked(tmp_path, monkeypatch):
     monkeypatch.setattr(checker, "COMPILED_FROM", [None])
     wrong = {v.iteration for v in verify(path, limit=10_000).violations if v.check == "selection"}
     assert wrong
-    report, (settled, seen) = _marked(path, monkeypatch, limit=10_000)
+    report, (selections, _, seen) = _marked(path, monkeypatch, limit=10_000)
     assert {v.iteration for v in report.violations if v.check == "selection"} == wrong
-    assert settled <= seen - len(wrong)
+    assert selections <= seen - len(wrong)
+
+
+def test_a_wrong_reward_is_never_marked(tmp_path, monkeypatch):
+    # The sign not flipped: every iteration the serial check flags for its rewards must lack the mark.
+    broken = CASES["sign flipped in the backup"]
+    events = broken_search(broken.engine, "tictactoe", iterations=300, seed=4, record="compact")
+    path = _blocks_file(tmp_path, "rewards.msgpack", events)
+    monkeypatch.setattr(checker, "COMPILED_FROM", [None])
+    wrong = {v.iteration for v in verify(path, limit=10_000).violations if v.check == "reward"}
+    assert wrong
+    report, (_, backups, seen) = _marked(path, monkeypatch, limit=10_000)
+    assert {v.iteration for v in report.violations if v.check == "reward"} == wrong
+    assert backups <= seen - len(wrong)
 
 
 def test_the_checkers_tree_is_left_as_it_was(tmp_path):
@@ -125,6 +140,6 @@ def test_the_checkers_tree_is_left_as_it_was(tmp_path):
     columns = ("visits", "value", "mover", "first_edge", "last_edge", "edge_next", "edge_child")
     before = {name: getattr(state, name).tobytes() for name in columns}
     marks = selection_marks(state, blocks[0])
-    assert len(marks) == 100 and set(marks) <= {0, 1}
+    assert len(marks) == 100 and set(marks) <= {0, 1, 2, 3}
     assert {name: getattr(state, name).tobytes() for name in columns} == before
     state.visits.append(0)  # no numpy view is left holding the column

@@ -18,6 +18,18 @@ class BackupChecks(SelectionChecks):
 
     def _backpropagation(self, backprop: Backprop, path: tuple[int, ...], leaf: int, sim: int, returns: tuple[float, ...], iteration: int) -> None:
         chain = list(path) + ([sim] if sim != leaf else [])
+        mover, visits, value = self.mover, self.visits, self.value
+        players, zero_one, full = len(returns), self.zero_one, self.full
+        if self.marks is not None and self._marked(iteration, 2):
+            # Each node of the chain was credited its reward, in order (mctsviz.verify.compiled):
+            # the statistics are folded as below, with nothing to flag.
+            for node in chain:
+                m = mover[node]
+                r = returns[m] if 0 <= m < players else 0.0
+                visits[node] += 1
+                value[node] += (r + 1.0) / 2.0 if zero_one else r
+            self._count_backup(chain)
+            return
         want_nodes = chain[::-1]
         updates = backprop.updates
         got_nodes = [u.node for u in updates]
@@ -30,8 +42,6 @@ class BackupChecks(SelectionChecks):
                 self.flag("update-path", iteration, where, want_nodes, got_nodes, text)
             by_node = {u.node: u for u in updates}
             pairs = ((node, by_node.get(node)) for node in want_nodes)
-        mover, visits, value = self.mover, self.visits, self.value
-        players, zero_one, full = len(returns), self.zero_one, self.full
         for node, u in pairs:
             m = mover[node]
             r = returns[m] if 0 <= m < players else 0.0
@@ -43,6 +53,10 @@ class BackupChecks(SelectionChecks):
                     self._update_check(u, node, reward, iteration)
             visits[node] += 1
             value[node] += reward
+        self._count_backup(chain)
+
+    def _count_backup(self, chain: list[int]) -> None:
+        """Count the backup where it ended and through each edge of its chain."""
         self.ends[chain[-1]] += 1
         tree_parent, through, other = self.parent, self.through, self.other_traversed
         for parent, child in zip(chain, chain[1:]):

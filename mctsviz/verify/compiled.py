@@ -61,17 +61,19 @@ def _fold_block(  # noqa: PLR0913 - the tree's columns and the block's, as numba
     block: tuple[np.ndarray, ...],
     players: int,
     zero_one: bool,
+    check_updates: bool,
     c: float,
     log_shift: int,
     marks: np.ndarray,
 ) -> int:
-    """Fold the block, setting ``marks[i]`` to 1 where iteration i took the first UCB1 argmax at
-    every step. Writes to the checker's columns are logged in ``logs`` (their lengths in
+    """Fold the block, setting bit 0 of ``marks[i]`` where iteration i took the first UCB1 argmax
+    at every step, bit 1 where its recorded rewards are the ones worked out. Writes to the checker's columns are logged in ``logs`` (their lengths in
     ``counts``). Returns how many iterations were folded (fewer: an index out of range)."""
     visits, value, mover, first_edge, last_edge, edge_next, edge_child = tree
     x_visits, x_value, x_first, x_last, x_next, x_child = extra
     at_visits, old_visits, at_value, old_value, at_first, old_first, at_last, old_last, at_next, old_next = logs
-    path_lengths, path, children, child_node, child_mover, child_visits, child_value, simulate_from, returns = block
+    path_lengths, path, children, child_node, child_mover, child_visits, child_value, simulate_from, returns, updates, update_reward = block
+    given = 0  # position in update_reward
     base_nodes, base_edges = nodes, edges
     step = 0  # position in path
     made = 0  # position in the child columns
@@ -130,13 +132,19 @@ def _fold_block(  # noqa: PLR0913 - the tree's columns and the block's, as numba
         sim = simulate_from[i]
         if sim < 0 or sim >= nodes:
             return i
-        # The checker's backup: the path, then the simulated node when it is a new child.
+        # The checker's backup: the path, then the simulated node when it is a new child. The
+        # recorded updates (``check_updates``: in the usual order, the chain upwards) are marked
+        # right when there is one per node of the chain, each the reward worked out here.
         extra_step = 1 if sim != leaf else 0
-        for s in range(length + extra_step):
+        chain = length + extra_step
+        rewards_right = check_updates and updates[i] == chain
+        for s in range(chain):
             node = path[step + s] if s < length else sim
             m = mover[node] if node < base_nodes else child_mover[node - base_nodes]
             r = returns[i * players + m] if 0 <= m < players else 0.0
             reward = (r + 1.0) / 2.0 if zero_one else r
+            if rewards_right and update_reward[given + chain - 1 - s] != reward:
+                rewards_right = False
             if node < base_nodes:
                 j = counts[0]
                 at_visits[j] = node
@@ -149,6 +157,9 @@ def _fold_block(  # noqa: PLR0913 - the tree's columns and the block's, as numba
             else:
                 x_visits[node - base_nodes] += 1
                 x_value[node - base_nodes] += reward
+        if rewards_right:
+            marks[i] |= 2
+        given += updates[i]
         step += length
     return count
 
@@ -163,6 +174,7 @@ def _mark_block(
     block: tuple[np.ndarray, ...],
     players: int,
     zero_one: bool,
+    check_updates: bool,
     c: float,
     log_shift: int,
     marks: np.ndarray,
@@ -170,7 +182,7 @@ def _mark_block(
     """:func:`_fold_block` on the checker's own columns, which are then put back as they were
     (the logged writes undone, last first): the checker's tree is unchanged on return."""
     counts = np.zeros(5, dtype=np.int64)
-    folded = _fold_block(tree, extra, logs, counts, nodes, edges, block, players, zero_one, c, log_shift, marks)
+    folded = _fold_block(tree, extra, logs, counts, nodes, edges, block, players, zero_one, check_updates, c, log_shift, marks)
     visits, value, mover, first_edge, last_edge, edge_next, edge_child = tree
     at_visits, old_visits, at_value, old_value, at_first, old_first, at_last, old_last, at_next, old_next = logs
     for j in range(counts[0] - 1, -1, -1):
@@ -194,8 +206,10 @@ def _view(column: array[Any] | None, dtype: Any) -> np.ndarray:
 
 def selection_marks(state: Any, block: Any) -> bytearray:
     """One byte per iteration of ``block`` (a :class:`~mctsviz.trace.blocks.BlockRead` that
-    continues the tree of ``state``, a :class:`~mctsviz.verify.state.CheckerState`): 1 where
-    every selection step took the first child of highest UCB1, as the checker computes it.
+    continues the tree of ``state``, a :class:`~mctsviz.verify.state.CheckerState`): bit 0 set
+    where every selection step took the first child of highest UCB1, as the checker computes
+    it; bit 1 where the backup credited each node of the chain, in order, exactly the reward the
+    checker works out.
 
     The fold works in the checker's own columns (no copy of a million-node tree per block) and
     puts back what it changed before returning.
@@ -223,7 +237,7 @@ def selection_marks(state: Any, block: Any) -> bytearray:
     blocks = (
         _view(block.path_lengths, np.int64), _view(block.path, np.int64), _view(block.children, np.int64), _view(block.child_node, np.int64),
         _view(block.mover, np.int64), _view(block.visits, np.int64), _view(block.value, np.float64), _view(block.simulate_from, np.int64),
-        _view(block.returns, np.float64),
+        _view(block.returns, np.float64), _view(block.updates, np.int64), _view(block.update_reward, np.float64),
     )  # fmt: skip
     try:
         _mark_block(
@@ -235,6 +249,7 @@ def selection_marks(state: Any, block: Any) -> bytearray:
             blocks,
             block.players,
             state.zero_one,
+            block.update_node is None,
             float(state.options.c),
             1 if state.options.log == "ln-n1" else 0,
             marks,

@@ -65,11 +65,12 @@ class SelectionChecks(CheckerState):
         self._stop_check(path[-1], iteration, last=True)
         return True
 
-    def _marked(self, iteration: int) -> bool:
+    def _marked(self, iteration: int, bit: int = 1) -> bool:
+        """Whether the compiled marks settled ``bit`` of ``iteration`` (1: its selection, 2: its rewards)."""
         assert self.marks is not None
         first, marks = self.marks
         offset = iteration - first
-        return 0 <= offset < len(marks) and marks[offset] == 1
+        return 0 <= offset < len(marks) and marks[offset] & bit != 0
 
     def _stop_check(self, node: int, iteration: int, *, last: bool) -> None:
         """Selection goes on exactly while the node is not terminal, has children and (one
