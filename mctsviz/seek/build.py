@@ -21,6 +21,7 @@ from typing import Any, cast
 
 from ..errors import MctsvizError
 from ..fileutil import atomic_write
+from ..textcodes import TextCodes
 from ..trace import limits
 from ..trace.blocks import BlockRead
 from ..trace.codecs import compression_of
@@ -101,9 +102,9 @@ class _Builder:
     def __init__(self, header: Header, every: int) -> None:
         self.header = header
         self.every = every
-        self.labels: dict[str, int] = {}
+        self.labels = TextCodes()
         self.parent = array("i", [-1])
-        self.action = array("I", [self._label("")])
+        self.action = array("I", [self.labels.code("")])
         self.keys = io.StringIO()  # the keys one after another (no object per node)
         self.keys.write(header.root)
         self.key_lengths = array("I", [len(header.root)])
@@ -126,12 +127,6 @@ class _Builder:
         self.sections: dict[str, tuple[bytes, int]] = {}  # compressed as they come, and their length
         self.decided = False
 
-    def _label(self, label: str) -> int:
-        code = self.labels.get(label)
-        if code is None:
-            code = self.labels[label] = len(self.labels)
-        return code
-
     def expand(self, event: Expand) -> None:
         it = event.iteration
         for ch in event.children:
@@ -139,7 +134,7 @@ class _Builder:
                 self.linked.append((event.parent, ch.node, ch.action))
             else:
                 self.parent.append(event.parent)
-                self.action.append(self._label(ch.action))
+                self.action.append(self.labels.code(ch.action))
                 self.keys.write(ch.key)
                 self.key_lengths.append(len(ch.key))
                 self.mover.append(ch.mover)
@@ -179,7 +174,8 @@ class _Builder:
         leaves = [path[end - 1] for end in ends]
         made = len(read.child_node)
         if made:
-            codes = [self._label(label) for label in read.labels]
+            code = self.labels.code
+            codes = [code(label) for label in read.labels]
             parents = array("i", chain.from_iterable(map(repeat, leaves, read.children)))
             born = array("i", chain.from_iterable(map(repeat, range(first, first + count), read.children)))
             self.parent.extend(parents)
@@ -337,7 +333,7 @@ def _encode(b: _Builder, size: int, digest: str, compression: str, notes: list[s
         "edge_child": edge_child.tobytes(),
         "edge_born": edge_born.tobytes(),
         "keys": b.keys.getvalue().encode("utf-8", "surrogatepass"),
-        "labels": json.dumps(list(b.labels), ensure_ascii=False).encode("utf-8", "surrogatepass"),
+        "labels": json.dumps(b.labels.names, ensure_ascii=False).encode("utf-8", "surrogatepass"),
         "linked": json.dumps(b.linked, ensure_ascii=False).encode("utf-8", "surrogatepass"),
     }
     packed_columns = {}
