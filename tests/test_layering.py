@@ -50,7 +50,18 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # extras: which optional libraries are installed (a renderer names the extra it lacks).
     (
         "base",
-        ("mctsviz._version", "mctsviz.errors", "mctsviz.escape", "mctsviz.types", "mctsviz.options", "mctsviz.fileutil", "mctsviz.extras", "mctsviz.stats"),
+        (
+            "mctsviz._version",
+            "mctsviz.errors",
+            "mctsviz.escape",
+            "mctsviz.types",
+            "mctsviz.options",
+            "mctsviz.fileutil",
+            "mctsviz.extras",
+            "mctsviz.stats",
+            # texts numbered by first appearance: verify's fold, the index builder, the explorer
+            "mctsviz.textcodes",
+        ),
     ),
     # The events are the vocabulary the search speaks and every later layer reads; blocks are
     # their columnar form (an engine may write them directly), bounded by the reading limits.

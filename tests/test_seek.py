@@ -263,12 +263,12 @@ def test_figures_from_the_index_are_the_figures_from_the_whole_trace(tmp_path, f
 
 def _built_event_by_event(path, monkeypatch, every=EVERY):
     """The index built from the trace's events one at a time (no whole blocks)."""
-    import mctsviz.seek as seek
+    import mctsviz.seek.build as build  # where the builder looks its reader up
 
-    plain = seek.read_trace
+    plain = build.read_trace
     with monkeypatch.context() as m:
-        m.setattr(seek, "read_trace", lambda *args, blocks=False, **kw: plain(*args, **kw))
-        data = seek._build_bytes(path, every, None, None, {})
+        m.setattr(build, "read_trace", lambda *args, blocks=False, **kw: plain(*args, **kw))
+        data = build._build_bytes(path, every, None, None, {})
     return data
 
 
@@ -326,7 +326,7 @@ def test_search_indexes_a_long_trace_as_it_writes_it(tmp_path, monkeypatch, caps
 
 
 def test_a_small_trace_that_declares_many_iterations_is_indexed_on_open(tmp_path, monkeypatch):
-    import mctsviz.seek as seek
+    import mctsviz.seek.indexed as seek  # where indexed_if_worth_it reads its threshold
 
     path = write(tmp_path / "t.msgpack", events_of("tictactoe", "compact"))  # declares 2,600 iterations
     monkeypatch.setattr(seek, "AUTO_INDEX_ITERATIONS", 5000)

@@ -35,6 +35,7 @@ from ..replay import NodeStats, Replay
 from ..text.formulas import formula_kind, formula_legend, formula_slots, formula_template, log_text
 from ..text.names import NodeNames, SnapshotNames, outcome_text, player_name
 from ..text.numbers import format_exact, format_number
+from ..textcodes import TextCodes
 from ..trace.events import Header, Score
 from ..trace.io import gc_paused
 
@@ -45,21 +46,6 @@ PALETTE_STEPS = 21
 DEFAULT_BUDGET = 250
 
 Progress = Callable[[int], None]
-
-
-class _Strings:
-    """A table of texts: each distinct text stored once, referred to by its index."""
-
-    def __init__(self) -> None:
-        self.table: list[str] = []
-        self._index: dict[str, int] = {}
-
-    def __call__(self, text: str) -> int:
-        index = self._index.get(text)
-        if index is None:
-            index = self._index[text] = len(self.table)
-            self.table.append(text)
-        return index
 
 
 class _Colours:
@@ -88,7 +74,7 @@ def explorer_data(replay: Replay, *, title: str | None = None, budget: int = DEF
     header = replay.header
     names = NodeNames.of(replay)
     final = replay.final()
-    strings = _Strings()
+    strings = TextCodes()
     colours = _Colours(*reward_range(replay))
     kinds = formula_kinds(header.options)
     structure = [final.node(i) for i in range(len(final))]
@@ -116,7 +102,7 @@ def explorer_data(replay: Replay, *, title: str | None = None, budget: int = DEF
         "nodes": {**node_columns(structure, names.titles, born), "start": start_stats},
         "links": links,
         "iters": iters,
-        "strings": strings.table,
+        "strings": strings.names,
     }
 
 
@@ -158,17 +144,18 @@ def node_columns(nodes: Sequence[NodeStats], titles: Sequence[str], born: list[i
     return columns
 
 
-def stats_row(visits: int, value: float, strings: _Strings, colours: _Colours) -> list[int]:
-    """A node's [N, W, mean, colour]: W and the mean as indexes into ``strings``."""
+def stats_row(visits: int, value: float, strings: TextCodes, colours: _Colours) -> list[int]:
+    """A node's [N, W, mean, colour]: W and the mean as indexes into ``strings.names``."""
     mean = value / visits if visits else None
-    return [visits, strings(format_exact(value)), strings(format_number(mean)), colours(mean)]
+    code = strings.code
+    return [visits, code(format_exact(value)), code(format_number(mean)), colours(mean)]
 
 
 class _Recorder:
     """One iteration's record (see :meth:`__call__`), its texts in the shared string table."""
 
-    def __init__(self, names: NodeNames | SnapshotNames, strings: _Strings, colours: _Colours, kinds: list[str]) -> None:
-        self.names, self.s, self.colours = names, strings, colours
+    def __init__(self, names: NodeNames | SnapshotNames, strings: TextCodes, colours: _Colours, kinds: list[str]) -> None:
+        self.names, self.s, self.colours = names, strings.code, colours  # s: bound once, called per text
         self.kinds = {kind: i for i, kind in enumerate(kinds)}
         # Equal statistics under an equal parent give an equal row (a quarter of them, in tic-tac-toe).
         self._rows: dict[tuple[Any, ...], tuple[int, ...]] = {}

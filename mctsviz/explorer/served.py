@@ -38,7 +38,8 @@ from ..replay import PHASES, TreeSnapshot
 from ..scan import TraceScan
 from ..seek import IndexedTrace
 from ..text.names import SnapshotNames
-from .data import DEFAULT_BUDGET, _Colours, _Recorder, _Strings, explorer_meta, formula_kinds, node_columns, stats_row
+from ..textcodes import TextCodes
+from .data import DEFAULT_BUDGET, _Colours, _Recorder, explorer_meta, formula_kinds, node_columns, stats_row
 
 #: The most nodes one answer draws per subtree, and the most opened subtrees and pinned nodes.
 MAX_BUDGET = 2000
@@ -124,7 +125,7 @@ class ServedTrace:
                 tree = self.indexed.snapshot(0)
         if root >= len(tree):
             raise BadQuestion(f"node {root} does not exist at iteration {iteration} ({phase})")
-        strings = _Strings()
+        strings = TextCodes()
         record = None
         named: list[int] = []
         if view is not None:
@@ -160,7 +161,7 @@ class ServedTrace:
             "drawn": len(shown),
             "links": links,
             "iter": record,
-            "strings": strings.table,
+            "strings": strings.names,
         }
 
 

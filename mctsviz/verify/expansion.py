@@ -154,7 +154,7 @@ class ExpansionChecks(SelectionChecks):
 
     def _add_node(self, parent: int, child: Any) -> None:
         self.parent.append(parent)
-        self.action.append(self._code(child.action))
+        self.action.append(self.labels.code(child.action))
         self.mover.append(child.mover)
         self.terminal.append(child.terminal)
         self.prior.append(child.prior)

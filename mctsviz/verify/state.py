@@ -14,6 +14,7 @@ from operator import sub
 from typing import Any
 
 from ..errors import MctsvizError
+from ..textcodes import TextCodes
 from ..trace.events import Header
 from .report import VerifyReport, Violation
 
@@ -54,11 +55,10 @@ class CheckerState:
         self.one_at_a_time = self.options.expand in ("one", "one-random")
         self.zero_one = self.options.reward == "01"
         # Action labels by code (a game has few distinct ones).
-        self.label_names: list[str] = []
-        self.label_codes: dict[str, int] = {}
+        self.labels = TextCodes()
         # The tree as verify replays it, by node id.
         self.parent = array("i", [-1])
-        self.action = array("I", [self._code("")])
+        self.action = array("I", [self.labels.code("")])
         self.mover = array("q", [header.root_mover])
         self.terminal = array("B", [0])
         self.prior = array("d", [1.0])
@@ -96,13 +96,6 @@ class CheckerState:
 
     # -- the tree -------------------------------------------------------------------------
 
-    def _code(self, label: str) -> int:
-        code = self.label_codes.get(label)
-        if code is None:
-            code = self.label_codes[label] = len(self.label_names)
-            self.label_names.append(label)
-        return code
-
     def kids(self, node: int) -> list[int]:
         """A node's children, in the order their edges were made (the caller must not change the list)."""
         cache = self.kids_cache
@@ -122,7 +115,7 @@ class CheckerState:
     def edge_labels(self, node: int) -> list[str]:
         """The actions of a node's edges, in the order they were made."""
         out = []
-        edge, label, following, names = self.first_edge[node], self.edge_label, self.edge_next, self.label_names
+        edge, label, following, names = self.first_edge[node], self.edge_label, self.edge_next, self.labels.names
         while edge >= 0:
             out.append(names[label[edge]])
             edge = following[edge]
@@ -132,7 +125,7 @@ class CheckerState:
         self.kids_cache.pop(parent, None)
         edge = len(self.edge_child)
         self.edge_child.append(child)
-        self.edge_label.append(self._code(label))
+        self.edge_label.append(self.labels.code(label))
         self.edge_next.append(-1)
         last = self.last_edge[parent]
         if last < 0:
@@ -164,7 +157,8 @@ class CheckerState:
         gained visits less its children's, and edges were made in node order.
         """
         count = len(visits)
-        codes = array("I", [self._code(label) for label in structure.action.labels])  # the index's codes -> this fold's
+        code = self.labels.code
+        codes = array("I", [code(label) for label in structure.action.labels])  # the index's codes -> this fold's
         self.parent = parent = structure.parent[:count]
         self.action = array("I", map(codes.__getitem__, structure.action.codes[:count]))
         self.mover = array("q", structure.mover[:count])
@@ -206,7 +200,7 @@ class CheckerState:
         if self.visits.tobytes() != visits.tobytes() or self.value.tobytes() != value.tobytes():
             return "other visits or values"
         labels = structure.action
-        names = self.label_names
+        names = self.labels.names
         if (
             self.parent[since:] != structure.parent[since:count]
             or [names[code] for code in self.action[since:]] != [labels[node] for node in range(since, count)]
@@ -284,7 +278,7 @@ class CheckerState:
             root = states[0]
             states.clear()
             states[0] = root
-        names, action = self.label_names, self.action
+        names, action = self.labels.names, self.action
         for n in reversed(chain):
             if state is not None:
                 state = self._play(state, names[action[n]])

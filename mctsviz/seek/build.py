@@ -1,0 +1,367 @@
+"""Building a trace's index: one pass over the trace, then the sidecar file's bytes.
+
+The format is described in the package's docstring (:mod:`mctsviz.seek`) and in
+``docs/trace-format.md`` (section "Index"). Standard library only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import struct
+import zlib
+from array import array
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import accumulate, chain, repeat
+from pathlib import Path
+from typing import Any, cast
+
+from ..errors import MctsvizError
+from ..fileutil import atomic_write
+from ..textcodes import TextCodes
+from ..trace import limits
+from ..trace.blocks import BlockRead
+from ..trace.codecs import compression_of
+from ..trace.events import Backprop, Decision, Expand, Header
+from ..trace.reader import read_trace
+
+#: The index's file-format version; an index of another version is rebuilt.
+INDEX_VERSION = 1
+INDEX_SUFFIX = ".idx"
+#: Iterations between checkpoints: a jump reads at most this many iterations of events (about
+#: 0.5 s of a compact MessagePack trace; 65,536 took 2-6 s, measured by benchmarks/seek_speed.py),
+#: and the index stores the tree's statistics 62 times for a million iterations (compressed:
+#: about 1.2 bytes per node and checkpoint for Connect Four).
+DEFAULT_EVERY = 16384
+
+_MAGIC = b"MCTSVIZ-INDEX\n\x00\x00"
+_PREFIX = struct.Struct("<16sIQ")  # magic, version, header length
+_CRC = struct.Struct("<I")
+#: Deflate cannot expand data more than about 1,032 times: a section declaring more is damage.
+_MAX_DEFLATE_RATIO = 1032
+_HASH_CHUNK = 1 << 20
+
+_COLUMNS = {  # structure columns: (typecode, per)
+    "parent": ("i", "node"),
+    "action": ("I", "node"),
+    "key_lengths": ("I", "node"),
+    "mover": ("b", "node"),
+    "terminal": ("B", "node"),
+    "prior": ("d", "node"),
+    "visits0": ("q", "node"),
+    "value0": ("d", "node"),
+    "born": ("i", "node"),
+    "edge_counts": ("I", "node"),
+    "edge_child": ("i", "edge"),
+    "edge_born": ("i", "edge"),
+}
+
+
+def index_path(trace: str | os.PathLike[str]) -> Path:
+    """Where the index of ``trace`` lives: ``TRACE.idx`` beside it."""
+    path = Path(trace)
+    return path.with_name(path.name + INDEX_SUFFIX)
+
+
+def trace_key(trace: str | os.PathLike[str]) -> tuple[int, str]:
+    """(size, SHA-256 hex) of a trace file's bytes: what an index must name to be used.
+
+    The whole file is hashed (about 0.15 s for 66 MB): a key from the size, the time stamp or
+    samples of the bytes would take a trace rewritten in place for the one indexed.
+    """
+    digest = hashlib.sha256()
+    size = 0
+    try:
+        with open(trace, "rb") as handle:
+            while chunk := handle.read(_HASH_CHUNK):
+                digest.update(chunk)
+                size += len(chunk)
+    except OSError as exc:
+        raise MctsvizError(f"{trace}: cannot read: {exc.strerror or exc}") from None
+    return size, digest.hexdigest()
+
+
+class IndexDamage(Exception):
+    """An index that cannot be used (damaged, stale, of another version): the reason."""
+
+
+@dataclass(slots=True)
+class _Checkpoint:
+    iteration: int
+    offset: int
+    number: int
+    nodes: int
+
+
+class _Builder:
+    """One pass over a trace gathering the structure's columns and the checkpoints."""
+
+    def __init__(self, header: Header, every: int) -> None:
+        self.header = header
+        self.every = every
+        self.labels = TextCodes()
+        self.parent = array("i", [-1])
+        self.action = array("I", [self.labels.code("")])
+        self.keys = io.StringIO()  # the keys one after another (no object per node)
+        self.keys.write(header.root)
+        self.key_lengths = array("I", [len(header.root)])
+        self.mover = array("b", [header.root_mover])
+        self.terminal = array("B", [0])
+        self.prior = array("d", [1.0])
+        self.visits0 = array("q", [header.root_visits])
+        self.value0 = array("d", [float(header.root_value)])
+        self.born = array("i", [0])
+        self.edge_parent = array("i")
+        self.edge_child = array("i")
+        self.edge_born = array("i")
+        self.linked: list[tuple[int, int, str]] = []
+        self.visits = array("q", [header.root_visits])
+        self.value = array("d", [float(header.root_value)])
+        self.low: float | None = None
+        self.high: float | None = None
+        self.iterations = 0
+        self.checkpoints: list[_Checkpoint] = []
+        self.sections: dict[str, tuple[bytes, int]] = {}  # compressed as they come, and their length
+        self.decided = False
+
+    def expand(self, event: Expand) -> None:
+        it = event.iteration
+        for ch in event.children:
+            if ch.existing:
+                self.linked.append((event.parent, ch.node, ch.action))
+            else:
+                self.parent.append(event.parent)
+                self.action.append(self.labels.code(ch.action))
+                self.keys.write(ch.key)
+                self.key_lengths.append(len(ch.key))
+                self.mover.append(ch.mover)
+                self.terminal.append(1 if ch.terminal else 0)
+                self.prior.append(ch.prior)
+                self.visits0.append(ch.visits)
+                self.value0.append(ch.value)
+                self.born.append(it)
+                self.visits.append(ch.visits)
+                self.value.append(ch.value)
+            self.edge_parent.append(event.parent)
+            self.edge_child.append(ch.node)
+            self.edge_born.append(it)
+
+    def backprop(self, event: Backprop) -> None:
+        visits, value = self.visits, self.value
+        updates = event.updates
+        for u in updates:
+            visits[u.node] += 1
+            value[u.node] += u.reward
+        if updates:
+            low = min(u.reward for u in updates)
+            high = max(u.reward for u in updates)
+            self.low = low if self.low is None or low < self.low else self.low
+            self.high = high if self.high is None or high > self.high else self.high
+        self.iterations = event.iteration
+
+    def block(self, read: BlockRead) -> None:
+        """A block's iterations, folded a column at a time (no event objects).
+
+        The reader checked the block as a whole (``TraceStructure.check_block``): its children
+        are all new nodes with the next ids.
+        """
+        first, count = read.block.iteration, read.block.count
+        ends = list(accumulate(read.path_lengths))
+        path = read.path.tolist()
+        leaves = [path[end - 1] for end in ends]
+        made = len(read.child_node)
+        if made:
+            code = self.labels.code
+            codes = [code(label) for label in read.labels]
+            parents = array("i", chain.from_iterable(map(repeat, leaves, read.children)))
+            born = array("i", chain.from_iterable(map(repeat, range(first, first + count), read.children)))
+            self.parent.extend(parents)
+            self.action.extend(array("I", map(codes.__getitem__, read.child_action)))
+            self.keys.write(read.keys)
+            self.key_lengths.extend(read.key_lengths)
+            self.mover.extend(read.mover)
+            self.terminal.extend(read.terminal)
+            self.prior.extend(read.prior)
+            visits0 = read.visits if read.visits is not None else array("q", bytes(8 * made))
+            value0 = read.value if read.value is not None else array("d", bytes(8 * made))
+            self.visits0.extend(visits0)
+            self.value0.extend(value0)
+            self.born.extend(born)
+            self.visits.extend(visits0)
+            self.value.extend(value0)
+            self.edge_parent.extend(parents)
+            self.edge_child.extend(read.child_node)
+            self.edge_born.extend(born)
+        # Each update in the recorded order (the simulated node first unless it ends the path,
+        # then the path upwards): the same additions in the same order as event by event.
+        if read.update_node is not None:
+            order: Sequence[int] = read.update_node
+        else:
+            flat: list[int] = []
+            start = 0
+            for end, sim, leaf in zip(ends, read.simulate_from, leaves):
+                if sim != leaf:
+                    flat.append(sim)
+                flat.extend(path[end - 1 : start - 1 if start else None : -1])
+                start = end
+            order = flat
+        visits, value = self.visits, self.value
+        rewards = read.update_reward
+        for node, reward in zip(order, rewards):
+            visits[node] += 1
+            value[node] += reward
+        if len(rewards):
+            low, high = min(rewards), max(rewards)
+            self.low = low if self.low is None or low < self.low else self.low
+            self.high = high if self.high is None or high > self.high else self.high
+        self.iterations = first + count - 1
+
+    def boundary(self, iterations: int, offset: int, number: int, nodes: int) -> None:
+        """The reader's boundary callback: a checkpoint when one is due."""
+        last = self.checkpoints[-1].iteration if self.checkpoints else 0
+        if iterations < 1 or iterations - last < self.every:
+            return
+        if nodes != len(self.visits):  # the reader and this fold disagree: keep no checkpoint
+            return
+        name = str(len(self.checkpoints))
+        for kind, column in (("visits.", self.visits), ("value.", self.value)):
+            raw = column.tobytes()
+            self.sections[kind + name] = (zlib.compress(raw, 1), len(raw))
+        self.checkpoints.append(_Checkpoint(iterations, offset, number, nodes))
+
+
+def build_index(
+    trace: str | os.PathLike[str],
+    *,
+    every: int = DEFAULT_EVERY,
+    on_progress: Callable[[int], None] | None = None,
+    key: tuple[int, str] | None = None,
+    **read_options: Any,
+) -> Path | None:
+    """Read ``trace`` once and write its index beside it (``TRACE.idx``), atomically.
+
+    Args:
+        trace: the trace file.
+        every: iterations between checkpoints (at least 1,024).
+        on_progress: called with the iterations read so far, every 4,096 or so.
+        key: the trace's :func:`trace_key`, when already known.
+        read_options: passed to :func:`mctsviz.trace.io.read_trace` (``on_warning``, ...).
+
+    Returns:
+        The index's path, or None when it could not be written (a read-only folder): the
+        caller may still use the index in memory (see :func:`open_indexed`).
+
+    Raises:
+        MctsvizError: the trace cannot be read, or ``every`` is out of range.
+    """
+    data = _build_bytes(trace, every, on_progress, key, read_options)
+    try:
+        return atomic_write(index_path(trace), data)
+    except (MctsvizError, OSError):
+        return None
+
+
+def _build_bytes(
+    trace: str | os.PathLike[str], every: int, on_progress: Callable[[int], None] | None, key: tuple[int, str] | None, read_options: dict[str, Any]
+) -> bytes:
+    if not isinstance(every, int) or isinstance(every, bool) or not 1024 <= every <= limits.MAX_INDEX_EVERY:
+        raise MctsvizError(f"bad checkpoint interval {every!r}: expected an integer from 1024 to {limits.MAX_INDEX_EVERY}")
+    size, digest = key or trace_key(trace)
+    notes: list[str] = []
+    user_warning = read_options.pop("on_warning", None)
+
+    def note(message: str) -> None:
+        notes.append(message)
+        if user_warning is not None:
+            user_warning(message)
+
+    builder: _Builder | None = None
+    events = read_trace(trace, on_warning=note, on_boundary=lambda *a: builder.boundary(*a) if builder else None, blocks=True, **read_options)
+    header = next(events)
+    assert isinstance(header, Header)
+    builder = _Builder(header, every)
+    progress_every = 4096
+    for event in events:
+        kind = type(event)
+        if kind is BlockRead:
+            builder.block(event)
+            if on_progress is not None:
+                on_progress(builder.iterations)
+        elif kind is Expand:
+            builder.expand(cast(Expand, event))
+        elif kind is Backprop:
+            event = cast(Backprop, event)
+            builder.backprop(event)
+            if on_progress is not None and not event.iteration % progress_every:
+                on_progress(event.iteration)
+        elif kind is Decision:
+            builder.decided = True
+    if on_progress is not None:
+        on_progress(builder.iterations)
+    return _encode(builder, size, digest, compression_of(trace), notes)
+
+
+def _encode(b: _Builder, size: int, digest: str, compression: str, notes: list[str]) -> bytes:
+    nodes = len(b.parent)
+    # Edges grouped by parent, in creation order within a parent (the order replay keeps): a
+    # counting sort, in arrays.
+    counts = array("I", bytes(4 * nodes))
+    for p in b.edge_parent:
+        counts[p] += 1
+    at = array("q", [0])
+    at.extend(accumulate(counts))
+    edges = len(b.edge_parent)
+    edge_child, edge_born = array("i", bytes(4 * edges)), array("i", bytes(4 * edges))
+    for p, child, born in zip(b.edge_parent, b.edge_child, b.edge_born):
+        i = at[p]
+        edge_child[i], edge_born[i] = child, born
+        at[p] = i + 1
+    columns: dict[str, bytes] = {
+        "parent": b.parent.tobytes(),
+        "action": b.action.tobytes(),
+        "key_lengths": b.key_lengths.tobytes(),
+        "mover": b.mover.tobytes(),
+        "terminal": b.terminal.tobytes(),
+        "prior": b.prior.tobytes(),
+        "visits0": b.visits0.tobytes(),
+        "value0": b.value0.tobytes(),
+        "born": b.born.tobytes(),
+        "edge_counts": counts.tobytes(),
+        "edge_child": edge_child.tobytes(),
+        "edge_born": edge_born.tobytes(),
+        "keys": b.keys.getvalue().encode("utf-8", "surrogatepass"),
+        "labels": json.dumps(b.labels.names, ensure_ascii=False).encode("utf-8", "surrogatepass"),
+        "linked": json.dumps(b.linked, ensure_ascii=False).encode("utf-8", "surrogatepass"),
+    }
+    packed_columns = {}
+    for name in list(columns):  # each raw column dropped once compressed
+        raw = columns.pop(name)
+        packed_columns[name] = (zlib.compress(raw, 1), len(raw))
+        del raw
+    table: dict[str, list[int]] = {}
+    parts: list[bytes] = []
+    offset = 0
+    for name, (packed, length) in {**packed_columns, **b.sections}.items():
+        table[name] = [offset, len(packed), length, zlib.crc32(packed)]
+        parts.append(packed)
+        offset += len(packed)
+    head = {
+        "format": "mctsviz-index",
+        "version": INDEX_VERSION,
+        "trace": {"size": size, "sha256": digest, "compression": compression},
+        "every": b.every,
+        "iterations": b.iterations,
+        "nodes": nodes,
+        "edges": len(b.edge_parent),
+        "players": b.header.num_players,
+        "rewards": [b.low, b.high],
+        "decided": b.decided,
+        "notes": notes,
+        "checkpoints": [[c.iteration, c.offset, c.number, c.nodes] for c in b.checkpoints],
+        "sections": table,
+    }
+    text = json.dumps(head, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
+    return b"".join([_PREFIX.pack(_MAGIC, INDEX_VERSION, len(text)), text, _CRC.pack(zlib.crc32(text)), *parts])
