@@ -178,13 +178,19 @@ class KernelState:
         return int(self.counters[K.C_NODES])
 
     def reserve(self, more: int) -> None:
-        """Make room for ``more`` nodes past the current count (doubling, so growth is amortised)."""
+        """Make room for ``more`` nodes past the current count (by half again, so growth is
+        amortised and the unused room is at most a third of the columns)."""
         need = self.size + more
         capacity = len(self.nodes[0])
         if need <= capacity:
             return
-        grown = max(need, 2 * capacity)
-        self.nodes = [np.concatenate([a, np.zeros(grown - capacity, dtype=a.dtype)]) for a in self.nodes]
+        grown = max(need, capacity + capacity // 2)
+        # One column at a time: the old column goes as its copy comes, so growing never holds
+        # two whole trees.
+        nodes = self.nodes
+        for i, column in enumerate(nodes):
+            nodes[i] = np.concatenate([column, np.zeros(grown - capacity, dtype=column.dtype)])
+            del column
 
 
 def run(engine: Engine, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
