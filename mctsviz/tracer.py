@@ -70,6 +70,7 @@ class Tracer:
         self._priors: dict[int, float] = {}
         self._terminal: list[bool] = [False]  # per node: the state is terminal (the root is not)
         self._labels: dict[Any, str] = {}  # action -> label: rollouts play the same moves again and again
+        self._one_at_a_time = self.options.expand in ("one", "one-random")
         # A TraceWriter takes an iteration's four events in one call: they are held until backprop().
         batch = getattr(recorder, "record_iteration", None)
         self._batch: Callable[[Select, Expand, Simulate, Backprop], None] | None = batch if callable(batch) else None
@@ -156,12 +157,15 @@ class Tracer:
         """
         if self._stage != 1:
             self._expect(1, "expand")
-        leaf = self._id(parent)
+        try:
+            leaf = self._ids[parent]
+        except (KeyError, TypeError):
+            leaf = self._id(parent)  # raises the clear error
         game = self.game
         state = self._states[leaf]
         mover = game.current_player(state) if not self._terminal[leaf] else -1
         added = []
-        label_of = self._label
+        labels = self._labels
         pairs = list(children)
         # A uniform prior over the parent's legal actions, as mctsviz's engine gives without an evaluator.
         prior = self._priors.get(leaf)
@@ -173,7 +177,10 @@ class Tracer:
                 raise MctsvizError(f"node {node!r} is already in the tree: expand() adds new nodes")
             child_state = item[2] if len(item) > 2 else game.next_state(state, action)
             number = len(self._states)
-            label = label_of(action)
+            try:  # labelled once per action
+                label = labels[action]
+            except (KeyError, TypeError):
+                label = self._label(action)
             terminal = bool(game.is_terminal(child_state))
             self._ids[node] = number
             self._states.append(child_state)
@@ -192,7 +199,7 @@ class Tracer:
             start = leaf
         else:
             raise MctsvizError("several children were added: say which one the simulation starts from (simulate_from=)")
-        rule = "leaf" if not added else ("new" if len(added) == 1 and self.options.expand in ("one", "one-random") else "score")
+        rule = "leaf" if not added else ("new" if len(added) == 1 and self._one_at_a_time else "score")
         if start != leaf:
             self._path = (*self._path, start)
         self._stage = 2
@@ -236,7 +243,10 @@ class Tracer:
                 number = ids[node]
             except (KeyError, TypeError):
                 number = self._id(node)  # raises the clear error
-            credit = float(reward)
+            try:
+                credit = float(reward)
+            except (TypeError, ValueError):
+                raise MctsvizError(f"backprop() rewards must be numbers, not {reward!r}") from None
             visits[number] += 1
             value[number] += credit
             records.append(Update(number, credit))

@@ -108,6 +108,10 @@ def test_calls_out_of_order_or_unknown_nodes_are_clear_errors():
     tracer.expand("root", [("child", 4)])
     assert tracer.node_id("child") == 1 and tracer.mover("child") == game.current_player(root)
     tracer.simulate("child", (1.0, -1.0))
+    with pytest.raises(MctsvizError, match="rewards must be numbers, not 'won'"):
+        tracer.backprop([("child", "won")])
+    with pytest.raises(MctsvizError, match="never added"):
+        tracer.backprop([("stranger", 1.0)])
     tracer.backprop([("child", 1.0), ("root", -1.0)])
     assert tracer.iterations == 1
     tracer.select(["root"])
