@@ -26,7 +26,7 @@ from ..games.pair import PairGame
 from ..trace.events import EXPAND_RULES, SIMULATE_METHODS, Backprop, Block, Expand, NewChild, Score, Select, Simulate, Step, Update
 from . import kernel as K
 from .records import score_records
-from .tree import Tree
+from .tree import ChildStats, Tree
 
 if TYPE_CHECKING:
     from .phases import Engine
@@ -653,3 +653,17 @@ class KernelTree(Tree):
         label = self.game.action_label
         prior = 1.0 / int(self.arrays["legal"][node])
         return [label(self.actions[int(self.arrays["action"][k])]) for k in kids], [prior] * len(kids)
+
+    def child_stats(self, node: int) -> tuple[ChildStats, ...]:
+        """As :meth:`Tree.child_stats`, read from the arrays for ``node``'s children alone (the
+        search's result needs the root's: making whole columns of Python objects cost a fifth
+        of a 10,000-iteration Tic-Tac-Toe search)."""
+        kids = self.child_list(node)
+        labels, priors = self._child_labels_and_priors(node)
+        a = self.arrays
+        actions = [self.actions[v] for v in a["action"][kids].tolist()]
+        visits, value = a["visits"][kids].tolist(), a["value"][kids].tolist()
+        return tuple(
+            ChildStats(k, action, label, n, w, w / n if n else None, prior)
+            for k, action, label, n, w, prior in zip(kids, actions, labels, visits, value, priors)
+        )
