@@ -283,12 +283,24 @@ def test_a_sampled_evolution_is_the_full_one_at_its_points(ttt, node):
     assert h.depth == tuple(g.depth[k] for k in points) and h.branching == tuple(g.branching[k] for k in points)
 
 
-@pytest.mark.parametrize("options", [{"record": "compact"}, {"transpositions": True, "expand": "all"}, {"expand": "second-visit"}])
-def test_series_streamed_from_an_indexed_trace_equal_the_replayed_ones(tmp_path, options):
+@pytest.mark.parametrize(
+    ("game", "options"),
+    [
+        (TTT, {"record": "compact"}),
+        (TTT, {"transpositions": True, "expand": "all"}),
+        (TTT, {"expand": "second-visit"}),
+        (TTT, {"expand": "all", "reward": "01"}),
+        (TTT, {"policy": "puct", "expand": "one-random"}),
+        ("connect4", {"record": "compact"}),
+        ("connect4", {"final": "mean", "c": 0.5}),
+    ],
+)
+def test_series_streamed_from_an_indexed_trace_equal_the_replayed_ones(tmp_path, game, options):
+    # Compact MessagePack traces hold blocks, which evolution folds from their columns.
     from mctsviz.seek import open_indexed
     from mctsviz.trace.io import write_trace
 
-    events = recorded_search(TTT, iterations=1500, seed=2, **options)[1]
+    events = recorded_search(game, iterations=1500, seed=2, **options)[1]
     replay = Replay(events)
     path = write_trace(tmp_path / "t.msgpack", events)
     with open_indexed(path, every=1024) as indexed:

@@ -15,7 +15,7 @@ import urllib.parse
 import warnings
 import weakref
 from array import array
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +26,7 @@ from ..options import SearchOptions
 from ..replay import PHASES, Replay, TreeSnapshot, apply_updates
 from ..scan import TraceScan, scan_trace
 from ..search import policies
+from ..trace.blocks import BlockRead
 from ..trace.events import Backprop, Expand, Header, Simulate, Update
 from ..types import Game
 from .grid import move_cell, move_noun, supports_boards
@@ -554,12 +555,14 @@ def series_points(total: int, limit: int = MAX_SERIES_POINTS) -> tuple[int, ...]
     return tuple(sorted(points))
 
 
-def _folds(source: Any) -> Iterator[tuple[int, Any, Sequence[Update]]]:
+def _folds(source: Any, on_block: Callable[[BlockRead], None] | None = None) -> Iterator[tuple[int, Any, Sequence[Update]]]:
     """A trace's expansions and updates in order, without holding its events.
 
     Yields ``(0, the root's expansion, ())`` when the root was expanded before the first
     iteration, then ``(k, expansion, updates)`` for each iteration k. ``source`` is a
-    :class:`Replay`, or a :class:`mctsviz.seek.IndexedTrace` whose file is read afresh.
+    :class:`Replay`, a :class:`mctsviz.seek.IndexedTrace` whose file is read afresh, or a
+    stream of its events and blocks (``stream(blocks=True)``): each block whose updates come
+    in the usual order goes to ``on_block`` instead, between the iterations around it.
     """
     if isinstance(source, Replay):
         if source.root_expansion is not None:
@@ -569,8 +572,18 @@ def _folds(source: Any) -> Iterator[tuple[int, Any, Sequence[Update]]]:
         return
     root_seen = False
     expand: Any = None
-    for event in source.stream():
+    for event in source if isinstance(source, Iterator) else source.stream():
         kind = type(event)
+        if kind is BlockRead:
+            if on_block is not None and event.update_node is None and event.existing is None:
+                on_block(event)
+            else:
+                for inner in event.events():
+                    if type(inner) is Expand:
+                        expand = inner
+                    elif type(inner) is Backprop:
+                        yield inner.iteration, expand, inner.updates
+            continue
         if kind is Expand:
             if event.iteration:
                 expand = event
@@ -631,14 +644,77 @@ def evolution(replay: Any, node: int = 0, *, points: Sequence[int] | None = None
             s_series[i] = policies.score_terms(options, w, n, visits[node], prior)[2]
         leaders.append(leader)
 
+    leading = [-1]  # the leader's node id
+
     def lead() -> str | None:
         counts = [visits[child] for child, _, _ in kids]
         means = [value[child] / n if (n := visits[child]) else None for child, _, _ in kids]
         choice = policies.final_choice(counts, means, rule=rule)
+        leading[0] = -1 if choice is None else kids[choice][0]
         return None if choice is None else kids[choice][1]
 
     done = 0
-    for k, event, updates in _folds(replay):
+
+    def ended(k: int, moved: bool) -> None:
+        """Iteration ``k`` has been folded; ``moved``: it added a child or reached one."""
+        nonlocal leader, done
+        # The leader depends on the children's statistics alone: only an update that reached
+        # one of them (or a new child) can change it.
+        if moved:
+            before, leader = leader, lead()
+            if before is not None and leader != before:
+                changes.append(k)
+        done = k
+        if k in slot:
+            record(k)
+
+    def fold_block(block: BlockRead) -> None:
+        """A block's iterations from its columns, folding only the updates ``watched`` nodes get
+        (nothing else is read): ``node``, where the chain passes through it, and the node after
+        it in the chain, its child. Sound without transpositions, where a child is reached only
+        through its parent and each node is on a chain once; the updates come in the usual
+        order (``update_node`` None): the chain upwards."""
+        path, lengths, made, child_node = block.path, block.path_lengths, block.children, block.child_node
+        actions, priors, labels, sims = block.child_action, block.prior, block.labels, block.simulate_from
+        counts, rewards = block.updates, block.update_reward
+        start_visits, start_value = block.visits, block.value
+        at = c = u = 0
+        for i in range(block.block.count):
+            k = block.block.iteration + i
+            if done == 0 and 0 in slot:
+                record(0)
+            length = lengths[i]
+            leaf = path[at + length - 1]
+            moved = False
+            for j in range(c, c + made[i]):
+                visits.append(start_visits[j] if start_visits is not None else 0)
+                value.append(start_value[j] if start_value is not None else 0.0)
+                if leaf == node:
+                    kids.append((child_node[j], labels[actions[j]], priors[j]))
+                    watched.add(child_node[j])
+                    moved = True
+            c += made[i]
+            chain = path[at : at + length].tolist()
+            if sims[i] != leaf:
+                chain.append(sims[i])
+            last = u + counts[i] - 1  # the update of chain[q] is rewards[last - q]
+            if node in chain:
+                q = chain.index(node)
+                visits[node] += 1  # (its value is never read: scores need the parent's visits alone)
+                if q + 1 < len(chain):
+                    child = chain[q + 1]
+                    visits[child] += 1
+                    value[child] += rewards[last - q - 1]
+                    # Most visits first: one more visit keeps the leader leading, and another
+                    # child can only pass it by reaching its count.
+                    passes = rule != "visits" or leading[0] < 0 or (child != leading[0] and visits[child] >= visits[leading[0]])
+                    moved = moved or (child in watched and passes)
+            u += counts[i]
+            at += length
+            ended(k, moved)
+
+    stream = replay.stream(blocks=True) if not isinstance(replay, Replay) and not options.transpositions else None
+    for k, event, updates in _folds(replay if stream is None else stream, fold_block):
         if k == 0:
             if expand(event):
                 leader = lead()
@@ -647,15 +723,7 @@ def evolution(replay: Any, node: int = 0, *, points: Sequence[int] | None = None
             record(0)
         changed = expand(event)
         apply_updates(updates, visits, value)
-        # The leader depends on the children's statistics alone: only an update that reached
-        # one of them (or a new child) can change it.
-        if changed or any(u.node in watched and u.node != node for u in updates):
-            before, leader = leader, lead()
-            if before is not None and leader != before:
-                changes.append(k)
-        done = k
-        if k in slot:
-            record(k)
+        ended(k, changed or any(u.node in watched and u.node != node for u in updates))
     if done == 0 and 0 in slot:
         record(0)
     children = tuple(ChildSeries(child, action, tuple(v), tuple(m), tuple(sc)) for child, (action, v, m, sc) in series.items())

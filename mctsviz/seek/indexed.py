@@ -481,10 +481,12 @@ class IndexedTrace:
                 decision = event
         return decision
 
-    def stream(self) -> Iterator[Any]:
+    def stream(self, *, blocks: bool = False) -> Iterator[Any]:
         """The trace's events from its start (header first), read afresh: the working position
-        is untouched and nothing is kept, so a figure's series pass in constant memory."""
-        return read_trace(self.path, **self._read_options)
+        is untouched and nothing is kept, so a figure's series pass in constant memory. With
+        ``blocks``, a block of compact iterations comes as one
+        :class:`~mctsviz.trace.blocks.BlockRead` (its columns) instead of its events."""
+        return read_trace(self.path, blocks=blocks, **self._read_options)
 
     def _checkpoint_for(self, done: int) -> int:
         """The index of the last checkpoint at or before iteration ``done`` (-1: the file's start)."""
