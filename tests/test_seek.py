@@ -336,6 +336,31 @@ def test_a_small_trace_that_declares_many_iterations_is_indexed_on_open(tmp_path
         assert indexed.iterations == 2600 and index_path(path).is_file()
 
 
+def test_a_figure_of_a_long_unindexed_trace_has_its_index_built_in_another_process(tmp_path, monkeypatch, capsys):
+    # render loads matplotlib before it reads the trace: the builder's memory must not add to it.
+    import subprocess
+
+    import mctsviz.seek.indexed as seek
+
+    path = write(tmp_path / "t.msgpack", events_of("tictactoe", "compact"))  # declares 2,600 iterations
+    monkeypatch.setattr(seek, "AUTO_INDEX_ITERATIONS", 5000)
+    assert not seek.index_wanted(path)
+    monkeypatch.setattr(seek, "AUTO_INDEX_ITERATIONS", 2600)
+    assert seek.index_wanted(path) and not seek.index_wanted(tmp_path / "missing.msgpack")
+    commands = []
+    real_run = subprocess.run
+
+    def run(command, **keywords):
+        commands.append(command)
+        return real_run(command, **keywords)
+
+    monkeypatch.setattr(subprocess, "run", run)
+    assert main(["render", "growth", str(path), "-o", str(tmp_path / "growth.svg")]) == 0
+    assert [c[-3:] for c in commands] == [["index", str(path), "--no-progress"]]
+    assert "indexed" in capsys.readouterr().err and index_path(path).is_file()
+    assert not seek.index_wanted(path)  # indexed now: the next figure opens the index
+
+
 def test_a_walkthrough_from_the_index_is_the_walkthrough_from_the_whole_trace(tmp_path):
     pytest.importorskip("jinja2")
     from mctsviz.walkthrough.pages import build_pages

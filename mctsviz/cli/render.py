@@ -368,9 +368,13 @@ def _load_positions(path: str) -> Any:
     """What answers ``snapshot(k, phase)``, ``iterations`` and ``header`` for a trace: its index
     when it has one or is long enough to deserve one (one tree in memory, whatever the trace's
     length), else the replay of the whole trace."""
-    from ..seek import indexed_if_worth_it
-    from .trace import index_progress
+    from ..seek import index_wanted, indexed_if_worth_it
+    from .trace import index_in_fresh_process, index_progress
 
+    if index_wanted(path, on_warning=_note):
+        # Built in a fresh process: this one has matplotlib loaded, and the builder's memory
+        # would add to it. Should that fail, the index is built here below.
+        index_in_fresh_process(path, quiet=not sys.stderr.isatty())
     with index_progress() as progress:
         indexed = indexed_if_worth_it(path, on_progress=progress, on_warning=_note)
     return indexed if indexed is not None else _load_replay(path)

@@ -6,7 +6,6 @@ import argparse
 import json
 import sys
 from contextlib import ExitStack
-from pathlib import Path
 from typing import Any
 
 from ..options import BOOLEANS, CHOICES, DEFAULTS, NUMBERS, OPTION_NAMES, RECORD_LEVELS, option_doc
@@ -106,18 +105,11 @@ def run_search(args: argparse.Namespace) -> int:
 
 
 def _index_trace(trace: str, *, quiet: bool) -> None:
-    """Index a long trace as soon as it is written, so every command after seeks in it.
+    """Index a long trace as soon as it is written, so every command after seeks in it (in a
+    fresh process: this one still holds the search's tree and the compiled kernel)."""
+    from .trace import index_in_fresh_process
 
-    ``mctsviz index`` runs in a fresh process: this one still holds the search's tree and the
-    compiled kernel, and the builder's memory would add to them (Connect Four, a million
-    iterations: 661 MB peak in one process, 293 MB and 371 MB in two).
-    """
-    import subprocess
-
-    command = [sys.executable, "-m", "mctsviz", "index", trace] + (["--no-progress"] if quiet else [])
-    if subprocess.run(command, stdout=subprocess.DEVNULL).returncode == 0:
-        print(f"mctsviz: indexed {trace} for seeking ({Path(trace).name}.idx; --no-index skips this)", file=sys.stderr)
-    else:
+    if not index_in_fresh_process(trace, quiet=quiet, hint="; --no-index skips this"):
         print(f"mctsviz: {trace} was written but not indexed (see above); mctsviz index retries", file=sys.stderr)
 
 

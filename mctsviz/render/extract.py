@@ -778,7 +778,38 @@ def growth(replay: Any, *, points: Sequence[int] | None = None) -> Growth:
         branching.append(edges / parents if parents else 0.0)
 
     done = 0
-    for k, expand, _ in _folds(replay):
+
+    def fold_block(block: BlockRead) -> None:
+        """A block's expansions from its columns: each adds its children one level below the
+        leaf its path ends at (no transpositions: every child is new)."""
+        nonlocal count, deepest, edges, parents, done
+        path, lengths, made = block.path, block.path_lengths, block.children
+        at = 0
+        first = block.block.iteration
+        for i in range(block.block.count):
+            k = first + i
+            if done == 0 and 0 in wanted:
+                record()
+            at += lengths[i]
+            n = made[i]
+            if n:
+                leaf = path[at - 1]
+                edges += n
+                if not has_children[leaf]:
+                    has_children[leaf] = 1
+                    parents += 1
+                level = depth_of[leaf] + 1
+                depth_of.extend([level] * n)
+                has_children.extend(bytes(n))
+                count += n
+                if level > deepest:
+                    deepest = level
+            done = k
+            if k in wanted:
+                record()
+
+    stream = replay.stream(blocks=True) if not isinstance(replay, Replay) else None
+    for k, expand, _ in _folds(replay if stream is None else stream, fold_block):
         if k and done == 0 and 0 in wanted:
             record()
         add(expand)

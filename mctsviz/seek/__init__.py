@@ -30,6 +30,7 @@ from .indexed import (
     AUTO_INDEX_BYTES,
     AUTO_INDEX_ITERATIONS,
     IndexedTrace,
+    index_wanted,
     open_indexed,
     snapshot_of,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "IndexedTrace",
     "build_index",
     "index_path",
+    "index_wanted",
     "open_indexed",
     "snapshot_of",
     "trace_key",

@@ -669,10 +669,9 @@ def snapshot_of(
         return indexed.snapshot(iteration, phase)
 
 
-def indexed_if_worth_it(trace: Any, *, on_progress: Callable[[int], None] | None = None, **read_options: Any) -> IndexedTrace | None:
-    """The :class:`IndexedTrace` of a trace path that has an index, is at least
-    :data:`AUTO_INDEX_BYTES` large or declares at least :data:`AUTO_INDEX_ITERATIONS`
-    iterations (building the index then), else None."""
+def _worth_indexing(trace: Any, read_options: dict[str, Any]) -> Path | None:
+    """The path of a trace file that has an index, is at least :data:`AUTO_INDEX_BYTES` large
+    or declares at least :data:`AUTO_INDEX_ITERATIONS` iterations, else None."""
     if not (isinstance(trace, str) or isinstance(trace, os.PathLike)):
         return None
     path = Path(trace)
@@ -686,5 +685,22 @@ def indexed_if_worth_it(trace: Any, *, on_progress: Callable[[int], None] | None
         declared = _header_of(path, read_options).options.iterations
         if declared is None or declared < AUTO_INDEX_ITERATIONS:
             return None
+    return path
+
+
+def index_wanted(trace: Any, **read_options: Any) -> bool:
+    """Whether :func:`indexed_if_worth_it` would build an index for ``trace``: it deserves one
+    and has no index file yet (a command can build it first, in another process)."""
+    path = _worth_indexing(trace, read_options)
+    return path is not None and not index_path(path).is_file()
+
+
+def indexed_if_worth_it(trace: Any, *, on_progress: Callable[[int], None] | None = None, **read_options: Any) -> IndexedTrace | None:
+    """The :class:`IndexedTrace` of a trace path that has an index, is at least
+    :data:`AUTO_INDEX_BYTES` large or declares at least :data:`AUTO_INDEX_ITERATIONS`
+    iterations (building the index then), else None."""
+    path = _worth_indexing(trace, read_options)
+    if path is None:
+        return None
     note = read_options.get("on_warning")
     return open_indexed(path, on_note=note, on_progress=on_progress, **read_options)
