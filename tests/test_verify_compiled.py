@@ -97,31 +97,25 @@ def test_a_broken_engine_gets_the_same_report(tmp_path, monkeypatch, case):
     assert with_marks.format() == without.format()
 
 
-def test_a_wrong_choice_is_never_marked(tmp_path, monkeypatch):
-    # A missing visit increment leaves statistics behind, so later choices are not UCB1's:
-    # each iteration the serial check flags for its selection must be unmarked.
-    broken = CASES["missing visit increment"]
-    events = broken_search(broken.engine, "connect4", iterations=300, seed=4, record="compact")
+@pytest.mark.parametrize(
+    ("case", "game", "check", "bit"),
+    [
+        # A missing visit increment leaves statistics behind: later choices are not UCB1's.
+        ("missing visit increment", "connect4", "selection", 0),
+        # The sign not flipped: the rewards credited are not the ones worked out.
+        ("sign flipped in the backup", "tictactoe", "reward", 1),
+    ],
+)
+def test_a_wrong_step_is_never_marked(tmp_path, monkeypatch, case, game, check, bit):
+    # Every iteration the check without marks flags must lack the mark for that step.
+    events = broken_search(CASES[case].engine, game, iterations=300, seed=4, record="compact")
     path = _blocks_file(tmp_path, "wrong.msgpack", events)
     monkeypatch.setattr(checker, "COMPILED_FROM", [None])
-    wrong = {v.iteration for v in verify(path, limit=10_000).violations if v.check == "selection"}
+    wrong = {v.iteration for v in verify(path, limit=10_000).violations if v.check == check}
     assert wrong
-    report, (selections, _, seen) = _marked(path, monkeypatch, limit=10_000)
-    assert {v.iteration for v in report.violations if v.check == "selection"} == wrong
-    assert selections <= seen - len(wrong)
-
-
-def test_a_wrong_reward_is_never_marked(tmp_path, monkeypatch):
-    # The sign not flipped: every iteration the serial check flags for its rewards must lack the mark.
-    broken = CASES["sign flipped in the backup"]
-    events = broken_search(broken.engine, "tictactoe", iterations=300, seed=4, record="compact")
-    path = _blocks_file(tmp_path, "rewards.msgpack", events)
-    monkeypatch.setattr(checker, "COMPILED_FROM", [None])
-    wrong = {v.iteration for v in verify(path, limit=10_000).violations if v.check == "reward"}
-    assert wrong
-    report, (_, backups, seen) = _marked(path, monkeypatch, limit=10_000)
-    assert {v.iteration for v in report.violations if v.check == "reward"} == wrong
-    assert backups <= seen - len(wrong)
+    report, seen = _marked(path, monkeypatch, limit=10_000)
+    assert {v.iteration for v in report.violations if v.check == check} == wrong
+    assert seen[bit] <= seen[2] - len(wrong)
 
 
 def test_the_checkers_tree_is_left_as_it_was(tmp_path):

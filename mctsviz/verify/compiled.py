@@ -67,8 +67,9 @@ def _fold_block(  # noqa: PLR0913 - the tree's columns and the block's, as numba
     marks: np.ndarray,
 ) -> int:
     """Fold the block, setting bit 0 of ``marks[i]`` where iteration i took the first UCB1 argmax
-    at every step, bit 1 where its recorded rewards are the ones worked out. Writes to the checker's columns are logged in ``logs`` (their lengths in
-    ``counts``). Returns how many iterations were folded (fewer: an index out of range)."""
+    at every step, bit 1 where its recorded rewards are the ones worked out. Writes to the
+    checker's columns are logged in ``logs`` (their lengths in ``counts``). Returns how many
+    iterations were folded (fewer: an index out of range)."""
     visits, value, mover, first_edge, last_edge, edge_next, edge_child = tree
     x_visits, x_value, x_first, x_last, x_next, x_child = extra
     at_visits, old_visits, at_value, old_value, at_first, old_first, at_last, old_last, at_next, old_next = logs
