@@ -111,9 +111,9 @@ class Checker(ExpansionChecks, SimulationChecks, BackupChecks):
         return True
 
     def _block_marker(self) -> Callable[[BlockRead], None] | None:
-        """What marks a block's selections at compiled speed (:mod:`mctsviz.verify.compiled`),
-        when numba is installed and the options are the ones it recomputes: compact UCB1 with
-        the first-child tie-break, without transpositions."""
+        """What marks a block's selections and backups at compiled speed
+        (:mod:`mctsviz.verify.compiled`), when numba is installed and the options are the ones
+        it recomputes: compact UCB1 with the first-child tie-break, without transpositions."""
         options = self.options
         start = COMPILED_FROM[0]
         if self.full or options.policy != "ucb1" or options.tie_break != "first" or options.transpositions or start is None:
