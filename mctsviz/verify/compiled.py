@@ -166,24 +166,9 @@ def _fold_block(  # noqa: PLR0913 - the tree's columns and the block's, as numba
 
 
 @njit(cache=True)
-def _mark_block(
-    tree: tuple[np.ndarray, ...],
-    extra: tuple[np.ndarray, ...],
-    logs: tuple[np.ndarray, ...],
-    nodes: int,
-    edges: int,
-    block: tuple[np.ndarray, ...],
-    players: int,
-    zero_one: bool,
-    check_updates: bool,
-    c: float,
-    log_shift: int,
-    marks: np.ndarray,
-) -> int:
-    """:func:`_fold_block` on the checker's own columns, which are then put back as they were
-    (the logged writes undone, last first): the checker's tree is unchanged on return."""
-    counts = np.zeros(5, dtype=np.int64)
-    folded = _fold_block(tree, extra, logs, counts, nodes, edges, block, players, zero_one, check_updates, c, log_shift, marks)
+def _undo(tree: tuple[np.ndarray, ...], logs: tuple[np.ndarray, ...], counts: np.ndarray) -> None:
+    """Put the checker's columns back as they were before :func:`_fold_block`: the logged
+    writes undone, last first."""
     visits, value, mover, first_edge, last_edge, edge_next, edge_child = tree
     at_visits, old_visits, at_value, old_value, at_first, old_first, at_last, old_last, at_next, old_next = logs
     for j in range(counts[0] - 1, -1, -1):
@@ -195,7 +180,6 @@ def _mark_block(
         last_edge[at_last[j]] = old_last[j]
     for j in range(counts[4] - 1, -1, -1):
         edge_next[at_next[j]] = old_next[j]
-    return folded
 
 
 def _view(column: array[Any] | None, dtype: Any) -> np.ndarray:
@@ -240,21 +224,14 @@ def selection_marks(state: Any, block: Any) -> bytearray:
         _view(block.mover, np.int64), _view(block.visits, np.int64), _view(block.value, np.float64), _view(block.simulate_from, np.int64),
         _view(block.returns, np.float64), _view(block.updates, np.int64), _view(block.update_reward, np.float64),
     )  # fmt: skip
+    counts = np.zeros(5, dtype=np.int64)
+    options = state.options
     try:
-        _mark_block(
-            tree,
-            extra,
-            logs,
-            len(state.visits),
-            len(state.edge_child),
-            blocks,
-            block.players,
-            state.zero_one,
-            block.update_node is None,
-            float(state.options.c),
-            1 if state.options.log == "ln-n1" else 0,
-            marks,
-        )
+        _fold_block(
+            tree, extra, logs, counts, len(state.visits), len(state.edge_child), blocks, block.players, state.zero_one,
+            block.update_node is None, float(options.c), 1 if options.log == "ln-n1" else 0, marks,
+        )  # fmt: skip
     finally:
-        del tree  # the checker's columns can grow again
+        _undo(tree, logs, counts)  # the checker's tree is left as it was
+        del tree  # and its columns can grow again
     return bytearray(marks.tobytes())
