@@ -33,11 +33,16 @@ if TYPE_CHECKING:
 
 #: Iterations per kernel call: the deadline and progress are checked between calls.
 CHUNK = 4096
+#: The most nodes a search makes room for before it starts (bigger trees grow as they go).
+UPFRONT = 1 << 18
 
 _EXPANDS = {"one": K.EXPAND_ONE, "one-random": K.EXPAND_ONE_RANDOM, "all": K.EXPAND_ALL, "second-visit": K.EXPAND_SECOND_VISIT}
 _RULES = ("new", "leaf", "score")
 _RETURNS = {1: (1.0, -1.0), 2: (-1.0, 1.0), 3: (0.0, 0.0)}
 _TABLES: tuple[np.ndarray, np.ndarray] | None = None
+_LOGS: np.ndarray | None = None
+#: Parent visit counts whose logarithm the kernel looks up rather than computes.
+LOG_TABLE = 1 << 16
 _compiled = False
 
 # Node columns, in the order of the kernel's tuple.
@@ -49,13 +54,17 @@ _COLUMNS = (
     ("mover", np.int8),
     ("parent", np.int32),
     ("action", np.int8),
-    ("visits", np.int64),
-    ("value", np.float64),
-    ("first", np.int32),
-    ("last", np.int32),
-    ("next", np.int32),
+    ("base", np.int32),
+    ("kids", np.int8),
+    ("slot", np.int32),
     ("untried", np.int64),
     ("legal", np.int8),
+)
+# Edge columns (``kernel.Edges``): per slot, the child node and its statistics.
+_EDGES = (
+    ("kid", np.int32),
+    ("visits", np.int64),
+    ("value", np.float64),
 )
 
 
@@ -66,10 +75,18 @@ def _tables() -> tuple[np.ndarray, np.ndarray]:
     return _TABLES
 
 
+def _logs() -> np.ndarray:
+    global _LOGS
+    if _LOGS is None:
+        _LOGS = np.zeros(LOG_TABLE, dtype=np.float64)
+        K.fill_logs(_LOGS)
+    return _LOGS
+
+
 class KernelState:
     """The kernel's arrays for one search: nodes, options, game geometry, rng, counters."""
 
-    def __init__(self, engine: Engine, capacity: int) -> None:
+    def __init__(self, engine: Engine, expected: int) -> None:
         game, options = engine.game, engine.options
         c4 = game if isinstance(game, ConnectFour) else None
         nim = game if isinstance(game, Nim) else None
@@ -99,9 +116,15 @@ class KernelState:
             self.actions = list(range(cells))
         self.index_of = {action: index for index, action in enumerate(self.actions)}
         self.board: K.Board = (win, threats, geo, bottom, column, top)
-        # Room for the root's children too (expand="second-visit" adds them before iteration 1).
-        capacity += 1 + self.max_branch
-        self.nodes = [np.zeros(capacity, dtype=dtype) for _, dtype in _COLUMNS]
+        self.per_iteration = 1 if options.expand in ("one", "one-random") else self.max_branch
+        # Room for ``expected`` iterations up front (at most UPFRONT nodes), so that a search of that size never copies
+        # its columns to grow them (np.zeros leaves rows no search reaches unmapped, costing no
+        # memory), and for the root's children (expand="second-visit" adds them before
+        # iteration 1). A node's children take about two slots each (Connect Four: 1.97);
+        # reserve() makes sure of the rest chunk by chunk.
+        nodes = min(expected * self.per_iteration, UPFRONT) + 1 + self.max_branch
+        self.nodes = [np.zeros(nodes, dtype=dtype) for _, dtype in _COLUMNS]
+        self.edges = [np.zeros(2 * nodes + CHUNK * self.max_branch, dtype=dtype) for _, dtype in _EDGES]
         self.opts = np.array(
             [
                 self.kind,
@@ -119,7 +142,7 @@ class KernelState:
         self.fopts = np.array([options.c, options.c_puct, options.fpu], dtype=np.float64)
         version, internal, _ = engine.rng.getstate()
         self.mt = np.array(internal[:624], dtype=np.int64)
-        self.counters = np.array([1, internal[624], 0, 0], dtype=np.int64)
+        self.counters = np.array([1, internal[624], 0, 0, 1], dtype=np.int64)
         self.rng_version = version
         self._root(engine)
 
@@ -160,47 +183,56 @@ class KernelState:
         n = self.columns
         n["x"][0], n["o"][0], n["status"][0] = x, o, status
         n["player"][0], n["mover"][0], n["parent"][0], n["action"][0] = tree.player[0], tree.mover[0], -1, -1
-        n["visits"][0], n["value"][0] = tree.visits[0], tree.value[0]
-        n["first"][0] = n["last"][0] = n["next"][0] = -1
+        e = self.edge_columns
+        e["kid"][0], e["visits"][0], e["value"][0] = 0, tree.visits[0], tree.value[0]
         legal = 0
         for a in engine.game.legal_actions(state):
             legal |= 1 << self.index_of[a]
         n["untried"][0], n["legal"][0] = legal, bin(legal).count("1")
         if tree.children[0]:  # expand="second-visit" expanded the root before iteration 1
-            K.expand_root(tuple(self.nodes), self.opts, self.board, self.counters)
+            K.expand_root(tuple(self.nodes), self.edge_tuple(), self.opts, self.board, self.counters)
 
     @property
     def columns(self) -> dict[str, np.ndarray]:
         return {name: array for (name, _), array in zip(_COLUMNS, self.nodes)}
 
+    def edge_tuple(self) -> K.Edges:
+        kid, visits, value = self.edges
+        return kid, visits, value
+
+    @property
+    def edge_columns(self) -> dict[str, np.ndarray]:
+        return {name: array for (name, _), array in zip(_EDGES, self.edges)}
+
     @property
     def size(self) -> int:
         return int(self.counters[K.C_NODES])
 
-    def reserve(self, more: int) -> None:
-        """Make room for ``more`` nodes past the current count (by half again, so growth is
-        amortised and the unused room is at most a third of the columns)."""
-        need = self.size + more
-        capacity = len(self.nodes[0])
-        if need <= capacity:
-            return
-        grown = max(need, capacity + capacity // 2)
-        # One column at a time: the old column goes as its copy comes, so growing never holds
-        # two whole trees.
-        nodes = self.nodes
-        for i, column in enumerate(nodes):
-            nodes[i] = np.concatenate([column, np.zeros(grown - capacity, dtype=column.dtype)])
-            del column
+    def reserve(self, iterations: int) -> None:
+        """Make room for the nodes and edge slots ``iterations`` more iterations may add (each
+        makes at most ``per_iteration`` nodes and one parent's slots)."""
+        _grow(self.nodes, self.size + iterations * self.per_iteration)
+        _grow(self.edges, int(self.counters[K.C_SLOTS]) + iterations * self.max_branch)
+
+
+def _grow(columns: list[np.ndarray], need: int) -> None:
+    """Lengthen ``columns`` to at least ``need`` rows (by half again, so growth is amortised and
+    the unused room is at most a third of the columns)."""
+    capacity = len(columns[0])
+    if need <= capacity:
+        return
+    grown = max(need, capacity + capacity // 2)
+    # One column at a time: the old column goes as its copy comes, so growing never holds two
+    # whole trees.
+    for i, column in enumerate(columns):
+        columns[i] = np.concatenate([column, np.zeros(grown - capacity, dtype=column.dtype)])
+        del column
 
 
 def run(engine: Engine, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
     """Run iterations on the kernel until a budget ends; return how many were done."""
     warm_up()
-    options = engine.options
-    per_iteration = 1 if options.expand in ("one", "one-random") else 0
-    first = CHUNK if iterations is None else min(iterations, CHUNK)
-    state = KernelState(engine, 1 + (first + 1) * max(per_iteration, 1) * 2)
-    per_iteration = per_iteration or state.max_branch
+    state = KernelState(engine, CHUNK if iterations is None else min(iterations, UPFRONT))
     record = engine.recorder is not None
     blocks = _BlockMaker.for_engine(engine, state)
     chunk = CHUNK if blocks is None else blocks.size
@@ -209,25 +241,30 @@ def run(engine: Engine, iterations: int | None, deadline: float | None, progress
     log_iter = np.zeros((chunk, 6) if record else (1, 6), dtype=np.int64)
     log_roll = np.zeros(chunk * (state.max_depth + 1) if engine.full else 1, dtype=np.int64)
     limit = math.inf if iterations is None else iterations
+    free, path = np.zeros(64, dtype=np.int64), np.zeros(128, dtype=np.int64)  # the kernel's scratch
     clock = time.perf_counter
     done = 0
     while done < limit:
         if deadline is not None and clock() >= deadline:
             break
         count = int(min(chunk, limit - done))
-        state.reserve(count * per_iteration)
+        state.reserve(count)
         state.counters[K.C_PATH] = state.counters[K.C_ROLL] = 0
         K.run_iterations(
             count,
             tuple(state.nodes),
+            state.edge_tuple(),
             state.opts,
             state.fopts,
+            _logs(),
             state.board,
             state.mt,
             state.counters,
             log_path,
             log_iter,
             log_roll,
+            free,
+            path,
         )
         if emitter is not None:
             emitter.emit(done, count, log_path, log_iter, log_roll)
@@ -303,14 +340,19 @@ class _Ticker:
 def _compile() -> None:
     """Run every kernel function once on tiny inputs (numba compiles, or loads its cache)."""
     nodes = tuple(np.zeros(2, dtype=dtype) for _, dtype in _COLUMNS)
-    ints, floats, counters = np.zeros(9, dtype=np.int64), np.zeros(3, dtype=np.float64), np.array([1, 624, 0, 0], dtype=np.int64)
+    kid, visits, value = (np.zeros(2, dtype=dtype) for _, dtype in _EDGES)
+    edges = (kid, visits, value)
+    ints, floats, counters = np.zeros(9, dtype=np.int64), np.zeros(3, dtype=np.float64), np.array([1, 624, 0, 0, 1], dtype=np.int64)
     win, threats = _tables()
     geo, board = np.array([9, 0, 511], dtype=np.int64), np.zeros(9, dtype=np.int64)
     mt, log = np.zeros(624, dtype=np.int64), np.zeros(1, dtype=np.int64)
     tables = (win, threats, geo, board, board, board)
-    K.expand_root(nodes, ints, tables, counters)
+    K.expand_root(nodes, edges, ints, tables, counters)
     table = np.zeros((1, 6), dtype=np.int64)
-    K.run_iterations(0, nodes, ints, floats, tables, mt, counters, log, table, log)
+    K.fill_logs(np.zeros(2))
+    K.run_iterations(
+        0, nodes, edges, ints, floats, np.zeros(2), tables, mt, counters, log, table, log, np.zeros(64, dtype=np.int64), np.zeros(128, dtype=np.int64)
+    )
     K.backup_rewards(0, log, table[:0], nodes[4], False, np.zeros(1))
     K.palette(np.zeros(1, dtype="<u8"), np.zeros(1, dtype=np.uint8), np.zeros(256, dtype="<u8"))
 
@@ -600,6 +642,7 @@ class KernelTree(Tree):
         self.by_key: dict[str, int] = {}
         size = state.size
         self.arrays = {name: array[:size] for name, array in state.columns.items()}
+        self.edge_arrays = {name: array[: int(state.counters[K.C_SLOTS])] for name, array in state.edge_columns.items()}
         self.state_of = state.state_of
         self.actions = state.actions
         self.size = size
@@ -622,8 +665,10 @@ class KernelTree(Tree):
         if name == "label":
             text = {v: self.game.action_label(actions[v]) for v in set(a["action"][1:].tolist())}
             return [""] + [text[v] for v in a["action"][1:].tolist()]
-        if name in ("mover", "player", "visits", "value"):
+        if name in ("mover", "player"):
             return a[name].tolist()
+        if name in ("visits", "value"):
+            return self.edge_arrays[name][a["slot"]].tolist()
         if name == "terminal":
             return (a["status"] != 0).tolist()
         if name == "prior":
@@ -640,12 +685,8 @@ class KernelTree(Tree):
         raise AttributeError(name)
 
     def child_list(self, node: int) -> list[int]:
-        first, following = self.arrays["first"], self.arrays["next"]
-        kids = []
-        kid = int(first[node])
-        while kid >= 0:
-            kids.append(kid)
-            kid = int(following[kid])
+        base = int(self.arrays["base"][node])
+        kids: list[int] = self.edge_arrays["kid"][base : base + int(self.arrays["kids"][node])].tolist()
         return kids
 
     def _child_labels_and_priors(self, node: int) -> tuple[list[str], list[float]]:
@@ -662,7 +703,8 @@ class KernelTree(Tree):
         labels, priors = self._child_labels_and_priors(node)
         a = self.arrays
         actions = [self.actions[v] for v in a["action"][kids].tolist()]
-        visits, value = a["visits"][kids].tolist(), a["value"][kids].tolist()
+        slots = a["slot"][kids]
+        visits, value = self.edge_arrays["visits"][slots].tolist(), self.edge_arrays["value"][slots].tolist()
         return tuple(
             ChildStats(k, action, label, n, w, w / n if n else None, prior)
             for k, action, label, n, w, prior in zip(kids, actions, labels, visits, value, priors)

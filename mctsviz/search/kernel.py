@@ -24,6 +24,7 @@ board too: bit i of ``x`` (``o``) is cell i marked by the first (second) player.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -34,6 +35,12 @@ NIM_BITS = 6
 
 #: A tree's node columns, in the order of ``mctsviz.search.compiled``'s ``_COLUMNS``.
 Nodes = tuple[np.ndarray, ...]
+#: A tree's edge columns (``_EDGES``): per slot, the child node, its visits and its value. A
+#: node's children sit in consecutive slots (from ``base``, ``kids`` of them, in creation
+#: order), reserved for all its legal actions when its first child is made, so selection reads
+#: them in one sweep instead of chasing a linked list through the node columns (a cache miss
+#: per child on a large tree). Slot 0 holds the root's statistics; ``slot`` maps a node to its own.
+Edges = tuple[np.ndarray, np.ndarray, np.ndarray]
 #: The game's tables and geometry: (Tic-Tac-Toe wins by mask, Tic-Tac-Toe threats by mask,
 #: [columns, column height h, board mask], then per Connect Four column its bottom cell, its
 #: cells and its top cell). For Nim: [heaps, the most one move takes, actions], then per heap
@@ -46,8 +53,16 @@ Board = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.nda
 O_GAME, O_POLICY, O_LOG_SHIFT, O_TIE, O_EXPAND, O_ROLLOUT, O_REWARD01, O_RECORD, O_Q = range(9)
 EXPAND_ONE, EXPAND_ONE_RANDOM, EXPAND_ALL, EXPAND_SECOND_VISIT = range(4)
 RULE_NEW, RULE_LEAF, RULE_SCORE = range(3)
-# Counters shared between calls: node count, Mersenne Twister position, log fill levels.
-C_NODES, C_MT_POS, C_PATH, C_ROLL = range(4)
+# Counters shared between calls: node count, Mersenne Twister position, log fill levels, edge
+# slots in use.
+C_NODES, C_MT_POS, C_PATH, C_ROLL, C_SLOTS = range(5)
+
+#: numba's options for the hot loop and the playouts: compiled without its reference counting
+#: (the private ``_nrt`` flag). Every array they touch is lent by the caller and none is made or
+#: kept, so the counts are never needed, yet numba wraps each use of an array taken from a
+#: tuple or passed to an inlined helper in atomic increments and decrements: a fifth of a
+#: Tic-Tac-Toe iteration. Such a function cannot allocate; numba refuses to compile one that does.
+_BORROWED: dict[str, Any] = {"cache": True, "_nrt": False}
 
 _TTT_LINES = (0b000000111, 0b000111000, 0b111000000, 0b001001001, 0b010010010, 0b100100100, 0b100010001, 0b001010100)
 
@@ -284,7 +299,7 @@ def _next(game: int, x: int, o: int, action: int, b: Board) -> tuple[int, int, i
 
 # Not inlined, unlike the helpers above: one call per iteration costs nothing measurable, and
 # inlining the four games' playouts made the first compile 55 s instead of 36.
-@njit(cache=True)
+@njit(**_BORROWED)
 def _playout(
     game: int,
     heuristic: bool,
@@ -442,11 +457,13 @@ def _add_child(
     parent: int,
     action: int,
     t: Nodes,
+    e: Edges,
     opts: np.ndarray,
     b: Board,
     counters: np.ndarray,
 ) -> int:
-    (nx, no, nstatus, nplayer, nmover, nparent, naction, nvisits, nvalue, nfirst, nlast, nnext, nuntried, nlegal_a) = t
+    (nx, no, nstatus, nplayer, nmover, nparent, naction, nbase, nkids, nslot, nuntried, nlegal_a) = t
+    ekid, evisits, evalue = e
     game = opts[O_GAME]
     child = counters[C_NODES]
     counters[C_NODES] = child + 1
@@ -458,31 +475,33 @@ def _add_child(
     nmover[child] = nplayer[parent]
     nparent[child] = parent
     naction[child] = action
-    nvisits[child] = 0
-    nvalue[child] = 0.0
-    nfirst[child] = -1
-    nlast[child] = -1
-    nnext[child] = -1
+    nbase[child] = 0
+    nkids[child] = 0
     legal = _legal(game, x, o, status, b)
     nuntried[child] = legal
     nlegal_a[child] = _popcount(legal)
-    if nlast[parent] < 0:
-        nfirst[parent] = child
-    else:
-        nnext[nlast[parent]] = child
-    nlast[parent] = child
+    kids = nkids[parent]
+    if kids == 0:  # the parent's first child: room for all its children, side by side
+        nbase[parent] = counters[C_SLOTS]
+        counters[C_SLOTS] += nlegal_a[parent]
+    slot = nbase[parent] + kids
+    nkids[parent] = kids + 1
+    nslot[child] = slot
+    ekid[slot] = child
+    evisits[slot] = 0
+    evalue[slot] = 0.0
     return int(child)
 
 
 @njit(cache=True, inline="always")
-def _expand_all(leaf: int, t: Nodes, opts: np.ndarray, b: Board, counters: np.ndarray) -> None:
-    nuntried = t[12]
+def _expand_all(leaf: int, t: Nodes, e: Edges, opts: np.ndarray, b: Board, counters: np.ndarray) -> None:
+    nuntried = t[10]
     todo = nuntried[leaf]
     nuntried[leaf] = 0
     while todo:
         action = _nth_bit(todo, 0)
         todo &= todo - 1
-        _add_child(leaf, action, t, opts, b, counters)
+        _add_child(leaf, action, t, e, opts, b, counters)
 
 
 @njit(cache=True, inline="always")
@@ -498,10 +517,11 @@ def _score(n: int, w: float, puct: bool, q_plus: bool, prior: float, c_puct: flo
 
 
 @njit(cache=True, inline="always")
-def _choose(node: int, t: Nodes, opts: np.ndarray, fopts: np.ndarray, mt: np.ndarray, counters: np.ndarray) -> int:
+def _choose(node: int, t: Nodes, e: Edges, opts: np.ndarray, fopts: np.ndarray, logs: np.ndarray, mt: np.ndarray, counters: np.ndarray) -> int:
     """The child selection picks (``policies.ucb1_argmax`` / ``puct_argmax``, then the tie-break)."""
-    nvisits, nvalue, nfirst, nnext, nlegal_a = t[7], t[8], t[9], t[11], t[13]
-    parent_visits = nvisits[node]
+    nbase, nkids, nslot, nlegal_a = t[7], t[8], t[9], t[11]
+    ekid, evisits, evalue = e
+    parent_visits = evisits[nslot[node]]
     puct = opts[O_POLICY] == 1
     prior, c_puct, fpu, sqrt_n, q_plus, c, ln_n = 0.0, 0.0, 0.0, 0.0, False, 0.0, 0.0
     if puct:
@@ -512,30 +532,40 @@ def _choose(node: int, t: Nodes, opts: np.ndarray, fopts: np.ndarray, mt: np.nda
     else:
         c = fopts[0]
         arg = parent_visits + opts[O_LOG_SHIFT]
-        ln_n = math.log(arg if arg > 0 else 1)
+        ln_n = logs[arg] if arg < len(logs) else math.log(arg)
     best = -math.inf
-    chosen = -1
+    base = nbase[node]
+    end = base + nkids[node]
+    chosen = base
     ties = 0
-    kid = nfirst[node]
-    while kid >= 0:
-        score = _score(nvisits[kid], nvalue[kid], puct, q_plus, prior, c_puct, fpu, sqrt_n, c, ln_n)
+    # A UCB1 child whose score is certainly below the best so far is passed over without its
+    # square root: W/n + C sqrt(L/n) < best whenever d = best - W/n - 1e-9 > 0 and
+    # d^2 n > C^2 L (1 + 1e-9). The margins dwarf the few ulps of rounding in either side, so
+    # every child the exact score could put at or above the best is still scored exactly, and
+    # the choice (ties included) is the same.
+    c2l = c * c * ln_n * (1.0 + 1e-9)
+    for s in range(base, end):
+        if not puct:
+            n = evisits[s]
+            if n:
+                d = best - evalue[s] / n - 1e-9
+                if d > 0.0 and d * d * n > c2l:
+                    continue
+        score = _score(evisits[s], evalue[s], puct, q_plus, prior, c_puct, fpu, sqrt_n, c, ln_n)
         if score > best:
             best = score
-            chosen = kid
+            chosen = s
             ties = 1
         elif score == best:
             ties += 1
-        kid = nnext[kid]
     if ties > 1 and opts[O_TIE] == 1:
         pick = _randbelow(ties, mt, counters)
-        kid = nfirst[node]
-        while kid >= 0:
-            if _score(nvisits[kid], nvalue[kid], puct, q_plus, prior, c_puct, fpu, sqrt_n, c, ln_n) == best:
+        for s in range(base, end):
+            if _score(evisits[s], evalue[s], puct, q_plus, prior, c_puct, fpu, sqrt_n, c, ln_n) == best:
                 if pick == 0:
-                    return int(kid)
+                    return int(ekid[s])
                 pick -= 1
-            kid = nnext[kid]
-    return chosen
+    return int(ekid[chosen])
 
 
 @njit(cache=True, inline="always")
@@ -554,25 +584,39 @@ def _rewards(status: int, reward01: bool) -> tuple[float, float]:
 
 
 @njit(cache=True)
-def expand_root(t: Nodes, opts: np.ndarray, b: Board, counters: np.ndarray) -> None:
-    """Expand every child of the root (``expand="second-visit"`` does so before iteration 1)."""
-    _expand_all(0, t, opts, b, counters)
+def fill_logs(logs: np.ndarray) -> None:
+    """``logs[n] = ln n`` (``ln 1 = 0`` at 0, for a parent no one has visited), by the same
+    ``math.log`` the scores call: a lookup instead of a logarithm per selection step (a sixth of
+    a Tic-Tac-Toe iteration)."""
+    logs[0] = 0.0
+    for n in range(1, len(logs)):
+        logs[n] = math.log(n)
 
 
 @njit(cache=True)
+def expand_root(t: Nodes, e: Edges, opts: np.ndarray, b: Board, counters: np.ndarray) -> None:
+    """Expand every child of the root (``expand="second-visit"`` does so before iteration 1)."""
+    _expand_all(0, t, e, opts, b, counters)
+
+
+@njit(**_BORROWED)
 def run_iterations(
     count: int,
     t: Nodes,
+    e: Edges,
     opts: np.ndarray,
     fopts: np.ndarray,
+    logs: np.ndarray,
     b: Board,
     mt: np.ndarray,
     counters: np.ndarray,
     log_path: np.ndarray,
     log_iter: np.ndarray,
     log_roll: np.ndarray,
+    free: np.ndarray,
+    path: np.ndarray,
 ) -> None:
-    """Run ``count`` iterations (the caller has made room for the nodes they may add).
+    """Run ``count`` iterations (the caller has made room for the nodes and slots they may add).
 
     With recording on, iteration i of this call logs ``log_iter[i] = (end of its selection path
     in log_path, simulated node, expansion rule, final status, node count after, end of its
@@ -584,17 +628,16 @@ def run_iterations(
     heuristic = opts[O_ROLLOUT] == 1
     record = opts[O_RECORD]
     reward01 = opts[O_REWARD01] == 1
-    nx, no, nstatus, nplayer, nmover, nparent, naction, nvisits, nvalue, nfirst, nlast, nnext, nuntried, nlegal_a = t
-    free = np.zeros(64, dtype=np.int64)
-    path = np.empty(128, dtype=np.int64)
+    nx, no, nstatus, nplayer, nmover, nparent, naction, nbase, nkids, nslot, nuntried, nlegal_a = t
+    ekid, evisits, evalue = e
     for i in range(count):
         node = 0
         depth = 0
         path[0] = 0
         while nstatus[node] == 0 and not (one and nuntried[node] != 0):
-            if nfirst[node] < 0:
+            if nkids[node] == 0:
                 break
-            node = _choose(node, t, opts, fopts, mt, counters)
+            node = _choose(node, t, e, opts, fopts, logs, mt, counters)
             depth += 1
             path[depth] = node
         if record:
@@ -610,14 +653,14 @@ def run_iterations(
             k = _randbelow(_popcount(todo), mt, counters) if expand == EXPAND_ONE_RANDOM else 0
             action = _nth_bit(todo, k)
             nuntried[leaf] = todo & ~(1 << action)
-            sim = _add_child(leaf, action, t, opts, b, counters)
+            sim = _add_child(leaf, action, t, e, opts, b, counters)
             rule = RULE_NEW
-        elif expand == EXPAND_SECOND_VISIT and nvisits[leaf] == 0:
+        elif expand == EXPAND_SECOND_VISIT and evisits[nslot[leaf]] == 0:
             sim = leaf
             rule = RULE_LEAF
         else:
-            _expand_all(leaf, t, opts, b, counters)
-            sim = _choose(leaf, t, opts, fopts, mt, counters)
+            _expand_all(leaf, t, e, opts, b, counters)
+            sim = _choose(leaf, t, e, opts, fopts, logs, mt, counters)
             rule = RULE_SCORE
         if sim != leaf:
             depth += 1
@@ -628,8 +671,9 @@ def run_iterations(
         r0, r1 = _rewards(status, reward01)
         for k in range(depth + 1):
             v = path[k]
-            nvisits[v] += 1
-            nvalue[v] += r0 if nmover[v] == 0 else r1
+            slot = nslot[v]
+            evisits[slot] += 1
+            evalue[slot] += r0 if nmover[v] == 0 else r1
         if record:
             log_iter[i, 0] = counters[C_PATH]
             log_iter[i, 1] = sim
