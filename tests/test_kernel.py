@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import math
 import random
 import tempfile
 from pathlib import Path
@@ -140,6 +141,35 @@ def test_compact_messagepack_traces_are_the_same_bytes(game_name, options):
 def test_long_searches_match_at_every_level(game_name, record):
     assert_same(games.load(game_name), record, iterations=3000, seed=7)
     assert_same(games.load(game_name), record, iterations=1500, seed=8, policy="puct", expand="all", tie_break="random", rollout="heuristic", reward="01")
+
+
+def test_the_kernels_logarithm_table_is_math_log():
+    import numpy as np
+
+    logs = np.full(5000, -1.0)
+    kernel.fill_logs(logs)
+    assert logs[0] == 0.0  # ln 1: a parent no one has visited, as the engine takes it
+    assert logs[1:].tolist() == [math.log(n) for n in range(1, 5000)]
+
+
+@pytest.mark.parametrize("log", ["ln-n", "ln-n1"])
+def test_parents_visited_past_the_logarithm_table_are_scored_alike(monkeypatch, log):
+    import numpy as np
+
+    from mctsviz.search import compiled
+
+    short = np.zeros(6)
+    kernel.fill_logs(short)
+    monkeypatch.setattr(compiled, "_LOGS", short)  # the root passes the table's end at once
+    assert_same(games.load("tictactoe"), "full", iterations=300, seed=9, log=log)
+
+
+@pytest.mark.parametrize("c", [1e-9, 1e-3, 10.0, 1e6])
+def test_constants_far_from_sqrt2_pick_the_same_children(c):
+    # The kernel passes over a UCB1 child certainly below the best without its square root;
+    # tiny and huge constants put the margins of that test at their tightest.
+    assert_same(games.load("connect4"), "full", iterations=400, seed=13, c=c)
+    assert_same(games.load("tictactoe"), "compact", iterations=400, seed=14, c=c, reward="01")
 
 
 def test_constants_that_make_ties_and_the_other_q():
