@@ -65,6 +65,7 @@ _EDGES = (
     ("kid", np.int32),
     ("visits", np.int64),
     ("value", np.float64),
+    ("mean", np.float64),
 )
 
 
@@ -185,6 +186,7 @@ class KernelState:
         n["player"][0], n["mover"][0], n["parent"][0], n["action"][0] = tree.player[0], tree.mover[0], -1, -1
         e = self.edge_columns
         e["kid"][0], e["visits"][0], e["value"][0] = 0, tree.visits[0], tree.value[0]
+        e["mean"][0] = tree.value[0] / tree.visits[0] if tree.visits[0] else 0.0
         legal = 0
         for a in engine.game.legal_actions(state):
             legal |= 1 << self.index_of[a]
@@ -197,8 +199,8 @@ class KernelState:
         return {name: array for (name, _), array in zip(_COLUMNS, self.nodes)}
 
     def edge_tuple(self) -> K.Edges:
-        kid, visits, value = self.edges
-        return kid, visits, value
+        kid, visits, value, mean = self.edges
+        return kid, visits, value, mean
 
     @property
     def edge_columns(self) -> dict[str, np.ndarray]:
@@ -340,8 +342,8 @@ class _Ticker:
 def _compile() -> None:
     """Run every kernel function once on tiny inputs (numba compiles, or loads its cache)."""
     nodes = tuple(np.zeros(2, dtype=dtype) for _, dtype in _COLUMNS)
-    kid, visits, value = (np.zeros(2, dtype=dtype) for _, dtype in _EDGES)
-    edges = (kid, visits, value)
+    kid, visits, value, mean = (np.zeros(2, dtype=dtype) for _, dtype in _EDGES)
+    edges = (kid, visits, value, mean)
     ints, floats, counters = np.zeros(9, dtype=np.int64), np.zeros(3, dtype=np.float64), np.array([1, 624, 0, 0, 1], dtype=np.int64)
     win, threats = _tables()
     geo, board = np.array([9, 0, 511], dtype=np.int64), np.zeros(9, dtype=np.int64)

@@ -35,12 +35,13 @@ NIM_BITS = 6
 
 #: A tree's node columns, in the order of ``mctsviz.search.compiled``'s ``_COLUMNS``.
 Nodes = tuple[np.ndarray, ...]
-#: A tree's edge columns (``_EDGES``): per slot, the child node, its visits and its value. A
+#: A tree's edge columns (``_EDGES``): per slot, the child node, its visits, its value and its
+#: mean value W/n (kept by backpropagation, so selection divides once per visit, not per look). A
 #: node's children sit in consecutive slots (from ``base``, ``kids`` of them, in creation
 #: order), reserved for all its legal actions when its first child is made, so selection reads
 #: them in one sweep instead of chasing a linked list through the node columns (a cache miss
 #: per child on a large tree). Slot 0 holds the root's statistics; ``slot`` maps a node to its own.
-Edges = tuple[np.ndarray, np.ndarray, np.ndarray]
+Edges = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 #: The game's tables and geometry: (Tic-Tac-Toe wins by mask, Tic-Tac-Toe threats by mask,
 #: [columns, column height h, board mask], then per Connect Four column its bottom cell, its
 #: cells and its top cell). For Nim: [heaps, the most one move takes, actions], then per heap
@@ -463,7 +464,7 @@ def _add_child(
     counters: np.ndarray,
 ) -> int:
     (nx, no, nstatus, nplayer, nmover, nparent, naction, nbase, nkids, nslot, nuntried, nlegal_a) = t
-    ekid, evisits, evalue = e
+    ekid, evisits, evalue, emean = e
     game = opts[O_GAME]
     child = counters[C_NODES]
     counters[C_NODES] = child + 1
@@ -490,6 +491,7 @@ def _add_child(
     ekid[slot] = child
     evisits[slot] = 0
     evalue[slot] = 0.0
+    emean[slot] = 0.0
     return int(child)
 
 
@@ -513,14 +515,20 @@ def _score(n: int, w: float, puct: bool, q_plus: bool, prior: float, c_puct: flo
         return exploit + c_puct * prior * sqrt_n / (1 + n)
     if n == 0:
         return math.inf
-    return w / n + c * math.sqrt(ln_n / n)
+    return _ucb1(w / n, n, c, ln_n)
+
+
+@njit(cache=True, inline="always")
+def _ucb1(mean: float, n: int, c: float, ln_n: float) -> float:
+    """UCB1 of a visited child from its mean W/n: W/n + C sqrt(ln N / n), as ``policies.ucb1``."""
+    return mean + c * math.sqrt(ln_n / n)
 
 
 @njit(cache=True, inline="always")
 def _choose(node: int, t: Nodes, e: Edges, opts: np.ndarray, fopts: np.ndarray, logs: np.ndarray, mt: np.ndarray, counters: np.ndarray) -> int:
     """The child selection picks (``policies.ucb1_argmax`` / ``puct_argmax``, then the tie-break)."""
     nbase, nkids, nslot, nlegal_a = t[7], t[8], t[9], t[11]
-    ekid, evisits, evalue = e
+    ekid, evisits, evalue, emean = e
     parent_visits = evisits[nslot[node]]
     puct = opts[O_POLICY] == 1
     prior, c_puct, fpu, sqrt_n, q_plus, c, ln_n = 0.0, 0.0, 0.0, 0.0, False, 0.0, 0.0
@@ -545,13 +553,18 @@ def _choose(node: int, t: Nodes, e: Edges, opts: np.ndarray, fopts: np.ndarray, 
     # the choice (ties included) is the same.
     c2l = c * c * ln_n * (1.0 + 1e-9)
     for s in range(base, end):
-        if not puct:
+        if puct:
+            score = _score(evisits[s], evalue[s], puct, q_plus, prior, c_puct, fpu, sqrt_n, c, ln_n)
+        else:
             n = evisits[s]
-            if n:
-                d = best - evalue[s] / n - 1e-9
+            if n == 0:
+                score = math.inf
+            else:
+                mean = emean[s]
+                d = best - mean - 1e-9
                 if d > 0.0 and d * d * n > c2l:
                     continue
-        score = _score(evisits[s], evalue[s], puct, q_plus, prior, c_puct, fpu, sqrt_n, c, ln_n)
+                score = _ucb1(mean, n, c, ln_n)
         if score > best:
             best = score
             chosen = s
@@ -629,7 +642,7 @@ def run_iterations(
     record = opts[O_RECORD]
     reward01 = opts[O_REWARD01] == 1
     nx, no, nstatus, nplayer, nmover, nparent, naction, nbase, nkids, nslot, nuntried, nlegal_a = t
-    ekid, evisits, evalue = e
+    ekid, evisits, evalue, emean = e
     for i in range(count):
         node = 0
         depth = 0
@@ -672,8 +685,11 @@ def run_iterations(
         for k in range(depth + 1):
             v = path[k]
             slot = nslot[v]
-            evisits[slot] += 1
-            evalue[slot] += r0 if nmover[v] == 0 else r1
+            visits = evisits[slot] + 1
+            value = evalue[slot] + (r0 if nmover[v] == 0 else r1)
+            evisits[slot] = visits
+            evalue[slot] = value
+            emean[slot] = value / visits
         if record:
             log_iter[i, 0] = counters[C_PATH]
             log_iter[i, 1] = sim
