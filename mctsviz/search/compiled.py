@@ -39,7 +39,7 @@ UPFRONT = 1 << 18
 _EXPANDS = {"one": K.EXPAND_ONE, "one-random": K.EXPAND_ONE_RANDOM, "all": K.EXPAND_ALL, "second-visit": K.EXPAND_SECOND_VISIT}
 _RULES = ("new", "leaf", "score")
 _RETURNS = {1: (1.0, -1.0), 2: (-1.0, 1.0), 3: (0.0, 0.0)}
-_TABLES: tuple[np.ndarray, np.ndarray] | None = None
+_TABLES: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 _LOGS: np.ndarray | None = None
 #: Parent visit counts whose logarithm the kernel looks up rather than computes.
 LOG_TABLE = 1 << 16
@@ -69,7 +69,7 @@ _EDGES = (
 )
 
 
-def _tables() -> tuple[np.ndarray, np.ndarray]:
+def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     global _TABLES
     if _TABLES is None:
         _TABLES = K.tictactoe_tables()
@@ -93,7 +93,7 @@ class KernelState:
         nim = game if isinstance(game, Nim) else None
         pair = game if isinstance(game, PairGame) else None
         self.kind = K.CONNECT4 if c4 is not None else K.NIM if nim is not None else K.PAIR if pair is not None else K.TICTACTOE
-        win, threats = _tables()
+        win, threats, nth = _tables()
         if c4 is not None:
             geo = np.array([c4.cols, c4.rows + 1, c4._board], dtype=np.int64)
             bottom, column, top = (np.array(cells, dtype=np.int64) for cells in (c4._bottom, c4._column, c4._top))
@@ -116,7 +116,7 @@ class KernelState:
             self.max_branch, self.max_depth = cells, cells
             self.actions = list(range(cells))
         self.index_of = {action: index for index, action in enumerate(self.actions)}
-        self.board: K.Board = (win, threats, geo, bottom, column, top)
+        self.board: K.Board = (win, threats, geo, bottom, column, top, nth)
         self.per_iteration = 1 if options.expand in ("one", "one-random") else self.max_branch
         # Room for ``expected`` iterations up front (at most UPFRONT nodes), so that a search of that size never copies
         # its columns to grow them (np.zeros leaves rows no search reaches unmapped, costing no
@@ -345,10 +345,10 @@ def _compile() -> None:
     kid, visits, value, mean = (np.zeros(2, dtype=dtype) for _, dtype in _EDGES)
     edges = (kid, visits, value, mean)
     ints, floats, counters = np.zeros(9, dtype=np.int64), np.zeros(3, dtype=np.float64), np.array([1, 624, 0, 0, 1], dtype=np.int64)
-    win, threats = _tables()
+    win, threats, nth = _tables()
     geo, board = np.array([9, 0, 511], dtype=np.int64), np.zeros(9, dtype=np.int64)
     mt, log = np.zeros(624, dtype=np.int64), np.zeros(1, dtype=np.int64)
-    tables = (win, threats, geo, board, board, board)
+    tables = (win, threats, geo, board, board, board, nth)
     K.expand_root(nodes, edges, ints, tables, counters)
     table = np.zeros((1, 6), dtype=np.int64)
     K.fill_logs(np.zeros(2))
