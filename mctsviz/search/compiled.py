@@ -243,7 +243,7 @@ def run(engine: Engine, iterations: int | None, deadline: float | None, progress
     log_iter = np.zeros((chunk, 6) if record else (1, 6), dtype=np.int64)
     log_roll = np.zeros(chunk * (state.max_depth + 1) if engine.full else 1, dtype=np.int64)
     limit = math.inf if iterations is None else iterations
-    free, path = np.zeros(64, dtype=np.int64), np.zeros(128, dtype=np.int64)  # the kernel's scratch
+    free, path, slots = np.zeros(64, dtype=np.int64), np.zeros(128, dtype=np.int64), np.zeros(128, dtype=np.int64)  # the kernel's scratch
     clock = time.perf_counter
     done = 0
     while done < limit:
@@ -267,6 +267,7 @@ def run(engine: Engine, iterations: int | None, deadline: float | None, progress
             log_roll,
             free,
             path,
+            slots,
         )
         if emitter is not None:
             emitter.emit(done, count, log_path, log_iter, log_roll)
@@ -353,7 +354,21 @@ def _compile() -> None:
     table = np.zeros((1, 6), dtype=np.int64)
     K.fill_logs(np.zeros(2))
     K.run_iterations(
-        0, nodes, edges, ints, floats, np.zeros(2), tables, mt, counters, log, table, log, np.zeros(64, dtype=np.int64), np.zeros(128, dtype=np.int64)
+        0,
+        nodes,
+        edges,
+        ints,
+        floats,
+        np.zeros(2),
+        tables,
+        mt,
+        counters,
+        log,
+        table,
+        log,
+        np.zeros(64, dtype=np.int64),
+        np.zeros(128, dtype=np.int64),
+        np.zeros(128, dtype=np.int64),
     )
     K.backup_rewards(0, log, table[:0], nodes[4], False, np.zeros(1))
     K.palette(np.zeros(1, dtype="<u8"), np.zeros(1, dtype=np.uint8), np.zeros(256, dtype="<u8"))

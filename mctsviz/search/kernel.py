@@ -533,11 +533,13 @@ def _ucb1(mean: float, n: int, c: float, ln_n: float) -> float:
 
 
 @njit(cache=True, inline="always")
-def _choose(node: int, t: Nodes, e: Edges, opts: np.ndarray, fopts: np.ndarray, logs: np.ndarray, mt: np.ndarray, counters: np.ndarray) -> int:
-    """The child selection picks (``policies.ucb1_argmax`` / ``puct_argmax``, then the tie-break)."""
-    nbase, nkids, nslot, nlegal_a = t[7], t[8], t[9], t[11]
+def _choose(
+    node: int, parent_visits: int, t: Nodes, e: Edges, opts: np.ndarray, fopts: np.ndarray, logs: np.ndarray, mt: np.ndarray, counters: np.ndarray
+) -> int:
+    """The slot of the child selection picks (``policies.ucb1_argmax`` / ``puct_argmax``, then
+    the tie-break) among ``node``'s, which has been visited ``parent_visits`` times."""
+    nbase, nkids, nlegal_a = t[7], t[8], t[11]
     ekid, evisits, evalue, emean = e
-    parent_visits = evisits[nslot[node]]
     puct = opts[O_POLICY] == 1
     prior, c_puct, fpu, sqrt_n, q_plus, c, ln_n = 0.0, 0.0, 0.0, 0.0, False, 0.0, 0.0
     if puct:
@@ -584,9 +586,9 @@ def _choose(node: int, t: Nodes, e: Edges, opts: np.ndarray, fopts: np.ndarray, 
         for s in range(base, end):
             if _score(evisits[s], evalue[s], puct, q_plus, prior, c_puct, fpu, sqrt_n, c, ln_n) == best:
                 if pick == 0:
-                    return int(ekid[s])
+                    return s
                 pick -= 1
-    return int(ekid[chosen])
+    return chosen
 
 
 @njit(cache=True, inline="always")
@@ -636,6 +638,7 @@ def run_iterations(
     log_roll: np.ndarray,
     free: np.ndarray,
     path: np.ndarray,
+    slots: np.ndarray,
 ) -> None:
     """Run ``count`` iterations (the caller has made room for the nodes and slots they may add).
 
@@ -652,15 +655,21 @@ def run_iterations(
     nx, no, nstatus, nplayer, nmover, nparent, naction, nbase, nkids, nslot, nuntried, nlegal_a = t
     ekid, evisits, evalue, emean = e
     for i in range(count):
+        # The path's nodes, and their slots (whose visits the next step's choice needs: read
+        # from the slots the choice has just swept, not through the node's row).
         node = 0
+        slot = 0
         depth = 0
         path[0] = 0
+        slots[0] = 0
         while nstatus[node] == 0 and not (one and nuntried[node] != 0):
             if nkids[node] == 0:
                 break
-            node = _choose(node, t, e, opts, fopts, logs, mt, counters)
+            slot = _choose(node, evisits[slot], t, e, opts, fopts, logs, mt, counters)
+            node = ekid[slot]
             depth += 1
             path[depth] = node
+            slots[depth] = slot
         if record:
             for k in range(depth + 1):
                 log_path[counters[C_PATH]] = path[k]
@@ -676,23 +685,24 @@ def run_iterations(
             nuntried[leaf] = todo & ~(1 << action)
             sim = _add_child(leaf, action, t, e, opts, b, counters)
             rule = RULE_NEW
-        elif expand == EXPAND_SECOND_VISIT and evisits[nslot[leaf]] == 0:
+        elif expand == EXPAND_SECOND_VISIT and evisits[slot] == 0:
             sim = leaf
             rule = RULE_LEAF
         else:
             _expand_all(leaf, t, e, opts, b, counters)
-            sim = _choose(leaf, t, e, opts, fopts, logs, mt, counters)
+            sim = ekid[_choose(leaf, evisits[slot], t, e, opts, fopts, logs, mt, counters)]
             rule = RULE_SCORE
         if sim != leaf:
             depth += 1
             path[depth] = sim
+            slots[depth] = nslot[sim]
         status = nstatus[sim]
         if not status:
             status = _playout(game, heuristic, nx[sim], no[sim], b, free, mt, counters, log_roll, record == 2)
         r0, r1 = _rewards(status, reward01)
         for k in range(depth + 1):
             v = path[k]
-            slot = nslot[v]
+            slot = slots[k]
             visits = evisits[slot] + 1
             value = evalue[slot] + (r0 if nmover[v] == 0 else r1)
             evisits[slot] = visits
