@@ -54,18 +54,9 @@ _COLUMNS = (
     ("mover", np.int8),
     ("parent", np.int32),
     ("action", np.int8),
-    ("base", np.int32),
-    ("kids", np.int8),
     ("slot", np.int32),
     ("untried", np.int64),
     ("legal", np.int8),
-)
-# Edge columns (``kernel.Edges``): per slot, the child node and its statistics.
-_EDGES = (
-    ("kid", np.int32),
-    ("visits", np.int64),
-    ("value", np.float64),
-    ("mean", np.float64),
 )
 
 
@@ -125,7 +116,7 @@ class KernelState:
         # reserve() makes sure of the rest chunk by chunk.
         nodes = min(expected * self.per_iteration, UPFRONT) + 1 + self.max_branch
         self.nodes = [np.zeros(nodes, dtype=dtype) for _, dtype in _COLUMNS]
-        self.edges = [np.zeros(2 * nodes + CHUNK * self.max_branch, dtype=dtype) for _, dtype in _EDGES]
+        self.edges = np.zeros(2 * nodes + CHUNK * self.max_branch, dtype=K.EDGE)
         self.opts = np.array(
             [
                 self.kind,
@@ -185,26 +176,23 @@ class KernelState:
         n["x"][0], n["o"][0], n["status"][0] = x, o, status
         n["player"][0], n["mover"][0], n["parent"][0], n["action"][0] = tree.player[0], tree.mover[0], -1, -1
         e = self.edge_columns
-        e["kid"][0], e["visits"][0], e["value"][0] = 0, tree.visits[0], tree.value[0]
+        e["kid"][0], e["visits"][0], e["value"][0], e["mover"][0] = 0, tree.visits[0], tree.value[0], tree.mover[0]
         e["mean"][0] = tree.value[0] / tree.visits[0] if tree.visits[0] else 0.0
         legal = 0
         for a in engine.game.legal_actions(state):
             legal |= 1 << self.index_of[a]
         n["untried"][0], n["legal"][0] = legal, bin(legal).count("1")
+        e["flags"][0] = (K.F_TERMINAL if status else 0) | (K.F_UNTRIED if legal else 0)
         if tree.children[0]:  # expand="second-visit" expanded the root before iteration 1
-            K.expand_root(tuple(self.nodes), self.edge_tuple(), self.opts, self.board, self.counters)
+            K.expand_root(tuple(self.nodes), self.edges, self.opts, self.board, self.counters)
 
     @property
     def columns(self) -> dict[str, np.ndarray]:
         return {name: array for (name, _), array in zip(_COLUMNS, self.nodes)}
 
-    def edge_tuple(self) -> K.Edges:
-        kid, visits, value, mean = self.edges
-        return kid, visits, value, mean
-
     @property
     def edge_columns(self) -> dict[str, np.ndarray]:
-        return {name: array for (name, _), array in zip(_EDGES, self.edges)}
+        return {name: self.edges[name] for name in K.EDGE.names or ()}
 
     @property
     def size(self) -> int:
@@ -214,7 +202,9 @@ class KernelState:
         """Make room for the nodes and edge slots ``iterations`` more iterations may add (each
         makes at most ``per_iteration`` nodes and one parent's slots)."""
         _grow(self.nodes, self.size + iterations * self.per_iteration)
-        _grow(self.edges, int(self.counters[K.C_SLOTS]) + iterations * self.max_branch)
+        edges = [self.edges]
+        _grow(edges, int(self.counters[K.C_SLOTS]) + iterations * self.max_branch)
+        self.edges = edges[0]
 
 
 def _grow(columns: list[np.ndarray], need: int) -> None:
@@ -255,7 +245,7 @@ def run(engine: Engine, iterations: int | None, deadline: float | None, progress
         K.run_iterations(
             count,
             tuple(state.nodes),
-            state.edge_tuple(),
+            state.edges,
             state.opts,
             state.fopts,
             _logs(),
@@ -277,7 +267,7 @@ def run(engine: Engine, iterations: int | None, deadline: float | None, progress
         if progress is not None:
             progress(done)
     # The rng goes on from where the kernel left it, as the Python engine's would.
-    engine.rng.setstate((state.rng_version, tuple(int(v) for v in state.mt) + (int(state.counters[K.C_MT_POS]),), None))
+    engine.rng.setstate((state.rng_version, tuple(state.mt.tolist()) + (int(state.counters[K.C_MT_POS]),), None))
     engine.tree = KernelTree(engine.game, state)
     return done
 
@@ -343,8 +333,7 @@ class _Ticker:
 def _compile() -> None:
     """Run every kernel function once on tiny inputs (numba compiles, or loads its cache)."""
     nodes = tuple(np.zeros(2, dtype=dtype) for _, dtype in _COLUMNS)
-    kid, visits, value, mean = (np.zeros(2, dtype=dtype) for _, dtype in _EDGES)
-    edges = (kid, visits, value, mean)
+    edges = np.zeros(2, dtype=K.EDGE)
     ints, floats, counters = np.zeros(9, dtype=np.int64), np.zeros(3, dtype=np.float64), np.array([1, 624, 0, 0, 1], dtype=np.int64)
     win, threats, nth = _tables()
     geo, board = np.array([9, 0, 511], dtype=np.int64), np.zeros(9, dtype=np.int64)
@@ -702,8 +691,10 @@ class KernelTree(Tree):
         raise AttributeError(name)
 
     def child_list(self, node: int) -> list[int]:
-        base = int(self.arrays["base"][node])
-        kids: list[int] = self.edge_arrays["kid"][base : base + int(self.arrays["kids"][node])].tolist()
+        e = self.edge_arrays
+        slot = int(self.arrays["slot"][node])
+        base = int(e["base"][slot])
+        kids: list[int] = e["kid"][base : base + int(e["kids"][slot])].tolist()
         return kids
 
     def _child_labels_and_priors(self, node: int) -> tuple[list[str], list[float]]:

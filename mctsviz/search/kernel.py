@@ -35,13 +35,31 @@ NIM_BITS = 6
 
 #: A tree's node columns, in the order of ``mctsviz.search.compiled``'s ``_COLUMNS``.
 Nodes = tuple[np.ndarray, ...]
-#: A tree's edge columns (``_EDGES``): per slot, the child node, its visits, its value and its
-#: mean value W/n (kept by backpropagation, so selection divides once per visit, not per look). A
-#: node's children sit in consecutive slots (from ``base``, ``kids`` of them, in creation
-#: order), reserved for all its legal actions when its first child is made, so selection reads
-#: them in one sweep instead of chasing a linked list through the node columns (a cache miss
-#: per child on a large tree). Slot 0 holds the root's statistics; ``slot`` maps a node to its own.
-Edges = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+#: A tree's edges: one 40-byte record per slot (:data:`EDGE`), all a selection step reads about a
+#: child. A node's children sit in consecutive slots (from its ``base``, ``kids`` of them, in
+#: creation order), reserved for all its legal actions when its first child is made; slot 0 is
+#: the root's and the node column ``slot`` maps a node to its own. So a step sweeps a few
+#: adjacent cache lines, and the chosen child's own ``base``, ``kids`` and ``flags`` arrive with
+#: them, where separate columns cost a cache miss each per child, or per step, on a large tree.
+Edges = np.ndarray
+#: An edge record: the child's visits n, mean W/n (kept by backpropagation, so a selection
+#: divides once per visit, not once per look), value W, node id, first slot and count of its own
+#: children, flags (:data:`F_TERMINAL`, :data:`F_UNTRIED`) and the player who moved into it.
+EDGE = np.dtype(
+    [
+        ("visits", np.int64),
+        ("mean", np.float64),
+        ("value", np.float64),
+        ("kid", np.int32),
+        ("base", np.int32),
+        ("kids", np.int8),
+        ("flags", np.int8),
+        ("mover", np.int8),
+    ],
+    align=True,
+)
+#: Edge flags: the child's game is over; it has actions not yet expanded.
+F_TERMINAL, F_UNTRIED = 1, 2
 #: The game's tables and geometry: (Tic-Tac-Toe wins by mask, Tic-Tac-Toe threats by mask,
 #: [columns, column height h, board mask], then per Connect Four column its bottom cell, its
 #: cells and its top cell). For Nim: [heaps, the most one move takes, actions], then per heap
@@ -464,6 +482,7 @@ def _playout(
 @njit(cache=True, inline="always")
 def _add_child(
     parent: int,
+    parent_slot: int,
     action: int,
     t: Nodes,
     e: Edges,
@@ -471,8 +490,7 @@ def _add_child(
     b: Board,
     counters: np.ndarray,
 ) -> int:
-    (nx, no, nstatus, nplayer, nmover, nparent, naction, nbase, nkids, nslot, nuntried, nlegal_a) = t
-    ekid, evisits, evalue, emean = e
+    (nx, no, nstatus, nplayer, nmover, nparent, naction, nslot, nuntried, nlegal_a) = t
     game = opts[O_GAME]
     child = counters[C_NODES]
     counters[C_NODES] = child + 1
@@ -481,37 +499,43 @@ def _add_child(
     no[child] = o
     nstatus[child] = status
     nplayer[child] = -1 if status else (o if game == NIM else _popcount(x | o) & 1)
-    nmover[child] = nplayer[parent]
+    mover = nplayer[parent]
+    nmover[child] = mover
     nparent[child] = parent
     naction[child] = action
-    nbase[child] = 0
-    nkids[child] = 0
     legal = _legal(game, x, o, status, b)
     nuntried[child] = legal
     nlegal_a[child] = _popcount(legal)
-    kids = nkids[parent]
+    up = e[parent_slot]
+    kids = up.kids
     if kids == 0:  # the parent's first child: room for all its children, side by side
-        nbase[parent] = counters[C_SLOTS]
+        up.base = counters[C_SLOTS]
         counters[C_SLOTS] += nlegal_a[parent]
-    slot = nbase[parent] + kids
-    nkids[parent] = kids + 1
+    slot = up.base + kids
+    up.kids = kids + 1
     nslot[child] = slot
-    ekid[slot] = child
-    evisits[slot] = 0
-    evalue[slot] = 0.0
-    emean[slot] = 0.0
+    edge = e[slot]
+    edge.visits = 0
+    edge.mean = 0.0
+    edge.value = 0.0
+    edge.kid = child
+    edge.base = 0
+    edge.kids = 0
+    edge.flags = (F_TERMINAL if status else 0) | (F_UNTRIED if legal else 0)
+    edge.mover = mover
     return int(child)
 
 
 @njit(cache=True, inline="always")
-def _expand_all(leaf: int, t: Nodes, e: Edges, opts: np.ndarray, b: Board, counters: np.ndarray) -> None:
-    nuntried = t[10]
+def _expand_all(leaf: int, leaf_slot: int, t: Nodes, e: Edges, opts: np.ndarray, b: Board, counters: np.ndarray) -> None:
+    nuntried = t[8]
     todo = nuntried[leaf]
     nuntried[leaf] = 0
+    e[leaf_slot].flags &= ~F_UNTRIED
     while todo:
         action = _nth_bit(todo, 0)
         todo &= todo - 1
-        _add_child(leaf, action, t, e, opts, b, counters)
+        _add_child(leaf, leaf_slot, action, t, e, opts, b, counters)
 
 
 @njit(cache=True, inline="always")
@@ -533,13 +557,11 @@ def _ucb1(mean: float, n: int, c: float, ln_n: float) -> float:
 
 
 @njit(cache=True, inline="always")
-def _choose(
-    node: int, parent_visits: int, t: Nodes, e: Edges, opts: np.ndarray, fopts: np.ndarray, logs: np.ndarray, mt: np.ndarray, counters: np.ndarray
-) -> int:
+def _choose(node: int, up: Any, t: Nodes, e: Edges, opts: np.ndarray, fopts: np.ndarray, logs: np.ndarray, mt: np.ndarray, counters: np.ndarray) -> int:
     """The slot of the child selection picks (``policies.ucb1_argmax`` / ``puct_argmax``, then
-    the tie-break) among ``node``'s, which has been visited ``parent_visits`` times."""
-    nbase, nkids, nlegal_a = t[7], t[8], t[11]
-    ekid, evisits, evalue, emean = e
+    the tie-break) among ``node``'s, whose own edge record is ``up``."""
+    nlegal_a = t[9]
+    parent_visits = up.visits
     puct = opts[O_POLICY] == 1
     prior, c_puct, fpu, sqrt_n, q_plus, c, ln_n = 0.0, 0.0, 0.0, 0.0, False, 0.0, 0.0
     if puct:
@@ -552,8 +574,8 @@ def _choose(
         arg = parent_visits + opts[O_LOG_SHIFT]
         ln_n = logs[arg] if arg < len(logs) else math.log(arg)
     best = -math.inf
-    base = nbase[node]
-    end = base + nkids[node]
+    base = up.base
+    end = base + up.kids
     chosen = base
     ties = 0
     # A UCB1 child whose score is certainly below the best so far is passed over without its
@@ -563,14 +585,15 @@ def _choose(
     # the choice (ties included) is the same.
     c2l = c * c * ln_n * (1.0 + 1e-9)
     for s in range(base, end):
+        edge = e[s]
         if puct:
-            score = _score(evisits[s], evalue[s], puct, q_plus, prior, c_puct, fpu, sqrt_n, c, ln_n)
+            score = _score(edge.visits, edge.value, puct, q_plus, prior, c_puct, fpu, sqrt_n, c, ln_n)
         else:
-            n = evisits[s]
+            n = edge.visits
             if n == 0:
                 score = math.inf
             else:
-                mean = emean[s]
+                mean = edge.mean
                 d = best - mean - 1e-9
                 if d > 0.0 and d * d * n > c2l:
                     continue
@@ -584,7 +607,7 @@ def _choose(
     if ties > 1 and opts[O_TIE] == 1:
         pick = _randbelow(ties, mt, counters)
         for s in range(base, end):
-            if _score(evisits[s], evalue[s], puct, q_plus, prior, c_puct, fpu, sqrt_n, c, ln_n) == best:
+            if _score(e[s].visits, e[s].value, puct, q_plus, prior, c_puct, fpu, sqrt_n, c, ln_n) == best:
                 if pick == 0:
                     return s
                 pick -= 1
@@ -619,7 +642,7 @@ def fill_logs(logs: np.ndarray) -> None:
 @njit(cache=True)
 def expand_root(t: Nodes, e: Edges, opts: np.ndarray, b: Board, counters: np.ndarray) -> None:
     """Expand every child of the root (``expand="second-visit"`` does so before iteration 1)."""
-    _expand_all(0, t, e, opts, b, counters)
+    _expand_all(0, 0, t, e, opts, b, counters)
 
 
 @njit(**_BORROWED)
@@ -652,21 +675,21 @@ def run_iterations(
     heuristic = opts[O_ROLLOUT] == 1
     record = opts[O_RECORD]
     reward01 = opts[O_REWARD01] == 1
-    nx, no, nstatus, nplayer, nmover, nparent, naction, nbase, nkids, nslot, nuntried, nlegal_a = t
-    ekid, evisits, evalue, emean = e
+    nx, no, nstatus, nplayer, nmover, nparent, naction, nslot, nuntried, nlegal_a = t
     for i in range(count):
-        # The path's nodes, and their slots (whose visits the next step's choice needs: read
-        # from the slots the choice has just swept, not through the node's row).
+        # Down the tree by edge records alone: the path's nodes, and their slots.
         node = 0
         slot = 0
         depth = 0
         path[0] = 0
         slots[0] = 0
-        while nstatus[node] == 0 and not (one and nuntried[node] != 0):
-            if nkids[node] == 0:
+        while True:
+            up = e[slot]
+            flags = up.flags
+            if flags & F_TERMINAL or (one and flags & F_UNTRIED) or up.kids == 0:
                 break
-            slot = _choose(node, evisits[slot], t, e, opts, fopts, logs, mt, counters)
-            node = ekid[slot]
+            slot = _choose(node, up, t, e, opts, fopts, logs, mt, counters)
+            node = e[slot].kid
             depth += 1
             path[depth] = node
             slots[depth] = slot
@@ -675,22 +698,25 @@ def run_iterations(
                 log_path[counters[C_PATH]] = path[k]
                 counters[C_PATH] += 1
         leaf = node
-        if nstatus[leaf]:
+        if flags & F_TERMINAL:
             sim = leaf
             rule = RULE_LEAF
         elif one:
             todo = nuntried[leaf]
             k = _randbelow(_popcount(todo), mt, counters) if expand == EXPAND_ONE_RANDOM else 0
             action = _nth_bit(todo, k)
-            nuntried[leaf] = todo & ~(1 << action)
-            sim = _add_child(leaf, action, t, e, opts, b, counters)
+            todo &= ~(1 << action)
+            nuntried[leaf] = todo
+            if not todo:
+                e[slot].flags &= ~F_UNTRIED
+            sim = _add_child(leaf, slot, action, t, e, opts, b, counters)
             rule = RULE_NEW
-        elif expand == EXPAND_SECOND_VISIT and evisits[slot] == 0:
+        elif expand == EXPAND_SECOND_VISIT and e[slot].visits == 0:
             sim = leaf
             rule = RULE_LEAF
         else:
-            _expand_all(leaf, t, e, opts, b, counters)
-            sim = ekid[_choose(leaf, evisits[slot], t, e, opts, fopts, logs, mt, counters)]
+            _expand_all(leaf, slot, t, e, opts, b, counters)
+            sim = e[_choose(leaf, e[slot], t, e, opts, fopts, logs, mt, counters)].kid
             rule = RULE_SCORE
         if sim != leaf:
             depth += 1
@@ -701,13 +727,12 @@ def run_iterations(
             status = _playout(game, heuristic, nx[sim], no[sim], b, free, mt, counters, log_roll, record == 2)
         r0, r1 = _rewards(status, reward01)
         for k in range(depth + 1):
-            v = path[k]
-            slot = slots[k]
-            visits = evisits[slot] + 1
-            value = evalue[slot] + (r0 if nmover[v] == 0 else r1)
-            evisits[slot] = visits
-            evalue[slot] = value
-            emean[slot] = value / visits
+            edge = e[slots[k]]
+            visits = edge.visits + 1
+            value = edge.value + (r0 if edge.mover == 0 else r1)
+            edge.visits = visits
+            edge.value = value
+            edge.mean = value / visits
         if record:
             log_iter[i, 0] = counters[C_PATH]
             log_iter[i, 1] = sim
