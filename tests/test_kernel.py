@@ -172,6 +172,18 @@ def test_constants_far_from_sqrt2_pick_the_same_children(c):
     assert_same(games.load("tictactoe"), "compact", iterations=400, seed=14, c=c, reward="01")
 
 
+@pytest.mark.parametrize("expand", ["one", "all"])
+def test_trees_that_outgrow_their_first_room_are_the_same(monkeypatch, expand):
+    from mctsviz.search import compiled
+
+    # Room for one node up front and 64 iterations a call: the node columns and the edge
+    # records grow many times over (the records by resizing in place).
+    monkeypatch.setattr(compiled, "UPFRONT", 1)
+    monkeypatch.setattr(compiled, "CHUNK", 64)
+    assert_same(games.load("connect4"), "full", iterations=700, seed=15, expand=expand)
+    assert_same(games.load("tictactoe"), None, iterations=2000, seed=16, expand=expand, tie_break="random")
+
+
 def test_constants_that_make_ties_and_the_other_q():
     game = games.load("tictactoe")
     assert_same(game, "full", iterations=300, seed=1, c=0.0)  # no exploration: equal scores everywhere

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 #: Iterations per kernel call: the deadline and progress are checked between calls.
 CHUNK = 4096
 #: The most nodes a search makes room for before it starts (bigger trees grow as they go).
-UPFRONT = 1 << 18
+UPFRONT = 1 << 17
 
 _EXPANDS = {"one": K.EXPAND_ONE, "one-random": K.EXPAND_ONE_RANDOM, "all": K.EXPAND_ALL, "second-visit": K.EXPAND_SECOND_VISIT}
 _RULES = ("new", "leaf", "score")
@@ -109,10 +109,12 @@ class KernelState:
         self.index_of = {action: index for index, action in enumerate(self.actions)}
         self.board: K.Board = (win, threats, geo, bottom, column, top, nth)
         self.per_iteration = 1 if options.expand in ("one", "one-random") else self.max_branch
-        # Room for ``expected`` iterations up front (at most UPFRONT nodes), so that a search of that size never copies
+        # Room for ``expected`` iterations up front, so that a search of that size never copies
         # its columns to grow them (np.zeros leaves rows no search reaches unmapped, costing no
         # memory), and for the root's children (expand="second-visit" adds them before
-        # iteration 1). A node's children take about two slots each (Connect Four: 1.97);
+        # iteration 1). At most UPFRONT nodes: an 8-byte column of 2**17 rows stays under the
+        # 4 MB from which numpy asks for huge pages, where a small tree's few rows would cost
+        # 2 MB a column. A node's children take about two slots each (Connect Four: 1.97);
         # reserve() makes sure of the rest chunk by chunk.
         nodes = min(expected * self.per_iteration, UPFRONT) + 1 + self.max_branch
         self.nodes = [np.zeros(nodes, dtype=dtype) for _, dtype in _COLUMNS]
@@ -202,9 +204,14 @@ class KernelState:
         """Make room for the nodes and edge slots ``iterations`` more iterations may add (each
         makes at most ``per_iteration`` nodes and one parent's slots)."""
         _grow(self.nodes, self.size + iterations * self.per_iteration)
-        edges = [self.edges]
-        _grow(edges, int(self.counters[K.C_SLOTS]) + iterations * self.max_branch)
-        self.edges = edges[0]
+        need = int(self.counters[K.C_SLOTS]) + iterations * self.max_branch
+        capacity = len(self.edges)
+        if need > capacity:
+            # The edges are one array of records: resized in place (realloc moves a large block
+            # by remapping its pages, not by copying it), by an eighth at a time, since growing
+            # through a copy would hold the old array and the new at once. No view of the edges
+            # outlives a call of the kernel, so none is left pointing at the old block.
+            self.edges.resize(max(need, capacity + capacity // 8), refcheck=False)
 
 
 def _grow(columns: list[np.ndarray], need: int) -> None:
