@@ -27,7 +27,7 @@ time, or the peer UCT's for the "vs peer" column, over the row's). The script as
 
 Usage::
 
-    python benchmarks/search_speed.py [--repeats 5] [--iterations 1000 10000] [--games tictactoe connect4] [--wall]
+    python benchmarks/search_speed.py [--repeats 5] [--iterations 1000 10000] [--games tictactoe connect4] [--wall] [--rows WORD ...]
 """
 
 from __future__ import annotations
@@ -234,8 +234,9 @@ ROWS = (
 )
 
 
-def measure(game_names: list[str], budgets: list[int], repeats: int) -> dict[tuple[str, int, str], list[float]]:
-    """Seconds per (game, iterations, row), ``repeats`` runs each, interleaved."""
+def measure(game_names: list[str], budgets: list[int], repeats: int, only: list[str] | None = None) -> dict[tuple[str, int, str], list[float]]:
+    """Seconds per (game, iterations, row), ``repeats`` runs each, interleaved (only the rows
+    whose name holds one of the words ``only``, when given)."""
     openspiel, openspiel_cpp, compiled = openspiel_runner(), openspiel_cpp_runner(), compiled_available()
     loaded = {name: games.load(name) for name in game_names}
     times: dict[tuple[str, int, str], list[float]] = {}
@@ -264,7 +265,7 @@ def measure(game_names: list[str], budgets: list[int], repeats: int) -> dict[tup
                         runs["OpenSpiel"] = lambda: openspiel(name, n, seed)
                     if openspiel_cpp is not None:
                         runs["OpenSpiel C++"] = lambda: openspiel_cpp(name, n, seed)
-                    order = list(runs)
+                    order = [row for row in runs if only is None or any(word in row for word in only)]
                     shift = max(repeat, 0) % len(order)  # rotate, so that no row always runs right after another
                     for row in order[shift:] + order[:shift]:
                         seconds = runs[row]()
@@ -288,7 +289,7 @@ def print_table(times: dict[tuple[str, int, str], list[float]], game_names: list
             for row, value in rate.items():
                 vs_os = f"{ratio(times, name, n, row, 'OpenSpiel'):.2f}x" if "OpenSpiel" in rate else "-"
                 vs_cpp = f"{ratio(times, name, n, row, 'OpenSpiel C++'):.2f}x" if "OpenSpiel C++" in rate else "-"
-                vs_peer = f"{ratio(times, name, n, row, 'peer UCT'):.2f}x"
+                vs_peer = f"{ratio(times, name, n, row, 'peer UCT'):.2f}x" if "peer UCT" in rate else "-"
                 print(f"{name:<10} {n:>6}  {row:<20} {value:>11,.0f}  {vs_os:>12}  {vs_cpp:>9}  {vs_peer:>7}")
             print()
 
@@ -334,6 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--games", nargs="+", default=["tictactoe", "connect4"], choices=sorted(OPENSPIEL_NAMES))
     parser.add_argument("--wall", action="store_true", help="time by the wall clock instead of CPU time")
+    parser.add_argument("--rows", nargs="+", metavar="WORD", help="run only the rows whose name holds one of these words (e.g. compiled C++)")
     args = parser.parse_args(argv)
     global clock
     clock = time.perf_counter if args.wall else time.process_time
@@ -352,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
         same = "yes" if peer_agrees(games.load(name)) else "NO (the rows compare different work)"
         print(f"{name}: the peer UCT and mctsviz build the same tree from the same seed: {same}")
     print()
-    times = measure(args.games, args.iterations, args.repeats)
+    times = measure(args.games, args.iterations, args.repeats, args.rows)
     print_table(times, args.games, args.iterations)
     print_targets(times, args.games, args.iterations)
     return 0

@@ -184,6 +184,27 @@ def test_trees_that_outgrow_their_first_room_are_the_same(monkeypatch, expand):
     assert_same(games.load("tictactoe"), None, iterations=2000, seed=16, expand=expand, tie_break="random")
 
 
+def test_a_finished_searchs_columns_serve_the_next_search_unchanged():
+    import gc
+
+    from mctsviz.search import compiled
+
+    # A Connect Four search fills the columns, and its tree dies; the next search writes over
+    # them and must build the tree a fresh process would.
+    search(games.load("connect4"), iterations=3000, seed=21, engine="compiled", expand="all")
+    gc.collect()
+    assert compiled._SPARE, "the dead tree's columns were not kept"
+    kept = compiled._SPARE[0][1]
+    result = search(games.load("tictactoe"), iterations=2000, seed=22, engine="compiled")
+    assert result.tree.edge_arrays["visits"].base is kept  # the kept edges served
+    assert not compiled._SPARE  # and are in use
+    assert_same(games.load("tictactoe"), "full", iterations=500, seed=22, c=0.7)
+    # A live tree's columns are never handed out again.
+    again = search(games.load("tictactoe"), iterations=2000, seed=22, engine="compiled")
+    assert again.tree.edge_arrays["visits"].base is not kept
+    assert [c.visits for c in again.tree.child_stats(0)] == [c.visits for c in result.tree.child_stats(0)]
+
+
 def test_constants_that_make_ties_and_the_other_q():
     game = games.load("tictactoe")
     assert_same(game, "full", iterations=300, seed=1, c=0.0)  # no exploration: equal scores everywhere

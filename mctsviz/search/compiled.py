@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -117,8 +118,13 @@ class KernelState:
         # 2 MB a column. A node's children take about two slots each (Connect Four: 1.97);
         # reserve() makes sure of the rest chunk by chunk.
         nodes = min(expected * self.per_iteration, UPFRONT) + 1 + self.max_branch
-        self.nodes = [np.zeros(nodes, dtype=dtype) for _, dtype in _COLUMNS]
-        self.edges = np.zeros(2 * nodes + CHUNK * self.max_branch, dtype=K.EDGE)
+        slots = 2 * nodes + CHUNK * self.max_branch
+        spare = _take_spare(nodes, slots)
+        if spare is None:
+            self.nodes = [np.zeros(nodes, dtype=dtype) for _, dtype in _COLUMNS]
+            self.edges = np.zeros(slots, dtype=K.EDGE)
+        else:
+            self.nodes, self.edges = spare
         self.opts = np.array(
             [
                 self.kind,
@@ -176,9 +182,10 @@ class KernelState:
         x, o, status = self.packed(state)
         n = self.columns
         n["x"][0], n["o"][0], n["status"][0] = x, o, status
-        n["player"][0], n["mover"][0], n["parent"][0], n["action"][0] = tree.player[0], tree.mover[0], -1, -1
-        e = self.edge_columns
+        n["player"][0], n["mover"][0], n["parent"][0], n["action"][0], n["slot"][0] = tree.player[0], tree.mover[0], -1, -1, 0
+        e = self.edge_columns  # every field, as the columns may be a finished search's
         e["kid"][0], e["visits"][0], e["value"][0], e["mover"][0] = 0, tree.visits[0], tree.value[0], tree.mover[0]
+        e["base"][0] = e["kids"][0] = 0
         e["mean"][0] = tree.value[0] / tree.visits[0] if tree.visits[0] else 0.0
         legal = 0
         for a in engine.game.legal_actions(state):
@@ -212,6 +219,29 @@ class KernelState:
             # through a copy would hold the old array and the new at once. No view of the edges
             # outlives a call of the kernel, so none is left pointing at the old block.
             self.edges.resize(max(need, capacity + capacity // 8), refcheck=False)
+
+
+#: Columns of finished searches whose trees are gone, for the next search to reuse: a run of
+#: searches (a match, a sweep, a benchmark) then writes into memory it has already touched
+#: instead of faulting in fresh pages each time. Every row the kernel makes is written whole,
+#: so reused columns need no clearing. At most one set, of at most SPARE_NODES rows.
+_SPARE: list[tuple[list[np.ndarray], np.ndarray]] = []
+SPARE_NODES = 1 << 17
+
+
+def _take_spare(nodes: int, slots: int) -> tuple[list[np.ndarray], np.ndarray] | None:
+    """A finished search's node columns and edges with room for ``nodes`` and ``slots``, or None."""
+    try:
+        columns, edges = _SPARE.pop()  # atomic: two searches in two threads never share a set
+    except IndexError:
+        return None
+    return (columns, edges) if len(columns[0]) >= nodes and len(edges) >= slots else None
+
+
+def _give_back(columns: list[np.ndarray], edges: np.ndarray) -> None:
+    """Keep a dead tree's columns for the next search (if small enough and none are kept)."""
+    if not _SPARE and len(columns[0]) <= SPARE_NODES + 1 + 64:
+        _SPARE.append((columns, edges))
 
 
 def _grow(columns: list[np.ndarray], need: int) -> None:
@@ -658,6 +688,8 @@ class KernelTree(Tree):
         self.edge_arrays = {name: array[: int(state.counters[K.C_SLOTS])] for name, array in state.edge_columns.items()}
         self.state_of = state.state_of
         self.actions = state.actions
+        # When this tree is gone (with its views of the columns), the columns serve again.
+        weakref.finalize(self, _give_back, state.nodes, state.edges).atexit = False
         self.size = size
 
     def __len__(self) -> int:
