@@ -585,7 +585,7 @@ def _choose(node: int, up: Any, t: Nodes, e: Edges, opts: np.ndarray, fopts: np.
     # the choice (ties included) is the same.
     c2l = c * c * ln_n * (1.0 + 1e-9)
     for s in range(base, end):
-        edge = e[s]
+        edge = e[np.uint64(s)]  # unsigned: no check for a negative index
         if puct:
             score = _score(edge.visits, edge.value, puct, q_plus, prior, c_puct, fpu, sqrt_n, c, ln_n)
         else:
@@ -595,7 +595,7 @@ def _choose(node: int, up: Any, t: Nodes, e: Edges, opts: np.ndarray, fopts: np.
             else:
                 mean = edge.mean
                 d = best - mean - 1e-9
-                if d > 0.0 and d * d * n > c2l:
+                if (d > 0.0) & (d * d * n > c2l):  # one jump, not two
                     continue
                 score = _ucb1(mean, n, c, ln_n)
         if score > best:
