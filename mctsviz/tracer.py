@@ -63,9 +63,10 @@ class Tracer:
         root_player = game.current_player(root)
         root_mover = (root_player - 1) % game.num_players if game.num_players > 1 else 0
         self._movers.append(root_mover)
-        # The tracer's own fold of the updates, for the decision at the end.
-        self._visits: list[int] = [0]
-        self._value: list[float] = [0.0]
+        # The tracer's own fold of the updates to the root's children, for the decision at the
+        # end: [visits, value] by node id (the other nodes' statistics are the trace's to keep).
+        self._root_stats: dict[int, list[float]] = {}
+        self._players: dict[int, int] = {}  # per expanded node, the player to move there
         self._root_children: list[tuple[int, str, float]] = []  # (id, action label, prior)
         self._priors: dict[int, float] = {}
         self._terminal: list[bool] = [False]  # per node: the state is terminal (the root is not)
@@ -163,7 +164,9 @@ class Tracer:
             leaf = self._id(parent)  # raises the clear error
         game = self.game
         state = self._states[leaf]
-        mover = game.current_player(state) if not self._terminal[leaf] else -1
+        mover = self._players.get(leaf)
+        if mover is None:  # asked once per node, not once per child
+            mover = self._players[leaf] = game.current_player(state) if not self._terminal[leaf] else -1
         added = []
         labels = self._labels
         pairs = list(children)
@@ -186,10 +189,9 @@ class Tracer:
             self._states.append(child_state)
             self._terminal.append(terminal)
             self._movers.append(mover)
-            self._visits.append(0)
-            self._value.append(0.0)
             if leaf == 0:
                 self._root_children.append((number, label, prior or 1.0))
+                self._root_stats[number] = [0, 0.0]
             added.append(NewChild(number, label, game.state_key(child_state), prior or 1.0, mover, terminal))
         if simulate_from is not None:
             start = self._id(simulate_from)
@@ -236,20 +238,24 @@ class Tracer:
         """Every (node, reward) the backup credited, in the order it credited them."""
         if self._stage != 3:
             self._expect(3, "backprop")
-        ids, visits, value = self._ids, self._visits, self._value
-        records = []
+        ids, root_stats = self._ids, self._root_stats
+        records: list[Update] = []
+        append = records.append
         for node, reward in updates:
             try:
                 number = ids[node]
             except (KeyError, TypeError):
                 number = self._id(node)  # raises the clear error
-            try:
-                credit = float(reward)
-            except (TypeError, ValueError):
-                raise MctsvizError(f"backprop() rewards must be numbers, not {reward!r}") from None
-            visits[number] += 1
-            value[number] += credit
-            records.append(Update(number, credit))
+            if type(reward) is not float:
+                try:
+                    reward = float(reward)
+                except (TypeError, ValueError):
+                    raise MctsvizError(f"backprop() rewards must be numbers, not {reward!r}") from None
+            stats = root_stats.get(number)
+            if stats is not None:
+                stats[0] += 1
+                stats[1] += reward
+            append(Update(number, reward))
         self._stage = 0
         event = Backprop(self._iteration, tuple(records))
         if self._batch is None:
@@ -268,8 +274,9 @@ class Tracer:
                 f"finish() inside iteration {self._iteration}: its {('select', 'expand', 'simulate', 'backprop')[self._stage]}() call is missing"
             )
         kids = self._root_children
-        visits = [self._visits[k] for k, _, _ in kids]
-        means = [self._value[k] / n if n else None for (k, _, _), n in zip(kids, visits)]
+        visits = [int(self._root_stats[k][0]) for k, _, _ in kids]
+        values = [self._root_stats[k][1] for k, _, _ in kids]
+        means = [w / n if n else None for w, n in zip(values, visits)]
         by_visits = final_choice(visits, means, rule="visits")
         by_mean = final_choice(visits, means, rule="mean")
         chosen = by_visits if self.options.final == "visits" else by_mean
@@ -284,7 +291,7 @@ class Tracer:
                 move=label(chosen),
                 by_visits=label(by_visits),
                 by_mean=label(by_mean),
-                children=tuple(RootChild(k, action, n, self._value[k], mean, prior) for (k, action, prior), n, mean in zip(kids, visits, means)),
+                children=tuple(RootChild(k, action, n, w, mean, prior) for (k, action, prior), n, w, mean in zip(kids, visits, values, means)),
             )
         )
 
