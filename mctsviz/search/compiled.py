@@ -141,7 +141,7 @@ class KernelState:
         )
         self.fopts = np.array([options.c, options.c_puct, options.fpu], dtype=np.float64)
         version, internal, _ = engine.rng.getstate()
-        self.mt = np.array(internal[:624], dtype=np.int64)
+        self.mt = np.fromiter(internal, dtype=np.int64, count=624)
         self.counters = np.array([1, internal[624], 0, 0, 1], dtype=np.int64)
         self.rng_version = version
         self._root(engine)
