@@ -24,7 +24,8 @@ board too: bit i of ``x`` (``o``) is cell i marked by the first (second) player.
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 from numba import njit
@@ -76,12 +77,18 @@ RULE_NEW, RULE_LEAF, RULE_SCORE = range(3)
 # slots in use.
 C_NODES, C_MT_POS, C_PATH, C_ROLL, C_SLOTS = range(5)
 
-#: numba's options for the hot loop and the playouts: compiled without its reference counting
-#: (the private ``_nrt`` flag). Every array they touch is lent by the caller and none is made or
-#: kept, so the counts are never needed, yet numba wraps each use of an array taken from a
-#: tuple or passed to an inlined helper in atomic increments and decrements: a fifth of a
-#: Tic-Tac-Toe iteration. Such a function cannot allocate; numba refuses to compile one that does.
-_BORROWED: dict[str, Any] = {"cache": True, "_nrt": False}
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _borrowed(function: _F) -> _F:
+    """numba's ``njit`` for the hot loop and the playouts, without its reference counting (the
+    private ``_nrt`` flag). Every array they touch is lent by the caller and none is made or
+    kept, so the counts are never needed, yet numba wraps each use of an array taken from a
+    tuple or passed to an inlined helper in atomic increments and decrements: a fifth of a
+    Tic-Tac-Toe iteration. Such a function cannot allocate; numba refuses to compile one that does."""
+    compiled: _F = njit(cache=True, _nrt=False)(function)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
+    return compiled
+
 
 _TTT_LINES = (0b000000111, 0b000111000, 0b111000000, 0b001001001, 0b010010010, 0b100100100, 0b100010001, 0b001010100)
 
@@ -324,7 +331,7 @@ def _next(game: int, x: int, o: int, action: int, b: Board) -> tuple[int, int, i
 
 # Not inlined, unlike the helpers above: one call per iteration costs nothing measurable, and
 # inlining the four games' playouts made the first compile 55 s instead of 36.
-@njit(**_BORROWED)
+@_borrowed
 def _playout(
     game: int,
     heuristic: bool,
@@ -574,8 +581,8 @@ def _choose(node: int, up: Any, t: Nodes, e: Edges, opts: np.ndarray, fopts: np.
         arg = parent_visits + opts[O_LOG_SHIFT]
         ln_n = logs[arg] if arg < len(logs) else math.log(arg)
     best = -math.inf
-    base = up.base
-    end = base + up.kids
+    base: int = up.base
+    end: int = base + up.kids
     chosen = base
     ties = 0
     # A UCB1 child whose score is certainly below the best so far is passed over without its
@@ -645,7 +652,7 @@ def expand_root(t: Nodes, e: Edges, opts: np.ndarray, b: Board, counters: np.nda
     _expand_all(0, 0, t, e, opts, b, counters)
 
 
-@njit(**_BORROWED)
+@_borrowed
 def run_iterations(
     count: int,
     t: Nodes,
