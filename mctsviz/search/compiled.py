@@ -224,9 +224,12 @@ class KernelState:
 #: Columns of finished searches whose trees are gone, for the next search to reuse: a run of
 #: searches (a match, a sweep, a benchmark) then writes into memory it has already touched
 #: instead of faulting in fresh pages each time. Every row the kernel makes is written whole,
-#: so reused columns need no clearing. At most one set, of at most SPARE_NODES rows.
+#: so reused columns need no clearing. At most one set, and only columns that never grew past
+#: the room a search takes up front (a bigger tree's memory goes back to the system).
 _SPARE: list[tuple[list[np.ndarray], np.ndarray]] = []
-SPARE_NODES = 1 << 17
+#: The most rows a search takes up front: UPFRONT nodes, the root and its children (a board's
+#: actions fit a 64-bit mask).
+SPARE_NODES = UPFRONT + 1 + 64
 
 
 def _take_spare(nodes: int, slots: int) -> tuple[list[np.ndarray], np.ndarray] | None:
@@ -239,8 +242,8 @@ def _take_spare(nodes: int, slots: int) -> tuple[list[np.ndarray], np.ndarray] |
 
 
 def _give_back(columns: list[np.ndarray], edges: np.ndarray) -> None:
-    """Keep a dead tree's columns for the next search (if small enough and none are kept)."""
-    if not _SPARE and len(columns[0]) <= SPARE_NODES + 1 + 64:
+    """Keep a dead tree's columns for the next search (if none are kept and they never grew)."""
+    if not _SPARE and len(columns[0]) <= SPARE_NODES:
         _SPARE.append((columns, edges))
 
 

@@ -12,7 +12,7 @@ Importing this module imports numba and numpy (the ``fast`` extra); ``mctsviz.se
 decides whether it is used and imports it only then. Functions are compiled on first use and
 cached on disk (``cache=True``), so later processes load them in milliseconds.
 
-A node is a row of flat arrays (see :class:`KernelTree`); a state is two bitboards and a
+A node is a row of flat columns and an edge record (see :data:`Edges`); a state is two bitboards and a
 status (0 ongoing, 1 the first player has won, 2 the second has won, 3 a draw), as
 ``mctsviz.games.connect4`` keeps it; Tic-Tac-Toe uses the same layout with 9-bit boards. A Nim
 state packs the heap sizes into ``x`` (``NIM_BITS`` bits a heap) and keeps the player to move in
