@@ -146,10 +146,11 @@ def test_long_searches_match_at_every_level(game_name, record):
 def test_the_kernels_logarithm_table_is_math_log():
     import numpy as np
 
-    logs = np.full(5000, -1.0)
+    logs = np.full((2, 5000), -1.0)
     kernel.fill_logs(logs)
-    assert logs[0] == 0.0  # ln 1: a parent no one has visited, as the engine takes it
-    assert logs[1:].tolist() == [math.log(n) for n in range(1, 5000)]
+    assert logs[0, 0] == 0.0  # ln 1: a parent no one has visited, as the engine takes it
+    assert logs[0, 1:].tolist() == [math.log(n) for n in range(1, 5000)]
+    assert logs[1, 1:].tolist() == [1 / math.sqrt(n) for n in range(1, 5000)]  # the estimates' 1/sqrt n
 
 
 @pytest.mark.parametrize("log", ["ln-n", "ln-n1"])
@@ -158,9 +159,9 @@ def test_parents_visited_past_the_logarithm_table_are_scored_alike(monkeypatch, 
 
     from mctsviz.search import compiled
 
-    short = np.zeros(6)
+    short = np.zeros((2, 6))
     kernel.fill_logs(short)
-    monkeypatch.setattr(compiled, "_LOGS", short)  # the root passes the table's end at once
+    monkeypatch.setattr(compiled, "_LOGS", short)  # the root passes the tables' end at once
     assert_same(games.load("tictactoe"), "full", iterations=300, seed=9, log=log)
 
 

@@ -42,7 +42,7 @@ _RULES = ("new", "leaf", "score")
 _RETURNS = {1: (1.0, -1.0), 2: (-1.0, 1.0), 3: (0.0, 0.0)}
 _TABLES: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 _LOGS: np.ndarray | None = None
-#: Parent visit counts whose logarithm the kernel looks up rather than computes.
+#: Visit counts whose logarithm (and inverse square root, for estimates) the kernel looks up.
 LOG_TABLE = 1 << 16
 _compiled = False
 
@@ -71,7 +71,7 @@ def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def _logs() -> np.ndarray:
     global _LOGS
     if _LOGS is None:
-        _LOGS = np.zeros(LOG_TABLE, dtype=np.float64)
+        _LOGS = np.zeros((2, LOG_TABLE), dtype=np.float64)
         K.fill_logs(_LOGS)
     return _LOGS
 
@@ -381,14 +381,14 @@ def _compile() -> None:
     tables = (win, threats, geo, board, board, board, nth)
     K.expand_root(nodes, edges, ints, tables, counters)
     table = np.zeros((1, 6), dtype=np.int64)
-    K.fill_logs(np.zeros(2))
+    K.fill_logs(np.zeros((2, 2)))
     K.run_iterations(
         0,
         nodes,
         edges,
         ints,
         floats,
-        np.zeros(2),
+        np.zeros((2, 2)),
         tables,
         mt,
         counters,
