@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 CHUNK = 4096
 #: The most nodes a search makes room for before it starts (bigger trees grow as they go).
 UPFRONT = 1 << 17
+#: The size from which numpy asks the system for huge pages for an array.
+HUGE_PAGES = 1 << 22
 
 _EXPANDS = {"one": K.EXPAND_ONE, "one-random": K.EXPAND_ONE_RANDOM, "all": K.EXPAND_ALL, "second-visit": K.EXPAND_SECOND_VISIT}
 _RULES = ("new", "leaf", "score")
@@ -118,7 +120,9 @@ class KernelState:
         # 2 MB a column. A node's children take about two slots each (Connect Four: 1.97);
         # reserve() makes sure of the rest chunk by chunk.
         nodes = min(expected * self.per_iteration, UPFRONT) + 1 + self.max_branch
-        slots = 2 * nodes + CHUNK * self.max_branch
+        # The edges likewise stay under 4 MB up front (a small tree's first records would
+        # otherwise fault in whole 2 MB pages); reserve() resizes them in place as needed.
+        slots = min(2 * nodes + CHUNK * self.max_branch, HUGE_PAGES // K.EDGE.itemsize - 1)
         spare = _take_spare(nodes, slots)
         if spare is None:
             self.nodes = [np.zeros(nodes, dtype=dtype) for _, dtype in _COLUMNS]
