@@ -59,7 +59,6 @@ class Tracer:
         self._movers: list[int] = []
         self._iteration = 0
         self._stage = 0  # the call expected next: 0 select, 1 expand, 2 simulate, 3 backprop
-        self._path: tuple[int, ...] = ()
         root_player = game.current_player(root)
         root_mover = (root_player - 1) % game.num_players if game.num_players > 1 else 0
         self._movers.append(root_mover)
@@ -69,13 +68,19 @@ class Tracer:
         self._players: dict[int, int] = {}  # per expanded node, the player to move there
         self._root_children: list[tuple[int, str, float]] = []  # (id, action label, prior)
         self._priors: dict[int, float] = {}
-        self._terminal: list[bool] = [False]  # per node: the state is terminal (the root is not)
+        self._terminal = bytearray(1)  # per node: 1 if the state is terminal (the root is not)
         self._labels: dict[Any, str] = {}  # action -> label: rollouts play the same moves again and again
+        # Bound once: a bound method made per call is an allocation per call.
+        self._lookup = self._ids.__getitem__
+        self._label_of = self._labels.__getitem__
+        self._returns: dict[Any, tuple[float, ...]] = {}  # returns as given -> as floats (a game has few outcomes)
         self._one_at_a_time = self.options.expand in ("one", "one-random")
         # A TraceWriter takes an iteration's four events in one call: they are held until backprop().
         batch = getattr(recorder, "record_iteration", None)
         self._batch: Callable[[Select, Expand, Simulate, Backprop], None] | None = batch if callable(batch) else None
-        self._held: list[Any] = []
+        self._held_select: Any = None
+        self._held_expand: Any = None
+        self._held_simulate: Any = None
         recorder(
             Header(
                 format=FORMAT_NAME,
@@ -132,19 +137,20 @@ class Tracer:
         if not self._ids:
             self._ids[path[0]] = 0  # the first path names the root
         try:
-            ids = tuple(map(self._ids.__getitem__, path))
+            # Through a list: tuple() of an iterator over-allocates and shrinks the tuple, which
+            # the garbage collector counts as a new object never freed (more collections).
+            ids = tuple(list(map(self._lookup, path)))
         except (KeyError, TypeError):
             ids = tuple(self._id(node) for node in path)  # raises the clear error
         if ids[0] != 0:
             raise MctsvizError("a selection path starts at the root")
         self._iteration += 1
-        self._path = ids
         self._stage = 1
         event = Select(self._iteration, ids)
         if self._batch is None:
             self.recorder(event)
         else:
-            self._held = [event]
+            self._held_select = event
 
     def expand(self, parent: Hashable, children: Iterable[tuple[Any, ...]], *, simulate_from: Hashable | None = None) -> None:
         """The children an expansion added under ``parent``: (node, action) pairs, in order.
@@ -169,7 +175,7 @@ class Tracer:
             mover = self._players[leaf] = game.current_player(state) if not self._terminal[leaf] else -1
         added = []
         labels = self._labels
-        pairs = list(children)
+        pairs = children if type(children) is list else list(children)
         # A uniform prior over the parent's legal actions, as mctsviz's engine gives without an evaluator.
         prior = self._priors.get(leaf)
         if prior is None and pairs:
@@ -202,37 +208,48 @@ class Tracer:
         else:
             raise MctsvizError("several children were added: say which one the simulation starts from (simulate_from=)")
         rule = "leaf" if not added else ("new" if len(added) == 1 and self._one_at_a_time else "score")
-        if start != leaf:
-            self._path = (*self._path, start)
         self._stage = 2
         event = Expand(self._iteration, leaf, tuple(added), start, rule)
         if self._batch is None:
             self.recorder(event)
         else:
-            self._held.append(event)
+            self._held_expand = event
 
     def simulate(self, node: Hashable, returns: Sequence[float], moves: Sequence[Action] | None = None) -> None:
         """The simulation: where it started, its returns (one per player) and the moves it played."""
         if self._stage != 2:
             self._expect(2, "simulate")
-        start = self._id(node)
+        try:
+            start = self._lookup(node)
+        except (KeyError, TypeError):
+            start = self._id(node)  # raises the clear error
         method = "terminal" if self._terminal[start] else self.options.rollout
         labels = None
         if moves is not None:
             try:  # most moves were labelled before: looked up in C, labelled only when new
-                labels = tuple(map(self._labels.__getitem__, moves))
+                labels = tuple(list(map(self._label_of, moves)))
             except (KeyError, TypeError):
                 labels = tuple(map(self._label, moves))
         try:
-            values = tuple(map(float, returns))
-        except (TypeError, ValueError):
-            raise MctsvizError(f"simulate() returns must be numbers, one per player, not {returns!r}") from None
+            values = self._returns[returns]
+        except (KeyError, TypeError):
+            values = self._float_returns(returns)
         self._stage = 3
         event = Simulate(self._iteration, start, method, values, labels)
         if self._batch is None:
             self.recorder(event)
         else:
-            self._held.append(event)
+            self._held_simulate = event
+
+    def _float_returns(self, returns: Sequence[float]) -> tuple[float, ...]:
+        try:
+            values = tuple(map(float, returns))
+        except (TypeError, ValueError):
+            raise MctsvizError(f"simulate() returns must be numbers, one per player, not {returns!r}") from None
+        # Kept for the next time, but for zeros: -0.0 == 0.0 would hand one the other's sign.
+        if type(returns) is tuple and len(self._returns) < 256 and 0.0 not in values:
+            self._returns[returns] = values
+        return values
 
     def backprop(self, updates: Iterable[tuple[Hashable, float]]) -> None:
         """Every (node, reward) the backup credited, in the order it credited them."""
@@ -251,8 +268,8 @@ class Tracer:
                     reward = float(reward)
                 except (TypeError, ValueError):
                     raise MctsvizError(f"backprop() rewards must be numbers, not {reward!r}") from None
-            stats = root_stats.get(number)
-            if stats is not None:
+            if number in root_stats:
+                stats = root_stats[number]
                 stats[0] += 1
                 stats[1] += reward
             append(Update(number, reward))
@@ -261,8 +278,7 @@ class Tracer:
         if self._batch is None:
             self.recorder(event)
         else:
-            select, expand, simulate = self._held
-            self._batch(select, expand, simulate, event)
+            self._batch(self._held_select, self._held_expand, self._held_simulate, event)
 
     def finish(self) -> None:
         """End the trace with the decision: the root's children and the move each final rule picks.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import struct
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from mctsviz import SearchOptions, Tracer, games
 from mctsviz.errors import MctsvizError
 from mctsviz.replay import replay
+from mctsviz.trace.events import Simulate
 from mctsviz.trace.io import TraceWriter
 from mctsviz.trace.record import ListRecorder
 from mctsviz.verify import verify
@@ -92,6 +94,25 @@ def test_a_file_holds_the_events_the_tracer_made(plain_uct, tmp_path, suffix):
         for event in events:
             writer(event)
     assert (tmp_path / f"batched{suffix}").read_bytes() == (tmp_path / f"one_by_one{suffix}").read_bytes()
+
+
+def test_returns_keep_their_exact_values_when_outcomes_repeat():
+    # The tracer converts a game's few outcomes once and reuses them: ints still become floats,
+    # and -0.0 is never handed 0.0's sign (they compare equal), nor the other way round.
+    game = games.load("tictactoe")
+    events = ListRecorder()
+    tracer = Tracer(events, game=game, root=game.initial_state())
+    outcomes = [(1, -1), (1.0, -1.0), (0.0, -0.0), (-0.0, 0.0), (0.0, -0.0), [0.5, 0.5], (1, -1), (True, -1)]
+    for i, returns in enumerate(outcomes):
+        tracer.select(["root"])
+        tracer.expand("root", (pair for pair in [(f"c{i}", i)]))  # any iterable of pairs
+        tracer.simulate(f"c{i}", returns)
+        tracer.backprop([(f"c{i}", returns[0]), ("root", -1)])
+    got = [e.returns for e in events if isinstance(e, Simulate)]
+    assert [[struct.pack("<d", v) for v in r] for r in got] == [[struct.pack("<d", float(v)) for v in r] for r in outcomes]
+    assert all(type(v) is float for r in got for v in r)
+    rewards = [u.reward for e in events if type(e).__name__ == "Backprop" for u in e.updates]
+    assert all(type(v) is float for v in rewards) and rewards[::2] == [float(r[0]) for r in outcomes]
 
 
 def test_calls_out_of_order_or_unknown_nodes_are_clear_errors():

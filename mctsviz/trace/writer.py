@@ -269,7 +269,13 @@ class TraceWriter:
         self._pending += (select, expand, simulate, backprop)
         builder = self._builder
         # An iteration with rollout moves never joins a block: skip the try unless one is open.
-        self._iteration_ended(builder is not None and (simulate.actions is None or len(builder) > 0))
+        if builder is not None and (simulate.actions is None or len(builder) > 0):
+            self._iteration_ended(True)
+            return
+        self._complete = len(self._pending)  # what _iteration_ended(False) does, a call saved
+        self.iterations += 1
+        if self.iterations % self.flush_every == 0:
+            self._flush()
 
     def _iteration_ended(self, try_block: bool) -> None:
         if try_block and self._add_to_block():
