@@ -12,14 +12,14 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from tracehelpers import assert_commands_fail_cleanly
 
 from mctsviz.errors import MctsvizError
 from mctsviz.search import Memory
 from mctsviz.testing import recorded_search, toy_path
-from mctsviz.trace.blocks import BlockBuilder, block_events, palette
+from mctsviz.trace.blocks import BlockBuilder, block_events, palette, palette_of
 from mctsviz.trace.events import Backprop, Block, Expand, NewChild, Select, Simulate, Update
 from mctsviz.trace.io import TraceWriter, load_trace, read_trace
 from mctsviz.trace.schema import MSGPACK_ENCODER
@@ -155,6 +155,14 @@ def test_negative_zero_and_many_distinct_rewards_keep_their_exact_bits():
     got = [u.reward for e in events if isinstance(e, Backprop) for u in e.updates]
     assert [struct.pack("<d", r) for r in got] == [struct.pack("<d", r) for r in [*rewards[:2], 0.5, *rewards[2:]]]
     assert struct.pack("<d", events[6].returns[0]) == struct.pack("<d", -0.0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, float("inf"), float("nan"), 1e-300]) | st.floats(), max_size=600))
+@example([float("nan"), float("nan")])  # two NaN objects with the same bits
+@example([0.0, -0.0, 0.0])
+def test_the_palette_of_numbers_is_the_palette_of_their_bytes(values):
+    assert palette_of(values) == palette(struct.pack(f"<{len(values)}d", *values))
 
 
 def test_the_palette_numbers_values_by_first_use():
