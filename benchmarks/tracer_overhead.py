@@ -2,23 +2,36 @@
 
 Rows: the plain UCT untraced; traced into a ListRecorder (events built, nothing written); traced
 to a JSON Lines file and to a MessagePack file (TraceWriter). Each figure is the median over
-``--repeats`` rounds of this process's CPU time, configurations interleaved within a round; the
-ratio is the median of the per-round ratios to the untraced search, for each search length
-(a short search pays the file's fixed costs over fewer iterations; a long one has deeper
-paths). Nothing is asserted.
+``--repeats`` rounds of this process's CPU time, configurations interleaved within a round (their
+order rotating from round to round, every run starting after a full garbage collection, so that
+no run pays for collecting the tree the one before it left); the ratio is the median of the
+per-round ratios to the untraced search, for each search length (a short search pays the file's
+fixed costs over fewer iterations; a long one has deeper paths). Nothing is asserted.
+
+CPU time on a shared machine swings by a third from run to run, so ``--counts`` adds figures that
+do not: each configuration runs in its own process under valgrind's cachegrind, twice (10 and
+``10 + N`` iterations; the difference over N is one iteration's cost without the start-up), and
+prints the instructions and the level-1 data-cache misses per iteration and their ratios to
+the untraced search (a few minutes; needs ``valgrind``).
 
 Usage::
 
-    python benchmarks/tracer_overhead.py [--iterations 2000 20000] [--repeats 5]
+    python benchmarks/tracer_overhead.py [--iterations 2000 20000] [--repeats 7] [--counts 4000]
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib.util
+import re
+import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from mctsviz import SearchOptions, Tracer, games
@@ -65,7 +78,10 @@ def measure(uct, iterations: int, repeats: int) -> dict[str, tuple[float, float]
         folder = Path(tmp)
         for repeat in range(repeats + 1):
             measured = {}
-            for name, run in rows.items():
+            names = list(rows)
+            for name in names[repeat % len(names) :] + names[: repeat % len(names)]:
+                run = rows[name]
+                gc.collect()  # the last run's tree (its nodes point to their parents: cycles)
                 start = time.process_time()
                 run(folder)
                 measured[name] = time.process_time() - start
@@ -77,11 +93,75 @@ def measure(uct, iterations: int, repeats: int) -> dict[str, tuple[float, float]
     return {name: (iterations / statistics.median(times[name]), statistics.median(ratios[name])) for name in rows}
 
 
+COUNTED = ("untraced", ".jsonl", ".msgpack")
+
+
+def run_one(mode: str, iterations: int) -> None:
+    """One configuration, once (what ``--counts`` runs under cachegrind)."""
+    uct = load_example().uct
+    game = games.load("tictactoe")
+    root = game.initial_state()
+    if mode == "untraced":
+        uct(game, root, iterations, seed=1)
+        return
+    with tempfile.TemporaryDirectory() as tmp, TraceWriter(Path(tmp) / f"t{mode}") as writer:
+        tracer = Tracer(writer, game=game, root=root, options=SearchOptions(iterations=iterations), seed=1)
+        uct(game, root, iterations, seed=1, tracer=tracer)
+        tracer.finish()
+
+
+def cachegrind(mode: str, iterations: int) -> tuple[int, int]:
+    """(instructions, level-1 data-cache misses) of one run of ``mode`` under cachegrind."""
+    command = [
+        "valgrind",
+        "--tool=cachegrind",
+        "--cache-sim=yes",
+        "--cachegrind-out-file=/dev/null",
+        sys.executable,
+        __file__,
+        "--run-one",
+        mode,
+        str(iterations),
+    ]
+    err = subprocess.run(command, capture_output=True, text=True, check=True).stderr
+    instructions = re.search(r"I\s+refs:\s+([\d,]+)", err)
+    misses = re.search(r"D1\s+misses:\s+([\d,]+)", err)
+    if instructions is None or misses is None:
+        raise SystemExit(f"cachegrind printed no counts:\n{err[-2000:]}")
+    return int(instructions[1].replace(",", "")), int(misses[1].replace(",", ""))
+
+
+def counts(iterations: int) -> None:
+    """Print instructions and L1 data misses per iteration of each configuration (see the module doc)."""
+    if shutil.which("valgrind") is None:
+        print("--counts needs valgrind (apt-get install valgrind)")
+        return
+    jobs = [(mode, n) for mode in COUNTED for n in (10, 10 + iterations)]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        got = dict(zip(jobs, pool.map(lambda job: cachegrind(*job), jobs)))
+    per = {mode: [(got[(mode, 10 + iterations)][k] - got[(mode, 10)][k]) / iterations for k in (0, 1)] for mode in COUNTED}
+    base = per["untraced"]
+    print(f"cachegrind, per iteration over {iterations:,} iterations (deterministic)")
+    print(f"{'row':24} {'instructions':>12} {'ratio':>6} {'L1d misses':>11} {'ratio':>6}")
+    for mode in COUNTED:
+        name = "plain UCT, untraced" if mode == "untraced" else f"traced to {mode}"
+        ins, miss = per[mode]
+        print(f"{name:24} {ins:>12,.0f} {ins / base[0]:>5.2f}x {miss:>11,.0f} {miss / base[1]:>5.2f}x")
+    print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--iterations", type=int, nargs="+", default=[2000, 20000])
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--counts", type=int, metavar="N", help="also count instructions and cache misses over N iterations (cachegrind)")
+    parser.add_argument("--run-one", nargs=2, metavar=("MODE", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.run_one:
+        run_one(args.run_one[0], int(args.run_one[1]))
+        return
+    if args.counts:
+        counts(args.counts)
     uct = load_example().uct
     print(f"docs/examples/plain_uct.py on tictactoe, median of {args.repeats} rounds (CPU time)")
     print("target (issue 13): recording compact to a file costs at most 2x the untraced search\n")
