@@ -48,6 +48,31 @@ class Tracer:
         MctsvizError: a call out of order, a node the tracer has not seen, or a terminal root.
     """
 
+    __slots__ = (
+        "_batch",
+        "_held_expand",
+        "_held_select",
+        "_held_simulate",
+        "_ids",
+        "_iteration",
+        "_label_of",
+        "_labels",
+        "_lookup",
+        "_movers",
+        "_one_at_a_time",
+        "_players",
+        "_priors",
+        "_returns",
+        "_root_children",
+        "_root_stats",
+        "_stage",
+        "_states",
+        "_terminal",
+        "game",
+        "options",
+        "recorder",
+    )
+
     def __init__(self, recorder: Recorder, *, game: Game, root: State, options: SearchOptions | None = None, seed: int = 0) -> None:
         if game.is_terminal(root):
             raise MctsvizError("the root state is terminal: there is no search to trace")
