@@ -268,7 +268,7 @@ class Tracer:
 
     def _float_returns(self, returns: Sequence[float]) -> tuple[float, ...]:
         try:
-            values = tuple(map(float, returns))
+            values = tuple(list(map(float, returns)))  # not tuple(map()): see select()
         except (TypeError, ValueError):
             raise MctsvizError(f"simulate() returns must be numbers, one per player, not {returns!r}") from None
         # Kept for the next time, but for zeros: -0.0 == 0.0 would hand one the other's sign.
