@@ -18,6 +18,7 @@ engine claims to follow; ``mctsviz verify`` then checks every step against that 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
 
@@ -45,7 +46,8 @@ class Tracer:
         seed: the seed the engine says it used (kept in the header).
 
     Raises:
-        MctsvizError: a call out of order, a node the tracer has not seen, or a terminal root.
+        MctsvizError: a call out of order, a node the tracer has not seen, a return or reward that
+            is not a finite number (a trace file cannot hold it), or a terminal root.
     """
 
     __slots__ = (
@@ -271,6 +273,8 @@ class Tracer:
             values = tuple(list(map(float, returns)))  # not tuple(map()): see select()
         except (TypeError, ValueError):
             raise MctsvizError(f"simulate() returns must be numbers, one per player, not {returns!r}") from None
+        if not all(map(math.isfinite, values)):  # a trace cannot hold them (JSON has no NaN)
+            raise MctsvizError(f"simulate() returns must be finite numbers, not {returns!r}")
         # Kept for the next time, but for zeros: -0.0 == 0.0 would hand one the other's sign.
         if type(returns) is tuple and len(self._returns) < 256 and 0.0 not in values:
             self._returns[returns] = values
@@ -283,6 +287,7 @@ class Tracer:
         ids, root_stats = self._ids, self._root_stats
         records: list[Update] = []
         append = records.append
+        hits: list[int] = []  # where the root's children are among the updates
         for node, reward in updates:
             try:
                 number = ids[node]
@@ -293,11 +298,16 @@ class Tracer:
                     reward = float(reward)
                 except (TypeError, ValueError):
                     raise MctsvizError(f"backprop() rewards must be numbers, not {reward!r}") from None
+            if reward - reward != 0.0:  # NaN or an infinity: x - x is 0.0 for every finite x
+                raise MctsvizError(f"backprop() rewards must be finite numbers, not {reward!r}")
             if number in root_stats:
-                stats = root_stats[number]
-                stats[0] += 1
-                stats[1] += reward
+                hits.append(len(records))
             append(Update(number, reward))
+        for at in hits:  # folded only once every update was taken: a refused call changes nothing
+            record = records[at]
+            stats = root_stats[record.node]
+            stats[0] += 1
+            stats[1] += record.reward
         self._stage = 0
         event = Backprop(self._iteration, tuple(records))
         if self._batch is None:

@@ -115,6 +115,21 @@ def test_returns_keep_their_exact_values_when_outcomes_repeat():
     assert all(type(v) is float for v in rewards) and rewards[::2] == [float(r[0]) for r in outcomes]
 
 
+def test_a_refused_backprop_counts_nothing():
+    game = games.load("tictactoe")
+    events = ListRecorder()
+    tracer = Tracer(events, game=game, root=game.initial_state())
+    tracer.select(["root"])
+    tracer.expand("root", [("child", 4)])
+    tracer.simulate("child", (1.0, -1.0))
+    with pytest.raises(MctsvizError, match="finite"):
+        tracer.backprop([("child", 1.0), ("root", float("nan"))])  # the child's update came first
+    tracer.backprop([("child", 1.0), ("root", -1.0)])
+    tracer.finish()
+    decision = list(events)[-1]
+    assert [(child.visits, child.value) for child in decision.children] == [(1, 1.0)]
+
+
 def test_calls_out_of_order_or_unknown_nodes_are_clear_errors():
     game = games.load("tictactoe")
     root = game.initial_state()
@@ -128,11 +143,16 @@ def test_calls_out_of_order_or_unknown_nodes_are_clear_errors():
         tracer.expand(["a", "list"], [])
     tracer.expand("root", [("child", 4)])
     assert tracer.node_id("child") == 1 and tracer.mover("child") == game.current_player(root)
+    with pytest.raises(MctsvizError, match="returns must be finite numbers"):
+        tracer.simulate("child", (float("nan"), 1.0))
     tracer.simulate("child", (1.0, -1.0))
     with pytest.raises(MctsvizError, match="rewards must be numbers, not 'won'"):
         tracer.backprop([("child", "won")])
     with pytest.raises(MctsvizError, match="never added"):
         tracer.backprop([("stranger", 1.0)])
+    for bad in (float("nan"), float("inf"), -float("inf")):  # a trace file cannot hold them
+        with pytest.raises(MctsvizError, match="rewards must be finite numbers"):
+            tracer.backprop([("child", 1.0), ("root", bad)])
     tracer.backprop([("child", 1.0), ("root", -1.0)])
     assert tracer.iterations == 1
     tracer.select(["root"])
