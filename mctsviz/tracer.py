@@ -288,21 +288,24 @@ class Tracer:
         records: list[Update] = []
         append = records.append
         hits: list[int] = []  # where the root's children are among the updates
-        for node, reward in updates:
-            try:
-                number = ids[node]
-            except (KeyError, TypeError):
-                number = self._id(node)  # raises the clear error
-            if type(reward) is not float:
+        try:
+            for node, reward in updates:
                 try:
-                    reward = float(reward)
-                except (TypeError, ValueError):
-                    raise MctsvizError(f"backprop() rewards must be numbers, not {reward!r}") from None
-            if reward - reward != 0.0:  # NaN or an infinity: x - x is 0.0 for every finite x
-                raise MctsvizError(f"backprop() rewards must be finite numbers, not {reward!r}")
-            if number in root_stats:
-                hits.append(len(records))
-            append(Update(number, reward))
+                    number = ids[node]
+                except (KeyError, TypeError):
+                    number = self._id(node)  # raises the clear error
+                if type(reward) is not float:
+                    try:
+                        reward = float(reward)
+                    except (TypeError, ValueError):
+                        raise MctsvizError(f"backprop() rewards must be numbers, not {reward!r}") from None
+                if reward - reward != 0.0:  # NaN or an infinity: x - x is 0.0 for every finite x
+                    raise MctsvizError(f"backprop() rewards must be finite numbers, not {reward!r}")
+                if number in root_stats:
+                    hits.append(len(records))
+                append(Update(number, reward))
+        except (TypeError, ValueError):  # an item that is not a (node, reward) pair
+            raise MctsvizError(f"backprop() takes (node, reward) pairs, not {updates!r:.200}") from None
         for at in hits:  # folded only once every update was taken: a refused call changes nothing
             record = records[at]
             stats = root_stats[record.node]

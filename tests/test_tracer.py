@@ -150,6 +150,9 @@ def test_calls_out_of_order_or_unknown_nodes_are_clear_errors():
         tracer.backprop([("child", "won")])
     with pytest.raises(MctsvizError, match="never added"):
         tracer.backprop([("stranger", 1.0)])
+    for bad in ([("child", 1.0, "extra")], [("child",)], [3]):
+        with pytest.raises(MctsvizError, match=r"takes \(node, reward\) pairs"):
+            tracer.backprop(bad)
     for bad in (float("nan"), float("inf"), -float("inf")):  # a trace file cannot hold them
         with pytest.raises(MctsvizError, match="rewards must be finite numbers"):
             tracer.backprop([("child", 1.0), ("root", bad)])
