@@ -30,11 +30,13 @@ class HomeworkUCT:
 
     ``expand_all`` adds every child at once (the lecture's textbook version) and selects among
     them; rewards are the game's returns (+1/-1/0) or, with ``zero_one``, 1 / 0.5 / 0 for a win,
-    draw and loss as the Simple Pair Game guide counts them.
+    draw and loss as the Simple Pair Game guide counts them. ``record_moves`` False passes no
+    rollout moves to the tracer (an engine that does not keep them).
     """
 
     expand_all = False
     zero_one = False
+    record_moves = True
     c = math.sqrt(2)
 
     def __init__(self, game: Any, tracer: Tracer | None, seed: int = 0) -> None:
@@ -128,7 +130,7 @@ class HomeworkUCT:
                 path.append(start)
             tracer and tracer.expand(leaf, [(c, c.action, c.state) for c in added], simulate_from=start if added else None)
             returns, moves = self.rollout(start)
-            tracer and tracer.simulate(start, returns, moves)
+            tracer and tracer.simulate(start, returns, moves if self.record_moves else None)
             credited = self.backpropagate(path, returns)
             tracer and tracer.backprop(credited)
         return max(root.children, key=lambda child: child.visits).action
@@ -237,14 +239,19 @@ class ZeroOne(HomeworkUCT):
     zero_one = True
 
 
-def traced(engine: type[HomeworkUCT], game: str = "tictactoe", iterations: int = 200, seed: int = 1) -> list[Any]:
-    """The events of one traced search by ``engine`` on ``game``."""
+def traced(
+    engine: type[HomeworkUCT], game: str = "tictactoe", iterations: int = 200, seed: int = 1, *, recorder: Any = None, record_moves: bool = True
+) -> list[Any]:
+    """The events of one traced search by ``engine`` on ``game`` (also given to ``recorder``, a
+    TraceWriter say, when there is one: then the list is empty)."""
     g = games.load(game)
-    events = ListRecorder()
+    events = ListRecorder() if recorder is None else recorder
     tracer = Tracer(events, game=g, root=g.initial_state(), options=engine.options(iterations), seed=seed)
-    engine(g, tracer, seed=seed).run(g.initial_state(), iterations)
+    search = engine(g, tracer, seed=seed)
+    search.record_moves = record_moves
+    search.run(g.initial_state(), iterations)
     tracer.finish()
-    return list(events)
+    return list(events) if recorder is None else []
 
 
 __all__ = [

@@ -6,13 +6,16 @@ import importlib.util
 import struct
 from pathlib import Path
 
+import homework_engines
 import pytest
+from test_trace_blocks import kinds
 
 from mctsviz import SearchOptions, Tracer, games
 from mctsviz.errors import MctsvizError
 from mctsviz.replay import replay
 from mctsviz.trace.events import Simulate
-from mctsviz.trace.io import TraceWriter
+from mctsviz.trace.io import TraceWriter, load_trace
+from mctsviz.trace.reader import TraceWarning
 from mctsviz.trace.record import ListRecorder
 from mctsviz.verify import verify
 
@@ -80,8 +83,6 @@ def test_a_file_holds_the_events_the_tracer_made(plain_uct, tmp_path, suffix):
     # A TraceWriter takes each iteration in one call (record_iteration), a ListRecorder event
     # by event: both must end up with the same events, and the writer with the bytes four
     # calls of it would have written.
-    from mctsviz.trace.io import load_trace
-
     _, events = _traced(plain_uct, iterations=150)
     game = games.load("tictactoe")
     with TraceWriter(tmp_path / f"batched{suffix}") as writer:
@@ -94,6 +95,114 @@ def test_a_file_holds_the_events_the_tracer_made(plain_uct, tmp_path, suffix):
         for event in events:
             writer(event)
     assert (tmp_path / f"batched{suffix}").read_bytes() == (tmp_path / f"one_by_one{suffix}").read_bytes()
+
+
+class _MovesSometimes(Tracer):
+    """The tracer of an engine that passes its rollouts' moves only in the iterations named."""
+
+    __slots__ = ()
+    moves_in: frozenset[int] = frozenset()
+
+    def simulate(self, node, returns, moves=None):
+        super().simulate(node, returns, moves if self._iteration in self.moves_in else None)
+
+
+@pytest.mark.parametrize("moves_in", [frozenset(), frozenset({1}), frozenset({40, 41}), frozenset({90})], ids=["never", "first", "twice", "once"])
+def test_iterations_without_moves_go_to_block_columns_with_the_bytes_of_events(plain_uct, tmp_path, moves_in):
+    # Into a compact MessagePack file, the tracer appends iterations to the writer's block
+    # columns and makes no events: the file must be the one the events make, written one by
+    # one, whether moves never come, come first (events from then on), or come midway.
+    class Tracing(_MovesSometimes):
+        __slots__ = ()
+
+    Tracing.moves_in = moves_in
+    game = games.load("tictactoe")
+    events = ListRecorder()
+    tracer = Tracing(events, game=game, root=game.initial_state(), options=SearchOptions(iterations=150), seed=2)
+    plain_uct.uct(game, game.initial_state(), 150, seed=2, tracer=tracer)
+    tracer.finish()
+    with TraceWriter(tmp_path / "columns.msgpack", block_iterations=32) as writer:
+        tracer = Tracing(writer, game=game, root=game.initial_state(), options=SearchOptions(iterations=150), seed=2)
+        assert (tracer._columns is not None) == (writer.block_columns() is not None)
+        plain_uct.uct(game, game.initial_state(), 150, seed=2, tracer=tracer)
+        tracer.finish()
+    with TraceWriter(tmp_path / "events.msgpack", block_iterations=32) as writer:
+        for event in events:
+            writer(event)
+    assert load_trace(tmp_path / "columns.msgpack", strict=True) == list(events)
+    assert (tmp_path / "columns.msgpack").read_bytes() == (tmp_path / "events.msgpack").read_bytes()
+    found = kinds(tmp_path / "columns.msgpack")
+    assert "block" in found
+    assert ("select" in found) == bool(moves_in)
+
+
+@pytest.mark.parametrize("engine", ["RootVisitNotCounted", "ParentVisitsNotCounted", "ExpandsTwice", "RolloutFromParent", "ExpandAll", "NoSignFlip"])
+def test_a_homework_engine_without_moves_reads_back_and_grades_the_same_from_a_block_file(tmp_path, engine):
+    # Iterations a block cannot hold (an expansion away from the path's end, a rollout from
+    # elsewhere, updates out of the usual order) go to the file as events among the blocks.
+    cls = getattr(homework_engines, engine)
+    events = homework_engines.traced(cls, iterations=120, seed=3, record_moves=False)
+    with TraceWriter(tmp_path / "t.msgpack", block_iterations=16) as writer:
+        homework_engines.traced(cls, iterations=120, seed=3, recorder=writer, record_moves=False)
+    assert load_trace(tmp_path / "t.msgpack", strict=True) == events
+    assert verify(tmp_path / "t.msgpack").format() == verify(events).format()
+
+
+@pytest.mark.parametrize("odd", ["expanded elsewhere", "rollout elsewhere", "three returns", "updates reordered"])
+def test_an_iteration_a_block_cannot_say_goes_as_events_between_blocks(tmp_path, odd):
+    # Iterations 1-2 and 4-5 fit a block; iteration 3 does not, in one way each.
+    game = games.load("tictactoe")
+    root = game.initial_state()
+
+    def run(recorder):
+        tracer = Tracer(recorder, game=game, root=root, options=SearchOptions(iterations=5))
+        for it, action in enumerate((0, 1, 2, 3, 4), start=1):
+            node = f"n{action}"
+            path = ["root", "n0"] if it == 3 and odd == "expanded elsewhere" else ["root"]
+            tracer.select(path)
+            tracer.expand("root", [(node, action)])
+            returns = (1.0, -1.0, 0.0) if it == 3 and odd == "three returns" else (1.0, -1.0)
+            tracer.simulate("root" if it == 3 and odd == "rollout elsewhere" else node, returns)
+            updates = [(node, -1.0), ("root", 1.0)]
+            if it == 3 and odd == "updates reordered":
+                updates.reverse()
+            if it == 3 and odd == "expanded elsewhere":
+                updates.insert(1, ("n0", 1.0))
+            tracer.backprop(updates)
+        tracer.finish()
+
+    events = ListRecorder()
+    run(events)
+    with TraceWriter(tmp_path / "t.msgpack", block_iterations=2) as writer:
+        run(writer)
+    assert load_trace(tmp_path / "t.msgpack", strict=True) == list(events)
+    # Iteration 3 goes to the writer as events; a block can still say reordered updates.
+    third = "block" if odd == "updates reordered" else "select"
+    assert [kind for kind in kinds(tmp_path / "t.msgpack") if kind in ("block", "select")] == ["block", third, "block", "block"]
+
+
+def test_an_engine_that_fails_midway_keeps_its_complete_iterations_in_blocks(plain_uct, tmp_path):
+    # The iterations appended to the columns but not yet in a block are the writer's to land
+    # when the with block ends by an exception, as the events of complete iterations are.
+    class Failing(_MovesSometimes):
+        __slots__ = ()
+
+        def select(self, path):
+            if self.iterations == 70:
+                raise RuntimeError("the engine broke")
+            super().select(path)
+
+    game = games.load("tictactoe")
+    events = ListRecorder()
+    tracer = _MovesSometimes(events, game=game, root=game.initial_state(), options=SearchOptions(iterations=100), seed=4)
+    plain_uct.uct(game, game.initial_state(), 100, seed=4, tracer=tracer)
+    with pytest.raises(RuntimeError, match="the engine broke"), TraceWriter(tmp_path / "t.msgpack", block_iterations=32) as writer:
+        tracer = Failing(writer, game=game, root=game.initial_state(), options=SearchOptions(iterations=100), seed=4)
+        plain_uct.uct(game, game.initial_state(), 100, seed=4, tracer=tracer)
+    with pytest.warns(TraceWarning, match="ends after iteration 70 without a decision"):
+        landed = load_trace(tmp_path / "t.msgpack", strict=True)
+    assert landed == [event for event in events if getattr(event, "iteration", 0) <= 70]
+    assert replay(landed).iterations == 70
 
 
 def test_returns_keep_their_exact_values_when_outcomes_repeat():

@@ -21,7 +21,7 @@ from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from itertools import accumulate, chain, repeat
-from operator import add, attrgetter, is_not, ne
+from operator import add, attrgetter, is_not, itemgetter, ne
 from typing import Any
 
 from . import limits
@@ -264,8 +264,8 @@ class BlockColumns:
         paths = self.paths[:count]
         kids = sum(self.children[:count])
         if self.updates is None:
-            usual = [len(p) + (s != p[-1]) for p, s in zip(paths, self.sims)]
-            total = sum(usual)
+            # Each path's nodes, and the simulated node where it is not the path's last (in C).
+            total = sum(map(len, paths)) + sum(map(ne, self.sims[:count], map(_LAST, paths)))
         else:
             total = sum(self.updates[:count])
         # array() takes a list several times faster than an iterator.
@@ -324,6 +324,7 @@ _SIMULATE_FIELDS = attrgetter("node", "method", "returns", "actions", "priors")
 _CHILD_FIELDS = attrgetter("node", "action", "key", "prior", "mover", "terminal", "visits", "value", "existing")
 _UPDATES = attrgetter("updates")
 _NODE, _REWARD = attrgetter("node"), attrgetter("reward")
+_LAST = itemgetter(-1)
 _BEFORE_AFTER = tuple(map(attrgetter, ("visits_before", "value_before", "visits_after", "value_after")))
 
 

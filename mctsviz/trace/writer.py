@@ -15,7 +15,7 @@ import msgspec
 
 from ..errors import MctsvizError
 from ..fileutil import atomic_open
-from .blocks import BLOCK_ITERATIONS, MAX_BLOCK_ITERATIONS, BlockBuilder
+from .blocks import BLOCK_ITERATIONS, MAX_BLOCK_ITERATIONS, BlockBuilder, BlockColumns
 from .codecs import (
     _BIN32,
     _BIN32_PREFIX,
@@ -99,7 +99,8 @@ class TraceWriter:
 
     A compact MessagePack trace stores its iterations in blocks (``mctsviz.trace.blocks``):
     ``block_iterations`` at a time as typed columns, which the compiled kernel writes straight
-    from its arrays (:meth:`record_block`). A block's worth of iterations that a block cannot
+    from its arrays (:meth:`record_block`) and the :class:`~mctsviz.Tracer` appends to without
+    making events (:meth:`block_columns`). A block's worth of iterations that a block cannot
     hold (one of them has full-level scores, say) is written as events in its place. Every reader turns blocks back into the same events.
 
     Args:
@@ -144,6 +145,7 @@ class TraceWriter:
         self.blocks = self.format == "msgpack" if blocks is None else blocks
         self.block_iterations = block_iterations
         self._builder: BlockBuilder | None = None  # set by a compact header when blocks are on
+        self._columns: BlockColumns | None = None  # iterations appended straight to columns (block_columns)
         self.iterations = 0
         self._handle: IO[bytes] | None = None
         self._sink: Any = None
@@ -248,6 +250,8 @@ class TraceWriter:
         for many events beats one per event (by a few percent of a traced search, measured).
         """
         kind = type(event)
+        if self._columns is not None and self._columns.sims:
+            self.write_columns()
         self._pending.append(event)
         if kind is Backprop:
             self._iteration_ended(self._builder is not None)
@@ -266,6 +270,8 @@ class TraceWriter:
         The :class:`~mctsviz.Tracer` hands its iterations over this way: a foreign search
         traced to a file pays one call per iteration instead of four.
         """
+        if self._columns is not None and self._columns.sims:
+            self.write_columns()
         self._pending += (select, expand, simulate, backprop)
         builder = self._builder
         # An iteration with rollout moves never joins a block: skip the try unless one is open.
@@ -300,7 +306,14 @@ class TraceWriter:
         return True
 
     def _flush_block(self) -> None:
-        """Write the iterations gathered for a block: as a block, or as events if one cannot hold them."""
+        """Write the iterations gathered for blocks (those appended to the columns come last)."""
+        if self._columns is not None and self._columns.sims:
+            self.write_columns()  # writes the builder's first
+        else:
+            self._flush_builder()
+
+    def _flush_builder(self) -> None:
+        """Write the iterations the builder gathered: as a block, or as events if one cannot hold them."""
         builder = self._builder
         if builder is None or not len(builder):
             return
@@ -312,6 +325,36 @@ class TraceWriter:
         events = builder.take()
         for start in range(0, len(events), 4 * self.flush_every):
             self._write_events(events[start : start + 4 * self.flush_every])
+
+    def block_columns(self) -> BlockColumns | None:
+        """Columns to append compact iterations to, for a recorder that makes no events (the
+        :class:`~mctsviz.Tracer`'s): None unless this writer stores blocks.
+
+        Append one whole iteration at a time, ``sims`` last (an iteration counts once it is
+        there), and call :meth:`write_columns` after each iteration whose number is a multiple
+        of :meth:`block_size`. The iterations become blocks where their events would have been
+        (the bytes the writer makes from the same events); any other event, the decision or the
+        end of the file writes those appended so far first. The object stays the same: it is
+        emptied, not replaced.
+        """
+        if self._builder is None:
+            return None
+        if self._columns is None:
+            self._columns = BlockColumns(self._builder.players)
+        return self._columns
+
+    def write_columns(self) -> None:
+        """Write the complete iterations appended to :meth:`block_columns` as one block."""
+        columns = self._columns
+        if columns is None or not columns.sims:
+            return
+        count = len(columns.sims)
+        self._flush()  # the iterations before them come first
+        self._flush_builder()
+        block = columns.block(self.iterations + 1, count)
+        columns.__init__(columns.players)  # type: ignore[misc]  # emptied in place: the appender keeps it
+        self._write_events([block])
+        self.iterations += count
 
     def block_size(self) -> int | None:
         """Iterations per block when this writer stores blocks (after a compact header), else None."""
