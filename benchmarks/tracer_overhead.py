@@ -1,7 +1,9 @@
 """The Tracer's overhead on a search that is not mctsviz's: docs/examples/plain_uct.py, a plain UCT.
 
 Rows: the plain UCT untraced; traced into a ListRecorder (events built, nothing written); traced
-to a JSON Lines file and to a MessagePack file (TraceWriter). Each figure is the median over
+to a JSON Lines file and to a MessagePack file (TraceWriter); and to a MessagePack file by an
+engine that passes no rollout moves (the example's tracer wrapped so that it drops them, one
+call more an iteration), whose iterations go to blocks as columns, with no events made. Each figure is the median over
 ``--repeats`` rounds of this process's CPU time, configurations interleaved within a round (their
 order rotating from round to round, every run starting after a full garbage collection, so that
 no run pays for collecting the tree the one before it left); the ratio is the median of the
@@ -48,6 +50,15 @@ def load_example():
     return module
 
 
+class NoMovesTracer(Tracer):
+    """The tracer of an engine that keeps no rollout moves: it passes none on."""
+
+    __slots__ = ()
+
+    def simulate(self, node, returns, moves=None):
+        super().simulate(node, returns, None)
+
+
 def measure(uct, iterations: int, repeats: int) -> dict[str, tuple[float, float]]:
     """Each row's (iterations a second, median ratio to the untraced search) for one length."""
     game = games.load("tictactoe")
@@ -62,16 +73,22 @@ def measure(uct, iterations: int, repeats: int) -> dict[str, tuple[float, float]
         uct(game, root, iterations, seed=1, tracer=tracer)
         tracer.finish()
 
-    def to_file(suffix: str):
+    def to_file(suffix: str, tracing: type[Tracer] = Tracer):
         def run(folder: Path) -> None:
             with TraceWriter(folder / f"t{suffix}") as writer:
-                tracer = Tracer(writer, game=game, root=root, options=options, seed=1)
+                tracer = tracing(writer, game=game, root=root, options=options, seed=1)
                 uct(game, root, iterations, seed=1, tracer=tracer)
                 tracer.finish()
 
         return run
 
-    rows = {"plain UCT, untraced": untraced, "traced, events only": in_memory, "traced to .jsonl": to_file(".jsonl"), "traced to .msgpack": to_file(".msgpack")}
+    rows = {
+        "plain UCT, untraced": untraced,
+        "traced, events only": in_memory,
+        "traced to .jsonl": to_file(".jsonl"),
+        "traced to .msgpack": to_file(".msgpack"),
+        "traced to .msgpack, no moves": to_file(".msgpack", NoMovesTracer),
+    }
     times: dict[str, list[float]] = {name: [] for name in rows}
     ratios: dict[str, list[float]] = {name: [] for name in rows}
     with tempfile.TemporaryDirectory() as tmp:
@@ -93,7 +110,7 @@ def measure(uct, iterations: int, repeats: int) -> dict[str, tuple[float, float]
     return {name: (iterations / statistics.median(times[name]), statistics.median(ratios[name])) for name in rows}
 
 
-COUNTED = ("untraced", ".jsonl", ".msgpack")
+COUNTED = ("untraced", ".jsonl", ".msgpack", ".msgpack, no moves")
 
 
 def run_one(mode: str, iterations: int) -> None:
@@ -104,8 +121,10 @@ def run_one(mode: str, iterations: int) -> None:
     if mode == "untraced":
         uct(game, root, iterations, seed=1)
         return
-    with tempfile.TemporaryDirectory() as tmp, TraceWriter(Path(tmp) / f"t{mode}") as writer:
-        tracer = Tracer(writer, game=game, root=root, options=SearchOptions(iterations=iterations), seed=1)
+    suffix, _, moves = mode.partition(", ")
+    tracing = NoMovesTracer if moves else Tracer
+    with tempfile.TemporaryDirectory() as tmp, TraceWriter(Path(tmp) / f"t{suffix}") as writer:
+        tracer = tracing(writer, game=game, root=root, options=SearchOptions(iterations=iterations), seed=1)
         uct(game, root, iterations, seed=1, tracer=tracer)
         tracer.finish()
 
@@ -142,11 +161,11 @@ def counts(iterations: int) -> None:
     per = {mode: [(got[(mode, 10 + iterations)][k] - got[(mode, 10)][k]) / iterations for k in (0, 1)] for mode in COUNTED}
     base = per["untraced"]
     print(f"cachegrind, per iteration over {iterations:,} iterations (deterministic)")
-    print(f"{'row':24} {'instructions':>12} {'ratio':>6} {'L1d misses':>11} {'ratio':>6}")
+    print(f"{'row':30} {'instructions':>12} {'ratio':>6} {'L1d misses':>11} {'ratio':>6}")
     for mode in COUNTED:
         name = "plain UCT, untraced" if mode == "untraced" else f"traced to {mode}"
         ins, miss = per[mode]
-        print(f"{name:24} {ins:>12,.0f} {ins / base[0]:>5.2f}x {miss:>11,.0f} {miss / base[1]:>5.2f}x")
+        print(f"{name:30} {ins:>12,.0f} {ins / base[0]:>5.2f}x {miss:>11,.0f} {miss / base[1]:>5.2f}x")
     print()
 
 
@@ -165,11 +184,11 @@ def main() -> None:
     uct = load_example().uct
     print(f"docs/examples/plain_uct.py on tictactoe, median of {args.repeats} rounds (CPU time)")
     print("target (issue 13): recording compact to a file costs at most 2x the untraced search\n")
-    print(f"{'iterations':>10} {'row':24} {'iter/s':>10} {'cost vs untraced':>17}")
+    print(f"{'iterations':>10} {'row':30} {'iter/s':>10} {'cost vs untraced':>17}")
     worst = 0.0
     for iterations in args.iterations:
         for name, (rate, ratio) in measure(uct, iterations, args.repeats).items():
-            print(f"{iterations:>10,} {name:24} {rate:>10,.0f} {ratio:>16.2f}x")
+            print(f"{iterations:>10,} {name:30} {rate:>10,.0f} {ratio:>16.2f}x")
             if name.startswith("traced to"):
                 worst = max(worst, ratio)
         print()
