@@ -18,7 +18,7 @@ the untraced search (a few minutes; needs ``valgrind``).
 
 Usage::
 
-    python benchmarks/tracer_overhead.py [--iterations 2000 20000] [--repeats 7] [--counts 4000]
+    python benchmarks/tracer_overhead.py [--iterations 2000 20000] [--repeats 7] [--counts 4000] [--game tictactoe]
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib.util
+import math
 import re
 import shutil
 import statistics
@@ -59,9 +60,9 @@ class NoMovesTracer(Tracer):
         super().simulate(node, returns, None)
 
 
-def measure(uct, iterations: int, repeats: int) -> dict[str, tuple[float, float]]:
+def measure(uct, iterations: int, repeats: int, game_name: str = "tictactoe") -> dict[str, tuple[float, float, float, float]]:
     """Each row's (iterations a second, median ratio to the untraced search) for one length."""
-    game = games.load("tictactoe")
+    game = games.load(game_name)
     root = game.initial_state()
     options = SearchOptions(iterations=iterations)
 
@@ -107,16 +108,29 @@ def measure(uct, iterations: int, repeats: int) -> dict[str, tuple[float, float]
             for name, seconds in measured.items():
                 times[name].append(seconds)
                 ratios[name].append(seconds / measured["plain UCT, untraced"])
-    return {name: (iterations / statistics.median(times[name]), statistics.median(ratios[name])) for name in rows}
+    return {name: (iterations / statistics.median(times[name]), statistics.median(ratios[name]), *median_interval(ratios[name])) for name in rows}
+
+
+def median_interval(values: list[float]) -> tuple[float, float]:
+    """A 95% confidence interval of the median of ``values``, free of any assumed distribution:
+    between the k-th smallest and the k-th largest, k the largest with P(Binomial(n, 1/2) < k)
+    at most 2.5% (so min to max below 9 rounds)."""
+    ordered = sorted(values)
+    n, k, below = len(ordered), 0, 0.0
+    while below + math.comb(n, k) / 2**n <= 0.025:
+        below += math.comb(n, k) / 2**n
+        k += 1
+    k = max(k, 1)
+    return ordered[k - 1], ordered[n - k]
 
 
 COUNTED = ("untraced", ".jsonl", ".msgpack", ".msgpack, no moves")
 
 
-def run_one(mode: str, iterations: int) -> None:
+def run_one(mode: str, iterations: int, game_name: str) -> None:
     """One configuration, once (what ``--counts`` runs under cachegrind)."""
     uct = load_example().uct
-    game = games.load("tictactoe")
+    game = games.load(game_name)
     root = game.initial_state()
     if mode == "untraced":
         uct(game, root, iterations, seed=1)
@@ -129,7 +143,7 @@ def run_one(mode: str, iterations: int) -> None:
         tracer.finish()
 
 
-def cachegrind(mode: str, iterations: int) -> tuple[int, int]:
+def cachegrind(mode: str, iterations: int, game_name: str) -> tuple[int, int]:
     """(instructions, level-1 data-cache misses) of one run of ``mode`` under cachegrind."""
     command = [
         "valgrind",
@@ -141,6 +155,8 @@ def cachegrind(mode: str, iterations: int) -> tuple[int, int]:
         "--run-one",
         mode,
         str(iterations),
+        "--game",
+        game_name,
     ]
     err = subprocess.run(command, capture_output=True, text=True, check=True).stderr
     instructions = re.search(r"I\s+refs:\s+([\d,]+)", err)
@@ -150,17 +166,17 @@ def cachegrind(mode: str, iterations: int) -> tuple[int, int]:
     return int(instructions[1].replace(",", "")), int(misses[1].replace(",", ""))
 
 
-def counts(iterations: int) -> None:
+def counts(iterations: int, game_name: str) -> None:
     """Print instructions and L1 data misses per iteration of each configuration (see the module doc)."""
     if shutil.which("valgrind") is None:
         print("--counts needs valgrind (apt-get install valgrind)")
         return
     jobs = [(mode, n) for mode in COUNTED for n in (10, 10 + iterations)]
     with ThreadPoolExecutor(max_workers=2) as pool:
-        got = dict(zip(jobs, pool.map(lambda job: cachegrind(*job), jobs)))
+        got = dict(zip(jobs, pool.map(lambda job: cachegrind(*job, game_name), jobs)))
     per = {mode: [(got[(mode, 10 + iterations)][k] - got[(mode, 10)][k]) / iterations for k in (0, 1)] for mode in COUNTED}
     base = per["untraced"]
-    print(f"cachegrind, per iteration over {iterations:,} iterations (deterministic)")
+    print(f"cachegrind on {game_name}, per iteration over {iterations:,} iterations (deterministic)")
     print(f"{'row':30} {'instructions':>12} {'ratio':>6} {'L1d misses':>11} {'ratio':>6}")
     for mode in COUNTED:
         name = "plain UCT, untraced" if mode == "untraced" else f"traced to {mode}"
@@ -174,25 +190,29 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, nargs="+", default=[2000, 20000])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--counts", type=int, metavar="N", help="also count instructions and cache misses over N iterations (cachegrind)")
+    parser.add_argument("--game", default="tictactoe", help="the game the plain UCT searches (default: tictactoe)")
     parser.add_argument("--run-one", nargs=2, metavar=("MODE", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.run_one:
-        run_one(args.run_one[0], int(args.run_one[1]))
+        run_one(args.run_one[0], int(args.run_one[1]), args.game)
         return
     if args.counts:
-        counts(args.counts)
+        counts(args.counts, args.game)
     uct = load_example().uct
-    print(f"docs/examples/plain_uct.py on tictactoe, median of {args.repeats} rounds (CPU time)")
+    print(f"docs/examples/plain_uct.py on {args.game}, median of {args.repeats} rounds (CPU time)")
     print("target (issue 13): recording compact to a file costs at most 2x the untraced search\n")
-    print(f"{'iterations':>10} {'row':30} {'iter/s':>10} {'cost vs untraced':>17}")
-    worst = 0.0
+    print(f"{'iterations':>10} {'row':30} {'iter/s':>10} {'cost vs untraced':>17}  95% interval of the median")
+    worst, worst_high = 0.0, 0.0
     for iterations in args.iterations:
-        for name, (rate, ratio) in measure(uct, iterations, args.repeats).items():
-            print(f"{iterations:>10,} {name:30} {rate:>10,.0f} {ratio:>16.2f}x")
+        for name, (rate, ratio, low, high) in measure(uct, iterations, args.repeats, args.game).items():
+            print(f"{iterations:>10,} {name:30} {rate:>10,.0f} {ratio:>16.2f}x  {low:.2f}-{high:.2f}x")
             if name.startswith("traced to"):
-                worst = max(worst, ratio)
+                worst, worst_high = max(worst, ratio), max(worst_high, high)
         print()
-    print(f"the costliest file row: {worst:.2f}x the untraced search ({'met' if worst <= 2.0 else 'NOT met'}, <= 2x)")
+    # Met only when no file row's interval reaches past 2x; a median at or under 2x with an
+    # interval across it is as close as this run can tell.
+    verdict = "met" if worst_high <= 2.0 else "at the target: more rounds tell" if worst <= 2.0 else "NOT met"
+    print(f"the costliest file row: {worst:.2f}x the untraced search, its interval up to {worst_high:.2f}x ({verdict}, <= 2x)")
 
 
 if __name__ == "__main__":
