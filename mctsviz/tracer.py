@@ -56,7 +56,9 @@ class Tracer:
 
     Args:
         recorder: where the events go: a :class:`~mctsviz.trace.io.TraceWriter` (a file) or any
-            callable taking one event (``mctsviz.trace.record.ListRecorder`` keeps them).
+            callable taking one event (``mctsviz.trace.record.ListRecorder`` keeps them). A
+            MessagePack writer gets the iterations without rollout moves as block columns, with
+            no events made (the same file).
         game: the game, by the mctsviz game protocol (``mctsviz.games.load("tictactoe")``): the
             tracer reads state keys, movers, terminal flags and action labels from it.
         root: the state the search starts from (the root node is the first ``select`` path's
