@@ -26,11 +26,10 @@ from ._version import __version__
 from .errors import MctsvizError
 from .options import SearchOptions, check_seed
 from .search.policies import final_choice
+from .trace.blocks import METHOD_CODES, RULE_CODES
 from .trace.events import (
-    EXPAND_RULES,
     FORMAT_NAME,
     SCHEMA_VERSION,
-    SIMULATE_METHODS,
     Backprop,
     Decision,
     Expand,
@@ -42,9 +41,6 @@ from .trace.events import (
     Update,
 )
 from .types import Action, Game, Recorder, State
-
-_RULE_CODES = {rule: code for code, rule in enumerate(EXPAND_RULES)}
-_METHOD_CODES = {method: code for code, method in enumerate(SIMULATE_METHODS)}
 
 
 def _nothing() -> None:
@@ -156,7 +152,7 @@ class Tracer:
         # no events made (a third less CPU than events, and a sixth of the file): until an
         # iteration a block cannot hold (rollout moves recorded, say) turns the tracer to events.
         columns = getattr(recorder, "block_columns", None)
-        fits = self._batch is not None and callable(columns) and game.num_players <= 127 and self.options.rollout in _METHOD_CODES
+        fits = self._batch is not None and callable(columns) and game.num_players <= 127 and self.options.rollout in METHOD_CODES
         self._columns: Any = columns() if fits else None  # type: ignore[misc]
         self._write_columns: Callable[[], None] = getattr(recorder, "write_columns", None) or _nothing
         size = getattr(recorder, "block_size", None)
@@ -404,8 +400,8 @@ class Tracer:
                 columns.child_terminal.append(terminal)
             columns.paths.append(path)
             columns.children.append(len(added))
-            columns.rules.append(_RULE_CODES[rule])
-            columns.methods.append(_METHOD_CODES[method])
+            columns.rules.append(RULE_CODES[rule])
+            columns.methods.append(METHOD_CODES[method])
             columns.returns.extend(values)
             columns.rewards.extend(rewards)
             columns.sims.append(start)  # last: the iteration counts once this is there

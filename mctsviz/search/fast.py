@@ -23,8 +23,8 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ..trace.blocks import BlockColumns
-from ..trace.events import EXPAND_RULES, SIMULATE_METHODS, Backprop, Expand, NewChild, Score, Select, Simulate, Step, Update
+from ..trace.blocks import METHOD_CODES, RULE_CODES, BlockColumns
+from ..trace.events import Backprop, Expand, NewChild, Score, Select, Simulate, Step, Update
 from ..types import Action, Game
 from . import policies
 from .flat import NO_ACTIONS, NO_CHILDREN, FlatTree
@@ -231,8 +231,7 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
     if per_block:
         cols = BlockColumns(game.num_players)
         record_block = recorder.record_block  # type: ignore[attr-defined]
-        method_codes = {name: code for code, name in enumerate(SIMULATE_METHODS)}
-        new_code, leaf_code = EXPAND_RULES.index("new"), EXPAND_RULES.index("leaf")
+        new_code, leaf_code = RULE_CODES["new"], RULE_CODES["leaf"]
     first = 1
     label_cache: dict[Action, str] = {}
     labels = partial(_label, game, label_cache)
@@ -383,7 +382,7 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
                     cols.child_terminal.append(new_child.terminal)
                     cols.rules.append(new_code)
                 cols.sims.append(sim)
-                cols.methods.append(method_codes[method])
+                cols.methods.append(METHOD_CODES[method])
                 cols.returns.extend(returns)
                 cols.rewards.extend(updates)
             done = iteration

@@ -45,8 +45,9 @@ BLOCK_ITERATIONS = 4096
 MAX_BLOCK_ITERATIONS = 1 << 16
 
 _BIG_ENDIAN = sys.byteorder == "big"
-_RULE_CODES = {rule: code for code, rule in enumerate(EXPAND_RULES)}
-_METHOD_CODES = {method: code for code, method in enumerate(SIMULATE_METHODS)}
+#: A block's codes for expansion rules and simulation methods (their places in the schema's lists).
+RULE_CODES = {rule: code for code, rule in enumerate(EXPAND_RULES)}
+METHOD_CODES = {method: code for code, method in enumerate(SIMULATE_METHODS)}
 _ID_LIMIT = 1 << 31
 _I64 = 1 << 63
 
@@ -199,8 +200,8 @@ class BlockBuilder:
         columns = BlockColumns(self.players)
         columns.paths = list(paths)
         columns.sims = list(sims)
-        columns.rules = list(map(_RULE_CODES.__getitem__, rules))
-        columns.methods = list(map(_METHOD_CODES.__getitem__, methods))
+        columns.rules = list(map(RULE_CODES.__getitem__, rules))
+        columns.methods = list(map(METHOD_CODES.__getitem__, methods))
         columns.returns = list(chain.from_iterable(returns))
         _require(len(columns.returns) == count * self.players)
         columns.children = list(map(len, kids))
