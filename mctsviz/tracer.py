@@ -149,16 +149,19 @@ class Tracer:
             )
         )
         # A writer that stores blocks takes the iterations as block columns, appended here with
-        # no events made (a third less CPU than events, and a sixth of the file): until an
-        # iteration a block cannot hold (rollout moves recorded, say) turns the tracer to events.
-        columns = getattr(recorder, "block_columns", None)
-        fits = self._batch is not None and callable(columns) and game.num_players <= 127 and self.options.rollout in METHOD_CODES
-        self._columns: Any = columns() if fits else None  # type: ignore[misc]
-        self._write_columns: Callable[[], None] = getattr(recorder, "write_columns", None) or _nothing
-        size = getattr(recorder, "block_size", None)
-        self._block_size: int = size() if self._columns is not None and callable(size) else 0
-        if not self._block_size or self._write_columns is _nothing:
-            self._columns = None
+        # no records made (what events cost, in a sixth of the file), until an iteration a block
+        # cannot hold (one with rollout moves, say) turns the tracer to events. Movers are bytes
+        # in a block, hence at most 127 players.
+        block_columns = getattr(recorder, "block_columns", None)
+        write_columns = getattr(recorder, "write_columns", None)
+        block_size = getattr(recorder, "block_size", None)
+        columns = None
+        if self._batch is not None and callable(block_columns) and callable(write_columns) and callable(block_size):
+            if game.num_players <= 127 and self.options.rollout in METHOD_CODES:
+                columns = block_columns()
+        self._columns: Any = columns
+        self._write_columns: Callable[[], None] = write_columns if columns is not None else _nothing  # type: ignore[assignment]
+        self._block_size: int = block_size() if columns is not None else 0  # type: ignore[misc]
 
     @property
     def iterations(self) -> int:
