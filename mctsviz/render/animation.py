@@ -47,8 +47,9 @@ from ..fileutil import atomic_write
 from ..replay import PHASES, Replay
 from ..types import Game
 from . import style
-from .extract import caption, reward_range, tree_view
+from .extract import caption, reward_range
 from .output import figure_bytes, pipe_graph
+from .treeview import tree_view
 
 # Graphviz (through .phases and .tree) and matplotlib load inside the functions: the command
 # line reads this module's constants without them.
@@ -231,7 +232,7 @@ def animate_growth(
         hold: extra seconds on the last frame.
         progress: a progress bar on stderr while frames render.
         depth, top, min_visits, max_nodes, show: which nodes to draw, chosen on the last frame
-            (see :func:`~mctsviz.render.extract.tree_view`); earlier frames draw those of them
+            (see :func:`~mctsviz.render.treeview.tree_view`); earlier frames draw those of them
             that exist by then. Defaults: ``max_nodes=40``, ``top=3`` (None: no limit).
         tree_options: passed to :func:`~mctsviz.render.tree.render_tree` for every frame
             (``boards``, ``rankdir``, ``key``, ...). Defaults: ``value_range`` the trace's

@@ -24,9 +24,9 @@ import graphviz
 from ..errors import MctsvizError
 from ..replay import TreeSnapshot
 from . import style
-from .extract import tree_view
 from .output import pipe_graph
 from .tree import RANKDIRS, LargeTree, render_tree
+from .treeview import tree_view
 
 #: The smallest label, in pixels, a figure may show at its canvas size (1280 x 720 for a 16:9
 #: slide at 96 dpi): ten pixels is the smallest text a projected slide is read at.

@@ -29,7 +29,7 @@ from matplotlib.figure import Figure
 from ..errors import MctsvizError
 from ..replay import Replay, TreeSnapshot
 from ..types import Game
-from . import extract, style
+from . import extract, series, style
 from .grid import PLAYER_SYMBOLS, mark_color, mark_symbol
 from .output import CANVAS_ATTR, DPI_ATTR, PROVENANCE_ATTR
 
@@ -574,7 +574,7 @@ def plot_evolution(
     *,
     node: int = 0,
     ax: Axes | None = None,
-    evolution: extract.Evolution | None = None,
+    evolution: series.Evolution | None = None,
     log_x: bool | None = None,
     theme: str | style.Theme | None = None,
     font_scale: float | None = None,
@@ -589,7 +589,7 @@ def plot_evolution(
     if quantity not in EVOLUTION_QUANTITIES:
         raise MctsvizError(f"unknown quantity {quantity!r}; choose one of: {', '.join(EVOLUTION_QUANTITIES)}")
     ax = _axes(ax)
-    ev = evolution if evolution is not None else extract.evolution(replay, node)
+    ev = evolution if evolution is not None else series.evolution(replay, node)
     log = replay.iterations > LOG_X_FROM if log_x is None else bool(log_x)
     x = np.array(ev.iterations)
     first = 1 if log else 0  # iteration 0 has no place on a log axis
@@ -641,7 +641,7 @@ def plot_evolution_panels(
     axes = list(axes)
     if len(axes) != 3:
         raise MctsvizError(f"the evolution panels need 3 axes, not {len(axes)}")
-    ev = extract.evolution(replay, node)
+    ev = series.evolution(replay, node)
     for i, (ax, quantity) in enumerate(zip(axes, EVOLUTION_QUANTITIES)):
         plot_evolution(replay, quantity, node=node, ax=ax, evolution=ev, log_x=log_x)
         legend = ax.get_legend()
@@ -659,7 +659,7 @@ def plot_growth(
     quantity: str = "nodes",
     *,
     ax: Axes | None = None,
-    growth: extract.Growth | None = None,
+    growth: series.Growth | None = None,
     theme: str | style.Theme | None = None,
     font_scale: float | None = None,
 ) -> Axes:
@@ -667,7 +667,7 @@ def plot_growth(
     if quantity not in GROWTH_QUANTITIES:
         raise MctsvizError(f"unknown quantity {quantity!r}; choose one of: {', '.join(GROWTH_QUANTITIES)}")
     ax = _axes(ax)
-    g = growth if growth is not None else extract.growth(replay)
+    g = growth if growth is not None else series.growth(replay)
     values = {"nodes": g.nodes, "depth": g.depth, "branching": g.branching}[quantity]
     color = {"nodes": style.BLUE, "depth": style.ORANGE, "branching": style.BLUISH_GREEN}[quantity]
     drawstyle = "steps-post" if quantity == "depth" else "default"
@@ -690,7 +690,7 @@ def plot_growth_panels(
     axes = list(axes)
     if len(axes) != 3:
         raise MctsvizError(f"the growth panels need 3 axes, not {len(axes)}")
-    g = extract.growth(replay)
+    g = series.growth(replay)
     for ax, quantity in zip(axes, GROWTH_QUANTITIES):
         plot_growth(replay, quantity, ax=ax, growth=g)
     return axes

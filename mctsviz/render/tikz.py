@@ -1,7 +1,7 @@
 """Tree snapshots as LaTeX: a ``forest`` tree (TikZ) to compile on its own or ``\\input`` into slides.
 
 :func:`render_tree_tikz` draws what :func:`mctsviz.render.render_tree` draws — the same nodes
-(:func:`~mctsviz.render.extract.tree_view`), the same rows, fills and pen widths, the same marks
+(:func:`~mctsviz.render.treeview.tree_view`), the same rows, fills and pen widths, the same marks
 of the current iteration — as LaTeX text, so the tree is set in the slides' own fonts and can be
 edited by hand. ``forest`` lays the tree out from the real sizes of its nodes.
 
@@ -18,17 +18,8 @@ from .. import escape
 from ..errors import MctsvizError
 from ..replay import TreeSnapshot
 from . import style
-from .extract import (
-    IterationMarks,
-    iteration_marks,
-    nodes_value_range,
-    outcome_note,
-    provenance,
-    provenance_text,
-    stats_before_backup,
-    tree_view,
-    warn_if_large,
-)
+from .extract import nodes_value_range, provenance, provenance_text
+from .treeview import IterationMarks, iteration_marks, outcome_note, stats_before_backup, tree_view, warn_if_large
 
 #: Layout directions: root on top (TB), or on the left (LR).
 RANKDIRS = ("TB", "LR")
@@ -79,7 +70,7 @@ def render_tree_tikz(
     Args:
         snapshot: the tree at an iteration and phase (``Replay.snapshot(k, phase)``).
         depth, top, min_visits, max_nodes, show: which nodes to keep (see
-            :func:`mctsviz.render.extract.tree_view`); hidden children become one "+n more"
+            :func:`mctsviz.render.treeview.tree_view`); hidden children become one "+n more"
             node per parent.
         value_range: the (low, high) of the fill colour scale (``extract.reward_range(replay)``
             colours every frame of a trace alike).

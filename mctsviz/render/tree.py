@@ -25,10 +25,11 @@ from ..replay import TreeSnapshot
 from ..types import Game
 from . import boards as board_drawing
 from . import style
-from .extract import NODE_BUDGET as NODE_BUDGET  # re-exported: the budget and its warning live with tree_view
-from .extract import LargeTree as LargeTree
 from .extract import caption as make_caption
-from .extract import iteration_marks, nodes_value_range, outcome_note, provenance, provenance_text, stats_before_backup, tree_view, warn_if_large
+from .extract import nodes_value_range, provenance, provenance_text
+from .treeview import NODE_BUDGET as NODE_BUDGET  # re-exported: the budget and its warning live with tree_view
+from .treeview import LargeTree as LargeTree
+from .treeview import iteration_marks, outcome_note, stats_before_backup, tree_view, warn_if_large
 
 #: Layout directions: root on top, or on the left.
 RANKDIRS = ("TB", "LR")
@@ -64,7 +65,7 @@ def render_tree(
     Args:
         snapshot: the tree at an iteration and phase (``Replay.snapshot(k, phase)``).
         depth, top, min_visits, max_nodes, show: which nodes to keep (see
-            :func:`mctsviz.render.extract.tree_view`); hidden children become one "+n more"
+            :func:`mctsviz.render.treeview.tree_view`); hidden children become one "+n more"
             node per parent, and a node whose children are all hidden says how many lie below.
         boards: draw the board inside each node (grid games: the game is loaded by the trace's
             name, or ``game`` is used); when impossible, a warning says why and the tree is
