@@ -256,6 +256,10 @@ class BlockColumns:
         self.updates: list[int] | None = None
         self.update_node: list[int] | None = None
 
+    def clear(self) -> None:
+        """Empty every column, in place (a writer's columns stay the object their appender holds)."""
+        self.__init__(self.players)  # type: ignore[misc]
+
     def block(self, first: int, count: int) -> Block:
         """The block of the first ``count`` iterations held (later ones may be incomplete).
 

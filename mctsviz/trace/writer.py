@@ -352,7 +352,7 @@ class TraceWriter:
         self._flush()  # the iterations before them come first
         self._flush_builder()
         block = columns.block(self.iterations + 1, count)
-        columns.__init__(columns.players)  # type: ignore[misc]  # emptied in place: the appender keeps it
+        columns.clear()
         self._write_events([block])
         self.iterations += count
 
