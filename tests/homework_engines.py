@@ -239,19 +239,21 @@ class ZeroOne(HomeworkUCT):
     zero_one = True
 
 
-def traced(
-    engine: type[HomeworkUCT], game: str = "tictactoe", iterations: int = 200, seed: int = 1, *, recorder: Any = None, record_moves: bool = True
-) -> list[Any]:
-    """The events of one traced search by ``engine`` on ``game`` (also given to ``recorder``, a
-    TraceWriter say, when there is one: then the list is empty)."""
+def trace_into(recorder: Any, engine: type[HomeworkUCT], game: str = "tictactoe", iterations: int = 200, seed: int = 1, *, record_moves: bool = True) -> None:
+    """Trace one search by ``engine`` on ``game`` into ``recorder`` (a TraceWriter, say)."""
     g = games.load(game)
-    events = ListRecorder() if recorder is None else recorder
-    tracer = Tracer(events, game=g, root=g.initial_state(), options=engine.options(iterations), seed=seed)
+    tracer = Tracer(recorder, game=g, root=g.initial_state(), options=engine.options(iterations), seed=seed)
     search = engine(g, tracer, seed=seed)
     search.record_moves = record_moves
     search.run(g.initial_state(), iterations)
     tracer.finish()
-    return list(events) if recorder is None else []
+
+
+def traced(engine: type[HomeworkUCT], game: str = "tictactoe", iterations: int = 200, seed: int = 1, *, record_moves: bool = True) -> list[Any]:
+    """The events of one traced search by ``engine`` on ``game``."""
+    events = ListRecorder()
+    trace_into(events, engine, game, iterations, seed, record_moves=record_moves)
+    return list(events)
 
 
 __all__ = [
@@ -268,5 +270,6 @@ __all__ = [
     "RootVisitNotCounted",
     "UnvisitedScoredZero",
     "ZeroOne",
+    "trace_into",
     "traced",
 ]
