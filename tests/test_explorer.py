@@ -14,7 +14,7 @@ from mctsviz.games.explicit import ExplicitTree
 from mctsviz.testing import hostile_tree, recorded_replay, toy_path
 from mctsviz.text.formulas import score_formula
 from mctsviz.text.names import NodeNames
-from mctsviz.text.numbers import format_exact, format_number
+from mctsviz.text.numbers import format_compact, format_exact, format_number
 
 
 def _fill(data, step, row):
@@ -44,9 +44,12 @@ def test_every_formula_is_the_pages_formula_and_every_number_the_trace(policy):
                 assert row[9] == int(score.node == recorded.chosen)
                 checked += 1
         after = rp.snapshot(k, "backprop")
-        for node, n, w, mean, _colour in it["up"]:
-            assert n == after.visits(node) and s[w] == format_exact(after.value(node))
-            assert s[mean] == format_number(after.node(node).mean)
+        up = {name: i for i, name in enumerate(data["fields"]["up"])}
+        for row in it["up"]:
+            node, n, w, mean = row[up["node"]], row[up["n"]], s[row[up["w"]]], s[row[up["mean"]]]
+            assert n == after.visits(node) and w == format_exact(after.value(node))
+            assert mean == format_number(after.node(node).mean)
+            assert s[row[up["box"]]] == f"{format_compact(n)} · {format_compact(after.value(node))}"
     assert checked > 100
 
 

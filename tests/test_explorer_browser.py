@@ -7,6 +7,7 @@ work; a hostile trace runs nothing; the file asks the network for nothing and fi
 
 from __future__ import annotations
 
+import heapq
 import sys
 from pathlib import Path
 
@@ -78,19 +79,20 @@ def test_a_clicked_node_shows_the_traces_numbers_and_the_pages_formula(ttt, tab)
     assert tab.problems == []
 
 
-def test_stepping_through_phases_and_iterations_never_moves_a_node(ttt, tab):
+def test_within_an_iteration_nothing_moves(ttt, tab):
     rp, path = ttt
     page = _open(tab, path, "#i=1&p=select")
-    seen: dict[str, str] = {}
     moments = []
-    for _ in range(4 * 30):
-        now = page.evaluate(_POSITIONS)
-        for node, where in now.items():
-            assert seen.setdefault(node, where) == where, f"node {node} moved at {_moment(page)}"
-        moments.append(_moment(page))
-        page.keyboard.press("ArrowRight")
+    for _ in range(30):
+        seen = page.evaluate(_POSITIONS)
+        for _phase in range(4):
+            now = page.evaluate(_POSITIONS)
+            for node, where in now.items():
+                assert seen.setdefault(node, where) == where, f"node {node} moved at {_moment(page)}"
+            moments.append(_moment(page))
+            page.keyboard.press("ArrowRight")
     assert moments[:5] == ["1:select", "1:expand", "1:simulate", "1:backprop", "2:select"]
-    assert len(seen) > 25
+    assert len(seen) > 25 and moments[-1] == "30:backprop"
     # New nodes appear at the expansion, not before: iteration 31's new node.
     page.evaluate("document.querySelector('.mvx').mvx.goTo(31, 0)")
     new = rp.events(31).expand.children[0].node
@@ -122,13 +124,42 @@ def test_play_moves_on_by_itself_and_pauses(ttt, tab):
     assert tab.problems == []
 
 
+def _drawn_by_budget(rp, k: int, budget: int) -> set[int]:
+    """The nodes the explorer draws at iteration k: best first by visits after k (ties by id)
+    from the root, then the iteration's path, new and simulated nodes with the way to them."""
+    tree = rp.snapshot(k, "backprop")
+    kids: dict[int, list[int]] = {}
+    for node in range(1, len(tree)):
+        kids.setdefault(tree.node(node).parent, []).append(node)
+    heap, taken = [(-tree.visits(0), 0)], set()
+    while heap and len(taken) < budget:
+        _, node = heapq.heappop(heap)
+        taken.add(node)
+        for child in kids.get(node, []):
+            heapq.heappush(heap, (-tree.visits(child), child))
+    events = rp.events(k)
+    for node in (*events.select.path, *(c.node for c in events.expand.children), events.simulate.node):
+        while node >= 0 and node not in taken:
+            taken.add(node)
+            node = tree.node(node).parent
+    return taken
+
+
 def test_nodes_beyond_the_budget_fold_and_open_on_click(tmp_path, tab):
     rp = recorded_replay("tictactoe", iterations=400, seed=3)
     path = tmp_path / "big.html"
     write_explorer(path, explorer_data(rp, budget=30))
     page = _open(tab, path)
     drawn = page.locator(".mvx-node").count()
-    assert drawn == 30
+    assert {int(n) for n in page.evaluate(_POSITIONS)} == _drawn_by_budget(rp, 400, 30)
+    # Midway: the tree as it stands then, with iteration 57's own nodes; its new node is
+    # placed from the selection on and shown from the expansion on.
+    page.evaluate("document.querySelector('.mvx').mvx.goTo(57, 2)")
+    assert {int(n) for n in page.evaluate(_POSITIONS)} == _drawn_by_budget(rp, 57, 30)
+    page.evaluate("document.querySelector('.mvx').mvx.goTo(57, 0)")
+    born = {c.node for c in rp.events(57).expand.children if not c.existing}
+    assert born and {int(n) for n in page.evaluate(_POSITIONS)} == _drawn_by_budget(rp, 57, 30) - born
+    page.evaluate("document.querySelector('.mvx').mvx.goTo(400, 3)")
     folds = page.locator(".mvx-fold:not(.mvx-hidden)")
     assert folds.count() > 0
     label = folds.first.text_content()

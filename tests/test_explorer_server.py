@@ -122,7 +122,7 @@ def _resolved(record: dict[str, Any], strings: list[str]) -> dict[str, Any]:
         "sim": record["sim"],
         "steps": [choice(s) for s in record["steps"]],
         "exp": choice(record["exp"]) if record["exp"] else None,
-        "up": [[u[0], u[1], strings[u[2]], strings[u[3]], u[4]] for u in record["up"]],
+        "up": [[u[0], u[1], strings[u[2]], strings[u[3]], u[4], strings[u[5]]] for u in record["up"]],
         "text": [strings[t] for t in record["text"]],
     }
 

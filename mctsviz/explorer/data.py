@@ -9,16 +9,20 @@ trace repeats the same few thousand numbers and sentences.
 The dict (``format`` 1)::
 
     format, title, game, policy, legend, iterations, players, budget
+    fields                the names of each row's places (``FIELDS``): the script reads
+                          ``row[fields.up.index("n")]``, never a bare position
     strings               every text, referred to by index below
     templates             the written forms of a score (mctsviz.text.formulas.formula_template)
     palette, scale        fill colours from low to high mean, and the [low, high] they span
     nodes                 columns by node id: parent, name, action, mover, born (the iteration
                           whose expansion added it; 0 for the root and a memory's nodes),
-                          terminal (0/1), prior, start ([N, W, mean, colour] before any update)
+                          terminal (0/1), prior, start (a ``stats`` row before any update)
     links                 edges to a node first created under another parent: [parent, child, born]
-    iters                 one dict per iteration (index k - 1), see :func:`_iteration_record`
+    iters                 one dict per iteration (index k - 1), see :class:`_Recorder`
+    boards                the position at each node, or None (:func:`node_pictures`)
 
-A colour is an index into ``palette`` (-1: unvisited, white).
+A colour is an index into ``palette`` (-1: unvisited, white). A ``box`` is the short "N · W"
+written inside a node (:func:`mctsviz.text.numbers.format_compact`); the panel shows the exact ones.
 """
 
 from __future__ import annotations
@@ -29,12 +33,15 @@ from typing import Any
 from ..escape import one_line as plain_line
 from ..iteration import IterationView, view_iteration
 from ..options import SearchOptions
+from ..errors import MctsvizError
+from ..render.boards import node_boards, trace_board_game
 from ..render.extract import reward_range
+from ..render.grid import is_piece, mark_color, mark_symbol
 from ..render.style import value_color
 from ..replay import NodeStats, Replay
 from ..text.formulas import formula_kind, formula_legend, formula_slots, formula_template, log_text
 from ..text.names import NodeNames, SnapshotNames, outcome_text, player_name
-from ..text.numbers import format_exact, format_number
+from ..text.numbers import format_compact, format_exact, format_number
 from ..textcodes import TextCodes
 from ..trace.events import Header, Score
 from ..trace.io import gc_paused
@@ -46,6 +53,19 @@ PALETTE_STEPS = 21
 DEFAULT_BUDGET = 250
 
 Progress = Callable[[int], None]
+
+#: The places of each kind of row, by name (sent as ``fields``; the script looks them up).
+FIELDS: dict[str, tuple[str, ...]] = {
+    "stats": ("n", "w", "mean", "colour", "box"),
+    "up": ("node", "n", "w", "mean", "colour", "box"),
+    "step": ("node", "visits", "chosen", "log", "rows"),
+    "score": ("node", "n", "w", "exploit", "explore", "score", "prior", "p", "template", "chosen"),
+}
+#: Codes of a board's cells in ``boards.cells`` (one character a cell; "." the empty one).
+_CELL_CODES = ".ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+#: Boards are drawn for trees of at most this many nodes and boards of at most this many cells.
+MAX_BOARD_NODES = 200_000
+MAX_BOARD_CELLS = 100
 
 
 class _Colours:
@@ -103,6 +123,7 @@ def explorer_data(replay: Replay, *, title: str | None = None, budget: int = DEF
         "links": links,
         "iters": iters,
         "strings": strings.names,
+        "boards": node_pictures(replay),
     }
 
 
@@ -123,6 +144,7 @@ def explorer_meta(header: Header, iterations: int, colours: _Colours, *, title: 
         "iterations": iterations,
         "players": header.num_players,
         "budget": budget,
+        "fields": FIELDS,
         "templates": [formula_template(kind, options) for kind in formula_kinds(options)],
         "palette": colours.palette,
         "scale": [format_exact(colours.low), format_exact(colours.high)],
@@ -145,10 +167,64 @@ def node_columns(nodes: Sequence[NodeStats], titles: Sequence[str], born: list[i
 
 
 def stats_row(visits: int, value: float, strings: TextCodes, colours: _Colours) -> list[int]:
-    """A node's [N, W, mean, colour]: W and the mean as indexes into ``strings.names``."""
+    """A node's ``FIELDS["stats"]`` row: N, then W, the mean, colour and box label as indexes."""
     mean = value / visits if visits else None
     code = strings.code
-    return [visits, code(format_exact(value)), code(format_number(mean)), colours(mean)]
+    return [visits, code(format_exact(value)), code(format_number(mean)), colours(mean), code(box_label(visits, value))]
+
+
+def box_label(visits: int, value: float) -> str:
+    """The "N · W" written inside a node's box, short enough to fit it (exact in the panel)."""
+    return f"{format_compact(visits)} · {format_compact(value)}"
+
+
+def node_pictures(replay: Replay) -> dict[str, Any] | None:
+    """The position at every node of ``replay``'s final tree, for the explorer's boards.
+
+    Drawn by the figures' board code (:func:`mctsviz.render.boards.node_boards`, the marks'
+    symbols and colours of :mod:`mctsviz.render.grid`), so the explorer holds no game's rules.
+    None when the game draws no boards or the tree or board is too large to send.
+
+    Returns:
+        ``rows`` and ``cols``; ``codes``, the cell codes in order; ``glyphs`` and ``colours``
+        (what each code draws, by its place in ``codes``); ``cells``,
+        one string of codes a node (row by row, "." empty); ``moved``, per node the flat
+        indexes of the cells its move changed; ``checkered`` (a chessboard's squares).
+    """
+    final = replay.final()
+    game = trace_board_game(replay.header)
+    if game is None or len(final) > MAX_BOARD_NODES:
+        return None
+    try:
+        boards = node_boards(final, range(len(final)), game)
+    except MctsvizError:
+        return None
+    rows = max(len(marks) for marks, _ in boards.values())
+    cols = max((len(row) for marks, _ in boards.values() for row in marks), default=0)
+    if not rows or not cols or rows * cols > MAX_BOARD_CELLS:
+        return None
+    codes: dict[str, str] = {"": "."}
+    glyphs, colours = [""], [""]
+    cells, moved = [], []
+    pieces = False
+    for node in range(len(final)):
+        marks, changed = boards[node]
+        line = []
+        for r in range(rows):
+            for c in range(cols):
+                mark = marks[r][c] if r < len(marks) and c < len(marks[r]) else ""
+                code = codes.get(mark)
+                if code is None:
+                    if len(glyphs) >= len(_CELL_CODES):
+                        return None
+                    code = codes[mark] = _CELL_CODES[len(glyphs)]
+                    glyphs.append(plain_line(mark_symbol(mark))[:2])
+                    colours.append(mark_color(mark))
+                    pieces = pieces or is_piece(mark)
+                line.append(code)
+        cells.append("".join(line))
+        moved.append(sorted(r * cols + c for r, c in changed if r < rows and c < cols))
+    return {"rows": rows, "cols": cols, "codes": _CELL_CODES, "glyphs": glyphs, "colours": colours, "cells": cells, "moved": moved, "checkered": pieces}
 
 
 class _Recorder:
@@ -161,8 +237,9 @@ class _Recorder:
         self._rows: dict[tuple[Any, ...], tuple[int, ...]] = {}
 
     def rows(self, scores: Sequence[Score], parent_visits: int, chosen: int | None, options: SearchOptions) -> list[list[int]]:
-        """Score rows: node, then string indexes of n, W, exploit, explore, score, P (as in a
-        table), P (as in a formula), then the template's index and chosen (0/1)."""
+        """Score rows (``FIELDS["score"]``): node, then string indexes of n, W, exploit,
+        explore, score, P (as in a table), P (as in a formula), then the template's index and
+        chosen (0/1)."""
         s, out, memo = self.s, [], self._rows
         for score in scores:
             key = (score.visits, score.value, score.prior, score.exploit, score.explore, score.score, parent_visits)
@@ -186,7 +263,7 @@ class _Recorder:
         """Keys: ``path`` (node ids), ``new`` (nodes the expansion created), ``sim`` (the
         simulated node), ``steps`` (per selection step: [parent, its N as text, chosen child,
         the logarithm as written, score rows]), ``exp`` (the rows that picked the child to
-        simulate, or None), ``up`` (per backup update: [node, N, W, mean, colour] after it),
+        simulate, or None), ``up`` (per backup update: a ``FIELDS["up"]`` row after it),
         ``text`` (a sentence per phase)."""
         s, options = self.s, view.options
         steps = []
@@ -209,7 +286,10 @@ class _Recorder:
                 s(log_text(view.expansion_visits, options)),
                 self.rows(view.expansion_scores, view.expansion_visits, view.expand.simulate_from, options),
             ]
-        ups = [[b.node, b.visits_after, s(format_exact(b.value_after)), s(format_number(b.mean_after)), self.colours(b.mean_after)] for b in view.backup]
+        ups = [
+            [b.node, b.visits_after, s(format_exact(b.value_after)), s(format_number(b.mean_after)), self.colours(b.mean_after), s(box_label(b.visits_after, b.value_after))]
+            for b in view.backup
+        ]
         return {
             "path": list(view.path),
             "new": [c.node for c in view.new_children if not c.existing],

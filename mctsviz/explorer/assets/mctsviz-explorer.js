@@ -2,7 +2,8 @@
  *
  * Written for mctsviz (MIT); no dependencies, nothing fetched. Every text shown comes from the
  * data Python wrote (mctsviz.explorer.data): this script looks numbers up, it never formats or
- * computes a score. Text from a trace reaches the page through textContent only.
+ * computes a score, and it draws boards from the cells Python sent (it knows no game's rules).
+ * Text from a trace reaches the page through textContent only.
  *
  * An explorer is any element with class "mvx" and either data-mvx-source (the id of the JSON
  * script element holding the data), data-mvx-trace (a key of window.mctsvizExplorerData,
@@ -10,18 +11,33 @@
  * explorer's API, mctsviz.explorer.server: the page fetches each moment it draws).
  *
  * The drawing and the panel read a model: Model holds every iteration of a trace in the page;
- * ServedModel holds one moment's folded tree, as the server answered it.
+ * ServedModel holds one moment's folded tree, as the server answered it. The tree drawn is the
+ * tree as it stands at the iteration shown; the camera follows the iteration's own nodes.
+ *
+ * For tests (docs/explorer.md): the root carries data-iteration and data-phase, each drawn node
+ * data-node and data-role, the stage data-stage.
  */
+// @ts-check
 (function () {
   "use strict";
 
   var PHASES = ["select", "expand", "simulate", "backprop"];
   var PHASE_TITLES = ["Selection", "Expansion", "Simulation", "Backpropagation"];
   var SVGNS = "http://www.w3.org/2000/svg";
-  var NODE_W = 66, NODE_H = 34, GAP_X = 10, GAP_Y = 46, PAD = 24;
-  var PLAY_MS = 650;
-  var READABLE = 0.75; // the smallest scale at which a node's 11 px labels stay legible
+  var NODE_W = 84, NODE_H = 38, GAP_X = 12, GAP_Y = 44, PAD = 24;
+  var LABEL_PX = 12;           // the node labels' font size at zoom 1 (the stylesheet's .mvx-label)
+  var MIN_SCALE = 10 / LABEL_PX; // the smallest zoom the camera takes by itself: labels of 10 CSS px
+  var MAX_SCALE = 1.3;         // the largest zoom it takes by itself
+  var GLIDE_MS = 250;          // how long nodes glide to their places between iterations
+  var PHASE_MS = 650;          // Play, phase by phase
+  /** Play's speeds: iterations a second (0: phase by phase; Infinity: to the end). */
+  var SPEEDS = [0, 1, 10, 100, 1000, Infinity];
+  var SPEED_NAMES = ["phase by phase", "1 iteration/s", "10 iterations/s", "100 iterations/s", "1,000 iterations/s", "to the end"];
 
+  /**
+   * @param {string} tag @param {string} className @param {Element|null} parent @param {string} [text]
+   * @returns {any}
+   */
   function html(tag, className, parent, text) {
     var e = document.createElement(tag);
     if (className) e.className = className;
@@ -30,6 +46,7 @@
     return e;
   }
 
+  /** @param {string} tag @param {Object<string, any>} attrs @param {Element|null} parent @returns {any} */
   function svg(tag, attrs, parent) {
     var e = document.createElementNS(SVGNS, tag);
     for (var k in attrs) e.setAttribute(k, attrs[k]);
@@ -37,60 +54,82 @@
     return e;
   }
 
+  /** @param {any} text @param {number} limit */
   function clip(text, limit) {
     text = String(text);
     return text.length > limit ? text.slice(0, limit - 1) + "…" : text;
   }
 
+  /* Each kind of row's places by name ({up: {node: 0, n: 1, ...}, ...}), from the data's
+     ``fields`` (mctsviz.explorer.data.FIELDS): no place is a bare number here. */
+  /** @param {Object<string, string[]>} fields @returns {Object<string, Object<string, number>>} */
+  function fieldIndex(fields) {
+    /** @type {Object<string, Object<string, number>>} */
+    var out = {};
+    Object.keys(fields).forEach(function (kind) {
+      out[kind] = {};
+      fields[kind].forEach(function (name, i) { out[kind][name] = i; });
+    });
+    return out;
+  }
+
+  function reducedMotion() {
+    return !!(window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches);
+  }
+
   /* -- the numbers at any moment ------------------------------------------------------------ */
 
-  function Model(data) {
+  /** @constructor @param {any} data @param {Object<string, Object<string, number>>} f */
+  function Model(data, f) {
     var nodes = data.nodes, count = nodes.parent.length, i;
     this.data = data;
+    this.f = f;
     this.count = count;
     this.root = 0;
     this.iterations = data.iterations;
+    /** @type {number[][]} */
     this.kids = [];
     for (i = 0; i < count; i++) this.kids.push([]);
     for (i = 1; i < count; i++) this.kids[nodes.parent[i]].push(i);
-    // N, and the indexes into data.strings of W and the mean, and the colour's palette index.
+    // N, and the indexes into data.strings of W, the mean and the box label, and the colour's
+    // palette index.
     this.n = new Float64Array(count);
     this.w = new Int32Array(count);
     this.q = new Int32Array(count);
     this.c = new Int32Array(count);
+    this.b = new Int32Array(count);
     for (i = 0; i < count; i++) this.restoreStart(i);
     // Each update's previous update of the same node (-1: the node's start), to step backwards.
-    var last = new Int32Array(count).fill(-1), prev = [], offsets = [0];
+    var last = new Int32Array(count).fill(-1), prev = [], offsets = [0], at = f.up.node;
     for (var k = 0; k < data.iters.length; k++) {
       var ups = data.iters[k].up;
       for (var u = 0; u < ups.length; u++) {
-        prev.push(last[ups[u][0]]);
-        last[ups[u][0]] = prev.length - 1;
+        prev.push(last[ups[u][at]]);
+        last[ups[u][at]] = prev.length - 1;
       }
       offsets.push(prev.length);
     }
     this.prev = Int32Array.from(prev);
     this.offsets = offsets;
+    /** @type {number[][]} */
     this.flat = [];
     for (k = 0; k < data.iters.length; k++) Array.prototype.push.apply(this.flat, data.iters[k].up);
     this.done = 0;
-    this.moveTo(this.iterations);
-    this.finalVisits = Float64Array.from(this.n);
   }
 
-  Model.prototype.restoreStart = function (i) {
-    var s = this.data.nodes.start[i];
-    this.n[i] = s[0]; this.w[i] = s[1]; this.q[i] = s[2]; this.c[i] = s[3];
+  Model.prototype.restoreStart = function (/** @type {number} */ i) {
+    var s = this.data.nodes.start[i], f = this.f.stats;
+    this.n[i] = s[f.n]; this.w[i] = s[f.w]; this.q[i] = s[f.mean]; this.c[i] = s[f.colour]; this.b[i] = s[f.box];
   };
 
-  Model.prototype.set = function (row) {
-    var i = row[0];
-    this.n[i] = row[1]; this.w[i] = row[2]; this.q[i] = row[3]; this.c[i] = row[4];
+  Model.prototype.set = function (/** @type {number[]} */ row) {
+    var f = this.f.up, i = row[f.node];
+    this.n[i] = row[f.n]; this.w[i] = row[f.w]; this.q[i] = row[f.mean]; this.c[i] = row[f.colour]; this.b[i] = row[f.box];
   };
 
   /* Make the statistics those after iteration ``done``'s backpropagation. */
-  Model.prototype.moveTo = function (done) {
-    var g;
+  Model.prototype.moveTo = function (/** @type {number} */ done) {
+    var g, at = this.f.up.node;
     while (this.done < done) {
       for (g = this.offsets[this.done]; g < this.offsets[this.done + 1]; g++) this.set(this.flat[g]);
       this.done++;
@@ -98,7 +137,7 @@
     while (this.done > done) {
       for (g = this.offsets[this.done] - 1; g >= this.offsets[this.done - 1]; g--) {
         var p = this.prev[g];
-        if (p < 0) this.restoreStart(this.flat[g][0]);
+        if (p < 0) this.restoreStart(this.flat[g][at]);
         else this.set(this.flat[p]);
       }
       this.done--;
@@ -106,15 +145,20 @@
   };
 
   /* Does node i exist at (iteration k, phase p)? A node is born in its iteration's expansion. */
-  Model.prototype.exists = function (i, k, p) {
+  Model.prototype.exists = function (/** @type {number} */ i, /** @type {number} */ k, /** @type {number} */ p) {
     var b = this.data.nodes.born[i];
     return b < k || (b === k && p >= 1) || b === 0;
   };
 
+  /* Is node i part of the tree at the end of iteration k (the tree laid out for k)? */
+  Model.prototype.bornBy = function (/** @type {number} */ i, /** @type {number} */ k) {
+    return this.data.nodes.born[i] <= k;
+  };
+
   /* How many of a "+n more" marker's nodes exist at (k, p), and whether the path goes into one. */
-  Model.prototype.hiddenCount = function (marker, k, p, onPath) {
+  Model.prototype.hiddenCount = function (/** @type {any} */ marker, /** @type {number} */ k, /** @type {number} */ p, /** @type {Object<number, boolean>} */ onPath) {
     var n = 0, pathInside = false, self = this;
-    marker.nodes.forEach(function (x) { if (self.exists(x, k, p)) n++; if (onPath[x]) pathInside = true; });
+    marker.nodes.forEach(function (/** @type {number} */ x) { if (self.exists(x, k, p)) n++; if (onPath[x]) pathInside = true; });
     return [n, pathInside];
   };
 
@@ -122,13 +166,15 @@
 
   /* The folded tree at one moment, as mctsviz.explorer.served answers it: the drawn nodes with
      their statistics and "+n more" counts, and every node the answer names. */
-  function ServedModel(data) {
+  /** @constructor @param {any} data @param {Object<string, Object<string, number>>} f */
+  function ServedModel(data, f) {
     this.data = data;
+    this.f = f;
     this.count = data.count;
     this.root = 0;
     this.iterations = data.iterations;
     this.kids = {};
-    this.n = {}; this.w = {}; this.q = {}; this.c = {};
+    this.n = {}; this.w = {}; this.q = {}; this.c = {}; this.b = {};
     this.more = {}; this.morePath = {};
     this.shape = "";
   }
@@ -136,7 +182,7 @@
   /* Take an answer; returns whether the drawn nodes or their folds changed (a new layout). */
   ServedModel.prototype.load = function (answer) {
     var t = answer.nodes, ids = t.id, nodes = { parent: {}, name: {}, action: {}, mover: {}, terminal: {}, prior: {} };
-    var kids = {}, n = {}, w = {}, q = {}, c = {}, more = {}, morePath = {}, shape = [answer.root];
+    var kids = {}, n = {}, w = {}, q = {}, c = {}, b = {}, more = {}, morePath = {}, shape = [answer.root], f = this.f.stats;
     for (var j = 0; j < ids.length; j++) {
       var i = ids[j];
       for (var column in nodes) nodes[column][i] = t[column][j];
@@ -144,7 +190,7 @@
     for (j = 0; j < answer.drawn; j++) {
       i = ids[j];
       var s = t.stats[j];
-      n[i] = s[0]; w[i] = s[1]; q[i] = s[2]; c[i] = s[3];
+      n[i] = s[f.n]; w[i] = s[f.w]; q[i] = s[f.mean]; c[i] = s[f.colour]; b[i] = s[f.box];
       more[i] = t.more[j][0]; morePath[i] = !!t.more[j][1];
       kids[i] = kids[i] || [];
       if (i !== answer.root) (kids[t.parent[j]] = kids[t.parent[j]] || []).push(i);
@@ -153,7 +199,7 @@
     this.data.nodes = nodes;
     this.count = answer.count;
     this.root = answer.root;
-    this.kids = kids; this.n = n; this.w = w; this.q = q; this.c = c;
+    this.kids = kids; this.n = n; this.w = w; this.q = q; this.c = c; this.b = b;
     this.more = more; this.morePath = morePath;
     shape = shape.join(",") + "|" + answer.links.map(String).join(";");
     var changed = shape !== this.shape;
@@ -164,13 +210,18 @@
   /* The server answers with the nodes existing at the moment asked about only. */
   ServedModel.prototype.exists = function (i) { return this.n[i] !== undefined; };
   ServedModel.prototype.moveTo = function () {};
+  ServedModel.prototype.bornBy = function (/** @type {number} */ i) { return this.n[i] !== undefined; };
   ServedModel.prototype.hiddenCount = function (marker) { return [this.more[marker.parent] || 0, !!this.morePath[marker.parent]]; };
 
   /* -- which nodes are drawn, and where ------------------------------------------------------ */
 
-  /* The budget's nodes, best first by final visits (ties by id), each with its parent. */
-  function chooseNodes(model, budget) {
-    var chosen = new Uint8Array(model.count), heap = [0], visits = model.finalVisits, taken = 0;
+  /* The nodes drawn for iteration k: up to ``budget`` of the tree as it stands after k, best
+     first by their visits then (the model's statistics when called; ties by id), each with its
+     parent; then every node of ``forced`` (the iteration's path, new and simulated nodes, the
+     selected one) with the way to it, whatever the budget. */
+  /** @param {Model} model @param {number} budget @param {number} k @param {number[]} forced */
+  function chooseNodes(model, budget, k, forced) {
+    var chosen = new Uint8Array(model.count), heap = [0], visits = model.n, taken = 0;
     function better(a, b) { return visits[a] > visits[b] || (visits[a] === visits[b] && a < b); }
     function push(x) {
       heap.push(x);
@@ -198,26 +249,31 @@
       var x = pop();
       chosen[x] = 1; taken++;
       var kids = model.kids[x];
-      for (var i = 0; i < kids.length; i++) push(kids[i]);
+      for (var i = 0; i < kids.length; i++) if (model.bornBy(kids[i], k)) push(kids[i]);
     }
+    var parent = model.data.nodes.parent;
+    forced.forEach(function (node) {
+      for (var y = node; y >= 0 && y < model.count && !chosen[y]; y = parent[y]) chosen[y] = 1;
+    });
     return chosen;
   }
 
   /* A tidy layout of the drawn nodes (in the manner of Reingold and Tilford): each subtree is
      built with its left and right contour per depth, and a subtree is pushed right only as far
      as its contour needs to clear its left siblings'. A parent sits over its first and last
-     child. In the page it depends on the whole trace and the user's folds, never on the moment
-     shown, so a node keeps its place from phase to phase and from iteration to iteration. A
-     served explorer lays out each answer's nodes: chosen by final visits too, most stay put. */
-  function layout(model, shown, unfolded, collapsed) {
-    var STEP = NODE_W + GAP_X, places = {}, markers = [], below = {}, offset = {};
+     child. It depends on the iteration shown (the nodes drawn then) and the user's folds, never
+     on the phase, so nothing moves within an iteration. ``dims`` is a node's box {w, h}. */
+  /** @param {any} model @param {Uint8Array|null} shown @param {Object<number, boolean>} unfolded
+      @param {Object<number, boolean>} collapsed @param {{w: number, h: number}} dims @param {number} k */
+  function layout(model, shown, unfolded, collapsed, dims, k) {
+    var STEP = dims.w + GAP_X, ROW = dims.h + GAP_Y, places = {}, markers = [], below = {}, offset = {};
     // Lays out one subtree: returns its left and right contour per depth, relative to its root,
     // and notes each child's offset from its parent (a marker's in the marker), so no subtree's
     // places are copied on the way up.
     function build(node) {
       var kids = model.kids[node] || [], drawn = [], hidden = [], i;
       if (!collapsed[node]) {
-        for (i = 0; i < kids.length; i++) (!shown || shown[kids[i]] || unfolded[node] ? drawn : hidden).push(kids[i]);
+        for (i = 0; i < kids.length; i++) (!shown || shown[kids[i]] || (unfolded[node] && model.bornBy(kids[i], k)) ? drawn : hidden).push(kids[i]);
       }
       var parts = drawn.map(build), owners = drawn.slice();
       // A served tree says how many children it left out; a tree in the page lists them.
@@ -253,10 +309,10 @@
     var tree = build(model.root), minX = Math.min.apply(null, tree.left);
     // Places from the root down: a node's x is its parent's plus its offset.
     function place(node, x, depth) {
-      places[node] = { x: x - minX, y: depth * (NODE_H + GAP_Y) };
+      places[node] = { x: x - minX, y: depth * ROW };
       below[node].forEach(function (owner) {
         if (typeof owner === "number") place(owner, x + offset[owner], depth + 1);
-        else { owner.x = x + owner.offset - minX; owner.y = (depth + 1) * (NODE_H + GAP_Y); }
+        else { owner.x = x + owner.offset - minX; owner.y = (depth + 1) * ROW; }
       });
     }
     place(model.root, 0, 0);
@@ -265,19 +321,31 @@
 
   /* -- the explorer ------------------------------------------------------------------------- */
 
+  /** @constructor @param {HTMLElement & {mvx?: any}} root @param {any} data @param {string|null} [api] */
   function Explorer(root, data, api) {
     this.root = root;
     this.data = data;
+    this.f = fieldIndex(data.fields);
     this.api = api || null;  // a served explorer's API: each moment is fetched from there
-    this.model = this.api ? new ServedModel(data) : new Model(data);
-    this.shown = this.api ? null : chooseNodes(this.model, data.budget || 250);
+    this.model = this.api ? new ServedModel(data, this.f) : new Model(data, this.f);
+    this.budget = data.budget || 250;
+    /** @type {Uint8Array|null} */
+    this.shown = null;
+    this.layoutK = -1;  // the iteration the drawn nodes and places are for
+    /** @type {Object<number, boolean>} */
     this.unfolded = {};
     this.opened = [];  // served: the subtrees opened by clicking their "+n more", newest last
+    /** @type {Object<number, boolean>} */
     this.collapsed = {};
+    /** @type {number|null} */
     this.selected = null;
     this.k = 0;
     this.p = 3;
     this.timer = null;
+    this.speed = 0;  // an index into SPEEDS
+    this.following = true;
+    this.boardsOn = false;
+    this.dims = { w: NODE_W, h: NODE_H };
     this.standalone = root.hasAttribute("data-mvx-hash");
     this.build();
     var start = this.readLink();
@@ -289,10 +357,9 @@
       this.goTo(isNaN(k) ? 0 : k, p < 0 ? 3 : p);
       return;
     }
-    this.relayout();
+    if (start && start.node !== null && start.node >= 0 && start.node < this.model.count) this.selected = start.node;
     this.goTo(isNaN(k) ? 0 : k, p < 0 ? 3 : p);
-    if (start && start.node !== null && start.node < this.model.count) this.select(start.node);
-    this.focus();
+    if (this.selected !== null) this.select(this.selected);
     root.mvx = this;
     root.setAttribute("data-mvx-ready", "1");
   }
@@ -338,7 +405,25 @@
         var k = parseInt(field.value, 10);
         if (!isNaN(k)) self.goTo(k, self.k ? self.p : 3);
       });
+      // After Enter the keys step again: the field hands the focus back to the explorer.
+      field.addEventListener("keydown", function (/** @type {KeyboardEvent} */ e) {
+        if (e.key !== "Enter") return;
+        var k = parseInt(field.value, 10);
+        if (!isNaN(k) && k !== self.k) self.goTo(k, self.k ? self.p : 3);
+        self.root.focus();
+      });
     }
+    this.speedMenu = html("select", "mvx-speed", bar);
+    this.speedMenu.setAttribute("aria-label", "Play speed");
+    this.speedMenu.title = "Play speed";
+    SPEED_NAMES.forEach(function (name, i) {
+      var o = html("option", "", self.speedMenu, name);
+      o.value = String(i);
+    });
+    this.speedMenu.addEventListener("change", function () {
+      self.speed = parseInt(self.speedMenu.value, 10) || 0;
+      if (self.timer) { self.stop(); self.togglePlay(); }
+    });
     this.label = html("output", "mvx-moment", bar);
     this.label.setAttribute("aria-live", "polite");
     var phases = html("div", "mvx-phases", root);
@@ -357,17 +442,36 @@
     var fit = html("button", "mvx-button", zoom, "Fit");
     fit.type = "button"; fit.title = "Fit the tree in view";
     fit.addEventListener("click", function () { self.fit(); });
+    // Follow: after every step the camera brings the iteration's own nodes into view.
+    this.followButton = html("button", "mvx-button mvx-follow", zoom, "Follow");
+    this.followButton.type = "button";
+    this.followButton.title = "Keep the iteration's path, new and simulated nodes in view (F)";
+    this.followButton.setAttribute("aria-pressed", "true");
+    this.followButton.addEventListener("click", function () { self.setFollow(!self.following); });
+    if (this.data.boards) {
+      this.boardButton = html("button", "mvx-button mvx-boards", zoom, "Boards");
+      this.boardButton.type = "button";
+      this.boardButton.title = "Draw the position in each node (B)";
+      this.boardButton.setAttribute("aria-pressed", "false");
+      this.boardButton.addEventListener("click", function () { self.setBoards(!self.boardsOn); });
+    }
 
     this.phaseText = html("p", "mvx-phase-text", root);
     this.key(root);
     var body = html("div", "mvx-body", root);
     var stage = html("div", "mvx-stage", body);
+    stage.setAttribute("data-stage", "");
     this.stage = stage;
     this.svg = svg("svg", { class: "mvx-svg", role: "img", "aria-label": "The search tree" }, stage);
     this.view = svg("g", { class: "mvx-view" }, this.svg);
     this.edgeLayer = svg("g", { class: "mvx-edges" }, this.view);
     this.nodeLayer = svg("g", { class: "mvx-nodes" }, this.view);
     this.zoomState = { x: PAD, y: PAD, s: 1 };
+    // When the path is taller than the stage at a readable zoom: how many levels lie above.
+    this.above = html("button", "mvx-button mvx-above", stage);
+    this.above.type = "button";
+    this.above.hidden = true;
+    this.above.addEventListener("click", function () { self.showRoot(); });
     this.installPanZoom();
     this.panel = html("div", "mvx-panel", body);
     // A file of its own takes the keys page-wide; in a walkthrough, once the explorer has focus
@@ -416,7 +520,7 @@
 
   /* Show the moment (k, p); ``direction`` (1 or -1: a step) lets a served explorer fetch the
      moment after it ahead of time. */
-  Explorer.prototype.goTo = function (k, p, direction) {
+  Explorer.prototype.goTo = function (/** @type {number} */ k, /** @type {number} */ p, /** @type {number|undefined} */ direction) {
     var m = this.model;
     k = Math.max(0, Math.min(m.iterations, k | 0));
     p = k === 0 ? 3 : Math.max(0, Math.min(3, p | 0));
@@ -424,9 +528,31 @@
     this.p = p;
     this.direction = direction || 0;
     if (this.api) { this.fetchMoment(); return; }
+    // The nodes drawn and their places are the tree's after iteration k: they change between
+    // iterations, never between the phases of one.
+    if (k !== this.layoutK) this.relayoutAt(k);
     m.moveTo(p === 3 ? k : k - 1);
     this.draw();
+    this.follow();
     this.writeLink();
+  };
+
+  /* The nodes the iteration k must show, whatever the budget: its path, new and simulated
+     nodes, and the selected node. */
+  Explorer.prototype.forcedAt = function (/** @type {number} */ k) {
+    var it = k ? this.data.iters[k - 1] : null, forced = it ? it.path.concat(it.new, [it.sim]) : [0];
+    if (this.selected !== null && this.model.bornBy(this.selected, k)) forced.push(this.selected);
+    return forced;
+  };
+
+  /* Choose and place the nodes drawn for iteration k (one file: the tree as it stands then). */
+  Explorer.prototype.relayoutAt = function (/** @type {number} */ k) {
+    var m = this.model, keep = m.done;
+    m.moveTo(k);
+    this.shown = chooseNodes(m, this.budget, k, this.forcedAt(k));
+    this.layoutK = k;
+    this.relayout();
+    m.moveTo(keep);
   };
 
   /* Served: ask for the moment (k, p) with the opened subtrees and the selected node. One
@@ -479,14 +605,12 @@
     d.iters = {};
     if (answer.iter) d.iters[answer.iteration - 1] = answer.iter;
     this.root.removeAttribute("data-mvx-error");
-    if (this.model.load(answer) || !this.places) this.relayout();
+    if (this.model.load(answer) || !this.places) { this.layoutK = answer.iteration; this.relayout(); }
     this.draw();
+    if (this.anchor) this.keepAnchor(); else this.follow();
     this.writeLink();
     this.markRows();
-    if (!this.root.hasAttribute("data-mvx-ready")) {
-      this.focus();
-      this.root.setAttribute("data-mvx-ready", "1");
-    }
+    if (!this.root.hasAttribute("data-mvx-ready")) this.root.setAttribute("data-mvx-ready", "1");
   };
 
   Explorer.prototype.showError = function (message) {
@@ -516,13 +640,27 @@
     this.goTo(this.k + delta, this.k + delta === 0 ? 3 : this.p);
   };
 
+  /* Play: phase by phase, or whole iterations at SPEEDS[speed] a second (several a tick when
+     faster than a tick), or straight to the end. */
   Explorer.prototype.togglePlay = function () {
     if (this.timer) { this.stop(); return; }
-    var self = this;
-    if (this.k === this.model.iterations && this.p === 3) this.goTo(0, 3);
+    var self = this, rate = SPEEDS[this.speed], last = this.model.iterations;
+    if (this.k === last && this.p === 3) this.goTo(0, 3);
+    if (rate === Infinity) { this.goTo(last, 3); return; }
     this.playButton.textContent = "Pause";
     this.playButton.title = "Pause (space)";
-    this.timer = setInterval(function () { if (!self.step(1)) self.stop(); }, PLAY_MS);
+    this.playButton.setAttribute("aria-label", "Pause (space)");
+    this.root.setAttribute("data-mvx-playing", "1");
+    if (!rate) {
+      this.timer = setInterval(function () { if (!self.step(1)) self.stop(); }, PHASE_MS);
+      return;
+    }
+    var tick = Math.max(1000 / rate, 50), per = Math.max(1, Math.round(rate * tick / 1000));
+    this.timer = setInterval(function () {
+      if (self.api && self.inFlight) return;  // the server is still answering the last tick
+      if (self.k >= last) { self.stop(); return; }
+      self.goTo(Math.min(last, self.k + per), 3, 1);
+    }, tick);
   };
 
   Explorer.prototype.stop = function () {
@@ -530,6 +668,8 @@
     this.timer = null;
     this.playButton.textContent = "Play";
     this.playButton.title = "Play (space)";
+    this.playButton.setAttribute("aria-label", "Play (space)");
+    this.root.removeAttribute("data-mvx-playing");
   };
 
   Explorer.prototype.onKey = function (e) {
@@ -543,6 +683,8 @@
       case "Home": this.goTo(0, 3); break;
       case "End": this.goTo(this.model.iterations, 3); break;
       case " ": this.togglePlay(); break;
+      case "f": case "F": this.setFollow(!this.following); break;
+      case "b": case "B": if (this.data.boards) this.setBoards(!this.boardsOn); else handled = false; break;
       default: handled = false;
     }
     if (handled) { e.preventDefault(); e.stopPropagation(); }
@@ -584,36 +726,45 @@
   /* -- drawing ------------------------------------------------------------------------------- */
 
   /* Place the drawn nodes, their edges and folds. Elements are kept by node from one layout to
-     the next (a served step moves a few nodes, adds or drops a few): only what changed is made,
-     moved or removed. */
+     the next (a step moves a few nodes, adds or drops a few): only what changed is made, moved
+     or removed. Between iterations the moved ones glide (not when the user prefers less
+     motion, nor when playing fast). */
   Explorer.prototype.relayout = function () {
-    var m = this.model, self = this;
-    var lay = layout(m, this.shown, this.unfolded, this.collapsed);
+    var m = this.model, self = this, dims = this.dims;
+    var lay = layout(m, this.shown, this.unfolded, this.collapsed, dims, this.layoutK);
+    var glide = !!this.places && !reducedMotion() && !(this.timer && this.speed >= 2);
+    this.root.classList.toggle("mvx-glide", glide);
     this.places = lay.places;
     this.markers = lay.markers;
     var oldNodes = this.nodeEls || {}, oldEdges = this.edgeEls || {}, oldFolds = this.foldEls || {};
     this.nodeEls = {};
     this.edgeEls = {};
     this.foldEls = {};
+    /** @param {string} key @param {string} className @param {{x: number, y: number}} a @param {{x: number, y: number}} b */
     function line(key, className, a, b) {
       var e = oldEdges[key];
       if (e) delete oldEdges[key];
-      else e = svg("line", { class: className }, self.edgeLayer);
+      else e = svg("path", { class: className }, self.edgeLayer);
       place(e, a, b);
       self.edgeEls[key] = e;
       return e;
     }
-    // Attributes are written only when they change: most places stay from one layout to the next.
+    // Attributes are written only when they change: most places stay from one layout to the
+    // next. The style's copy of the path is what glides (CSS d); the attribute, what stays.
+    /** @param {any} e @param {{x: number, y: number}} a @param {{x: number, y: number}} b */
     function place(e, a, b) {
-      var at = a.x + "," + a.y + "," + b.x + "," + b.y;
-      if (e.mvxAt === at) return;
-      e.mvxAt = at;
-      e.setAttribute("x1", a.x + NODE_W / 2); e.setAttribute("y1", a.y + NODE_H);
-      e.setAttribute("x2", b.x + NODE_W / 2); e.setAttribute("y2", b.y);
+      var d = "M" + (a.x + dims.w / 2) + " " + (a.y + dims.h) + "L" + (b.x + dims.w / 2) + " " + b.y;
+      if (e.mvxAt === d) return;
+      e.mvxAt = d;
+      e.setAttribute("d", d);
+      e.style.d = 'path("' + d + '")';
     }
+    /** @param {any} g @param {{x: number, y: number}} at */
     function move(g, at) {
       var transform = "translate(" + at.x + "," + at.y + ")";
-      if (g.mvxAt !== transform) g.setAttribute("transform", g.mvxAt = transform);
+      if (g.mvxAt === transform) return;
+      g.setAttribute("transform", g.mvxAt = transform);
+      g.style.transform = "translate(" + at.x + "px," + at.y + "px)";
     }
     Object.keys(lay.places).forEach(function (key) {
       var i = +key, at = lay.places[key], el = oldNodes[key];
@@ -624,11 +775,11 @@
       if (el.collapsed !== !!self.collapsed[i]) el.g.classList.toggle("mvx-collapsed", el.collapsed = !!self.collapsed[i]);
       self.nodeEls[i] = el;
     });
-    this.data.links.forEach(function (link) {
+    this.data.links.forEach(function (/** @type {number[]} */ link) {
       var a = lay.places[link[0]], b = lay.places[link[1]];
       if (a && b) line("link-" + link[0] + "-" + link[1], "mvx-edge mvx-link", a, b).setAttribute("data-born", link[2]);
     });
-    this.markerEls = this.markers.map(function (mk) {
+    this.markerEls = this.markers.map(function (/** @type {any} */ mk) {
       var fold = oldFolds[mk.parent];
       if (fold) delete oldFolds[mk.parent];
       else fold = self.makeFold(mk.parent);
@@ -644,59 +795,124 @@
     for (key in oldFolds) { oldFolds[key].g.remove(); oldFolds[key].line.remove(); }
   };
 
-  Explorer.prototype.makeNode = function (i) {
-    var self = this, d = this.data;
-    var g = svg("g", { class: "mvx-node", "data-node": i, tabindex: "-1" }, this.nodeLayer);
-    svg("rect", { class: "mvx-box", width: NODE_W, height: NODE_H, rx: 6 }, g);
-    var t1 = svg("text", { class: "mvx-label", x: NODE_W / 2, y: 14 }, g);
-    t1.textContent = clip(i === 0 ? "root" : (d.players === 1 ? d.nodes.name[i] : d.nodes.action[i]), 10);
-    var t2 = svg("text", { class: "mvx-stats", x: NODE_W / 2, y: 28 }, g);
+  /* A node's label: the move (a one-player game's nodes: their names). */
+  Explorer.prototype.nodeLabel = function (/** @type {number} */ i) {
+    var d = this.data;
+    return i === 0 ? "root" : (d.players === 1 ? d.nodes.name[i] : d.nodes.action[i]);
+  };
+
+  Explorer.prototype.makeNode = function (/** @type {number} */ i) {
+    var self = this, d = this.data, w = this.dims.w, h = this.dims.h;
+    var g = svg("g", { class: "mvx-node", "data-node": i, "data-role": "", tabindex: "-1" }, this.nodeLayer);
+    svg("rect", { class: "mvx-box", width: w, height: h, rx: 6 }, g);
+    var t1 = svg("text", { class: "mvx-label", x: w / 2, y: 15 }, g);
+    t1.textContent = clip(this.nodeLabel(i), 12);
+    var t2 = svg("text", { class: "mvx-stats", x: w / 2, y: 31 }, g);
+    if (this.boardsOn) this.drawBoard(g, i, (w - this.boardSize.w) / 2, 38, this.boardSize.cell);
     svg("title", {}, g).textContent = d.nodes.name[i];
-    g.addEventListener("click", function (e) { e.stopPropagation(); self.select(i); });
-    g.addEventListener("dblclick", function (e) { e.stopPropagation(); self.toggleCollapse(i); });
-    return { g: g, stats: t2 };
+    g.addEventListener("click", function (/** @type {Event} */ e) { e.stopPropagation(); self.select(i); });
+    g.addEventListener("dblclick", function (/** @type {Event} */ e) { e.stopPropagation(); self.toggleCollapse(i); });
+    this.fitText(t1, w - 8);
+    return { g: g, stats: t2, text: "", fill: "" };
+  };
+
+  /* Keep a label inside its box: squeezed to the box's width when wider (never clipped). */
+  Explorer.prototype.fitText = function (/** @type {any} */ t, /** @type {number} */ room) {
+    t.removeAttribute("textLength");
+    t.removeAttribute("lengthAdjust");
+    var width = 0;
+    try { width = t.getComputedTextLength(); } catch (err) { return; }
+    if (width > room) {
+      t.setAttribute("textLength", String(room));
+      t.setAttribute("lengthAdjust", "spacingAndGlyphs");
+    }
+  };
+
+  /* The position at node i as a grid of cells (the data's boards: drawn by the figures' board
+     code in Python, sent as cell codes), at (x, y) with cells of ``cell`` px; the cells the
+     node's move changed are marked. */
+  Explorer.prototype.drawBoard = function (/** @type {any} */ parent, /** @type {number} */ i, /** @type {number} */ x, /** @type {number} */ y, /** @type {number} */ cell) {
+    var b = this.data.boards, codes = b.cells[i] || "", moved = {}, g = svg("g", { class: "mvx-board", transform: "translate(" + x + "," + y + ")", "aria-hidden": "true" }, parent);
+    (b.moved[i] || []).forEach(function (/** @type {number} */ c) { moved[c] = true; });
+    for (var r = 0; r < b.rows; r++) {
+      for (var c = 0; c < b.cols; c++) {
+        var at = r * b.cols + c, code = b.codes.indexOf(codes.charAt(at));
+        var dark = b.checkered && (r + c) % 2 === 1;
+        svg("rect", { class: "mvx-cell" + (dark ? " mvx-cell--dark" : "") + (moved[at] ? " mvx-cell--moved" : ""), x: c * cell, y: r * cell, width: cell, height: cell }, g);
+        if (code > 0) {
+          var t = svg("text", { class: "mvx-glyph", x: c * cell + cell / 2, y: r * cell + cell * 0.78, "font-size": Math.round(cell * 0.8) }, g);
+          t.setAttribute("fill", b.colours[code]);
+          t.textContent = b.glyphs[code];
+        }
+      }
+    }
+    return g;
+  };
+
+  /* Boards on or off: nodes grow to hold a board, and are made again. */
+  Explorer.prototype.setBoards = function (/** @type {boolean} */ on) {
+    var b = this.data.boards;
+    if (!b) return;
+    this.boardsOn = on;
+    var cell = b.rows * b.cols <= 16 ? 14 : b.rows * b.cols <= 49 ? 10 : 9;
+    this.boardSize = { w: b.cols * cell, h: b.rows * cell, cell: cell };
+    this.dims = on ? { w: Math.max(NODE_W, this.boardSize.w + 10), h: NODE_H + this.boardSize.h + 6 } : { w: NODE_W, h: NODE_H };
+    this.boardButton.setAttribute("aria-pressed", String(on));
+    for (var key in this.nodeEls) this.nodeEls[key].g.remove();
+    for (key in this.edgeEls) this.edgeEls[key].remove();
+    this.nodeEls = {};
+    this.edgeEls = {};
+    this.places = null;
+    if (this.api) { this.relayout(); this.draw(); this.follow(true); }
+    else { this.relayoutAt(this.k); this.draw(); this.follow(true); }
   };
 
   /* A "+n more" node under ``parent``: a click opens the children it stands for. */
-  Explorer.prototype.makeFold = function (parent) {
-    var self = this;
-    var line = svg("line", { class: "mvx-edge mvx-edge--fold" }, this.edgeLayer);
-    var g = svg("g", { class: "mvx-fold", "data-parent": parent }, this.nodeLayer);
-    svg("rect", { class: "mvx-box", width: NODE_W, height: NODE_H, rx: 17 }, g);
-    var t = svg("text", { class: "mvx-label", x: NODE_W / 2, y: 21 }, g);
-    g.addEventListener("click", function (e) { e.stopPropagation(); self.unfold(parent); });
+  Explorer.prototype.makeFold = function (/** @type {number} */ parent) {
+    var self = this, w = this.dims.w;
+    var line = svg("path", { class: "mvx-edge mvx-edge--fold" }, this.edgeLayer);
+    var g = svg("g", { class: "mvx-fold", "data-parent": parent, tabindex: "-1" }, this.nodeLayer);
+    svg("rect", { class: "mvx-box", width: w, height: NODE_H, rx: 17 }, g);
+    var t = svg("text", { class: "mvx-label", x: w / 2, y: 23 }, g);
+    g.addEventListener("click", function (/** @type {Event} */ e) { e.stopPropagation(); self.unfold(parent); });
     return { g: g, text: t, line: line, mk: null };
   };
 
-  Explorer.prototype.unfold = function (parent) {
+  /* Open a "+n more": the parent stays where it is on screen. */
+  Explorer.prototype.unfold = function (/** @type {number} */ parent) {
+    this.holdAnchor(parent);
     if (this.api) {
-      this.opened = this.opened.filter(function (x) { return x !== parent; }).concat([parent]).slice(-32);
+      this.opened = this.opened.filter(function (/** @type {number} */ x) { return x !== parent; }).concat([parent]).slice(-32);
       this.fetchMoment();
       return;
     }
     this.unfolded[parent] = true;
     this.relayout();
     this.draw();
+    this.keepAnchor();
   };
 
-  Explorer.prototype.toggleCollapse = function (node) {
+  Explorer.prototype.toggleCollapse = function (/** @type {number} */ node) {
     if (!(this.model.kids[node] || []).length) return;
+    this.holdAnchor(node);
     if (this.collapsed[node]) delete this.collapsed[node];
     else this.collapsed[node] = true;
     this.relayout();
     this.draw();
+    this.keepAnchor();
   };
 
   Explorer.prototype.draw = function () {
-    var m = this.model, d = this.data, k = this.k, p = this.p;
+    var m = this.model, d = this.data, k = this.k, p = this.p, f = this.f.up;
     var it = k ? d.iters[k - 1] : null;
+    /** @type {Object<number, boolean>} */
     var onPath = {}, isNew = {}, updated = {}, pathEdges = {};
     if (it) {
-      it.path.forEach(function (n, j) { onPath[n] = true; if (j) pathEdges[n] = it.path[j - 1]; });
-      if (p >= 1) it.new.forEach(function (n) { isNew[n] = true; });
-      if (p === 3) it.up.forEach(function (u) { updated[u[0]] = true; });
+      it.path.forEach(function (/** @type {number} */ n, /** @type {number} */ j) { onPath[n] = true; if (j) pathEdges[n] = it.path[j - 1]; });
+      if (p >= 1) it.new.forEach(function (/** @type {number} */ n) { isNew[n] = true; });
+      if (p === 3) it.up.forEach(function (/** @type {number[]} */ u) { updated[u[f.node]] = true; });
     }
-    var palette = d.palette, S = d.strings;
+    var palette = d.palette, S = d.strings, changed = [];
     for (var key in this.nodeEls) {
       var i = +key, el = this.nodeEls[key], g = el.g;
       var here = m.exists(i, k, p), edge = this.edgeEls[i];
@@ -705,28 +921,37 @@
         edge.classList.toggle("mvx-hidden", !here);
         edge.classList.toggle("mvx-on-path", here && pathEdges[i] !== undefined);
       }
-      if (!here) { g.classList.remove("mvx-on-path", "mvx-new", "mvx-sim", "mvx-updated", "mvx-selected"); continue; }
+      if (!here) {
+        g.classList.remove("mvx-on-path", "mvx-new", "mvx-sim", "mvx-updated", "mvx-selected");
+        if (el.role !== "") g.setAttribute("data-role", el.role = "");
+        continue;
+      }
       // Written only when changed: a step changes a path's worth of nodes, not the whole tree.
-      var fill = m.c[i] < 0 ? "#ffffff" : palette[m.c[i]], stats = m.n[i] + " · " + S[m.w[i]];
+      var fill = m.c[i] < 0 ? "#ffffff" : palette[m.c[i]], stats = S[m.b[i]];
       if (el.fill !== fill) {
         el.fill = fill;
         g.firstChild.style.fill = fill;
         g.classList.toggle("mvx-dark", luminance(fill) < 0.35);
       }
-      if (el.text !== stats) el.stats.textContent = el.text = stats;
+      if (el.text !== stats) { el.stats.textContent = el.text = stats; changed.push(el.stats); }
+      var sim = !!(it && p >= 2 && it.sim === i), selected = this.selected === i;
       g.classList.toggle("mvx-on-path", !!onPath[i]);
       g.classList.toggle("mvx-new", !!isNew[i]);
-      g.classList.toggle("mvx-sim", !!(it && p >= 2 && it.sim === i));
+      g.classList.toggle("mvx-sim", sim);
       g.classList.toggle("mvx-updated", !!updated[i]);
-      g.classList.toggle("mvx-selected", this.selected === i);
+      g.classList.toggle("mvx-selected", selected);
+      var role = [onPath[i] ? "path" : "", isNew[i] ? "new" : "", sim ? "simulated" : "", updated[i] ? "updated" : "", selected ? "selected" : ""].filter(Boolean).join(" ");
+      if (el.role !== role) g.setAttribute("data-role", el.role = role);
     }
+    // Measured after every write, so the browser lays the text out once.
+    var room = this.dims.w - 8, self = this;
+    changed.forEach(function (t) { self.fitText(t, room); });
     for (var e in this.edgeEls) {
       if (e.indexOf("link-") !== 0) continue;
       var link = this.edgeEls[e], born = +link.getAttribute("data-born");
       link.classList.toggle("mvx-hidden", !(born < k || (born === k && p >= 1) || born === 0));
     }
-    var self = this;
-    this.markerEls.forEach(function (mk) {
+    this.markerEls.forEach(function (/** @type {any} */ mk) {
       var counted = m.hiddenCount(mk.mk, k, p, onPath), n = counted[0], pathInside = counted[1];
       var visible = n > 0 && m.exists(mk.mk.parent, k, p);
       mk.g.classList.toggle("mvx-hidden", !visible);
@@ -737,19 +962,23 @@
         mk.count = n;
         mk.text.textContent = "+" + n + " more";
         mk.g.setAttribute("aria-label", n + " more children of " + d.nodes.name[mk.mk.parent] + ": click to show");
+        self.fitText(mk.text, room);
       }
     });
     this.scrubber.value = String(k);
     this.label.textContent = k === 0 ? "Before iteration 1" : "Iteration " + k + " of " + m.iterations + " · " + PHASE_TITLES[p];
-    this.phaseButtons.forEach(function (b, i) {
+    this.phaseButtons.forEach(function (/** @type {HTMLElement} */ b, /** @type {number} */ i) {
       b.classList.toggle("mvx-phase--current", k > 0 && i === p);
       b.setAttribute("aria-pressed", String(k > 0 && i === p));
     });
     this.phaseText.textContent = it ? S[it.text[p]] : "The tree before the first iteration. " + d.legend + ".";
     this.root.setAttribute("data-mvx-moment", k + ":" + PHASES[p]);
-    self.fillPanel();
+    this.root.setAttribute("data-iteration", String(k));
+    this.root.setAttribute("data-phase", PHASES[p]);
+    this.fillPanel();
   };
 
+  /** @param {string} hex */
   function luminance(hex) {
     if (hex.charAt(0) !== "#" || hex.length !== 7) return 1;
     var c = [1, 3, 5].map(function (j) { return parseInt(hex.substr(j, 2), 16) / 255; });
@@ -758,7 +987,7 @@
 
   /* -- the panel: the selected node, and this phase's table ---------------------------------- */
 
-  Explorer.prototype.select = function (node) {
+  Explorer.prototype.select = function (/** @type {number} */ node) {
     if (this.api) {
       if (!(node >= 0 && node < this.data.count)) return;
       this.selected = node;
@@ -768,15 +997,14 @@
     }
     if (!(node >= 0 && node < this.model.count)) return;
     this.selected = node;
-    // A node behind a fold or a collapsed ancestor is brought into view.
-    var chain = [], x = node, nodes = this.data.nodes;
-    while (x > 0) { chain.push(x); x = nodes.parent[x]; }
-    var changed = false, self = this;
-    chain.forEach(function (c) {
-      if (!self.places[c]) { self.unfolded[nodes.parent[c]] = true; changed = true; }
-      if (self.collapsed[nodes.parent[c]]) { delete self.collapsed[nodes.parent[c]]; changed = true; }
-    });
-    if (changed) this.relayout();
+    // A node behind a fold or a collapsed ancestor is brought into view: the selected node is
+    // drawn whatever the budget (forcedAt), with the way to it.
+    var x = node, nodes = this.data.nodes, changed = !this.places[node];
+    while (x > 0) {
+      x = nodes.parent[x];
+      if (this.collapsed[x]) { delete this.collapsed[x]; changed = true; }
+    }
+    if (changed) this.relayoutAt(this.k);
     this.draw();
     this.writeLink();
     this.markRows();
@@ -792,10 +1020,11 @@
   };
 
   /* The written formula of one score row (a template from Python, slots filled with its texts). */
-  Explorer.prototype.formula = function (step, r) {
-    var d = this.data, S = d.strings;
-    var slots = { name: d.nodes.name[r[0]], n: S[r[1]], w: S[r[2]], exploit: S[r[3]], explore: S[r[4]], score: S[r[5]], p: S[r[7]], N: S[step[1]], log: S[step[3]] };
-    return d.templates[r[8]].replace(/\{(\w+)\}/g, function (all, slot) {
+  Explorer.prototype.formula = function (/** @type {any[]} */ step, /** @type {number[]} */ r) {
+    var d = this.data, S = d.strings, f = this.f.score, g = this.f.step;
+    /** @type {Object<string, string>} */
+    var slots = { name: d.nodes.name[r[f.node]], n: S[r[f.n]], w: S[r[f.w]], exploit: S[r[f.exploit]], explore: S[r[f.explore]], score: S[r[f.score]], p: S[r[f.p]], N: S[step[g.visits]], log: S[step[g.log]] };
+    return d.templates[r[f.template]].replace(/\{(\w+)\}/g, function (all, slot) {
       return Object.prototype.hasOwnProperty.call(slots, slot) ? slots[slot] : all;
     });
   };
@@ -824,11 +1053,19 @@
         html("dt", "", dl, f[0]);
         html("dd", "mvx-fact-" + f[1], dl, f[2]);
       });
-      var written = 0;
-      choices.forEach(function (step) {
-        step[4].forEach(function (r) {
-          if (r[0] !== node) return;
-          html("p", "mvx-formula" + (r[9] ? " mvx-formula--chosen" : ""), box, self.formula(step, r) + (r[9] ? " (chosen)" : ""));
+      if (d.boards && d.boards.cells[node]) {
+        var pic = svg("svg", { class: "mvx-position", role: "img", "aria-label": "The position at " + d.nodes.name[node] + " (its move marked)" }, box);
+        var cell = Math.min(28, Math.floor(224 / Math.max(d.boards.rows, d.boards.cols)));
+        pic.setAttribute("width", String(d.boards.cols * cell));
+        pic.setAttribute("height", String(d.boards.rows * cell));
+        this.drawBoard(pic, node, 0, 0, cell);
+      }
+      var written = 0, fs = this.f.score, fg = this.f.step;
+      choices.forEach(function (/** @type {any[]} */ step) {
+        step[fg.rows].forEach(function (/** @type {number[]} */ r) {
+          if (r[fs.node] !== node) return;
+          var chosen = r[fs.chosen];
+          html("p", "mvx-formula" + (chosen ? " mvx-formula--chosen" : ""), box, self.formula(step, r) + (chosen ? " (chosen)" : ""));
           written++;
         });
       });
@@ -845,14 +1082,15 @@
     }
     // A walkthrough page has these tables in its text already; a file of its own shows them here.
     if (!it || !this.standalone) return;
+    var g = this.f.step, fu = this.f.up;
     if (this.p <= 1) {
-      it.steps.forEach(function (step, j) {
-        self.scoreTable(panel, "Step " + (j + 1) + ": the children of " + d.nodes.name[step[0]] + " (N = " + S[step[1]] + ")", step[4]);
+      it.steps.forEach(function (/** @type {any[]} */ step, /** @type {number} */ j) {
+        self.scoreTable(panel, "Step " + (j + 1) + ": the children of " + d.nodes.name[step[g.node]] + " (N = " + S[step[g.visits]] + ")", step[g.rows]);
       });
-      if (this.p === 1 && it.exp) self.scoreTable(panel, "The child to simulate, among the new children of " + d.nodes.name[it.exp[0]], it.exp[4]);
+      if (this.p === 1 && it.exp) self.scoreTable(panel, "The child to simulate, among the new children of " + d.nodes.name[it.exp[g.node]], it.exp[g.rows]);
     } else if (this.p === 3) {
       var table = this.table(panel, "Backpropagation: the statistics after it", ["node", "N", "W", "mean"]);
-      it.up.forEach(function (u) { self.row(table, u[0], [d.nodes.name[u[0]], String(u[1]), S[u[2]], S[u[3]]], false); });
+      it.up.forEach(function (/** @type {number[]} */ u) { self.row(table, u[fu.node], [d.nodes.name[u[fu.node]], String(u[fu.n]), S[u[fu.w]], S[u[fu.mean]]], false); });
     }
   };
 
@@ -874,26 +1112,30 @@
     tr.addEventListener("click", function () { self.select(node); });
   };
 
-  Explorer.prototype.scoreTable = function (panel, caption, rows) {
-    var d = this.data, S = d.strings, self = this;
+  Explorer.prototype.scoreTable = function (/** @type {Element} */ panel, /** @type {string} */ caption, /** @type {number[][]} */ rows) {
+    var d = this.data, S = d.strings, self = this, f = this.f.score;
     var body = this.table(panel, caption, d.policy === "PUCT" ? ["child", "P", "n", "W", "Q", "U", "PUCT"] : ["child", "n", "W", "W/n", "explore", d.policy]);
     rows.forEach(function (r) {
-      var cells = d.policy === "PUCT" ? [d.nodes.name[r[0]], S[r[6]], S[r[1]], S[r[2]], S[r[3]], S[r[4]], S[r[5]]] : [d.nodes.name[r[0]], S[r[1]], S[r[2]], S[r[3]], S[r[4]], S[r[5]]];
-      if (r[9]) cells[cells.length - 1] += " ✔";
-      self.row(body, r[0], cells, !!r[9]);
+      var name = d.nodes.name[r[f.node]], n = S[r[f.n]], w = S[r[f.w]], exploit = S[r[f.exploit]], explore = S[r[f.explore]], score = S[r[f.score]];
+      var cells = d.policy === "PUCT" ? [name, S[r[f.prior]], n, w, exploit, explore, score] : [name, n, w, exploit, explore, score];
+      if (r[f.chosen]) cells[cells.length - 1] += " ✔";
+      self.row(body, r[f.node], cells, !!r[f.chosen]);
     });
   };
 
   /* -- pan and zoom ------------------------------------------------------------------------- */
 
-  Explorer.prototype.applyZoom = function () {
+  /* Move the camera; ``glide``: smoothly (a follow step), else at once (the user's hand). */
+  Explorer.prototype.applyZoom = function (/** @type {boolean|undefined} */ glide) {
     var z = this.zoomState;
+    this.view.classList.toggle("mvx-camera-glide", !!glide && !reducedMotion());
     this.view.setAttribute("transform", "translate(" + z.x.toFixed(1) + "," + z.y.toFixed(1) + ") scale(" + z.s.toFixed(4) + ")");
+    this.view.style.transform = "translate(" + z.x.toFixed(1) + "px," + z.y.toFixed(1) + "px) scale(" + z.s.toFixed(4) + ")";
   };
 
-  Explorer.prototype.zoomBy = function (factor, cx, cy) {
+  Explorer.prototype.zoomBy = function (/** @type {number} */ factor, /** @type {number|undefined} */ cx, /** @type {number|undefined} */ cy) {
     var z = this.zoomState, rect = this.svg.getBoundingClientRect();
-    if (cx === undefined) { cx = rect.width / 2; cy = rect.height / 2; }
+    if (cx === undefined || cy === undefined) { cx = rect.width / 2; cy = rect.height / 2; }
     var s = Math.max(0.05, Math.min(4, z.s * factor));
     z.x = cx - (cx - z.x) * s / z.s;
     z.y = cy - (cy - z.y) * s / z.s;
@@ -901,37 +1143,113 @@
     this.applyZoom();
   };
 
-  /* Fit the nodes that exist now (or the whole tree) into view, never above natural size. */
-  Explorer.prototype.fit = function () {
-    var rect = this.svg.getBoundingClientRect(), m = this.model, k = this.k, p = this.p;
-    var x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
-    for (var key in this.places) {
-      if (!m.exists(+key, k, p)) continue;
-      var at = this.places[key];
+  /* The box around ``nodes``' places (those drawn), or null. */
+  Explorer.prototype.box = function (/** @type {number[]} */ nodes) {
+    var x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity, places = this.places || {}, w = this.dims.w, h = this.dims.h;
+    nodes.forEach(function (i) {
+      var at = places[i];
+      if (!at) return;
       x0 = Math.min(x0, at.x); y0 = Math.min(y0, at.y);
-      x1 = Math.max(x1, at.x + NODE_W); y1 = Math.max(y1, at.y + NODE_H);
-    }
-    if (!isFinite(x0)) return;
-    var width = rect.width || 600, height = rect.height || 400;
-    var s = Math.min(1.4, (width - 2 * PAD) / (x1 - x0 || 1), (height - 2 * PAD) / (y1 - y0 || 1));
-    s = Math.max(0.05, s);
-    this.zoomState = { s: s, x: (width - (x1 - x0) * s) / 2 - x0 * s, y: PAD - y0 * s };
-    this.applyZoom();
+      x1 = Math.max(x1, at.x + w); y1 = Math.max(y1, at.y + h);
+    });
+    return isFinite(x0) ? { x0: x0, y0: y0, x1: x1, y1: y1 } : null;
   };
 
-  /* The opening view: the whole tree if it is readable so, else readable and centred on the
-     end of this iteration's path (where the search is working). */
-  Explorer.prototype.focus = function () {
-    this.fit();
-    if (this.zoomState.s >= READABLE) return;
-    var rect = this.svg.getBoundingClientRect(), it = this.k ? this.data.iters[this.k - 1] : null;
-    var target = this.model.root, path = it ? it.path : [target];
-    for (var j = path.length - 1; j >= 0; j--) if (this.places[path[j]]) { target = path[j]; break; }
-    var at = this.places[target], s = READABLE, width = rect.width || 600;
-    // Keep the root in view too when the path's two ends fit side by side.
-    var x = at.x + NODE_W / 2, rootX = this.places[this.model.root].x + NODE_W / 2;
-    if (Math.abs(rootX - x) * s < width - 2 * NODE_W) x = (x + rootX) / 2;
-    this.zoomState = { s: s, x: width / 2 - x * s, y: PAD };
+  /* The largest zoom at which ``box`` fits the stage (with a margin). */
+  Explorer.prototype.scaleFor = function (/** @type {{x0: number, y0: number, x1: number, y1: number}} */ box) {
+    var rect = this.svg.getBoundingClientRect();
+    return Math.min((rect.width - 2 * PAD) / (box.x1 - box.x0 || 1), (rect.height - 2 * PAD) / (box.y1 - box.y0 || 1));
+  };
+
+  /* Fit the nodes that exist now into view, never above natural size (the user's button: it
+     may make labels small; stepping brings the camera back to a readable zoom). */
+  Explorer.prototype.fit = function () {
+    var m = this.model, k = this.k, p = this.p, drawn = Object.keys(this.places || {}).map(Number).filter(function (i) { return m.exists(i, k, p); });
+    var box = this.box(drawn);
+    if (!box) return;
+    this.aim(box, Math.max(0.05, Math.min(1.4, this.scaleFor(box))), false);
+  };
+
+  /* Centre the camera on ``box`` at zoom ``s``. */
+  Explorer.prototype.aim = function (/** @type {{x0: number, y0: number, x1: number, y1: number}} */ box, /** @type {number} */ s, /** @type {boolean} */ glide) {
+    var rect = this.svg.getBoundingClientRect(), width = rect.width || 600, height = rect.height || 400;
+    var y = (box.y1 - box.y0) * s <= height - 2 * PAD ? (height - (box.y1 - box.y0) * s) / 2 - box.y0 * s : PAD - box.y0 * s;
+    this.zoomState = { s: s, x: (width - (box.x1 - box.x0) * s) / 2 - box.x0 * s, y: y };
+    this.applyZoom(glide);
+  };
+
+  /* Is ``box`` inside the stage as the camera stands, at a readable zoom? */
+  Explorer.prototype.inView = function (/** @type {{x0: number, y0: number, x1: number, y1: number}} */ box) {
+    var z = this.zoomState, rect = this.svg.getBoundingClientRect(), margin = 4;
+    if (z.s < MIN_SCALE - 1e-9 || z.s > MAX_SCALE + 1e-9) return false;
+    return box.x0 * z.s + z.x >= margin && box.y0 * z.s + z.y >= margin && box.x1 * z.s + z.x <= rect.width - margin && box.y1 * z.s + z.y <= rect.height - margin;
+  };
+
+  /* The camera follows the search: after every step the iteration's path end, new and
+     simulated nodes are inside the stage at a zoom where labels are at least 10 px. The whole
+     tree is shown when it fits so; else as much of the path as fits above them, and a button
+     says how many levels lie above. A camera that already shows them stays put. */
+  Explorer.prototype.follow = function (/** @type {boolean|undefined} */ force) {
+    if ((!this.following && !force) || !this.places) return;
+    var rect = this.svg.getBoundingClientRect();
+    if (!rect.width || !rect.height) return;  // not displayed (a closed tab of a page)
+    var m = this.model, k = this.k, it = k ? this.data.iters[k - 1] : null, places = this.places;
+    var path = it ? it.path.filter(function (/** @type {number} */ i) { return places[i]; }) : [m.root];
+    var focus = path.slice(-1).concat(it ? it.new.concat([it.sim]) : []);
+    var glide = !this.timer || this.speed < 2;
+    var tree = this.box(Object.keys(places).map(Number).filter(function (i) { return m.bornBy(i, k); }).concat(path));
+    var whole = tree ? Math.min(MAX_SCALE, this.scaleFor(tree)) : 0;
+    if (tree && whole >= MIN_SCALE) {
+      this.showAbove(0);
+      if (!this.inView(tree) || Math.abs(this.zoomState.s - whole) > 0.02) this.aim(tree, whole, glide);
+      return;
+    }
+    // Path nodes from the top are dropped until the rest fits at a readable zoom.
+    var top = 0, box = this.box(focus.concat(path));
+    while (box && top < path.length - 1 && this.scaleFor(box) < MIN_SCALE) {
+      top++;
+      box = this.box(focus.concat(path.slice(top)));
+    }
+    if (!box) return;
+    if (!this.inView(box)) this.aim(box, Math.max(MIN_SCALE, Math.min(1, this.scaleFor(box))), glide);
+    var root = this.box([m.root]);
+    this.showAbove(top && root && !this.inView(root) ? top : 0);
+  };
+
+  Explorer.prototype.showAbove = function (/** @type {number} */ levels) {
+    this.above.hidden = !levels;
+    if (levels) this.above.textContent = "↑ " + levels + " level" + (levels === 1 ? "" : "s") + " above: show the root";
+  };
+
+  /* The root's end of the tree in view (the "levels above" button), at the same zoom. */
+  Explorer.prototype.showRoot = function () {
+    var at = this.places && this.places[this.model.root];
+    if (!at) return;
+    var rect = this.svg.getBoundingClientRect(), z = this.zoomState;
+    z.x = (rect.width || 600) / 2 - (at.x + this.dims.w / 2) * z.s;
+    z.y = PAD - at.y * z.s;
+    this.applyZoom(true);
+    this.showAbove(0);
+  };
+
+  Explorer.prototype.setFollow = function (/** @type {boolean} */ on) {
+    this.following = on;
+    this.followButton.setAttribute("aria-pressed", String(on));
+    if (on) this.follow();
+  };
+
+  /* Note where ``node`` is on screen, so that a change of layout (a fold opened) keeps it there. */
+  Explorer.prototype.holdAnchor = function (/** @type {number} */ node) {
+    var at = this.places && this.places[node], z = this.zoomState;
+    this.anchor = at ? { node: node, x: at.x * z.s + z.x, y: at.y * z.s + z.y } : null;
+  };
+
+  Explorer.prototype.keepAnchor = function () {
+    var a = this.anchor, at = a && this.places && this.places[a.node], z = this.zoomState;
+    this.anchor = null;
+    if (!a || !at) return;
+    z.x = a.x - at.x * z.s;
+    z.y = a.y - at.y * z.s;
     this.applyZoom();
   };
 
@@ -946,7 +1264,7 @@
       var dx = e.clientX - dragging.x, dy = e.clientY - dragging.y;
       if (Math.abs(dx) + Math.abs(dy) > 3) dragging.moved = true;
       if (!dragging.moved) return;
-      self.zoomState.x = dragging.zx + dx;
+      self.zoomState.x = dragging.zx + dx;  // the user's own view: it holds until the next step
       self.zoomState.y = dragging.zy + dy;
       self.applyZoom();
     });
