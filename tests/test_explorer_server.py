@@ -131,13 +131,14 @@ def _expected(rp: Replay, iteration: int, phase: str, root: int, budget: int, pi
     """The nodes an answer draws: the fold, and the way from ``root`` to each pinned node under it
     (the path, the new nodes from the expansion on, and ``pins``) that exists."""
     tree = rp.snapshot(iteration, phase)
-    expected = set(_reference_fold(tree, rp.final(), root, budget))
+    # Ranked by the visits after the iteration: the same nodes in its four phases.
+    expected = set(_reference_fold(tree, rp.snapshot(iteration, "backprop"), root, budget))
     pinned = list(pins)
     if iteration:
         events = rp.events(iteration)
         pinned += events.select.path
         if phase != "select":
-            pinned += [c.node for c in events.expand.children if not c.existing]
+            pinned += [c.node for c in events.expand.children if not c.existing] + [events.simulate.node]
     for node in pinned:
         way = _way(tree, node) if node < len(tree) else []
         if root in way:
@@ -191,7 +192,7 @@ def test_requests_at_once_get_the_answers_they_get_one_by_one(tmp_path):
 def test_a_subtree_an_opened_fold_and_a_pinned_node(ttt):
     server, rp = ttt
     tree, final = rp.snapshot(300), rp.final()
-    child = max(tree.children_ids(0), key=lambda c: (final.visits(c), -c))
+    child = max(tree.children_ids(0), key=lambda c: (tree.visits(c), -c))
     sub = _api(server, f"i=300&node={child}&n=7")
     assert sub["root"] == child and sub["nodes"]["id"][: sub["drawn"]] == sorted(_expected(rp, 300, "backprop", child, 7))
     # A node deep in a fold is drawn with the way down to it; a fold opened adds its subtree.
@@ -199,7 +200,7 @@ def test_a_subtree_an_opened_fold_and_a_pinned_node(ttt):
     pinned = _api(server, f"i=300&n=5&pin={deep}")
     assert pinned["nodes"]["id"][: pinned["drawn"]] == sorted(_expected(rp, 300, "backprop", 0, 5, (deep,)))
     opened = _api(server, f"i=300&n=5&open={child}")
-    assert set(_reference_fold(tree, final, child, 5)) <= set(opened["nodes"]["id"][: opened["drawn"]])
+    assert set(_reference_fold(tree, tree, child, 5)) <= set(opened["nodes"]["id"][: opened["drawn"]])
     # A node not born yet is named (the panel says it does not exist yet) but not drawn.
     later = _api(server, f"i=10&n=5&pin={len(final) - 1}")
     assert len(final) - 1 in later["nodes"]["id"][later["drawn"] :]
@@ -365,6 +366,29 @@ def test_damage_found_in_the_trace_while_serving_is_a_500_with_one_line(tmp_path
 
 
 # -- the command ----------------------------------------------------------------------------
+
+
+def test_view_serves_on_a_fixed_port_or_the_next_free_one(tmp_path):
+    from mctsviz.explorer.server import DEFAULT_PORT
+
+    path = _trace(tmp_path, iterations=20, seed=2)
+    indexed = open_indexed(path)
+    assert indexed is not None
+    with indexed:
+        served = ServedTrace(indexed)
+        first = ExplorerServer(served, DEFAULT_PORT, next_free=True)
+        try:
+            # A second run while the first still serves: the next free port, not a failure.
+            second = ExplorerServer(served, first.port, next_free=True)
+            try:
+                assert first.port >= DEFAULT_PORT and second.port > first.port
+            finally:
+                second.close()
+            # Without next_free (an explicit --port), a taken port is one clear error.
+            with pytest.raises(MctsvizError, match=f"cannot serve on 127.0.0.1:{first.port}"):
+                ExplorerServer(served, first.port)
+        finally:
+            first.close()
 
 
 def test_view_writes_one_file_for_a_small_trace_and_serves_an_indexed_one_until_ctrl_c(tmp_path, capsys):

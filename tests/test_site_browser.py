@@ -17,6 +17,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from test_site_build import build_test_site, html_pages, site_replays  # noqa: E402
 
+from mctsviz.explorer.probe import MOMENT_PROBE, Sight, follows  # noqa: E402
 from mctsviz.text.formulas import score_formula  # noqa: E402
 from mctsviz.text.names import NodeNames  # noqa: E402
 from mctsviz.text.numbers import format_exact, format_score  # noqa: E402
@@ -313,3 +314,46 @@ def test_the_explorer_on_a_page_and_the_pages_tables_point_at_each_other(site, t
     page.keyboard.press("ArrowLeft")
     assert page.get_attribute(".mvx", "data-mvx-moment") == "4:simulate" and page.url.endswith("/iteration-4.html")
     assert tab.problems == []
+
+
+_STAGE = """
+() => { const stage = document.querySelector('.mvx [data-stage]'), picture = stage.querySelector('svg');
+        return [stage.getBoundingClientRect().height, picture.getBoundingClientRect().height]; }
+"""
+
+
+@pytest.mark.parametrize("page_name", ["index.html", "iteration-4.html", "slider.html"])
+def test_the_explorer_shows_its_stage_at_full_height_on_every_page_type(site, tab, page_name):
+    """Material's ``.md-typeset svg {height: auto}`` once cut the tree to a 150 px strip."""
+    tab.open(site / "walkthroughs" / "toy" / page_name)
+    page = tab.page
+    page.wait_for_selector(".mvx[data-mvx-ready]")
+    stage, picture = page.evaluate(_STAGE)
+    assert stage >= 320 and abs(picture - stage) < 1, (stage, picture)
+    # The lecture's toy tree, whole: every node on the stage, none cut off at the bottom.
+    page.evaluate("document.querySelector('.mvx').mvx.goTo(4, 3)")
+    sight = Sight(page.evaluate(MOMENT_PROBE))
+    assert sight.inside and all(sight.inside.values()), sight.inside
+    assert tab.problems == []
+
+
+@pytest.mark.parametrize("name", ["toy", "pair"])
+def test_every_phase_of_a_walkthrough_keeps_its_iteration_in_view(site, tab, name):
+    tab.open(site / "walkthroughs" / name / "iteration-1.html")
+    page = tab.page
+    page.wait_for_selector(".mvx[data-mvx-ready]")
+    rp = site_replays()[name]
+    page.evaluate("document.querySelector('.mvx').mvx.goTo(1, 0)")
+    page.locator(".mvx").focus()
+    seen = 0
+    for k in range(1, rp.iterations + 1):
+        events = rp.events(k)
+        new = [c.node for c in events.expand.children if not c.existing]
+        for phase in ("select", "expand", "simulate", "backprop"):
+            sight = Sight(page.evaluate(MOMENT_PROBE))
+            assert (sight.iteration, sight.phase) == (k, phase)
+            assert follows(sight, events.select.path[-1], new, events.simulate.node) == []
+            assert sight.smallest_label >= 10 and sight.overflowing == 0
+            seen += 1
+            page.keyboard.press("ArrowRight")  # the keyboard alone steps the walkthrough
+    assert seen == 4 * rp.iterations and tab.problems == []

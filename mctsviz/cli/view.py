@@ -35,7 +35,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     where = p.add_mutually_exclusive_group()
     where.add_argument("-o", "--out", metavar="FILE.html", help="write the one file, even for a big trace (default name: the trace's with .html, here)")
     where.add_argument("--serve", action="store_true", help="serve the explorer, even for a small trace")
-    p.add_argument("--port", type=whole_number(0, 65535), default=0, metavar="PORT", help="the port to serve on, on 127.0.0.1 (default 0: a free one)")
+    p.add_argument(
+        "--port",
+        type=whole_number(0, 65535),
+        default=None,
+        metavar="PORT",
+        help="the port to serve on, on 127.0.0.1 (default 8737, or the next free one when it is taken; 0: any free one)",
+    )
     p.add_argument("--no-browser", action="store_true", help="when serving, do not open a browser")
     p.add_argument("--iteration", "-k", type=int, metavar="K", help="where it opens (default: the last iteration; 0: before the first)")
     p.add_argument("--phase", choices=PHASES[1:], default="backprop", help="the phase it opens at (default: backprop)")
@@ -76,14 +82,15 @@ def _serve(args: argparse.Namespace, indexed: IndexedTrace) -> int:
 
     from ..explorer.data import DEFAULT_BUDGET
     from ..explorer.served import MAX_BUDGET, ServedTrace
-    from ..explorer.server import ExplorerServer
+    from ..explorer.server import DEFAULT_PORT, ExplorerServer
 
     if args.nodes is not None and args.nodes > MAX_BUDGET:
         raise MctsvizError(f"--nodes {args.nodes}: the served explorer draws at most {MAX_BUDGET} nodes per subtree")
     if args.iteration is not None and not 0 <= args.iteration <= indexed.iterations:
         raise MctsvizError(f"iteration {args.iteration} is out of range: the trace has iterations 0-{indexed.iterations}")
     served = ServedTrace(indexed, title=args.title, budget=args.nodes or DEFAULT_BUDGET)
-    server = ExplorerServer(served, args.port, iteration=args.iteration, phase=args.phase)
+    port = DEFAULT_PORT if args.port is None else args.port
+    server = ExplorerServer(served, port, iteration=args.iteration, phase=args.phase, next_free=args.port is None)
     try:
         print(f"serving {args.trace} at {server.url} (Ctrl-C stops)", flush=True)
         if not args.no_browser:

@@ -5,11 +5,12 @@ N nodes" from a :class:`~mctsviz.seek.IndexedTrace`, with the iteration's record
 The texts are those of the one-file explorer (:mod:`mctsviz.explorer.data` makes both: the same
 score rows, formula templates, names and colours), so the two explorers cannot disagree.
 
-Folding never walks the whole tree: from X it takes nodes best first by their visits at the end
-of the search (ties by id, as the one-file explorer does, so the nodes drawn change little
-while stepping), with a heap, until N are taken; the rest of each drawn node's children count as its
-"+n more". The iteration's selection path, its new nodes and the nodes the page pins (the
-selected one) are drawn too, with the chain from X down to them.
+Folding never walks the whole tree: from X it takes nodes best first by their visits after the
+iteration asked about (ties by id, as the one-file explorer does: the tree as it stands then,
+the same in the iteration's four phases), with a heap, until N are taken; the rest of each drawn
+node's children count as its "+n more". The iteration's selection path, its new and simulated
+nodes and the nodes the page pins (the selected one) are drawn too, with the chain from X down
+to them, whatever N.
 
 An answer (:meth:`ServedTrace.tree`)::
 
@@ -114,6 +115,7 @@ class ServedTrace:
         if iteration == 0:
             phase = "backprop"
         tree: _Tree
+        rank: _Tree
         with self._lock:
             view = None
             if iteration:
@@ -121,8 +123,9 @@ class ServedTrace:
                 simulated = self.indexed.snapshot(iteration, "simulate")
                 view = iteration_view(simulated)
                 tree = simulated if phase in ("expand", "simulate") else _Phase(simulated, view, phase)
+                rank = tree if phase == "backprop" else _Phase(simulated, view, "backprop")
             else:
-                tree = self.indexed.snapshot(0)
+                tree = rank = self.indexed.snapshot(0)
         if root >= len(tree):
             raise BadQuestion(f"node {root} does not exist at iteration {iteration} ({phase})")
         strings = TextCodes()
@@ -131,12 +134,12 @@ class ServedTrace:
         if view is not None:
             record = _Recorder(self.names, strings, self.colours, self.kinds)(view)
             named = _named_in(record)
-            pinned = [*view.path, *record["new"], *pinned] if phase != "select" else [*view.path, *pinned]
+            pinned = [*view.path, *record["new"], record["sim"], *pinned] if phase != "select" else [*view.path, *pinned]
         kids = _Children(tree, self._kids)
-        drawn = fold(tree, root, budget, self.final, kids)
+        drawn = fold(tree, root, budget, rank, kids)
         for node in opened:
             if node < len(tree) and _under(tree, node, root):
-                drawn.extend(fold(tree, node, budget, self.final, kids))
+                drawn.extend(fold(tree, node, budget, rank, kids))
         on_path = set(view.path) if view is not None else set()
         drawn.extend(x for node in pinned if node < len(tree) for x in _chain(tree, node, root))
         shown = sorted(set(drawn))
@@ -242,9 +245,10 @@ class _Children:
         return self._linked.get(node, [])
 
 
-def fold(tree: _Tree, root: int, budget: int, rank: TreeSnapshot | None = None, children: _Children | None = None) -> list[int]:
+def fold(tree: _Tree, root: int, budget: int, rank: _Tree | None = None, children: _Children | None = None) -> list[int]:
     """Up to ``budget`` nodes of ``root``'s subtree in ``tree``, best first by their visits in
-    ``rank`` (a later tree holding them all, such as the final one; default: ``tree``), then by id.
+    ``rank`` (a tree holding them all, such as the iteration's after its backpropagation;
+    default: ``tree``), then by id.
 
     Only the nodes taken and their children are looked at: a heap of the frontier, never a walk
     of the whole tree. A node's children here are those first created under it (a transposition's

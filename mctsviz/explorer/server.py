@@ -1,7 +1,7 @@
 """The served explorer: a small local web server for traces too big for one HTML file.
 
 It serves its own page, the explorer's script and style, and a JSON API over one
-:class:`~mctsviz.explorer.served.ServedTrace`, on 127.0.0.1 only (port 0: a free one)::
+:class:`~mctsviz.explorer.served.ServedTrace`, on 127.0.0.1 only (``mctsviz view``: port 8737 or the next free one; port 0: any free one)::
 
     GET /                      the page (the explorer, fetching what it draws)
     GET /assets/NAME           the explorer's script and style (held in memory)
@@ -22,6 +22,7 @@ a Content-Security-Policy that lets only its own script and style run and fetch 
 
 from __future__ import annotations
 
+import errno
 import json
 import re
 import sys
@@ -38,6 +39,9 @@ from .html import explorer_assets, served_page
 from .served import MAX_BUDGET, BadQuestion, ServedTrace
 
 HOST = "127.0.0.1"
+#: ``mctsviz view``'s port unless told another; the next free one when it is taken.
+DEFAULT_PORT = 8737
+PORT_TRIES = 50
 _NUMBER = re.compile(r"[0-9]{1,10}")
 _MAX_URL = 4096
 _CONTENT_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
@@ -49,18 +53,25 @@ class ExplorerServer:
     Args:
         served: the trace to answer from.
         port: the port (0: a free one, see :attr:`port`).
+        next_free: when ``port`` is taken, serve on the next free one above it (``mctsviz view``).
         iteration, phase: where the page opens (default: the last iteration's backpropagation).
 
     Raises:
         MctsvizError: the port cannot be bound (in use, or not allowed).
     """
 
-    def __init__(self, served: ServedTrace, port: int = 0, *, iteration: int | None = None, phase: str = "backprop") -> None:
+    def __init__(self, served: ServedTrace, port: int = 0, *, iteration: int | None = None, phase: str = "backprop", next_free: bool = False) -> None:
         self.served = served
-        try:
-            self.httpd = _HTTPServer((HOST, port), _Handler)
-        except OSError as exc:
-            raise MctsvizError(f"cannot serve on {HOST}:{port}: {exc.strerror or exc}") from None
+        # A fixed port keeps a bookmark working from one run to the next; when it is taken (the
+        # last run still serving, say), the next free one up to PORT_TRIES away.
+        tries = PORT_TRIES if next_free and port else 1
+        for attempt in range(tries):
+            try:
+                self.httpd = _HTTPServer((HOST, port + attempt), _Handler)
+                break
+            except OSError as exc:
+                if attempt + 1 == tries or exc.errno != errno.EADDRINUSE or port + attempt + 1 > 65535:
+                    raise MctsvizError(f"cannot serve on {HOST}:{port + attempt}: {exc.strerror or exc}") from None
         self.httpd.explorer = self
         self.port: int = self.httpd.server_address[1]
         self.url = f"http://{HOST}:{self.port}/"
