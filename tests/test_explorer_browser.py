@@ -8,6 +8,7 @@ work; a hostile trace runs nothing; the file asks the network for nothing and fi
 from __future__ import annotations
 
 import heapq
+import random
 import sys
 from pathlib import Path
 
@@ -16,8 +17,11 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from test_site_browser import CHROMIUM  # noqa: E402
 
+from mctsviz import games  # noqa: E402
 from mctsviz.explorer import explorer_data, write_explorer  # noqa: E402
+from mctsviz.explorer.probe import MOMENT_PROBE, Sight, follows  # noqa: E402
 from mctsviz.games.explicit import ExplicitTree  # noqa: E402
+from mctsviz.render.grid import board_marks, mark_symbol  # noqa: E402
 from mctsviz.testing import hostile_tree, recorded_replay  # noqa: E402
 from mctsviz.text.formulas import score_formula  # noqa: E402
 from mctsviz.text.names import NodeNames  # noqa: E402
@@ -201,5 +205,82 @@ def test_the_file_fits_a_phone_in_light_and_dark(ttt, chromium, scheme):
         assert sizes and all(w >= 44 and h >= 44 for w, h in sizes), sizes
         background = page.evaluate("getComputedStyle(document.body).backgroundColor")
         assert (background == "rgb(255, 255, 255)") == (scheme == "light")
+    finally:
+        context.close()
+
+
+_BOARDS = """
+() => Array.from(document.querySelectorAll('.mvx-node:not(.mvx-hidden)')).map(g => [
+  +g.getAttribute('data-node'),
+  Array.from(g.querySelectorAll('.mvx-board .mvx-glyph')).map(t => t.textContent).join(''),
+  g.querySelectorAll('.mvx-board .mvx-cell').length,
+  g.querySelectorAll('.mvx-board .mvx-cell--moved').length])
+"""
+
+
+def test_boards_draw_each_nodes_position_from_the_figures_board_code(ttt, chromium):
+    rp, path = ttt
+    context = chromium.new_context(viewport={"width": 1280, "height": 800}, reduced_motion="reduce")
+    try:
+        page = context.new_page()
+        page.goto(path.resolve().as_uri() + "#i=37&p=backprop")
+        page.wait_for_selector(".mvx[data-mvx-ready]")
+        assert page.evaluate(_BOARDS)[0][2] == 0  # off by default
+        page.locator(".mvx").focus()
+        page.keyboard.press("b")  # the keyboard toggles them, as the button does
+        assert page.get_attribute(".mvx-boards", "aria-pressed") == "true"
+        game, final = games.load("tictactoe"), rp.final()
+        drawn = page.evaluate(_BOARDS)
+        assert len(drawn) > 10
+        for node, glyphs, cells, moved in drawn:
+            marks = board_marks(game, final.node(node).key)
+            assert cells == 9 and glyphs == "".join(mark_symbol(m) for row in marks for m in row if m)
+            assert moved == (0 if node == 0 else 1)
+        # The iteration's own nodes stay in view with the bigger boxes.
+        events = rp.events(37)
+        sight = Sight(page.evaluate(MOMENT_PROBE))
+        assert follows(sight, events.select.path[-1], [c.node for c in events.expand.children], events.simulate.node) == []
+        assert sight.smallest_label >= 10 and sight.overflowing == 0
+        # The clicked node's position in the panel, its move marked.
+        leaf = events.select.path[-1]
+        page.locator(f".mvx-node[data-node='{leaf}']").dispatch_event("click")
+        assert page.locator(".mvx-panel .mvx-position .mvx-cell").count() == 9
+        assert page.locator(".mvx-panel .mvx-position .mvx-cell--moved").count() == 1
+        page.screenshot(path=str(path.parent / "boards.png"))
+    finally:
+        context.close()
+
+
+def test_the_camera_follows_every_step_unless_told_not_to(tmp_path, chromium):
+    rp = recorded_replay("tictactoe", iterations=3000, seed=2)
+    path = tmp_path / "follow.html"
+    write_explorer(path, explorer_data(rp))
+    context = chromium.new_context(viewport={"width": 1100, "height": 760}, reduced_motion="reduce")
+    try:
+        page = context.new_page()
+        page.goto(path.resolve().as_uri() + "#i=1&p=select")
+        page.wait_for_selector(".mvx[data-mvx-ready]")
+        page.locator(".mvx").focus()
+        for _ in range(160):
+            sight = Sight(page.evaluate(MOMENT_PROBE))
+            events = rp.events(sight.iteration)
+            new = [c.node for c in events.expand.children if not c.existing]
+            assert follows(sight, events.select.path[-1], new, events.simulate.node) == [], (sight.iteration, sight.phase)
+            assert sight.smallest_label >= 10 and sight.overflowing == 0
+            page.keyboard.press("ArrowRight")
+        rng = random.Random(7)
+        for k in rng.sample(range(1, 3001), 15):
+            page.evaluate(f"document.querySelector('.mvx').mvx.goTo({k}, {rng.randrange(4)})")
+            sight = Sight(page.evaluate(MOMENT_PROBE))
+            events = rp.events(k)
+            assert follows(sight, events.select.path[-1], [c.node for c in events.expand.children], events.simulate.node) == []
+            assert sight.smallest_label >= 10 and sight.overflowing == 0
+        # Follow off: the user's view holds from step to step.
+        page.keyboard.press("f")
+        assert page.get_attribute(".mvx-follow", "aria-pressed") == "false"
+        camera = page.get_attribute(".mvx-view", "transform")
+        for _ in range(8):
+            page.keyboard.press("PageDown")
+        assert page.get_attribute(".mvx-view", "transform") == camera
     finally:
         context.close()

@@ -24,6 +24,7 @@ from test_site_browser import CHROMIUM  # noqa: E402
 from mctsviz.cli import main  # noqa: E402
 from mctsviz.errors import MctsvizError  # noqa: E402
 from mctsviz.explorer import explorer_data  # noqa: E402
+from mctsviz.explorer.probe import MOMENT_PROBE, Sight, follows  # noqa: E402
 from mctsviz.explorer.served import ServedTrace, fold  # noqa: E402
 from mctsviz.explorer.server import ExplorerServer  # noqa: E402
 from mctsviz.games.explicit import ExplicitTree  # noqa: E402
@@ -75,6 +76,13 @@ def _get(server: ExplorerServer, target: str, *, method: str = "GET", host: str 
         return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
     finally:
         connection.close()
+
+
+def _api_meta(server: ExplorerServer) -> dict[str, Any]:
+    status, _, body = _get(server, "/api/meta")
+    assert status == 200, body
+    meta: dict[str, Any] = json.loads(body)
+    return meta
 
 
 def _api(server: ExplorerServer, query: str) -> dict[str, Any]:
@@ -502,3 +510,85 @@ def test_a_fold_opens_from_the_server_and_the_scrubber_jumps(ttt, tab):
     assert _moment(page) == "120:backprop"
     assert page.locator(".mvx-node").count() >= min(40, len(rp.snapshot(120)))
     assert [p for p in tab.problems if not p.startswith(f"outside request: {server.url}")] == []
+
+
+_SCREEN_PLACE = """
+(node) => { const r = document.querySelector(`.mvx-node[data-node='${node}'] rect`).getBoundingClientRect(); return [r.left, r.top]; }
+"""
+
+
+@pytest.mark.browser
+@browser
+def test_served_keys_after_enter_folds_that_keep_their_place_and_a_view_that_follows(ttt, chromium):
+    server, rp = ttt
+    context = chromium.new_context(viewport={"width": 1280, "height": 800}, reduced_motion="reduce")
+    try:
+        page = context.new_page()
+        page.goto(server.url + "#i=350&p=backprop")
+        assert _moment(page) == "350:backprop"
+        # After Enter in the iteration field, the arrow keys step again.
+        page.fill(".mvx-jump", "1")
+        page.press(".mvx-jump", "Enter")
+        assert _moment(page) == "1:backprop"
+        page.keyboard.press("ArrowRight")
+        assert _moment(page) == "2:select"
+        page.keyboard.press("ArrowLeft")
+        assert _moment(page) == "1:backprop"
+        # A jump to iteration 1 shows its nodes on the stage (it once showed an empty one).
+        events = rp.events(1)
+        sight = Sight(page.evaluate(MOMENT_PROBE))
+        assert follows(sight, events.select.path[-1], [c.node for c in events.expand.children], events.simulate.node) == []
+        for k in (5, 120, 399):
+            page.fill(".mvx-jump", str(k))
+            page.press(".mvx-jump", "Enter")
+            assert _moment(page) == f"{k}:backprop"
+            events = rp.events(k)
+            sight = Sight(page.evaluate(MOMENT_PROBE))
+            assert follows(sight, events.select.path[-1], [c.node for c in events.expand.children], events.simulate.node) == []
+            assert sight.smallest_label >= 10 and sight.overflowing == 0
+        # Opening "+n more" keeps its parent where it was on screen.
+        fold = page.locator(".mvx-fold:not(.mvx-hidden)").first
+        parent = int(str(fold.get_attribute("data-parent")))
+        where = page.evaluate(_SCREEN_PLACE, parent)
+        before = page.locator(".mvx-node").count()
+        fold.dispatch_event("click")
+        page.wait_for_function(f"() => document.querySelectorAll('.mvx-node').length > {before}")
+        _moment(page)
+        after = page.evaluate(_SCREEN_PLACE, parent)
+        assert abs(after[0] - where[0]) < 1 and abs(after[1] - where[1]) < 1, (where, after)
+        # Play at 100 iterations a second shows whole iterations and gets on.
+        page.fill(".mvx-jump", "10")
+        page.press(".mvx-jump", "Enter")
+        assert _moment(page) == "10:backprop"
+        page.select_option(".mvx-speed", label="100 iterations/s")
+        page.click(".mvx-play")
+        page.wait_for_function("() => +document.querySelector('.mvx').getAttribute('data-iteration') >= 60", timeout=10000)
+        page.click(".mvx-play")
+        moment = _moment(page)
+        assert moment.endswith(":backprop")
+        page.select_option(".mvx-speed", label="to the end")
+        page.click(".mvx-play")
+        assert _moment(page) == "400:backprop"
+        # Boards, drawn from the server's positions.
+        page.locator(".mvx").focus()
+        page.keyboard.press("b")
+        cells = page.eval_on_selector_all(".mvx-node:not(.mvx-hidden)", "gs => gs.map(g => g.querySelectorAll('.mvx-board .mvx-cell').length)")
+        assert cells and set(cells) == {9}
+    finally:
+        context.close()
+
+
+def _glyphs(codes: str, boards: dict[str, Any]) -> list[str]:
+    return [boards["glyphs"][boards["codes"].index(ch)] for ch in codes]
+
+
+def test_served_boards_are_the_one_files_boards(ttt):
+    server, rp = ttt
+    offline = explorer_data(rp)["boards"]
+    assert _api_meta(server)["boards"] == {"rows": 3, "cols": 3}
+    for query in ("i=200&p=expand", "i=3&p=select", "i=400&p=backprop&n=90"):
+        answer = _api(server, query)
+        boards = answer["boards"]
+        assert len(boards["cells"]) == len(answer["nodes"]["id"])
+        for node, cells, moved in zip(answer["nodes"]["id"], boards["cells"], boards["moved"]):
+            assert _glyphs(cells, boards) == _glyphs(offline["cells"][node], offline) and moved == offline["moved"][node]

@@ -27,24 +27,25 @@ written inside a node (:func:`mctsviz.text.numbers.format_compact`); the panel s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from ..errors import MctsvizError
 from ..escape import one_line as plain_line
 from ..iteration import IterationView, view_iteration
 from ..options import SearchOptions
-from ..errors import MctsvizError
 from ..render.boards import node_boards, trace_board_game
 from ..render.extract import reward_range
 from ..render.grid import is_piece, mark_color, mark_symbol
 from ..render.style import value_color
-from ..replay import NodeStats, Replay
+from ..replay import NodeStats, Replay, TreeSnapshot
 from ..text.formulas import formula_kind, formula_legend, formula_slots, formula_template, log_text
 from ..text.names import NodeNames, SnapshotNames, outcome_text, player_name
 from ..text.numbers import format_compact, format_exact, format_number
 from ..textcodes import TextCodes
 from ..trace.events import Header, Score
 from ..trace.io import gc_paused
+from ..types import BoardGame
 
 FORMAT = 1
 #: Fill colours sampled from the figures' scale (``mctsviz.render.style.value_color``).
@@ -179,52 +180,85 @@ def box_label(visits: int, value: float) -> str:
 
 
 def node_pictures(replay: Replay) -> dict[str, Any] | None:
-    """The position at every node of ``replay``'s final tree, for the explorer's boards.
-
-    Drawn by the figures' board code (:func:`mctsviz.render.boards.node_boards`, the marks'
-    symbols and colours of :mod:`mctsviz.render.grid`), so the explorer holds no game's rules.
-    None when the game draws no boards or the tree or board is too large to send.
-
-    Returns:
-        ``rows`` and ``cols``; ``codes``, the cell codes in order; ``glyphs`` and ``colours``
-        (what each code draws, by its place in ``codes``); ``cells``,
-        one string of codes a node (row by row, "." empty); ``moved``, per node the flat
-        indexes of the cells its move changed; ``checkered`` (a chessboard's squares).
-    """
+    """The position at every node of ``replay``'s final tree, for the explorer's boards
+    (:meth:`BoardPictures.draw`), or None when the game draws no boards or they are too large."""
     final = replay.final()
-    game = trace_board_game(replay.header)
-    if game is None or len(final) > MAX_BOARD_NODES:
+    pictures = BoardPictures.of(replay.header, final)
+    if pictures is None or len(final) > MAX_BOARD_NODES:
         return None
     try:
-        boards = node_boards(final, range(len(final)), game)
+        return pictures.draw(range(len(final)))
     except MctsvizError:
         return None
-    rows = max(len(marks) for marks, _ in boards.values())
-    cols = max((len(row) for marks, _ in boards.values() for row in marks), default=0)
-    if not rows or not cols or rows * cols > MAX_BOARD_CELLS:
-        return None
-    codes: dict[str, str] = {"": "."}
-    glyphs, colours = [""], [""]
-    cells, moved = [], []
-    pieces = False
-    for node in range(len(final)):
-        marks, changed = boards[node]
-        line = []
-        for r in range(rows):
-            for c in range(cols):
-                mark = marks[r][c] if r < len(marks) and c < len(marks[r]) else ""
-                code = codes.get(mark)
-                if code is None:
-                    if len(glyphs) >= len(_CELL_CODES):
-                        return None
-                    code = codes[mark] = _CELL_CODES[len(glyphs)]
-                    glyphs.append(plain_line(mark_symbol(mark))[:2])
-                    colours.append(mark_color(mark))
-                    pieces = pieces or is_piece(mark)
-                line.append(code)
-        cells.append("".join(line))
-        moved.append(sorted(r * cols + c for r, c in changed if r < rows and c < cols))
-    return {"rows": rows, "cols": cols, "codes": _CELL_CODES, "glyphs": glyphs, "colours": colours, "cells": cells, "moved": moved, "checkered": pieces}
+
+
+class BoardPictures:
+    """Nodes' positions as cell codes, drawn by the figures' board code
+    (:func:`mctsviz.render.boards.node_boards`; the marks' symbols and colours of
+    :mod:`mctsviz.render.grid`), so the explorer holds no game's rules.
+
+    Args:
+        game: the trace's game (one that draws boards).
+        tree: a tree holding every node asked about (the final one).
+        rows, cols: the board's size (the root's).
+    """
+
+    def __init__(self, game: BoardGame, tree: TreeSnapshot, rows: int, cols: int) -> None:
+        self.game, self.tree, self.rows, self.cols = game, tree, rows, cols
+
+    @classmethod
+    def of(cls, header: Header, tree: TreeSnapshot) -> BoardPictures | None:
+        """The pictures of ``tree``'s nodes, or None when its game draws no boards (or boards
+        of more than ``MAX_BOARD_CELLS`` cells)."""
+        game = trace_board_game(header)
+        if game is None or not len(tree):
+            return None
+        try:
+            marks, _ = node_boards(tree, [0], game)[0]
+        except MctsvizError:
+            return None
+        rows, cols = len(marks), max((len(row) for row in marks), default=0)
+        if not rows or not cols or rows * cols > MAX_BOARD_CELLS:
+            return None
+        return cls(game, tree, rows, cols)
+
+    def draw(self, nodes: Iterable[int]) -> dict[str, Any]:
+        """The positions of ``nodes``, with codes of their own (a pure function of the nodes).
+
+        Returns:
+            ``rows``, ``cols``; ``codes``, the cell codes in order; ``glyphs`` and ``colours``,
+            what each code draws (by its place in ``codes``); ``checkered`` (a chessboard's
+            squares); ``cells``, per node in the order given its codes, row by row ("." an
+            empty cell); ``moved``, per node the flat indexes of the cells its move changed.
+
+        Raises:
+            MctsvizError: a key does not read back into a state, or the boards hold more kinds
+                of mark than there are codes.
+        """
+        rows, cols = self.rows, self.cols
+        codes: dict[str, str] = {"": "."}
+        glyphs, colours, checkered = [""], [""], False
+        cells, moved = [], []
+        order = list(nodes)
+        boards = node_boards(self.tree, order, self.game)
+        for node in order:
+            marks, changed = boards[node]
+            line = []
+            for r in range(rows):
+                for c in range(cols):
+                    mark = marks[r][c] if r < len(marks) and c < len(marks[r]) else ""
+                    code = codes.get(mark)
+                    if code is None:
+                        if len(glyphs) >= len(_CELL_CODES):
+                            raise MctsvizError("the boards hold more kinds of mark than the explorer draws")
+                        code = codes[mark] = _CELL_CODES[len(glyphs)]
+                        glyphs.append(plain_line(mark_symbol(mark))[:2])
+                        colours.append(mark_color(mark))
+                        checkered = checkered or is_piece(mark)
+                    line.append(code)
+            cells.append("".join(line))
+            moved.append(sorted(r * cols + c for r, c in changed if r < rows and c < cols))
+        return {"rows": rows, "cols": cols, "codes": _CELL_CODES, "glyphs": glyphs, "colours": colours, "checkered": checkered, "cells": cells, "moved": moved}
 
 
 class _Recorder:
@@ -287,7 +321,14 @@ class _Recorder:
                 self.rows(view.expansion_scores, view.expansion_visits, view.expand.simulate_from, options),
             ]
         ups = [
-            [b.node, b.visits_after, s(format_exact(b.value_after)), s(format_number(b.mean_after)), self.colours(b.mean_after), s(box_label(b.visits_after, b.value_after))]
+            [
+                b.node,
+                b.visits_after,
+                s(format_exact(b.value_after)),
+                s(format_number(b.mean_after)),
+                self.colours(b.mean_after),
+                s(box_label(b.visits_after, b.value_after)),
+            ]
             for b in view.backup
         ]
         return {

@@ -22,6 +22,8 @@ An answer (:meth:`ServedTrace.tree`)::
     links     edges to a drawn node first created under another drawn parent: [parent, child, 0]
     iter      the iteration's record (data._Recorder), None before iteration 1
     strings   the texts the indexes in stats and iter refer to
+    boards    the positions of the nodes listed, in the order of ``nodes``
+              (data.BoardPictures.draw), or None
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from ..scan import TraceScan
 from ..seek import IndexedTrace
 from ..text.names import SnapshotNames
 from ..textcodes import TextCodes
-from .data import DEFAULT_BUDGET, _Colours, _Recorder, explorer_meta, formula_kinds, node_columns, stats_row
+from .data import DEFAULT_BUDGET, BoardPictures, _Colours, _Recorder, explorer_meta, formula_kinds, node_columns, stats_row
 
 #: The most nodes one answer draws per subtree, and the most opened subtrees and pinned nodes.
 MAX_BUDGET = 2000
@@ -73,7 +75,9 @@ class ServedTrace:
         self._kids = lru_cache(maxsize=1 << 16)(self._kids_at_the_end)
         self.kinds = formula_kinds(indexed.header.options)
         self.budget = budget
-        self.meta = {**explorer_meta(indexed.header, indexed.iterations, self.colours, title=title, budget=budget), "count": len(self.final)}
+        self.pictures = BoardPictures.of(indexed.header, self.final)
+        meta = explorer_meta(indexed.header, indexed.iterations, self.colours, title=title, budget=budget)
+        self.meta = {**meta, "count": len(self.final), "boards": {"rows": self.pictures.rows, "cols": self.pictures.cols} if self.pictures else None}
 
     def _kids_at_the_end(self, node: int) -> tuple[tuple[int, ...], bool]:
         """``node``'s children first created under it, in the final tree, and whether a
@@ -155,6 +159,12 @@ class ServedTrace:
         rest = sorted(set(named).union(pinned).difference(shown_set))
         listed = shown + rest
         columns = node_columns([self._node(i) for i in listed], [self.names(i) for i in listed])
+        boards = None
+        if self.pictures is not None:
+            try:
+                boards = self.pictures.draw(listed)
+            except MctsvizError:
+                boards = None  # a key that reads back into no position: the tree is drawn without boards
         return {
             "iteration": iteration,
             "phase": phase,
@@ -165,6 +175,7 @@ class ServedTrace:
             "links": links,
             "iter": record,
             "strings": strings.names,
+            "boards": boards,
         }
 
 

@@ -77,4 +77,3 @@ def format_compact(x: float | int | None) -> str:
             if len(text) <= room:
                 break
     return style.format_total(0) if text.strip("0.") == "" else (sign + text + suffix).replace("-", style.MINUS)
-

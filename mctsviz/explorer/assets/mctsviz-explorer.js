@@ -197,6 +197,12 @@
       shape.push(i + (more[i] ? "+" : ""));
     }
     this.data.nodes = nodes;
+    if (answer.boards) {
+      // The positions of the nodes listed, by node id (the one-file explorer's, by index).
+      var b = answer.boards, cells = {}, moved = {};
+      for (j = 0; j < ids.length; j++) { cells[ids[j]] = b.cells[j]; moved[ids[j]] = b.moved[j]; }
+      this.data.boards = { rows: b.rows, cols: b.cols, codes: b.codes, glyphs: b.glyphs, colours: b.colours, checkered: b.checkered, cells: cells, moved: moved };
+    }
     this.count = answer.count;
     this.root = answer.root;
     this.kids = kids; this.n = n; this.w = w; this.q = q; this.c = c; this.b = b;
