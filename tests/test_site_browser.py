@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+from a11y import serious_violations  # noqa: E402
 from test_site_build import build_test_site, html_pages, site_replays  # noqa: E402
 
 from mctsviz.explorer.probe import MOMENT_PROBE, Sight, follows  # noqa: E402
@@ -357,3 +358,33 @@ def test_every_phase_of_a_walkthrough_keeps_its_iteration_in_view(site, tab, nam
             seen += 1
             page.keyboard.press("ArrowRight")  # the keyboard alone steps the walkthrough
     assert seen == 4 * rp.iterations and tab.problems == []
+
+
+@pytest.mark.parametrize(
+    "page_path",
+    [
+        "index.html",
+        "tutorial.html",
+        "gallery.html",
+        "walkthroughs/index.html",
+        "walkthroughs/toy/index.html",
+        "walkthroughs/toy/iteration-4.html",
+        "walkthroughs/toy/slider.html",
+        "walkthroughs/tictactoe/iteration-12.html",
+    ],
+)
+@pytest.mark.parametrize("scheme", ["default", "slate"])
+def test_every_page_type_meets_wcag_aa(site, chromium, page_path, scheme):
+    context = chromium.new_context(bypass_csp=True, viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        # Material keeps the reader's scheme in local storage, under the page's scope.
+        page.add_init_script(
+            f"localStorage.setItem('{'/'.join(site.parts)}.__palette', JSON.stringify({{index: {0 if scheme == 'default' else 1}, color: {{scheme: '{scheme}'}}}}))"
+        )
+        page.goto((site / page_path).as_uri())
+        if page.locator(".mvx").count():
+            page.wait_for_selector(".mvx[data-mvx-ready]")
+        assert serious_violations(page) == []
+    finally:
+        context.close()

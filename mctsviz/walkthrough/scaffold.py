@@ -13,9 +13,10 @@ from pathlib import Path
 
 from .escape import plain_line
 
-#: The vendored search worker shim and its licence (see the folder's README.md).
+#: The vendored search worker shim and its licence (see the folder's README.md), and the
+#: site-wide stylesheet that meets WCAG 2.1 AA where Material's defaults fall short.
 SHIM_DIR = Path(__file__).parent / "theme" / "assets" / "mctsviz"
-SHIM_FILES = ("iframe-worker.js", "iframe-worker.LICENSE")
+SHIM_FILES = ("iframe-worker.js", "iframe-worker.LICENSE", "mctsviz-site.css")
 
 _CONFIG = """\
 # An MkDocs Material site for mctsviz walkthroughs, written by `mctsviz site --init`.
@@ -50,6 +51,9 @@ extra:
   polyfills:
     - assets/mctsviz/iframe-worker.js
   generator: false
+# WCAG 2.1 AA where Material's defaults fall short (underlined links in text, comment contrast).
+extra_css:
+  - assets/mctsviz/mctsviz-site.css
 
 plugins:
   - search
