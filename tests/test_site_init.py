@@ -87,3 +87,33 @@ def test_search_works_from_files_with_nothing_fetched(own_site):
         finally:
             browser.close()
     assert outside == []
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium (apt-get install chromium)")
+def test_a_lecturers_site_shows_the_explorer_whole_and_meets_wcag_aa(own_site, chromium):
+    sys.path.insert(0, str(Path(__file__).parent))
+    from a11y import serious_violations
+
+    from mctsviz.explorer.probe import MOMENT_PROBE, Sight
+
+    root, build = own_site
+    assert build.returncode == 0, build.stderr
+    context = chromium.new_context(bypass_csp=True, viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto((root / "site" / "index.html").resolve().as_uri())
+        assert serious_violations(page) == []
+        walkthrough = next((root / "site" / "walkthroughs").glob("*/index.html")).parent
+        for name in ("index.html", "iteration-04.html", "slider.html"):
+            page.goto((walkthrough / name).resolve().as_uri())
+            page.wait_for_selector(".mvx[data-mvx-ready]")
+            stage, picture = page.evaluate(
+                "() => { const s = document.querySelector('.mvx [data-stage]'); return [s.getBoundingClientRect().height, s.querySelector('svg').getBoundingClientRect().height]; }"
+            )
+            assert stage >= 320 and abs(picture - stage) < 1, (name, stage, picture)
+            sight = Sight(page.evaluate(MOMENT_PROBE))
+            assert sight.smallest_label >= 10 and sight.overflowing == 0
+            assert serious_violations(page) == [], name
+    finally:
+        context.close()
