@@ -335,6 +335,8 @@ def test_the_explorer_shows_its_stage_at_full_height_on_every_page_type(site, ta
     page.evaluate("document.querySelector('.mvx').mvx.goTo(4, 3)")
     sight = Sight(page.evaluate(MOMENT_PROBE))
     assert sight.inside and all(sight.inside.values()), sight.inside
+    # The root is named as the page names it (the lecture's S0), not "root".
+    assert page.locator(".mvx-node[data-node='0'] .mvx-label").text_content() == "S0"
     assert tab.problems == []
 
 

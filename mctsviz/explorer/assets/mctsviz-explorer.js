@@ -801,10 +801,11 @@
     for (key in oldFolds) { oldFolds[key].g.remove(); oldFolds[key].line.remove(); }
   };
 
-  /* A node's label: the move (a one-player game's nodes: their names). */
+  /* A node's label: the move; the root's and a one-player game's nodes: their names (the
+     pages' names: "S0" in the lecture's toy tree, "root" elsewhere). */
   Explorer.prototype.nodeLabel = function (/** @type {number} */ i) {
     var d = this.data;
-    return i === 0 ? "root" : (d.players === 1 ? d.nodes.name[i] : d.nodes.action[i]);
+    return i === 0 || d.players === 1 ? d.nodes.name[i] : d.nodes.action[i];
   };
 
   Explorer.prototype.makeNode = function (/** @type {number} */ i) {
