@@ -546,6 +546,14 @@ def test_served_keys_after_enter_folds_that_keep_their_place_and_a_view_that_fol
             sight = Sight(page.evaluate(MOMENT_PROBE))
             assert follows(sight, events.select.path[-1], [c.node for c in events.expand.children], events.simulate.node) == []
             assert sight.smallest_label >= 10 and sight.overflowing == 0
+        # Each node's box says its short N · W, as the server wrote it.
+        answer = _api(server, "i=399&p=backprop&n=40")
+        box = answer["nodes"]["stats"]
+        shown = page.eval_on_selector_all(
+            ".mvx-node:not(.mvx-hidden)", "gs => gs.map(g => [+g.getAttribute('data-node'), g.querySelector('.mvx-stats').textContent])"
+        )
+        ids = answer["nodes"]["id"]
+        assert shown and all(text == answer["strings"][box[ids.index(node)][4]] for node, text in shown), shown
         # Opening "+n more" keeps its parent where it was on screen.
         fold = page.locator(".mvx-fold:not(.mvx-hidden)").first
         parent = int(str(fold.get_attribute("data-parent")))

@@ -199,17 +199,17 @@
     this.data.nodes = nodes;
     if (answer.boards) {
       // The positions of the nodes listed, by node id (the one-file explorer's, by index).
-      var b = answer.boards, cells = {}, moved = {};
-      for (j = 0; j < ids.length; j++) { cells[ids[j]] = b.cells[j]; moved[ids[j]] = b.moved[j]; }
-      this.data.boards = { rows: b.rows, cols: b.cols, codes: b.codes, glyphs: b.glyphs, colours: b.colours, checkered: b.checkered, cells: cells, moved: moved };
+      var pics = answer.boards, cells = {}, moved = {};
+      for (j = 0; j < ids.length; j++) { cells[ids[j]] = pics.cells[j]; moved[ids[j]] = pics.moved[j]; }
+      this.data.boards = { rows: pics.rows, cols: pics.cols, codes: pics.codes, glyphs: pics.glyphs, colours: pics.colours, checkered: pics.checkered, cells: cells, moved: moved };
     }
     this.count = answer.count;
     this.root = answer.root;
     this.kids = kids; this.n = n; this.w = w; this.q = q; this.c = c; this.b = b;
     this.more = more; this.morePath = morePath;
-    shape = shape.join(",") + "|" + answer.links.map(String).join(";");
-    var changed = shape !== this.shape;
-    this.shape = shape;
+    var key = shape.join(",") + "|" + answer.links.map(String).join(";");
+    var changed = key !== this.shape;
+    this.shape = key;
     return changed;
   };
 
@@ -333,6 +333,7 @@
     this.data = data;
     this.f = fieldIndex(data.fields);
     this.api = api || null;  // a served explorer's API: each moment is fetched from there
+    /** @type {any} the page's Model or a served explorer's ServedModel: the same questions */
     this.model = this.api ? new ServedModel(data, this.f) : new Model(data, this.f);
     this.budget = data.budget || 250;
     /** @type {Uint8Array|null} */
@@ -441,9 +442,9 @@
     });
     var zoom = html("div", "mvx-zoom", phases);
     [["+", "Zoom in", 1.25], ["−", "Zoom out", 0.8]].forEach(function (z) {
-      var b = html("button", "mvx-button", zoom, z[0]);
-      b.type = "button"; b.title = z[1]; b.setAttribute("aria-label", z[1]);
-      b.addEventListener("click", function () { self.zoomBy(z[2]); });
+      var b = html("button", "mvx-button", zoom, String(z[0]));
+      b.type = "button"; b.title = z[1]; b.setAttribute("aria-label", String(z[1]));
+      b.addEventListener("click", function () { self.zoomBy(Number(z[2])); });
     });
     var fit = html("button", "mvx-button", zoom, "Fit");
     fit.type = "button"; fit.title = "Fit the tree in view";
@@ -492,9 +493,10 @@
     // A page's "show this phase" buttons move the explorer and bring it into view.
     if (!this.standalone) {
       document.addEventListener("click", function (e) {
-        var go = e.target.closest ? e.target.closest("[data-mvx-goto]") : null;
+        var target = /** @type {Element} */ (e.target);
+        var go = target.closest ? target.closest("[data-mvx-goto]") : null;
         if (!go || document.querySelector(".mvx") !== root) return;
-        var phase = PHASES.indexOf(go.getAttribute("data-mvx-goto"));
+        var phase = PHASES.indexOf(go.getAttribute("data-mvx-goto") || "");
         self.goTo(self.k || 1, phase < 0 ? 0 : phase);
         root.scrollIntoView({ block: "start" });
       });
@@ -502,10 +504,11 @@
     // Rows of the page's own tables name their node: clicking one selects it here.
     var scope = this.standalone ? root : document;
     scope.addEventListener("click", function (e) {
-      var t = e.target.closest ? e.target.closest("[data-mv-node]") : null;
-      var row = t || (e.target.closest ? e.target.closest("tr") : null);
+      var target = /** @type {Element} */ (e.target);
+      var t = target.closest ? target.closest("[data-mv-node]") : null;
+      var row = t || (target.closest ? target.closest("tr") : null);
       if (row && !t) t = row.querySelector("[data-mv-node]");
-      if (t && !root.contains(t)) self.select(parseInt(t.getAttribute("data-mv-node"), 10));
+      if (t && !root.contains(t)) self.select(parseInt(t.getAttribute("data-mv-node") || "", 10));
     });
   };
 
@@ -526,7 +529,8 @@
 
   /* Show the moment (k, p); ``direction`` (1 or -1: a step) lets a served explorer fetch the
      moment after it ahead of time. */
-  Explorer.prototype.goTo = function (/** @type {number} */ k, /** @type {number} */ p, /** @type {number|undefined} */ direction) {
+  /** @param {number} k @param {number} p @param {number} [direction] */
+  Explorer.prototype.goTo = function (k, p, direction) {
     var m = this.model;
     k = Math.max(0, Math.min(m.iterations, k | 0));
     p = k === 0 ? 3 : Math.max(0, Math.min(3, p | 0));
@@ -704,6 +708,7 @@
       var named = /^#iteration-(\d+)$/.exec(location.hash);
       return named ? { k: parseInt(named[1], 10), p: 0, node: null } : null;
     }
+    /** @type {Object<string, string>} */
     var params = {};
     location.hash.slice(1).split("&").forEach(function (part) {
       var kv = part.split("=");
@@ -1133,14 +1138,16 @@
   /* -- pan and zoom ------------------------------------------------------------------------- */
 
   /* Move the camera; ``glide``: smoothly (a follow step), else at once (the user's hand). */
-  Explorer.prototype.applyZoom = function (/** @type {boolean|undefined} */ glide) {
+  /** @param {boolean} [glide] */
+  Explorer.prototype.applyZoom = function (glide) {
     var z = this.zoomState;
     this.view.classList.toggle("mvx-camera-glide", !!glide && !reducedMotion());
     this.view.setAttribute("transform", "translate(" + z.x.toFixed(1) + "," + z.y.toFixed(1) + ") scale(" + z.s.toFixed(4) + ")");
     this.view.style.transform = "translate(" + z.x.toFixed(1) + "px," + z.y.toFixed(1) + "px) scale(" + z.s.toFixed(4) + ")";
   };
 
-  Explorer.prototype.zoomBy = function (/** @type {number} */ factor, /** @type {number|undefined} */ cx, /** @type {number|undefined} */ cy) {
+  /** @param {number} factor @param {number} [cx] @param {number} [cy] */
+  Explorer.prototype.zoomBy = function (factor, cx, cy) {
     var z = this.zoomState, rect = this.svg.getBoundingClientRect();
     if (cx === undefined || cy === undefined) { cx = rect.width / 2; cy = rect.height / 2; }
     var s = Math.max(0.05, Math.min(4, z.s * factor));
@@ -1196,7 +1203,8 @@
      simulated nodes are inside the stage at a zoom where labels are at least 10 px. The whole
      tree is shown when it fits so; else as much of the path as fits above them, and a button
      says how many levels lie above. A camera that already shows them stays put. */
-  Explorer.prototype.follow = function (/** @type {boolean|undefined} */ force) {
+  /** @param {boolean} [force] */
+  Explorer.prototype.follow = function (force) {
     if ((!this.following && !force) || !this.places) return;
     var rect = this.svg.getBoundingClientRect();
     if (!rect.width || !rect.height) return;  // not displayed (a closed tab of a page)
@@ -1293,7 +1301,7 @@
       var holder = document.getElementById(id);
       return holder ? JSON.parse(holder.textContent) : null;
     }
-    var name = root.getAttribute("data-mvx-trace"), store = window.mctsvizExplorerData || {};
+    var name = root.getAttribute("data-mvx-trace"), store = /** @type {any} */ (window).mctsvizExplorerData || {};
     return Object.prototype.hasOwnProperty.call(store, name) ? store[name] : null;
   }
 
@@ -1313,11 +1321,11 @@
       if (api !== null) { startServed(roots[i], api); continue; }
       var data = dataFor(roots[i]);
       if (!data) { roots[i].textContent = "The explorer's data did not load."; continue; }
-      new Explorer(roots[i], data);
+      new Explorer(/** @type {HTMLElement} */ (roots[i]), data);
     }
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
-  window.mctsvizExplorer = { start: start };
+  /** @type {any} */ (window).mctsvizExplorer = { start: start };
 })();
