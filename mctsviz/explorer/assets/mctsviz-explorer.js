@@ -555,14 +555,15 @@
     return forced;
   };
 
-  /* Choose and place the nodes drawn for iteration k (one file: the tree as it stands then). */
+  /* Choose and place the nodes drawn for iteration k (one file: the tree as it stands then),
+     and leave the statistics at the moment shown. */
   Explorer.prototype.relayoutAt = function (/** @type {number} */ k) {
-    var m = this.model, keep = m.done;
-    m.moveTo(k);
+    var m = this.model;
+    m.moveTo(k);  // the visits after k choose the nodes
     this.shown = chooseNodes(m, this.budget, k, this.forcedAt(k));
     this.layoutK = k;
     this.relayout();
-    m.moveTo(keep);
+    m.moveTo(this.p === 3 ? this.k : this.k - 1);
   };
 
   /* Served: ask for the moment (k, p) with the opened subtrees and the selected node. One
