@@ -78,7 +78,9 @@ def dump_openspiel_tree(root: Any, state: Any, game: Any = None) -> dict[str, An
     """OpenSpiel ``MCTSBot``'s tree as JSON-ready data (``mctsviz import openspiel FILE`` reads it).
 
     The format: ``{"format": "mctsviz-openspiel-tree", "version": 1, "game": "connect_four()",
-    "history": [action ids from the start to the searched state], "nodes": [...]}``, each node
+    "history": [action ids from the start to the searched state], "nodes": [...]}``, with
+    ``"fen"`` where the history starts from a chess position other than the standard one
+    (a state made by ``game.new_initial_state(fen)``), each node
     ``{"parent": index of an earlier node (-1 for the root), "action": id, "player": who made it,
     "prior", "visits" (explore_count), "value" (total_reward)}``.
     """
@@ -103,7 +105,35 @@ def dump_openspiel_tree(root: Any, state: Any, game: Any = None) -> dict[str, An
                 }
             )
             stack.append((child, len(nodes) - 1))
-    return {"format": OPENSPIEL_TREE_FORMAT, "version": 1, "game": str(spiel_game), "history": [int(a) for a in state.history()], "nodes": nodes}
+    dump: dict[str, Any] = {
+        "format": OPENSPIEL_TREE_FORMAT,
+        "version": 1,
+        "game": str(spiel_game),
+        "history": [int(a) for a in state.history()],
+        "nodes": nodes,
+    }
+    fen = _start_fen(state, spiel_game)
+    if fen is not None:
+        dump["fen"] = fen
+    return dump
+
+
+def _start_fen(state: Any, game: Any) -> str | None:
+    """The position ``state``'s history starts from, where it is not the game's start (chess
+    states made from a FEN keep it as ``start_fen``); refuse a state whose start is lost."""
+    start_fen = getattr(state, "start_fen", None)
+    fen = str(start_fen()) if callable(start_fen) else None
+    if fen is not None and fen != str(game.new_initial_state().start_fen()):
+        return fen
+    replayed = game.new_initial_state()
+    for action in state.history():
+        replayed.apply_action(action)
+    if str(replayed) != str(state):
+        raise MctsvizError(
+            "the searched state is not the game's start followed by its history (a state made from a position's text?): "
+            "mctsviz keys OpenSpiel states by their history, and knows the starting position only of chess states (start_fen)"
+        )
+    return None
 
 
 def import_openspiel_file(path: str | Path) -> list[Event]:
@@ -123,7 +153,8 @@ def _openspiel_events(dump: Any) -> list[Event]:
         raise MctsvizError("an OpenSpiel tree dump needs game (text), history (a list) and nodes (a non-empty list)")
     if len(nodes) > MAX_NODES:
         raise MctsvizError(f"the tree has {len(nodes)} nodes, more than the {MAX_NODES} an import reads")
-    game = load_openspiel(check_text(spec, "the game"))
+    fen = dump.get("fen")
+    game = load_openspiel(check_text(spec, "the game"), **({} if fen is None else {"fen": check_text(fen, "the starting FEN")}))
     key = "[" + ",".join(str(check_count(a, "an action")) for a in history) + "]"
     state = game.parse_state(key)
     if game.is_terminal(state):
