@@ -99,3 +99,22 @@ def test_broken_json_names_its_line(tmp_path):
     path.write_text(json.dumps(_response()) + "\n{not json\n")
     with pytest.raises(MctsvizError, match="line 2: not JSON"):
         import_trace("katago", path)
+
+
+def test_verify_checks_an_imported_parent_s_visits_against_its_children(tmp_path, capsys):
+    """The symmetric copies imported as children summed past the root's visits; verify says so."""
+    pytest.importorskip("numpy")
+    for name in ("mctx-muzero-1p.npz", "mctx-muzero-2p.npz", "mctx-gumbel-2p.npz"):
+        out = tmp_path / f"{name}.jsonl"
+        assert main(["import", "mctx", str(KATAGO.parent / name), "-o", str(out), "--batch-index", "1"]) == 0
+        assert main(["verify", str(out)]) == 0
+    response = _empty_board()
+    for info in response["moveInfos"]:
+        info.pop("isSymmetryOf", None)  # as if KataGo had searched them: 4 x 600 + 39 > 640
+    path = _write(tmp_path / "copies.json", [response])
+    out = tmp_path / "copies.jsonl"
+    assert main(["import", "katago", str(path), "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(out)]) == 1
+    printed = capsys.readouterr().out
+    assert "node 0: [visits]" in printed and "children's visits adding up to 2439" in printed and "at most 640" in printed
