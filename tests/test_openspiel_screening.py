@@ -139,3 +139,37 @@ def test_boards_note_names_only_the_missing_hook(tmp_path, capsys):
     assert main(["render", "tree", str(out), "--boards", "-o", str(tmp_path / "t.svg")]) == 0
     err = capsys.readouterr().err
     assert "has no board(state);" in err and "parse_state" not in err
+
+
+@pytest.mark.parametrize("name", ["chess", "crazyhouse", "tic_tac_toe", "chinese_checkers"])
+def test_play_labels_plays_the_rollouts_the_generic_check_plays(name):
+    """verify's fast path (play_labels) reaches the same states as naming every legal move."""
+    import random
+
+    game = games.load(f"openspiel:{name}")
+    rng = random.Random(3)
+    for _ in range(5):
+        moves, _returns = game.playout(game.initial_state(), rng)
+        labels = [m.label for m in moves]
+        state, played = game.play_labels(game.initial_state(), labels)
+        assert played == len(labels) and game.is_terminal(state)
+        generic = game.initial_state()
+        for label in labels:
+            generic = game.next_state(generic, next(a for a in game.legal_actions(generic) if a.label == label))
+        assert state.history == generic.history and str(state.spiel) == str(generic.spiel)
+    stopped, played = game.play_labels(game.initial_state(), [labels[0], "no such move", labels[1]])
+    assert played == 1 and stopped.history == (moves[0].id,)
+
+
+def test_verify_still_flags_an_illegal_rollout_move(tmp_path, capsys):
+    out = tmp_path / "c.jsonl"
+    assert main(["search", "openspiel:chess", "--iterations", "20", "--trace", str(out)]) == 0
+    lines = out.read_text().splitlines()
+    number = next(i for i, line in enumerate(lines) if '"kind":"simulate"' in line and '"actions":[' in line)
+    event = json.loads(lines[number])
+    event["actions"][2] = "Ke9"
+    lines[number] = json.dumps(event)
+    out.write_text("\n".join(lines) + "\n")
+    capsys.readouterr()
+    assert main(["verify", str(out)]) == 1
+    assert "[legal] rollout move 3 is illegal" in capsys.readouterr().out

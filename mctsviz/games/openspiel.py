@@ -30,7 +30,7 @@ import random
 import re
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from ..errors import MctsvizError
@@ -48,6 +48,8 @@ MAX_PLAYERS = 16
 #: (a FEN in chess); a state searched from a FEN records it, so its key's history reads back.
 START_PARAMETER = "fen"
 _LABELS_CHECKED = 4096
+_NAMED_REMEMBERED = 100_000
+_GUESSES = 8  # action ids remembered per name (Nc3 from b1, from d1, from e2, ...)
 _NOT_TEXT = "OpenSpiel's name for action {action} is not UTF-8 text (its boards past 26 columns name moves with bytes that are not letters)"
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_]{0,63}")  # OpenSpiel names start with a digit too (2048)
@@ -329,6 +331,7 @@ class OpenSpielGame:
         self.num_players = int(game.num_players())
         self.fen = fen
         self.spiel_error: type[Exception] = pyspiel_module().SpielError
+        self._named: dict[tuple[int, str], list[int]] = {}
         # Every parameter, defaults included: a trace names the game whatever defaults a later
         # open_spiel has.
         self.params: dict[str, Any] = {k: v for k, v in sorted(dict(game.get_parameters()).items()) if not isinstance(v, dict)}
@@ -441,6 +444,55 @@ class OpenSpielGame:
         except (UnicodeDecodeError, self.spiel_error) as exc:
             raise self._failed(exc, f"a playout from {history_key(state.history)} after {len(actions)} moves") from None
         return actions, tuple(float(r) for r in spiel.returns())
+
+    def play_labels(self, state: SpielState, labels: Sequence[str]) -> tuple[SpielState, int]:
+        """Play the moves ``labels`` names from ``state`` on one clone, stopping at the first
+        that is not legal (or at the game's end); returns the state reached and how many moves
+        were played.
+
+        ``verify`` checks recorded rollouts with it. The generic check names every legal move at
+        every ply (crazyhouse: 14 times the search's time); here a name is first tried as the
+        action ids it meant before (one name to check), and only then are the legal moves
+        named, in order, until it is found (each name met is remembered).
+        """
+        spiel = state.spiel.clone()
+        history, mover, played = list(state.history), state.mover, 0
+        try:
+            for label in labels:
+                # No is_terminal per move (crazyhouse's is costly): a finished game has no legal moves.
+                player = spiel.current_player()
+                if player < 0:
+                    break
+                action = self._action_named(spiel, player, label)
+                if action is None:
+                    break
+                spiel.apply_action(action)
+                history.append(action)
+                mover, played = player, played + 1
+        except (UnicodeDecodeError, self.spiel_error) as exc:
+            raise self._failed(exc, f"a rollout from {history_key(state.history)} after {played} moves") from None
+        return SpielState(tuple(history), mover, spiel), played
+
+    def _action_named(self, spiel: Any, player: int, label: str) -> int | None:
+        """The legal action named ``label``, or None: an action this name was seen to mean
+        before, checked; else the first legal action with that name, learning the names met."""
+        legal = spiel.legal_actions()
+        named = self._named
+        seen = named.get((player, label))
+        if seen is not None:
+            for guess in seen:
+                if guess in legal and spiel.action_to_string(player, guess) == label:
+                    return guess
+        if len(named) >= _NAMED_REMEMBERED:
+            named.clear()
+        for candidate in legal:
+            name = spiel.action_to_string(player, candidate)
+            known = named.setdefault((player, name), [])
+            if candidate not in known and len(known) < _GUESSES:
+                known.append(candidate)
+            if name == label:
+                return int(candidate)
+        return None
 
 
 class OpenSpielBoardGame(OpenSpielGame):
