@@ -173,3 +173,17 @@ def test_verify_still_flags_an_illegal_rollout_move(tmp_path, capsys):
     capsys.readouterr()
     assert main(["verify", str(out)]) == 1
     assert "[legal] rollout move 3 is illegal" in capsys.readouterr().out
+
+
+def test_openspiel_s_own_search_from_a_fen_is_recorded_from_there(tmp_path):
+    """--engine openspiel on chess(fen=...) failed with a KeyError: the recorder rebuilt the
+    standard start; now the trace's game keeps the FEN and every key reads back from it."""
+    out = tmp_path / "o.jsonl"
+    assert main(["search", f"openspiel:chess(fen={FEN})", "--engine", "openspiel", "--iterations", "40", "--trace", str(out)]) == 0
+    events = load_trace(out)
+    assert events[0].game_params["fen"] == FEN
+    final = Replay(events).final()
+    game = games.load(events[0].game, **events[0].game_params)
+    for node in final.nodes():
+        assert game.state_key(game.parse_state(node.key)) == node.key
+    assert {c.action for c in final.children(0)} == {"Rc2", "Rc3", "Rc4", "Rc5", "Rc6", "Rc7", "Rc8+", "Ra1", "Rb1", "Rd1+", "Re1", "Rf1", "Rg1", "Rh1"}

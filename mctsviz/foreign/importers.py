@@ -84,6 +84,8 @@ def dump_openspiel_tree(root: Any, state: Any, game: Any = None) -> dict[str, An
     ``{"parent": index of an earlier node (-1 for the root), "action": id, "player": who made it,
     "prior", "visits" (explore_count), "value" (total_reward)}``.
     """
+    from ..games.openspiel import start_fen_of
+
     spiel_game = game if game is not None else state.get_game()
     nodes: list[dict[str, Any]] = [
         {"parent": -1, "player": int(root.player), "prior": 1.0, "visits": int(root.explore_count), "value": float(root.total_reward)}
@@ -112,28 +114,10 @@ def dump_openspiel_tree(root: Any, state: Any, game: Any = None) -> dict[str, An
         "history": [int(a) for a in state.history()],
         "nodes": nodes,
     }
-    fen = _start_fen(state, spiel_game)
+    fen = start_fen_of(state, spiel_game)
     if fen is not None:
         dump["fen"] = fen
     return dump
-
-
-def _start_fen(state: Any, game: Any) -> str | None:
-    """The position ``state``'s history starts from, where it is not the game's start (chess
-    states made from a FEN keep it as ``start_fen``); refuse a state whose start is lost."""
-    start_fen = getattr(state, "start_fen", None)
-    fen = str(start_fen()) if callable(start_fen) else None
-    if fen is not None and fen != str(game.new_initial_state().start_fen()):
-        return fen
-    replayed = game.new_initial_state()
-    for action in state.history():
-        replayed.apply_action(action)
-    if str(replayed) != str(state):
-        raise MctsvizError(
-            "the searched state is not the game's start followed by its history (a state made from a position's text?): "
-            "mctsviz keys OpenSpiel states by their history, and knows the starting position only of chess states (start_fen)"
-        )
-    return None
 
 
 def import_openspiel_file(path: str | Path) -> list[Event]:

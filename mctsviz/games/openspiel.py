@@ -253,6 +253,29 @@ def _check_labels(name: str, start: Any) -> None:
             raise MctsvizError(f"OpenSpiel game {name!r}: {_NOT_TEXT.format(action=action)}") from None
 
 
+def start_fen_of(state: Any, game: Any) -> str | None:
+    """The position a ``pyspiel.State``'s history starts from, where it is not ``game``'s start
+    (a chess state made by ``new_initial_state(fen)`` keeps it as ``start_fen``), else None.
+
+    Raises:
+        MctsvizError: the state's history does not lead to it from the game's start and its
+            start is unknown (made from a position's text in a game without ``start_fen``).
+    """
+    start_fen = getattr(state, "start_fen", None)
+    fen = str(start_fen()) if callable(start_fen) else None
+    if fen is not None and fen != str(game.new_initial_state().start_fen()):
+        return fen
+    replayed = game.new_initial_state()
+    for action in state.history():
+        replayed.apply_action(action)
+    if str(replayed) != str(state):
+        raise MctsvizError(
+            "the searched state is not the game's start followed by its history (a state made from a position's text?): "
+            "mctsviz keys OpenSpiel states by their history, and knows the starting position only of chess states (start_fen)"
+        )
+    return None
+
+
 def _one_line(exc: Exception) -> str:
     text = " ".join(str(exc).split())
     return text[:200] if text else type(exc).__name__
