@@ -11,13 +11,18 @@ per evaluation:
 * ``OpenSpiel MCTSBot, recorded``: the same bot recorded per iteration by
   ``mctsviz.foreign.openspiel_mcts.TracedMCTSBot`` into a dropped-event recorder.
 
+Then ``verify`` against the search on rich games (crazyhouse, chess, chinese_checkers): a
+search recorded at the ``full`` level in memory (``--verify-iterations``, UCB1, random
+rollouts), then ``mctsviz.verify.verify`` of its events, which replays every rollout through
+OpenSpiel's rules; the ratio is verify's time over the search's (the target: at most 2).
+
 Each figure is the median CPU time of this process over ``--repeats`` interleaved rounds, after
 one warm-up round; the ratio column is OpenSpiel's time over the row's (above 1: the row is
 faster). It asserts nothing and exits 0.
 
 Usage::
 
-    python benchmarks/openspiel_adapter.py [--iterations 1000] [--repeats 5]
+    python benchmarks/openspiel_adapter.py [--iterations 1000] [--repeats 5] [--verify-iterations 300]
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--verify-iterations", type=int, default=300)
     args = parser.parse_args()
     try:
         import numpy as np
@@ -93,7 +99,31 @@ def main() -> int:
     for name in rows:
         seconds = statistics.median(times[name])
         print(f"{name:{width}}  {n / seconds:9.0f}  {statistics.median(ratios[name]):11.2f}x")
+    verify_against_search(args.verify_iterations, args.repeats)
     return 0
+
+
+def verify_against_search(iterations: int, repeats: int) -> None:
+    """verify's time over the recorded search's, on rich OpenSpiel games (medians of ``repeats``)."""
+    from mctsviz.testing import recorded_search
+    from mctsviz.verify import verify
+
+    print(f"\nverify against search, {iterations} iterations, full level, median of {repeats} rounds (CPU time)")
+    print(f"{'game':18}  {'search s':>9}  {'verify s':>9}  {'verify/search':>13}")
+    for name in ("crazyhouse", "chess", "chinese_checkers"):
+        searched, verified, ratios = [], [], []
+        for seed in range(repeats):
+            start = time.process_time()
+            _, events = recorded_search(f"openspiel:{name}", iterations=iterations, seed=seed, record="full", engine="python")
+            middle = time.process_time()
+            report = verify(events)
+            end = time.process_time()
+            if not report.ok:
+                print(f"{name}: verify found a problem: {report.format()[:200]}")
+            searched.append(middle - start)
+            verified.append(end - middle)
+            ratios.append((end - middle) / (middle - start))
+        print(f"{name:18}  {statistics.median(searched):9.2f}  {statistics.median(verified):9.2f}  {statistics.median(ratios):12.2f}x")
 
 
 if __name__ == "__main__":

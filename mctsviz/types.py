@@ -21,6 +21,9 @@ Optional hooks a game may add (mctsviz checks with ``hasattr``):
 * ``playout(state, rng) -> (actions, returns)``: a fast uniform-random playout to the end,
   returning the actions played and the final returns; it draws only from ``rng``, so the
   same ``rng`` state gives the same playout.
+* ``play_labels(state, labels) -> (state, played)``: ``verify``'s check of a recorded rollout,
+  playing the moves the labels name until one is not legal (else every legal move is labelled
+  at every ply).
 * ``params``: a dict of the game's parameters, written into trace headers.
 * ``board(state) -> list[list[str]]``: rows of cell marks ("X", "O", "" ...) for drawings.
 * ``action_cell(action) -> (row, col)`` and ``action_grid -> (rows, cols)``: where an action

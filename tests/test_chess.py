@@ -212,3 +212,25 @@ def test_a_rollout_s_boards_name_chess_moves_as_they_are(game):
     assert boards[-1]["cells"][7][6] == {"symbol": "", "player": None}  # g1 is empty
     assert boards[-1]["cells"][5][5] == {"symbol": "♘", "player": 0}  # the knight on f3, White's
     assert boards[-1]["cells"][0][4] == {"symbol": "♚", "player": 1}
+
+
+def test_an_under_promotion_to_too_little_material_ends_the_playout():
+    """b7b8n (or b8b) leaves K+N (or K+B) against K: a draw, with the piece count unchanged."""
+    game = games.load("chess", fen="7k/1P6/8/8/8/8/8/K7 w - - 0 1")
+    ended = 0
+    for seed in range(200):
+        moves, returns = game.playout(game.initial_state(), random.Random(seed))
+        if moves[0].uci() in ("b7b8n", "b7b8b"):
+            assert len(moves) == 1 and returns == (0.0, 0.0), [m.uci() for m in moves]
+            ended += 1
+        generic = random_playout(game, game.initial_state(), random.Random(seed))
+        assert [m.uci() for m in moves] == [m.uci() for m in generic[0]] and returns == generic[1]
+    assert ended > 10
+
+
+def test_a_search_through_an_under_promotion_verifies():
+    """The issue's position: 500 iterations whose playouts under-promote verify as written."""
+    game = games.load("chess", fen="1K1k4/1P6/8/8/8/8/r7/2R5 w - - 0 1")
+    _, events = recorded_search(game, iterations=500, seed=0, record="full")
+    report = verify(events)
+    assert report.ok, report.format()

@@ -102,3 +102,11 @@ def test_user_game_runs(tmp_path, capsys):
     assert main(["search", f"{source}:Countdown", "--iterations", "500", "--json"]) == 0
     # Taking 2 leaves 3, a lost position for the opponent (take-1-or-2 from 5: leave a multiple of 3).
     assert json.loads(capsys.readouterr().out)["move"] == "take2"
+
+
+def test_the_iterations_help_offers_what_the_command_takes(capsys):
+    """The help said "none: no limit", which --iterations refuses: it now says --seconds alone is that budget."""
+    with pytest.raises(SystemExit):
+        main(["search", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "here, none is --seconds S alone: a time budget with no cap on iterations" in help_text

@@ -51,7 +51,9 @@ def test_mctx_arrays_import_in_creation_order():
     final = Replay(events).final()
     # mctx node indices: root 0, then 1 (action 1), 2 (action 0), 3 (action 2); node 4 under 1.
     assert [(n.parent, n.action, n.visits) for n in final.nodes()] == [(-1, "", 5), (0, "1", 2), (0, "0", 1), (0, "2", 1), (1, "2", 1)]
-    assert final.node(1).mean == pytest.approx(0.25)  # children_values[0, 1], mctx's Q at the root
+    # mctx's Q = reward + discount * children_values[0, 1] = 0 + (-1) * 0.25: discount -1 is the two-player convention
+    assert final.node(1).mean == pytest.approx(-0.25)
+    assert events[0].num_players == 2 and final.node(1).mover == 0 and final.node(4).mover == 1
     assert final.node(1).prior == pytest.approx(0.665, abs=1e-3)  # softmax of the logits [0, 1, -1]
     assert events[0].imported == "mctx"
 
@@ -81,7 +83,9 @@ def test_a_real_mctx_search_imports_with_its_statistics():
     for i in used:
         assert final.node(trace_node(i)).visits == int(arrays["node_visits"][i]), i
     for child in final.children(0):
-        assert child.mean == pytest.approx(float(arrays["children_values"][0][int(child.action)]), rel=1e-6)
+        action = int(child.action)  # mctx's Q: the reward plus the discounted value after the step
+        q = arrays["children_rewards"][0][action] + arrays["children_discounts"][0][action] * arrays["children_values"][0][action]
+        assert child.mean == pytest.approx(float(q), rel=1e-6)
     assert final.root.visits == 13 and max(final.children(0), key=lambda c: c.visits).action == "1"  # mctx chose action 1
 
 

@@ -43,7 +43,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("game", help="a built-in game (see `mctsviz games`), FILE.json or FILE.py:Class")
     p.add_argument("--state", metavar="KEY", help="start from this state key (default: the initial state)")
     budget = p.add_mutually_exclusive_group()
-    budget.add_argument("--iterations", type=int, metavar="N", help=f"{option_doc('iterations')} (default {DEFAULTS.iterations})")
+    # option_doc's "none" is the Python API's None: on the command line --seconds alone is that budget.
+    budget.add_argument(
+        "--iterations",
+        type=int,
+        metavar="N",
+        help=f"{option_doc('iterations')} (default {DEFAULTS.iterations}); here, none is --seconds S alone: a time budget with no cap on iterations",
+    )
     budget.add_argument("--seconds", type=float, metavar="S", help=option_doc("seconds").replace("%", "%%"))
     p.add_argument("--seed", type=int, default=0, help="seed of every random choice, 0 to 2**64 - 1 (default 0)")
     _add_option_flags(p)

@@ -96,12 +96,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", required=True, metavar="TRACE", help="the trace to write (.jsonl or .msgpack, optionally .gz/.zst)")
     p.add_argument("--batch-index", type=int, default=0, metavar="I", help="mctx: which tree of the batch (default 0)")
     p.add_argument(
+        "--policy",
+        choices=("muzero_policy", "gumbel_muzero_policy", "stochastic_muzero_policy"),
+        help="mctx: the policy that made the tree (default: the .npz's policy array, else Gumbel if it holds root_gumbel, else unknown)",
+    )
+    p.add_argument(
         "--winrates-as",
         choices=("sidetomove", "black", "white"),
         default="sidetomove",
         help="katago: the perspective of its winrates (its config's reportAnalysisWinratesAs; default sidetomove)",
     )
     p.add_argument("--to-move", choices=("B", "W"), help="katago with --winrates-as black/white: who is to move (else rootInfo.currentPlayer)")
+    p.add_argument("--turn", type=int, metavar="N", help="katago: import the analysis of turn N (turnNumber; default the file's last)")
+    p.add_argument("--id", dest="query_id", metavar="ID", help="katago: import the analysis of the query ID (default the file's last)")
     p.set_defaults(handler=run_import)
 
     p = subparsers.add_parser(
@@ -226,13 +233,24 @@ def run_import(args: argparse.Namespace) -> int:
         from ..extras import require_extra
 
         require_extra("render", "mctsviz import mctx")  # numpy reads the .npz
-    events = import_trace(args.kind, args.source, batch_index=args.batch_index, winrates_as=args.winrates_as, to_move=args.to_move)
+    events = import_trace(
+        args.kind,
+        args.source,
+        on_note=lambda message: _note(f"note: {message}"),
+        batch_index=args.batch_index,
+        policy=args.policy,
+        winrates_as=args.winrates_as,
+        to_move=args.to_move,
+        turn=args.turn,
+        query_id=args.query_id,
+    )
     write_trace(args.output, events)
     from ..trace.events import Expand, Header
 
     nodes = 1 + sum(len(e.children) for e in events if isinstance(e, Expand))
-    visits = events[0].root_visits if isinstance(events[0], Header) else 0
-    print(f"wrote {args.output}: an imported {args.kind} tree of {nodes} nodes, root N = {visits}")
+    header = events[0]
+    visits, engine = (header.root_visits, header.imported) if isinstance(header, Header) else (0, args.kind)
+    print(f"wrote {args.output}: an imported {engine} tree of {nodes} nodes, root N = {visits}")
     return EXIT_OK
 
 

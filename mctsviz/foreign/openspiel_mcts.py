@@ -36,14 +36,15 @@ import pyspiel
 from open_spiel.python.algorithms import mcts
 
 from ..errors import MctsvizError
-from ..games.openspiel import OpenSpielGame, SpielAction, SpielState, history_key
+from ..games.openspiel import OpenSpielGame, SpielAction, SpielState, history_key, start_fen_of
 from ..options import SearchOptions
 from ..tracer import Tracer
 from ..types import Recorder
 
 
-def adapter_for(game: Any) -> OpenSpielGame:
-    """The mctsviz game for a ``pyspiel.Game`` (``openspiel:NAME`` with its parameters).
+def adapter_for(game: Any, fen: str | None = None) -> OpenSpielGame:
+    """The mctsviz game for a ``pyspiel.Game`` (``openspiel:NAME`` with its parameters, and
+    ``fen=`` for a start other than the game's own).
 
     Raises:
         MctsvizError: the game is one mctsviz cannot search (chance, simultaneous moves, hidden
@@ -52,6 +53,8 @@ def adapter_for(game: Any) -> OpenSpielGame:
     from ..games.openspiel import load_openspiel
 
     params = {k: v for k, v in dict(game.get_parameters()).items() if not isinstance(v, dict)}
+    if fen is not None:
+        params["fen"] = fen
     return load_openspiel(game.get_type().short_name, **params)
 
 
@@ -91,6 +94,7 @@ class TracedMCTSBot(mcts.MCTSBot):
 
     def __init__(self, game: Any, uct_c: float, max_simulations: int, evaluator: Any, *, recorder: Recorder, seed: int = 0, **kwargs: Any) -> None:
         self.adapter = adapter_for(game)
+        self.spiel_game = game
         self.recorder = recorder
         self.seed = seed
         self.recording = _RecordingEvaluator(evaluator)
@@ -117,6 +121,9 @@ class TracedMCTSBot(mcts.MCTSBot):
     def mcts_search(self, state: Any) -> Any:
         if state.is_chance_node() or state.is_terminal():
             raise MctsvizError("OpenSpiel's search starts at a player's move: this state is terminal or a chance node")
+        fen = start_fen_of(state, self.spiel_game)
+        if fen != self.adapter.fen:  # a state made from a FEN: its history starts there
+            self.adapter = adapter_for(self.spiel_game, fen)
         root_state = state_for(self.adapter, state)
         self.tracer = Tracer(self.recorder, game=self.adapter, root=root_state, options=self.declared_options(), seed=self.seed)
         self._states, self._expanded, self._pending = {}, set(), None

@@ -220,7 +220,9 @@ class Chess:
             moves.append(move)
             board.push(move)
             now = board.occupied.bit_count()
-            if now != pieces:
+            # Material changes by a capture or a promotion: an under-promotion to a knight or a
+            # bishop can leave too little to mate with the piece count unchanged.
+            if now != pieces or move.promotion:
                 pieces = now
                 if board.is_insufficient_material():
                     break

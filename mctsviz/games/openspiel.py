@@ -30,7 +30,7 @@ import random
 import re
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from ..errors import MctsvizError
@@ -44,8 +44,15 @@ MAX_PARAMETER_INT = 1000
 MAX_PARAMETER_TEXT = 100
 MAX_DISTINCT_ACTIONS = 1_000_000
 MAX_PLAYERS = 16
+#: mctsviz's own parameter: a position to start from, given to OpenSpiel's ``new_initial_state(text)``
+#: (a FEN in chess); a state searched from a FEN records it, so its key's history reads back.
+START_PARAMETER = "fen"
+_LABELS_CHECKED = 4096
+_NAMED_REMEMBERED = 100_000
+_GUESSES = 8  # action ids remembered per name (Nc3 from b1, from d1, from e2, ...)
+_NOT_TEXT = "OpenSpiel's name for action {action} is not UTF-8 text (its boards past 26 columns name moves with bytes that are not letters)"
 
-_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+_NAME = re.compile(r"[a-z0-9][a-z0-9_]{0,63}")  # OpenSpiel names start with a digit too (2048)
 _PARAMETER = re.compile(r"([A-Za-z_][A-Za-z0-9_]{0,63})=([^,()=]*)")
 _INT = re.compile(r"[+-]?[0-9]{1,10}")
 _FLOAT = re.compile(r"[+-]?(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -196,27 +203,77 @@ def load_openspiel(spec: str, **params: Any) -> OpenSpielGame:
     unsupported = _unsupported(pyspiel, game_type)
     if unsupported:
         raise MctsvizError(f"OpenSpiel game {name!r} cannot be searched by mctsviz: {unsupported}")
-    checked = _check_parameters(name, given, dict(game_type.parameter_specification))
+    spec_defaults = dict(game_type.parameter_specification)
+    fen = given.pop(START_PARAMETER, None) if START_PARAMETER not in spec_defaults else None
+    if fen is not None and (not isinstance(fen, str) or not 0 < len(fen) <= MAX_PARAMETER_TEXT):
+        raise MctsvizError(f"OpenSpiel game {name!r}: {START_PARAMETER} must be a position's text of 1 to {MAX_PARAMETER_TEXT} characters")
+    checked = _check_parameters(name, given, spec_defaults)
     try:
         with _quiet_stderr():
             game = pyspiel.load_game(name, checked)
     except pyspiel.SpielError as exc:
         raise MctsvizError(f"OpenSpiel game {name!r} with {checked} does not load: {_one_line(exc)}") from None
+    # Parameters can change what a game is (efg_game's file, chess960's random start): screen the
+    # game as loaded, not as registered.
+    unsupported = _unsupported(pyspiel, game.get_type())
+    if unsupported:
+        raise MctsvizError(f"OpenSpiel game {name!r} with {checked} cannot be searched by mctsviz: {unsupported}")
     if game.num_players() > MAX_PLAYERS:
         raise MctsvizError(f"OpenSpiel game {name!r} has {game.num_players()} players, more than {MAX_PLAYERS}")
     if game.num_distinct_actions() > MAX_DISTINCT_ACTIONS:
         raise MctsvizError(f"OpenSpiel game {name!r} has {game.num_distinct_actions()} distinct actions, more than {MAX_DISTINCT_ACTIONS}")
     try:
         with _quiet_stderr():
-            start = game.new_initial_state()
+            start = game.new_initial_state() if fen is None else game.new_initial_state(fen)
+            chance = start.is_chance_node()
             playable = start.is_terminal() or (start.current_player() >= 0 and len(start.legal_actions()) > 0)
-    except Exception as exc:  # OpenSpiel raises SpielError, ValueError, ... for parameters it cannot use
-        raise MctsvizError(f"OpenSpiel game {name!r} with {checked} has no usable start: {_one_line(exc)}") from None
+    except Exception as exc:  # OpenSpiel raises SpielError, RuntimeError, ValueError, ... for a start it cannot make
+        where = "no usable start" if fen is None else f"no start from {START_PARAMETER}={fen[:MAX_PARAMETER_TEXT]!r}"
+        raise MctsvizError(f"OpenSpiel game {name!r} with {checked} has {where}: {_one_line(exc)}") from None
+    if chance:
+        raise MctsvizError(
+            f"OpenSpiel game {name!r} with {checked} cannot be searched by mctsviz: its start is a chance node (the game protocol has no chance moves)"
+        )
     if not playable:
         raise MctsvizError(f"OpenSpiel game {name!r} with {checked} has no legal move at its start")
+    if not start.is_terminal():
+        _check_labels(name, start)
     board = _BOARDS.get(name)
     cls = OpenSpielBoardGame if board is not None else OpenSpielGame
-    return cls(game, name, checked)
+    return cls(game, name, checked, fen=fen)
+
+
+def _check_labels(name: str, start: Any) -> None:
+    """Refuse a game whose move names at the start are not text (hex, havannah and y past 26 columns)."""
+    player = start.current_player()
+    for action in start.legal_actions()[:_LABELS_CHECKED]:
+        try:
+            start.action_to_string(player, action)
+        except UnicodeDecodeError:
+            raise MctsvizError(f"OpenSpiel game {name!r}: {_NOT_TEXT.format(action=action)}") from None
+
+
+def start_fen_of(state: Any, game: Any) -> str | None:
+    """The position a ``pyspiel.State``'s history starts from, where it is not ``game``'s start
+    (a chess state made by ``new_initial_state(fen)`` keeps it as ``start_fen``), else None.
+
+    Raises:
+        MctsvizError: the state's history does not lead to it from the game's start and its
+            start is unknown (made from a position's text in a game without ``start_fen``).
+    """
+    start_fen = getattr(state, "start_fen", None)
+    fen = str(start_fen()) if callable(start_fen) else None
+    if fen is not None and fen != str(game.new_initial_state().start_fen()):
+        return fen
+    replayed = game.new_initial_state()
+    for action in state.history():
+        replayed.apply_action(action)
+    if str(replayed) != str(state):
+        raise MctsvizError(
+            "the searched state is not the game's start followed by its history (a state made from a position's text?): "
+            "mctsviz keys OpenSpiel states by their history, and knows the starting position only of chess states (start_fen)"
+        )
+    return None
 
 
 def _one_line(exc: Exception) -> str:
@@ -227,6 +284,8 @@ def _one_line(exc: Exception) -> str:
 def _unsupported(pyspiel: Any, game_type: Any) -> str | None:
     """Why the game does not fit the protocol, or None."""
     kind = pyspiel.GameType
+    if game_type.dynamics == kind.Dynamics.MEAN_FIELD:
+        return "it is a mean-field game (a population's distribution, not players taking turns)"
     if game_type.dynamics != kind.Dynamics.SEQUENTIAL:
         return "its players move simultaneously (the game protocol has one player to move)"
     if game_type.information != kind.Information.PERFECT_INFORMATION:
@@ -288,15 +347,20 @@ class OpenSpielGame:
     Build it with :func:`load_openspiel` or ``mctsviz.games.load("openspiel:connect_four")``.
     """
 
-    def __init__(self, game: Any, short_name: str, given: dict[str, Any]) -> None:
+    def __init__(self, game: Any, short_name: str, given: dict[str, Any], *, fen: str | None = None) -> None:
         self.spiel_game = game
         self.short_name = short_name
         self.name = PREFIX + short_name
         self.num_players = int(game.num_players())
+        self.fen = fen
+        self.spiel_error: type[Exception] = pyspiel_module().SpielError
+        self._named: dict[tuple[int, str], list[int]] = {}
         # Every parameter, defaults included: a trace names the game whatever defaults a later
         # open_spiel has.
         self.params: dict[str, Any] = {k: v for k, v in sorted(dict(game.get_parameters()).items()) if not isinstance(v, dict)}
         self.given = dict(given)
+        if fen is not None:
+            self.params[START_PARAMETER] = self.given[START_PARAMETER] = fen
         self.action_grid: tuple[int, int] | None = None
 
     def __repr__(self) -> str:
@@ -311,7 +375,13 @@ class OpenSpielGame:
     # -- protocol -------------------------------------------------------------------------
 
     def initial_state(self) -> SpielState:
-        return SpielState((), -1, self.spiel_game.new_initial_state())
+        return SpielState((), -1, self.spiel_game.new_initial_state() if self.fen is None else self.spiel_game.new_initial_state(self.fen))
+
+    def _failed(self, exc: Exception, where: str) -> MctsvizError:
+        """OpenSpiel's own failure (a check in its C++, a move name that is not text) as one line."""
+        if isinstance(exc, UnicodeDecodeError):
+            return MctsvizError(f"{self.name}: OpenSpiel failed at {where}: it gave text that is not UTF-8 (a move's name or its error message)")
+        return MctsvizError(f"{self.name}: OpenSpiel failed at {where}: {_one_line(exc)}")
 
     def current_player(self, state: SpielState) -> int:
         player = int(state.spiel.current_player())
@@ -328,7 +398,10 @@ class OpenSpielGame:
                 legal = ()
             else:
                 player = spiel.current_player()
-                legal = tuple(SpielAction(a, spiel.action_to_string(player, a)) for a in spiel.legal_actions())
+                try:
+                    legal = tuple(SpielAction(a, spiel.action_to_string(player, a)) for a in spiel.legal_actions())
+                except (UnicodeDecodeError, self.spiel_error) as exc:
+                    raise self._failed(exc, history_key(state.history)) from None
             state._legal = legal
         return legal
 
@@ -339,7 +412,10 @@ class OpenSpielGame:
             raise MctsvizError(f"{self.name}: illegal action {action!r} in {history_key(state.history)}")
         mover = int(spiel.current_player())
         child = spiel.clone()
-        child.apply_action(number)
+        try:
+            child.apply_action(number)
+        except self.spiel_error as exc:
+            raise self._failed(exc, f"action {number} in {history_key(state.history)}") from None
         return SpielState((*state.history, number), mover, child)
 
     def is_terminal(self, state: SpielState) -> bool:
@@ -382,19 +458,71 @@ class OpenSpielGame:
         spiel = state.spiel.clone()
         actions: list[SpielAction] = []
         rand = rng.random
-        while not spiel.is_terminal():
-            legal = spiel.legal_actions()
-            action = legal[int(rand() * len(legal))]
-            actions.append(SpielAction(action, spiel.action_to_string(spiel.current_player(), action)))
-            spiel.apply_action(action)
+        try:
+            while not spiel.is_terminal():
+                legal = spiel.legal_actions()
+                action = legal[int(rand() * len(legal))]
+                actions.append(SpielAction(action, spiel.action_to_string(spiel.current_player(), action)))
+                spiel.apply_action(action)
+        except (UnicodeDecodeError, self.spiel_error) as exc:
+            raise self._failed(exc, f"a playout from {history_key(state.history)} after {len(actions)} moves") from None
         return actions, tuple(float(r) for r in spiel.returns())
+
+    def play_labels(self, state: SpielState, labels: Sequence[str]) -> tuple[SpielState, int]:
+        """Play the moves ``labels`` names from ``state`` on one clone, stopping at the first
+        that is not legal (or at the game's end); returns the state reached and how many moves
+        were played.
+
+        ``verify`` checks recorded rollouts with it. The generic check names every legal move at
+        every ply (crazyhouse: 14 times the search's time); here a name is first tried as the
+        action ids it meant before (one name to check), and only then are the legal moves
+        named, in order, until it is found (each name met is remembered).
+        """
+        spiel = state.spiel.clone()
+        history, mover, played = list(state.history), state.mover, 0
+        try:
+            for label in labels:
+                # No is_terminal per move (crazyhouse's is costly): a finished game has no legal moves.
+                player = spiel.current_player()
+                if player < 0:
+                    break
+                action = self._action_named(spiel, player, label)
+                if action is None:
+                    break
+                spiel.apply_action(action)
+                history.append(action)
+                mover, played = player, played + 1
+        except (UnicodeDecodeError, self.spiel_error) as exc:
+            raise self._failed(exc, f"a rollout from {history_key(state.history)} after {played} moves") from None
+        return SpielState(tuple(history), mover, spiel), played
+
+    def _action_named(self, spiel: Any, player: int, label: str) -> int | None:
+        """The legal action named ``label``, or None: an action this name was seen to mean
+        before, checked; else the first legal action with that name, learning the names met."""
+        legal = spiel.legal_actions()
+        named = self._named
+        seen = named.get((player, label))
+        if seen is not None:
+            for guess in seen:
+                if guess in legal and spiel.action_to_string(player, guess) == label:
+                    return guess
+        if len(named) >= _NAMED_REMEMBERED:
+            named.clear()
+        for candidate in legal:
+            name = spiel.action_to_string(player, candidate)
+            known = named.setdefault((player, name), [])
+            if candidate not in known and len(known) < _GUESSES:
+                known.append(candidate)
+            if name == label:
+                return int(candidate)
+        return None
 
 
 class OpenSpielBoardGame(OpenSpielGame):
     """An OpenSpiel grid game whose boards mctsviz draws (read from the state's text)."""
 
-    def __init__(self, game: Any, short_name: str, given: dict[str, Any]) -> None:
-        super().__init__(game, short_name, given)
+    def __init__(self, game: Any, short_name: str, given: dict[str, Any], *, fen: str | None = None) -> None:
+        super().__init__(game, short_name, given, fen=fen)
         self._read_board, grid, self._cell = _BOARDS[short_name]
         self.action_grid = grid(self.params) if grid is not None else None
 

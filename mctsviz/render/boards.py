@@ -90,7 +90,10 @@ def board_game(snapshot: TreeSnapshot, game: Game | None = None) -> tuple[BoardG
         except MctsvizError as exc:
             return None, f"{exc}; drawing the tree without boards"
     if not supports_boards(game):
-        return None, f"game {style.plain_text(game.name)!r} has no board(state) and parse_state(key); drawing the tree without boards"
+        missing = " and ".join(
+            hook for hook, name in (("board(state)", "board"), ("parse_state(key)", "parse_state")) if not callable(getattr(game, name, None))
+        )
+        return None, f"game {style.plain_text(game.name)!r} has no {missing}; drawing the tree without boards"
     return game, None
 
 

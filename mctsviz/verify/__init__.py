@@ -34,7 +34,7 @@ from typing import Any
 
 from ..errors import MctsvizError
 from ..trace.blocks import BlockRead
-from ..trace.events import Header
+from ..trace.events import Expand, Header
 from .checker import Checker
 from .report import CHECKS, TOLERANCE, VerifyReport, Violation
 
@@ -106,6 +106,7 @@ def _check_imported(header: Header, events: Iterator[Any], report: VerifyReport)
     report.record = header.record
     report.game = header.game
     grammar = TraceStructure(imported=True)
+    visits = {0: header.root_visits}
     position = 1
     for event in events:
         position += 1
@@ -113,5 +114,23 @@ def _check_imported(header: Header, events: Iterator[Any], report: VerifyReport)
         if problem is not None:
             report.add(Violation(problem.check, problem.iteration, problem.node, problem.expected, problem.found, problem.message, position))
             return
+        if isinstance(event, Expand):
+            # Every visit to a child passed through its parent: the children's visits add up to
+            # at most the parent's (an engine may also count the parent's own evaluation).
+            below = 0
+            for child in event.children:
+                visits[child.node] = child.visits
+                below += child.visits
+            if below > visits.get(event.parent, 0):
+                found = f"children's visits adding up to {below}"
+                report.add(
+                    Violation(
+                        "visits", 0, event.parent, f"at most {visits.get(event.parent, 0)}", found, "the children's visits against the parent's", position
+                    )
+                )
+                return
     report.iterations = 0
-    report.notes.append(f"an imported tree (from {header.imported}): it holds no iterations, so only the order of its events and its node ids were checked")
+    report.notes.append(
+        f"an imported tree (from {header.imported}): it holds no iterations, so the order of its events, its node ids "
+        "and each parent's visits against its children's were checked"
+    )

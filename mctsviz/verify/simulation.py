@@ -107,7 +107,12 @@ class SimulationChecks(CheckerState):
     def _rollout_problem(self, state: object, labels: tuple[str, ...], returns: tuple[float, ...]) -> tuple[str, object, object, str] | None:
         """What is wrong with a rollout played from ``state``: (check, expected, found, message), or None."""
         game = self.game
-        for number, label in enumerate(labels, 1):
+        play_labels = getattr(game, "play_labels", None)
+        if callable(play_labels):  # a game that finds a move from its name without naming every legal one
+            state, played = play_labels(state, labels)
+            if played < len(labels):
+                return "legal", f"one of {self._labels(game, state)}", labels[played], f"rollout move {played + 1} is illegal"
+        for number, label in enumerate(labels if not callable(play_labels) else (), 1):
             following = self._play(state, label)
             if following is None:
                 return "legal", f"one of {self._labels(game, state)}", label, f"rollout move {number} is illegal"

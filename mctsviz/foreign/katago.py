@@ -1,0 +1,186 @@
+"""A KataGo analysis-engine response as a trace of one snapshot.
+
+A file may hold several responses (one per line, or pretty-printed over several lines): KataGo
+answers each query's turns separately, and reports errors and warnings as responses of their
+own. One final response is imported, chosen by ``turn`` and ``query_id``; KataGo's warnings, and
+its errors when no analysis is left, are passed on in its own words.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import MctsvizError
+from ..options import SearchOptions
+from ..trace import limits
+from ..trace.events import Event
+from .imported import ImportedTree, check_count, check_finite, check_text, read_bytes
+
+WINRATE_PERSPECTIVES = ("sidetomove", "black", "white")
+#: The most responses a file lists in a note or an error.
+_LISTED = 12
+
+
+def katago_responses(data: bytes, what: str) -> Iterator[tuple[int, Any]]:
+    """Each JSON value in ``data`` with the line it starts on: one per line, or pretty-printed."""
+    if limits.json_too_deep(data):
+        raise MctsvizError(f"{what}: values nested more than {limits.MAX_DEPTH} levels deep")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MctsvizError(f"{what}: not UTF-8 text (byte {exc.start})") from None
+    decoder = json.JSONDecoder()
+    position = 0
+    while True:
+        while position < len(text) and text[position].isspace():
+            position += 1
+        if position >= len(text):
+            return
+        line = text.count("\n", 0, position) + 1
+        try:
+            value, position = decoder.raw_decode(text, position)
+        except json.JSONDecodeError as exc:
+            raise MctsvizError(f"{what}: line {exc.lineno}: not JSON ({exc.msg})") from None
+        yield line, value
+
+
+def import_katago_file(
+    path: str | Path,
+    *,
+    winrates_as: str = "sidetomove",
+    to_move: str | None = None,
+    turn: int | None = None,
+    query_id: str | None = None,
+    on_note: Callable[[str], None] | None = None,
+) -> list[Event]:
+    """The trace of a KataGo analysis response read from a file.
+
+    The candidates are the final responses (``isDuringSearch`` false) with ``moveInfos``, those
+    of ``query_id`` and ``turn`` where given; the last candidate is imported, and when several
+    were left ``on_note`` hears which turns the file holds. KataGo's warnings go to ``on_note``;
+    with no candidate, KataGo's own errors are the message.
+    """
+    note = on_note or (lambda _message: None)
+    candidates: list[tuple[int, dict[str, Any]]] = []
+    errors: list[str] = []
+    present: list[tuple[str, Any]] = []
+    for line, response in katago_responses(read_bytes(path), str(path)):
+        if not isinstance(response, dict):
+            raise MctsvizError(f"{path}: line {line}: not a KataGo response (a JSON object)")
+        if "error" in response:
+            errors.append(_reported(response, "error"))
+            continue
+        if "warning" in response:
+            note(f"{path}: line {line}: KataGo warned: {_reported(response, 'warning')}")
+            continue
+        if "moveInfos" not in response or response.get("isDuringSearch", False):
+            continue
+        present.append((str(response.get("id", ""))[:64], response.get("turnNumber")))
+        if query_id is not None and str(response.get("id")) != query_id:
+            continue
+        if turn is not None and response.get("turnNumber") != turn:
+            continue
+        candidates.append((line, response))
+    if not candidates:
+        wanted = "".join([f" of id {query_id!r}" if query_id is not None else "", f" for turn {turn}" if turn is not None else ""])
+        if errors:
+            raise MctsvizError(f"{path}: no KataGo analysis{wanted}; KataGo reported: {'; '.join(errors[:3])}")
+        if present:
+            raise MctsvizError(f"{path}: no final KataGo analysis{wanted}; the file holds {_listing(present)}")
+        raise MctsvizError(f"{path}: no final KataGo analysis response (a JSON object with moveInfos)")
+    line, chosen = candidates[-1]
+    if len(candidates) > 1:
+        note(
+            f"{path}: {len(candidates)} analyses ({_listing(present)}); imported the last, id {str(chosen.get('id', ''))[:64]!r} "
+            f"turn {chosen.get('turnNumber')} (line {line}); choose another with --turn N or --id ID"
+        )
+    for message in errors:
+        note(f"{path}: KataGo reported an error: {message}")
+    return import_katago_analysis(chosen, winrates_as=winrates_as, to_move=to_move, on_note=on_note)
+
+
+def _reported(response: dict[str, Any], kind: str) -> str:
+    """KataGo's error or warning text, with the field and query it names."""
+    text = " ".join(str(response.get(kind)).split())[:300]
+    where = [f"{name} {str(response[name])[:64]!r}" for name in ("field", "id") if name in response]
+    return text + (f" ({', '.join(where)})" if where else "")
+
+
+def _listing(present: list[tuple[str, Any]]) -> str:
+    by_id: dict[str, list[str]] = {}
+    for query, turn in present:
+        by_id.setdefault(query, []).append(str(turn)[:12])
+    parts = [f"id {query!r}: turns {', '.join(turns[:_LISTED])}{' ...' if len(turns) > _LISTED else ''}" for query, turns in list(by_id.items())[:_LISTED]]
+    return "; ".join(parts) + ("; ..." if len(by_id) > _LISTED else "")
+
+
+def import_katago_analysis(
+    response: Any, *, winrates_as: str = "sidetomove", to_move: str | None = None, on_note: Callable[[str], None] | None = None
+) -> list[Event]:
+    """The trace of one KataGo analysis-engine response: the root and one child per searched move.
+
+    Winrates in [0, 1] become means in [-1, 1] for the player making the move (``2w - 1``).
+    KataGo reports them from the perspective its config's ``reportAnalysisWinratesAs`` names:
+    ``sidetomove`` (each move's winrate is for the player making it), or ``black``/``white``,
+    which needs ``to_move`` ("B" or "W", else ``rootInfo.currentPlayer``). A move marked
+    ``isSymmetryOf`` was not searched (KataGo copies a symmetric move's statistics to it): it is
+    left out, and ``on_note`` hears how many. The ``pv`` beyond its first move is not imported:
+    KataGo reports no statistics for those nodes.
+
+    Raises:
+        MctsvizError: a missing or malformed field, or more moves than a trace holds.
+    """
+    if winrates_as not in WINRATE_PERSPECTIVES:
+        raise MctsvizError(f"winrates_as must be one of {', '.join(WINRATE_PERSPECTIVES)}, not {winrates_as!r}")
+    if isinstance(response, dict) and "error" in response:
+        raise MctsvizError(f"KataGo reported an error: {_reported(response, 'error')}")
+    if not isinstance(response, dict) or not isinstance(response.get("moveInfos"), list) or not isinstance(response.get("rootInfo"), dict):
+        raise MctsvizError("not a KataGo analysis response: expected an object with moveInfos (a list) and rootInfo (an object)")
+    root_info, moves = response["rootInfo"], response["moveInfos"]
+    if len(moves) > limits.MAX_CHILDREN:
+        raise MctsvizError(f"{len(moves)} moves, more than the {limits.MAX_CHILDREN} a trace holds")
+    flip = False
+    if winrates_as != "sidetomove":
+        player = to_move if to_move is not None else root_info.get("currentPlayer")
+        if player not in ("B", "W"):
+            raise MctsvizError(f"winrates reported as {winrates_as}: say who is to move (B or W); the response has no rootInfo.currentPlayer")
+        flip = (player == "B") != (winrates_as == "black")
+
+    def mean(winrate: Any) -> float:
+        w = check_finite(winrate, "a winrate")
+        if not -0.5 <= w <= 1.5:  # lcb-like values stray a little outside [0, 1]; winrates do not
+            raise MctsvizError(f"a winrate must be from 0 to 1, not {w}")
+        w = 1.0 - w if flip else w
+        return 2.0 * w - 1.0
+
+    turn = response.get("turnNumber", 0)
+    root_visits = check_count(root_info.get("visits", 0), "rootInfo.visits")
+    # rootInfo's winrate is the side to move's; the root is credited to the player before it.
+    root_value = -mean(root_info.get("winrate", 0.5)) * root_visits if root_visits else 0.0
+    tree = ImportedTree(root_key=f"turn {check_count(turn, 'turnNumber')}", root_visits=root_visits, root_value=root_value, root_player=0, num_players=2)
+    copies = 0
+    for number, info in enumerate(sorted(moves, key=lambda m: m.get("order", 0) if isinstance(m, dict) and isinstance(m.get("order", 0), int) else 0)):
+        if not isinstance(info, dict):
+            raise MctsvizError(f"moveInfos[{number}] is not an object")
+        move = check_text(info.get("move"), f"moveInfos[{number}].move")
+        if "isSymmetryOf" in info:
+            # KataGo's docs: a move equivalent by symmetry to the one named, not explored itself.
+            copies += 1
+            continue
+        visits = check_count(info.get("visits", 0), f"moveInfos[{number}].visits")
+        tree.add(
+            0,
+            label=move,
+            key=f"{tree.nodes[0].key} {move}",
+            prior=info.get("prior", 0.0),
+            mover=0,
+            terminal=False,
+            visits=visits,
+            value=mean(info.get("winrate", 0.5)) * visits,
+        )
+    if copies and on_note is not None:
+        on_note(f"{copies} moves marked isSymmetryOf (symmetric copies KataGo did not search) were left out")
+    return tree.events(engine="katago", game="katago", options=SearchOptions(policy="puct"))
