@@ -393,7 +393,7 @@ def _slide_figures(heat: Replay, ttt: Replay, puct: Replay, match: Any, swept: A
         plot_sweep,
         plot_ucb_contour,
     )
-    from .render.extract import reward_range
+    from .render.extract import load_trace_game, reward_range
     from .render.phases import render_phases
 
     def plot(draw: Callable[[Any], Any]) -> bytes:
@@ -419,7 +419,8 @@ def _slide_figures(heat: Replay, ttt: Replay, puct: Replay, match: Any, swept: A
             "heatmaps",
             "Heatmaps",
             f"mctsviz render heatmap {trace} --iterations {','.join(map(str, budgets))} --theme slide -o heatmaps.svg",
-            figure_bytes(plot_heatmaps(heat, budgets, theme="slide"), "svg"),
+            # The game, as the command loads it from the trace: its moves on the board, not in a row.
+            figure_bytes(plot_heatmaps(heat, budgets, game=load_trace_game(heat.header), theme="slide"), "svg"),
         ),
         (
             "board",
