@@ -53,3 +53,47 @@ def test_the_gallery_slide_heatmaps_draw_boards_as_the_printed_command_does(gall
     for width, height in shapes:
         # A 3 x 3 board is square; the old figure drew each panel as a 1 x 9 strip.
         assert 0.9 <= width / height <= 1.1, (width, height)
+
+
+def _drawn_slide_board(game_name: str, iterations: int):
+    """The board overlay as ``render board --theme slide`` draws it, drawn; (axes, renderer, px per point)."""
+    from mctsviz.render import board_figure_size, board_overlay, figure_bytes, new_figure, plot_board_overlay
+
+    game = games.load(game_name)
+    snapshot = recorded_replay(game, iterations=iterations, seed=1).final()
+    overlay = board_overlay(snapshot, game=game)
+    fig, (ax,) = new_figure(*board_figure_size(overlay.shape), theme="slide")
+    plot_board_overlay(snapshot, game=game, ax=ax, theme="slide")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    figure_bytes(ax, "png")  # lays the figure out, as writing the file does
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    px_per_point = 1280 / (fig.get_size_inches()[0] * 72)  # the slide shown 1280 px wide
+    return ax, canvas.get_renderer(), px_per_point
+
+
+def _overlap(a, b) -> bool:
+    return a.x0 < b.x1 - 0.5 and b.x0 < a.x1 - 0.5 and a.y0 < b.y1 - 0.5 and b.y0 < a.y1 - 0.5
+
+
+@pytest.mark.parametrize("game_name, iterations", [("connect4", 2000), ("tictactoe", 400)])
+def test_slide_board_labels_neither_collide_nor_sit_under_the_line_discs(game_name, iterations):
+    from matplotlib.patches import Circle
+
+    ax, renderer, px_per_point = _drawn_slide_board(game_name, iterations)
+    discs = [p for p in ax.patches if isinstance(p, Circle)]
+    assert discs  # the most-visited line is numbered
+    disc_boxes = [d.get_window_extent(renderer) for d in discs]
+    labels = [t for t in ax.texts if t.get_text()]
+    numbers = [t for t in labels if any(b.contains(*t.get_window_extent(renderer).get_points().mean(axis=0)) for b in disc_boxes)]
+    cell_labels = [t for t in labels if t not in numbers]
+    assert len(cell_labels) >= 3 * 7 if game_name == "connect4" else 27
+    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in cell_labels]
+    for i, (text_a, a) in enumerate(boxes):
+        for text_b, b in boxes[i + 1 :]:
+            assert not _overlap(a, b), f"{text_a!r} runs into {text_b!r}"
+        for disc in disc_boxes:
+            assert not _overlap(a, disc), f"a numbered disc covers {text_a!r}"
+    # Readable on the slide: no label under 10 px when the slide is 1280 px wide.
+    assert min(t.get_fontsize() for t in labels) * px_per_point >= 10
