@@ -97,3 +97,55 @@ def test_slide_board_labels_neither_collide_nor_sit_under_the_line_discs(game_na
             assert not _overlap(a, disc), f"a numbered disc covers {text_a!r}"
     # Readable on the slide: no label under 10 px when the slide is 1280 px wide.
     assert min(t.get_fontsize() for t in labels) * px_per_point >= 10
+
+
+def _run(capsys, *argv):
+    from mctsviz.cli import main
+
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exc:
+        code = exc.code
+    _, err = capsys.readouterr()
+    return code, err
+
+
+@pytest.fixture(scope="module")
+def connect4_trace(tmp_path_factory):
+    """A 2,000-iteration Connect Four search: its last path runs deep, seven moves at each level."""
+    from mctsviz.testing import recorded_search
+    from mctsviz.trace.io import write_trace
+
+    path = tmp_path_factory.mktemp("c4") / "c4.msgpack"
+    write_trace(path, recorded_search("connect4", iterations=2000, seed=1)[1])
+    return path
+
+
+def _drawn_nodes(svg: str) -> set[int]:
+    return {int(n) for n in re.findall(r"<title>n(\d+)</title>", svg)}
+
+
+@needs_dot
+def test_a_slide_tree_fills_the_16_9_canvas_and_shows_the_tree_not_a_chain(tmp_path, capsys, connect4_trace):
+    from PIL import Image
+
+    from mctsviz.replay import Replay
+    from mctsviz.trace.io import read_trace
+
+    final = Replay(list(read_trace(connect4_trace))).final()
+    root_children = set(final.children_ids(0))
+    svg_out, png_out = tmp_path / "tree.svg", tmp_path / "tree.png"
+    for out in (svg_out, png_out):
+        code, err = _run(capsys, "render", "tree", connect4_trace, "--theme", "slide", "-o", out)
+        assert code == 0, err
+    assert Image.open(png_out).size == (1280, 720)
+    svg = svg_out.read_text()
+    assert re.search(r'<svg width="960pt" height="540pt"', svg), svg[:300]
+    drawn = _drawn_nodes(svg)
+    # The search's result: the root's moves and the best lines under them, not the last path's chain.
+    assert len(drawn & root_children) >= len(root_children) - 1, sorted(drawn)
+    assert len(drawn) >= 10
+    # Asked for an iteration, the path stays whole; the figure is still the whole canvas.
+    code, err = _run(capsys, "render", "tree", connect4_trace, "--theme", "slide", "--iteration", "3", "-o", png_out)
+    assert code == 0, err
+    assert Image.open(png_out).size == (1280, 720)

@@ -531,7 +531,10 @@ def _render_tree(args: argparse.Namespace) -> int:
             options = dict(common, boards=args.boards, caption=args.caption, key=args.key, dpi=args.dpi, theme=theme)
             if fitting:
                 # Fitted on the fullest moment drawn (the backup), so phases share one choice.
-                fit = choose_fit(scan.snapshot, size=canvas, rankdir=args.rankdir or "auto", **options)
+                # The final tree (no --iteration) is about the search's result: the last
+                # iteration's path is kept only as far as it leaves room for the tree.
+                keep_path = args.iteration is not None or bool(args.phases)
+                fit = choose_fit(scan.snapshot, size=canvas, rankdir=args.rankdir or "auto", keep_path=keep_path, **options)
                 options.update(fit.options)
                 if not fit.fits:
                     _note(

@@ -27,6 +27,7 @@ from . import boards as board_drawing
 from . import style
 from .extract import caption as make_caption
 from .extract import nodes_value_range, provenance, provenance_text
+from .output import CANVAS_ATTR
 from .treeview import NODE_BUDGET as NODE_BUDGET  # re-exported: the budget and its warning live with tree_view
 from .treeview import LargeTree as LargeTree
 from .treeview import iteration_marks, outcome_note, stats_before_backup, tree_view, warn_if_large
@@ -150,6 +151,8 @@ def render_tree(
         graph.graph_attr["fontcolor"] = graph.edge_attr["fontcolor"] = t.text
     if size is not None:
         graph.attr(size=f"{size[0]:g},{size[1]:g}")
+        if t.canvas is not None:  # a slide theme: written on the whole canvas, see output.pipe_graph
+            setattr(graph, CANVAS_ATTR, (float(size[0]), float(size[1])))
     if dpi is not None:
         graph.attr(dpi=f"{dpi:g}")
     below_tree = []
