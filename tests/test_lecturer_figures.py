@@ -149,3 +149,41 @@ def test_a_slide_tree_fills_the_16_9_canvas_and_shows_the_tree_not_a_chain(tmp_p
     code, err = _run(capsys, "render", "tree", connect4_trace, "--theme", "slide", "--iteration", "3", "-o", png_out)
     assert code == 0, err
     assert Image.open(png_out).size == (1280, 720)
+
+
+def _contrast(a: str, b: str) -> float:
+    """WCAG 2.1's contrast ratio of two #RRGGBB colours, computed here from the definition."""
+
+    def luminance(color: str) -> float:
+        channels = [int(color[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+        r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def _node_text_contrasts(svg: str) -> list[tuple[str, str, str, float]]:
+    """(node, text, colour, contrast with the node's fill) for every text inside a Graphviz node."""
+    out = []
+    for title, body in re.findall(r'<g id="node\d+" class="node">\s*<title>([^<]*)</title>(.*?)</g>', svg, re.S):
+        fill = re.search(r'<(?:path|polygon)[^>]*\bfill="(#[0-9a-fA-F]{6})"', body)
+        if fill is None:
+            continue
+        for attrs, text in re.findall(r"<text([^>]*)>([^<]*)</text>", body):
+            color = re.search(r'\bfill="(#[0-9a-fA-F]{6})"', attrs)
+            ink = color.group(1) if color else "#000000"
+            out.append((title, text, ink, _contrast(ink, fill.group(1))))
+    return out
+
+
+@needs_dot
+def test_every_text_in_a_slide_tree_node_meets_wcag_aa_contrast():
+    from mctsviz.render import figure_bytes, fit_tree
+
+    replay = recorded_replay(TTT, iterations=400, seed=4)
+    svg = figure_bytes(fit_tree(replay.final(), theme="slide"), "svg").decode()
+    texts = _node_text_contrasts(svg)
+    assert any(text.startswith("#") for _, text, _, _ in texts)  # the node ids are drawn
+    low = [(node, text, ink, round(ratio, 2)) for node, text, ink, ratio in texts if ratio < 4.5]
+    assert not low, low
