@@ -187,3 +187,28 @@ def test_every_text_in_a_slide_tree_node_meets_wcag_aa_contrast():
     assert any(text.startswith("#") for _, text, _, _ in texts)  # the node ids are drawn
     low = [(node, text, ink, round(ratio, 2)) for node, text, ink, ratio in texts if ratio < 4.5]
     assert not low, low
+
+
+def _smallest_text_px(svg: str) -> float:
+    """The smallest label of a Graphviz SVG in pixels at 96 dpi (a 7.5-inch frame: 720 px high)."""
+    scale = re.search(r'<g id="graph0" class="graph" transform="scale\(([\d.]+) ', svg)
+    fonts = [float(v) for v in re.findall(r'font-size="([\d.]+)"', svg)]
+    return min(fonts) * (float(scale.group(1)) if scale else 1.0) * 96 / 72
+
+
+@needs_dot
+def test_each_growth_frame_shows_its_own_trees_nodes_in_readable_text():
+    from mctsviz.render import animate_growth
+
+    replay = recorded_replay(TTT, iterations=400, seed=4)
+    animation = animate_growth(replay, [6, 60, 400], frame_format="svg")
+    frames = [frame.decode() for frame in animation.frames]
+    for iteration, svg in zip((6, 60, 400), frames):
+        snapshot = replay.snapshot(iteration, "backprop")
+        drawn = _drawn_nodes(svg)
+        assert drawn <= set(range(len(snapshot))), iteration  # only nodes that exist by then
+        children = snapshot.children_ids(0)
+        # The default keeps the three most visited children of a node, chosen in this frame's tree.
+        expected = sorted(children, key=lambda c: (-snapshot.visits(c), c))[:3]
+        assert sorted(drawn & set(children)) == sorted(expected), (iteration, sorted(drawn), expected)
+        assert _smallest_text_px(svg) >= 14, iteration

@@ -135,7 +135,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = figures.add_parser(
         "animation",
         help="the tree growing, iterations' phases, or the root's heatmap over iterations (.gif, .mp4, .html)",
-        description="Animate a trace: the tree growing over iterations (growth: every node keeps its place), the four "
+        description="Animate a trace: the tree growing over iterations (growth: each frame its own tree, readable), the four "
         "phases of chosen iterations (phases), or the root's move heatmap over iterations (heatmap). The format follows "
         "the output's suffix: .gif, .mp4 (needs the ffmpeg program) or .html (one page with a slider, no network).",
     )
