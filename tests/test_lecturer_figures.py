@@ -212,3 +212,27 @@ def test_each_growth_frame_shows_its_own_trees_nodes_in_readable_text():
         expected = sorted(children, key=lambda c: (-snapshot.visits(c), c))[:3]
         assert sorted(drawn & set(children)) == sorted(expected), (iteration, sorted(drawn), expected)
         assert _smallest_text_px(svg) >= 14, iteration
+
+
+def test_inspect_names_movers_as_the_explorer_does(tmp_path, capsys):
+    from mctsviz.explorer.data import node_columns
+    from mctsviz.replay import Replay
+    from mctsviz.testing import recorded_search
+    from mctsviz.text.names import NodeNames
+    from mctsviz.trace.io import write_trace
+
+    events = recorded_search("tictactoe", iterations=12, seed=4)[1]
+    path = tmp_path / "ttt.msgpack"
+    write_trace(path, events)
+    from mctsviz.cli import main
+
+    assert main(["inspect", str(path), "-k", "12"]) == 0
+    text = capsys.readouterr().out
+    backup = text.split("backup:", 1)[1].strip().splitlines()[1:]
+    final = Replay(events).final()
+    explorer = node_columns(final.nodes(), NodeNames.of(Replay(events)).titles)["mover"]
+    assert backup
+    for row in backup:
+        node, _, mover = row.split()[:3]
+        if node != "0":  # the explorer names no mover for the root
+            assert mover == explorer[int(node)], row
