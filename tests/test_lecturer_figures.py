@@ -236,3 +236,21 @@ def test_inspect_names_movers_as_the_explorer_does(tmp_path, capsys):
         node, _, mover = row.split()[:3]
         if node != "0":  # the explorer names no mover for the root
             assert mover == explorer[int(node)], row
+
+
+@needs_dot
+def test_the_toy_trees_colour_key_spans_the_means_it_shows_not_the_reward_options():
+    from mctsviz.demo import demo_walkthroughs, record_walkthrough
+    from mctsviz.replay import Replay
+    from mctsviz.walkthrough.figures import RenderFigures
+
+    toy = Replay(record_walkthrough(next(w for w in demo_walkthroughs() if w.name == "toy")))
+    figures = RenderFigures()
+    figures.start(toy)
+    svg = figures.tree(toy.snapshot(4, "backprop")).decode()
+    means = [float(v.replace("\u2212", "-")) for v in re.findall(r">mean ([\u2212\d.]+)<", svg)]
+    node_means = [toy.final().node(n).mean for n in range(len(toy.final())) if toy.final().node(n).mean is not None]
+    assert min(node_means) >= 0  # the toy credits 20, 14, 10 and 0: no mean is negative
+    # Every "mean" written (the nodes' and the key's swatches) lies within what the trace
+    # credits (rollouts worth 20 and 10, leaves worth 14 and 0): one scale for every iteration.
+    assert means and min(means) >= 0 and max(means) <= 20, means
