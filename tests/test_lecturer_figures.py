@@ -254,3 +254,23 @@ def test_the_toy_trees_colour_key_spans_the_means_it_shows_not_the_reward_option
     # Every "mean" written (the nodes' and the key's swatches) lies within what the trace
     # credits (rollouts worth 20 and 10, leaves worth 14 and 0): one scale for every iteration.
     assert means and min(means) >= 0 and max(means) <= 20, means
+
+
+def test_the_demo_site_needs_no_compiled_engine(tmp_path):
+    """A first `site --demo` paid numba's compile (about 30 s of CPU): its small searches now run in Python.
+
+    The timing itself is measured by ``benchmarks/site_speed.py --demo``; here, that nothing of
+    the demo loads numba (matches in this process: ``jobs=1``), and that the gallery is written.
+    """
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from mctsviz.demo import build_demo; "
+        "build_demo(sys.argv[1], quick=True, jobs=1, progress=False); print('numba' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "docs")], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "False"
+    gallery = (tmp_path / "docs" / "gallery" / "generated" / ".gallery.md").read_text(encoding="utf-8")
+    assert "slide-heatmaps.svg" in gallery
