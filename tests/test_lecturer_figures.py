@@ -265,10 +265,7 @@ def test_the_demo_site_needs_no_compiled_engine(tmp_path):
     import subprocess
     import sys
 
-    code = (
-        "import sys; from mctsviz.demo import build_demo; "
-        "build_demo(sys.argv[1], quick=True, jobs=1, progress=False); print('numba' in sys.modules)"
-    )
+    code = "import sys; from mctsviz.demo import build_demo; build_demo(sys.argv[1], quick=True, jobs=1, progress=False); print('numba' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "docs")], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "False"

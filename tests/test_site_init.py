@@ -59,7 +59,10 @@ def test_the_sidebar_names_a_walkthrough_by_its_title_not_its_folder(own_site):
     root, _ = own_site
     overview = (root / "site" / "walkthroughs" / "run" / "index.html").read_text(encoding="utf-8")
     sidebar = overview[overview.index("md-sidebar--primary") : overview.index("md-sidebar--secondary")]
-    labels = [" ".join(re.sub(r"<[^>]+>", " ", label).split()) for label in re.findall(r'<(?:label|a)\b[^>]*class="md-nav__link[^"]*"[^>]*>(.*?)</(?:label|a)>', sidebar, re.S)]
+    labels = [
+        " ".join(re.sub(r"<[^>]+>", " ", label).split())
+        for label in re.findall(r'<(?:label|a)\b[^>]*class="md-nav__link[^"]*"[^>]*>(.*?)</(?:label|a)>', sidebar, re.S)
+    ]
     assert "Week 3: &lt;b&gt;twelve&lt;/b&gt; rounds" in labels, labels  # shown as text, never as markup
     assert "Run" not in labels, labels
 

@@ -49,7 +49,6 @@ from ..types import Game
 from . import style
 from .extract import caption, reward_range
 from .output import figure_bytes, pipe_graph
-from .treeview import tree_view
 
 # Graphviz (through .phases and .tree) and matplotlib load inside the functions: the command
 # line reads this module's constants without them.

@@ -378,7 +378,7 @@ def plot_board_overlay(
     if colorbar:
         from matplotlib.cm import ScalarMappable
 
-        width, height = ax.figure.get_size_inches()
+        width, height = _figure_of_axes(ax).get_size_inches()
         # On a wide canvas (a slide) the key stands beside the board, which keeps the height for its cells.
         orientation = "vertical" if width >= 1.4 * height else "horizontal"
         bar = ax.figure.colorbar(ScalarMappable(norm=norm, cmap=_FILL_CMAP), ax=ax, orientation=orientation, shrink=0.8, aspect=30, pad=0.02)
@@ -387,6 +387,14 @@ def plot_board_overlay(
         bar.ax.tick_params(labelsize=_font(8))
     _remember(ax, snapshot.header, figure="board-overlay", node=node, iteration=snapshot.iteration, phase=snapshot.phase, pv_length=pv_length)
     return ax
+
+
+def _figure_of_axes(ax: Axes) -> Figure:
+    """The top-level figure an Axes is drawn in (through any subfigures)."""
+    fig: Any = ax.figure
+    while not isinstance(fig, Figure):
+        fig = fig.figure
+    return fig
 
 
 def _two_decimals(x: float | None) -> str:
@@ -415,19 +423,34 @@ def _draw_overlay(ax: Axes, overlay: extract.BoardOverlay, norm: Normalize) -> N
             fill = _FILL_CMAP(norm(move.mean)) if move is not None and move.mean is not None else (1.0, 1.0, 1.0, 1.0)
             ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1.0, 1.0, facecolor=fill, edgecolor=style.LIGHT_GREY, linewidth=1.0, zorder=1))
             if mark:
-                cell_text(ax, c, r, style.mpl_text(mark_symbol(mark), 3), max_points=_font(30), cell_fraction=0.55, ha="center", va="center", color=mark_color(mark), zorder=3)
+                cell_text(
+                    ax,
+                    c,
+                    r,
+                    style.mpl_text(mark_symbol(mark), 3),
+                    max_points=_font(30),
+                    cell_fraction=0.55,
+                    ha="center",
+                    va="center",
+                    color=mark_color(mark),
+                    zorder=3,
+                )
             if move is None:
                 continue
             ink = _text_color(fill)
             weight = "bold" if move.best else "normal"
             # Sizes are capped by the cell (see celltext) and the rows sit below the corner
             # disc of the most-visited line, so that neither neighbours nor discs cover them.
-            small = {"max_points": _font(8), "cell_fraction": 0.12, "ha": "center", "va": "center", "color": ink, "zorder": 3}
-            cell_text(ax, c, r + 0.02, f"{move.share:.0%}", max_points=_font(12), cell_fraction=0.18, ha="center", va="center", fontweight=weight, color=ink, zorder=3)
-            cell_text(ax, c, r + 0.21, f"N {move.visits}", fontweight=weight, **small)
-            cell_text(ax, c, r + 0.37, f"mean {_two_decimals(move.mean)}", **small)
+            small: dict[str, Any] = {"ha": "center", "va": "center", "color": ink, "zorder": 3}
+            cell_text(
+                ax, c, r + 0.02, f"{move.share:.0%}", max_points=_font(12), cell_fraction=0.18, ha="center", va="center", fontweight=weight, color=ink, zorder=3
+            )
+            cell_text(ax, c, r + 0.21, f"N {move.visits}", max_points=_font(8), cell_fraction=0.12, fontweight=weight, **small)
+            cell_text(ax, c, r + 0.37, f"mean {_two_decimals(move.mean)}", max_points=_font(8), cell_fraction=0.12, **small)
             if overlay.move_noun == "cell":  # the move's own label in the corner (columns are named below)
-                cell_text(ax, c + 0.42, r - 0.42, style.mpl_text(move.action, 6), max_points=_font(7), cell_fraction=0.1, ha="right", va="top", color=ink, zorder=3)
+                cell_text(
+                    ax, c + 0.42, r - 0.42, style.mpl_text(move.action, 6), max_points=_font(7), cell_fraction=0.1, ha="right", va="top", color=ink, zorder=3
+                )
             if move.best:
                 ax.add_patch(Rectangle((c - 0.47, r - 0.47), 0.94, 0.94, fill=False, edgecolor=style.BLACK, linewidth=3.0, zorder=4))
     for step in overlay.line:
