@@ -149,6 +149,11 @@ def test_a_slide_tree_fills_the_16_9_canvas_and_shows_the_tree_not_a_chain(tmp_p
     code, err = _run(capsys, "render", "tree", connect4_trace, "--theme", "slide", "--iteration", "3", "-o", png_out)
     assert code == 0, err
     assert Image.open(png_out).size == (1280, 720)
+    # So is every phase of an overlay set.
+    code, err = _run(capsys, "render", "tree", connect4_trace, "--theme", "slide", "--iteration", "40", "--phases", "select,backprop", "-o", png_out)
+    assert code == 0, err
+    for phase in ("select", "backprop"):
+        assert Image.open(tmp_path / f"tree-{phase}.png").size == (1280, 720), phase
 
 
 def _contrast(a: str, b: str) -> float:
