@@ -47,6 +47,11 @@ PUCT_TREE = {
 }
 #: The PUCT notebook's statistics: the parent and its two children (visits, total value).
 PUCT_STATS = {"s": (100, 0.0), "s1": (80, 0.0), "s2": (5, 0.0)}
+#: The engine of every search of the demo. Its searches are small (at most 5,000 iterations, most
+#: 40 to 200 a move): Python runs them as fast as the compiled kernel, and needs neither numba's
+#: compile on a fresh install (about 30 s of CPU, which made a first `site --demo` take 54 s on a
+#: 2-core machine) nor numba's import in every match worker. Both engines choose the same moves.
+DEMO_ENGINE = "python"
 
 
 def puct_notebook_priors(state: str) -> tuple[dict[str, float] | None, tuple[float]]:
@@ -136,10 +141,10 @@ def record_walkthrough(spec: DemoWalkthrough) -> list[Any]:
         game = ExplicitTree.from_dict(PUCT_TREE)
         memory = Memory()
         memory.stats.update(PUCT_STATS)
-        search(game, recorder=events, evaluator=puct_notebook_priors, memory=memory, **options)
+        search(game, recorder=events, evaluator=puct_notebook_priors, memory=memory, engine=DEMO_ENGINE, **options)
     else:
         game = games.load(_toy_path() if spec.game == "toy" else spec.game)
-        search(game, recorder=events, **options)
+        search(game, recorder=events, engine=DEMO_ENGINE, **options)
     return list(events)
 
 
@@ -280,7 +285,7 @@ def gallery_context(
 
     step("heatmaps")
     budgets = (50, 200, 500, 1000, 5000)
-    heat = recorded_replay("tictactoe", iterations=budgets[-1], seed=2, record="compact")
+    heat = recorded_replay("tictactoe", iterations=budgets[-1], seed=2, record="compact", engine=DEMO_ENGINE)
     game = games.load("tictactoe")
     _, axes = new_figure(2.6 * len(budgets) + 0.8, 3.0, cols=len(budgets))
     plot_heatmaps(heat, budgets, game=game, axes=axes)
@@ -304,7 +309,7 @@ def gallery_context(
             "mcts-vs-random",
             "MCTS against a random player",
             "200 iterations per move; the players take turns moving first.",
-            "mcts:iterations=200",
+            f"mcts:iterations=200,engine={DEMO_ENGINE}",
             "random",
             games_per_match,
         ),
@@ -312,7 +317,7 @@ def gallery_context(
             "mcts-vs-minimax",
             "MCTS against minimax",
             "Minimax plays perfectly: the best MCTS can do is draw.",
-            "mcts:iterations=200",
+            f"mcts:iterations=200,engine={DEMO_ENGINE}",
             "minimax",
             games_per_match,
         ),
@@ -323,7 +328,7 @@ def gallery_context(
             "across moves and games; the thinker (the preset thinker) searches 40 iterations per move from a "
             "fresh tree every time. As in the lecture, the learner moves first in every game.",
             "learner",
-            "thinker",
+            f"thinker:engine={DEMO_ENGINE}",
             60 if quick else 375,
         ),
     ]
@@ -344,7 +349,7 @@ def gallery_context(
         "tictactoe",
         "c",
         values,
-        player="mcts:iterations=100",
+        player=f"mcts:iterations=100,engine={DEMO_ENGINE}",
         opponent="minimax",
         games=20 if quick else 100,
         seed=0,
@@ -393,7 +398,7 @@ def _slide_figures(heat: Replay, ttt: Replay, puct: Replay, match: Any, swept: A
         plot_sweep,
         plot_ucb_contour,
     )
-    from .render.extract import reward_range
+    from .render.extract import load_trace_game, reward_range
     from .render.phases import render_phases
 
     def plot(draw: Callable[[Any], Any]) -> bytes:
@@ -419,7 +424,8 @@ def _slide_figures(heat: Replay, ttt: Replay, puct: Replay, match: Any, swept: A
             "heatmaps",
             "Heatmaps",
             f"mctsviz render heatmap {trace} --iterations {','.join(map(str, budgets))} --theme slide -o heatmaps.svg",
-            figure_bytes(plot_heatmaps(heat, budgets, theme="slide"), "svg"),
+            # The game, as the command loads it from the trace: its moves on the board, not in a row.
+            figure_bytes(plot_heatmaps(heat, budgets, game=load_trace_game(heat.header), theme="slide"), "svg"),
         ),
         (
             "board",

@@ -15,7 +15,7 @@ UCB1 score is +infinity (shown as ``inf``, ``null`` in JSON).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .escape import terminal as terminal_text
@@ -141,8 +141,12 @@ def _score_row(score: Score, chosen: bool) -> dict[str, Any]:
     }
 
 
-def format_iteration(detail: dict[str, Any]) -> str:
-    """The text of ``mctsviz inspect``: one table per selection step, then expansion, simulation, backup."""
+def format_iteration(detail: dict[str, Any], *, player_name: Callable[[int], str] = str) -> str:
+    """The text of ``mctsviz inspect``: one table per selection step, then expansion, simulation, backup.
+
+    ``player_name`` names a mover (default its number, as in the JSON); ``mctsviz inspect``
+    passes :func:`mctsviz.text.names.player_name` ("P1", "P2"), the explorer's and the pages' names.
+    """
     o = detail["options"]
     policy = f"UCB1, c={o['c']:g}, {o['log']}" if o["policy"] == "ucb1" else f"PUCT, c_puct={o['c_puct']:g}, q={o['q']}, fpu={o['fpu']:g}"
     path = " -> ".join(["root"] + [safe_text(a) for a in detail["path_actions"][1:]])
@@ -189,7 +193,7 @@ def format_iteration(detail: dict[str, Any]) -> str:
             (
                 str(b["node"]),
                 safe_text(b["action"]) or "(root)",
-                str(b["mover"]),
+                player_name(b["mover"]) if b["mover"] >= 0 else "-",
                 f"{b['reward']:+g}",
                 f"{b['visits_before']} -> {b['visits_after']}",
                 f"{b['value_before']:g} -> {b['value_after']:g}",

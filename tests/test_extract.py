@@ -312,7 +312,8 @@ def test_series_streamed_from_an_indexed_trace_equal_the_replayed_ones(tmp_path,
 
 def test_reward_range_covers_every_credited_reward(toy_replay, ttt):
     low, high = extract.reward_range(toy_replay)
-    assert low == -1.0 and high == 20.0  # pm1's default scale widened to the toy's values
+    # The toy credits its own values (0 to 20), off pm1's scale: the range is theirs, not -1 to 20.
+    assert low == 0.0 and high == 20.0
     assert extract.reward_range(ttt) == (-1.0, 1.0)
 
 

@@ -475,3 +475,16 @@ def test_explorer_data_of_a_hostile_trace_cannot_close_its_script(figures):
         assert needle not in script
     with pytest.raises(MctsvizError, match="unknown trees mode"):
         build_pages(toy_replay(), name="toy", figures=figures, trees="thumbnails")
+
+
+def test_no_empty_paragraph_under_a_walkthrough_title(toy_pages):
+    """The stylesheet and script tags make no paragraph: an empty one left a 100 px gap under every title."""
+    pages = [name for name in toy_pages if name.endswith(".md")]
+    assert {"toy/index.md", "toy/iteration-3.md", "toy/slider.md"} <= set(pages)
+    for name in pages:
+        text = toy_pages[name]
+        html_text = page_html(text if isinstance(text, str) else text.decode())
+        paragraphs = re.findall(r"<p\b[^>]*>(.*?)</p>", html_text, re.S)
+        # Nothing to see: no text and no picture or control.
+        empty = [p for p in paragraphs if not re.sub(r"<[^>]+>", "", p).strip() and not re.search(r"<(img|svg|button|input)\b", p)]
+        assert not empty, f"{name}: empty paragraphs {empty}"

@@ -13,6 +13,7 @@ import pytest
 from mctsviz.walkthrough.scaffold import site_files
 
 CHROMIUM = Path("/usr/bin/chromium")
+WALKTHROUGH_TITLE = "Week 3: <b>twelve</b> rounds"
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
@@ -27,8 +28,9 @@ def own_site(tmp_path_factory):
     assert _mctsviz("search", "tictactoe", "--iterations", "12", "--seed", "3", "--trace", "run.jsonl", cwd=work).returncode == 0
     done = _mctsviz("site", "--init", "course", "--title", 'MCTS "week 3"', cwd=work)
     assert done.returncode == 0, done.stderr
-    done = _mctsviz("site", "run.jsonl", "-o", "course/docs/walkthroughs", "--iterations", "all", "--no-progress", cwd=work)
+    done = _mctsviz("site", "run.jsonl", "-o", "course/docs/walkthroughs", "--iterations", "all", "--title", WALKTHROUGH_TITLE, "--no-progress", cwd=work)
     assert done.returncode == 0, done.stderr
+    (work / "site-command.txt").write_text(done.stdout, encoding="utf-8")
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     build = subprocess.run([sys.executable, "-m", "mkdocs", "build"], cwd=work / "course", capture_output=True, text=True, env=env)
     return work / "course", build
@@ -51,6 +53,31 @@ def test_iteration_pages_stay_out_of_the_sidebar(own_site):
     assert links == {"../../index.html", "../index.html", "index.html", "slider.html"}
     # The overview still links every iteration page.
     assert all(f"iteration-{k:02d}.html" in overview for k in range(1, 13))
+
+
+def test_the_sidebar_names_a_walkthrough_by_its_title_not_its_folder(own_site):
+    root, _ = own_site
+    overview = (root / "site" / "walkthroughs" / "run" / "index.html").read_text(encoding="utf-8")
+    sidebar = overview[overview.index("md-sidebar--primary") : overview.index("md-sidebar--secondary")]
+    labels = [
+        " ".join(re.sub(r"<[^>]+>", " ", label).split())
+        for label in re.findall(r'<(?:label|a)\b[^>]*class="md-nav__link[^"]*"[^>]*>(.*?)</(?:label|a)>', sidebar, re.S)
+    ]
+    assert "Week 3: &lt;b&gt;twelve&lt;/b&gt; rounds" in labels, labels  # shown as text, never as markup
+    assert "Run" not in labels, labels
+
+
+def test_the_list_and_the_command_count_the_same_pages(own_site):
+    root, _ = own_site
+    written = sorted(p.name for p in (root / "docs" / "walkthroughs" / "run").glob("*.md"))
+    assert len(written) == 12 + 2  # one per iteration, the overview and the slider
+    said = (root.parent / "site-command.txt").read_text(encoding="utf-8")
+    assert f", {len(written)} pages in " in said, said
+    listed = (root / "docs" / "walkthroughs" / "index.md").read_text(encoding="utf-8")
+    row = next(line for line in listed.splitlines() if "run/index.md" in line)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    header = [c.strip() for c in next(line for line in listed.splitlines() if line.startswith("| walkthrough")).strip("|").split("|")]
+    assert cells[header.index("pages")] == str(len(written)), row
 
 
 def test_init_never_overwrites(tmp_path):

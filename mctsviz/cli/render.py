@@ -135,7 +135,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = figures.add_parser(
         "animation",
         help="the tree growing, iterations' phases, or the root's heatmap over iterations (.gif, .mp4, .html)",
-        description="Animate a trace: the tree growing over iterations (growth: every node keeps its place), the four "
+        description="Animate a trace: the tree growing over iterations (growth: each frame its own tree, readable), the four "
         "phases of chosen iterations (phases), or the root's move heatmap over iterations (heatmap). The format follows "
         "the output's suffix: .gif, .mp4 (needs the ffmpeg program) or .html (one page with a slider, no network).",
     )
@@ -531,7 +531,10 @@ def _render_tree(args: argparse.Namespace) -> int:
             options = dict(common, boards=args.boards, caption=args.caption, key=args.key, dpi=args.dpi, theme=theme)
             if fitting:
                 # Fitted on the fullest moment drawn (the backup), so phases share one choice.
-                fit = choose_fit(scan.snapshot, size=canvas, rankdir=args.rankdir or "auto", **options)
+                # The final tree (no --iteration) is about the search's result: the last
+                # iteration's path is kept only as far as it leaves room for the tree.
+                keep_path = args.iteration is not None or bool(args.phases)
+                fit = choose_fit(scan.snapshot, size=canvas, rankdir=args.rankdir or "auto", keep_path=keep_path, **options)
                 options.update(fit.options)
                 if not fit.fits:
                     _note(

@@ -144,7 +144,7 @@ def run_site(args: argparse.Namespace) -> int:
         if args.copy_trace:
             pages[f"{name}/{trace_copy_name(trace)}"] = Path(trace).read_bytes()
         written = write_pages(pages, out)
-        pages_count = sum(1 for p in pages if p.endswith(".md"))
+        pages_count = sum(1 for p in pages if p.startswith(f"{name}/") and p.endswith(".md"))
         print(f"{trace}: {chosen_note}, {pages_count} pages in {out / name} ({len(written)} files written)")
     write_index(out, args.templates)
     print(f"next: mkdocs build (the walkthroughs are listed in {out / 'index.md'})")

@@ -212,6 +212,7 @@ def run_diff(args: argparse.Namespace) -> int:
 def run_inspect(args: argparse.Namespace) -> int:
     from ..explain import format_iteration, inspect_iteration
     from ..seek import indexed_if_worth_it
+    from ..text.names import player_name
 
     _fast_load()
     with index_progress() as progress:
@@ -221,7 +222,7 @@ def run_inspect(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(detail)
     else:
-        print(format_iteration(detail))
+        print(format_iteration(detail, player_name=player_name))
     return EXIT_OK
 
 

@@ -3,16 +3,16 @@
 Three kinds, each a function from a replay to an :class:`Animation` (frames, their labels, a
 frame rate):
 
-* :func:`animate_growth`: the tree at the end of chosen iterations. The nodes are chosen once,
-  on the last frame (``max_nodes``, ``top``, ``depth`` as for :func:`render_tree`), and every
-  frame draws those that exist by then, so a node appears once and stays;
+* :func:`animate_growth`: the tree at the end of chosen iterations, each frame's nodes chosen
+  from its own tree (``max_nodes``, ``top``, ``depth`` as for :func:`render_tree`) in text
+  readable on a 720-pixel frame (see :mod:`mctsviz.render.growthframes`);
 * :func:`animate_phases`: selection, expansion, simulation and backup of chosen iterations;
 * :func:`animate_heatmap`: the root's move heatmap (:func:`plot_heatmap`) over iterations, on
   one figure size and one colour scale.
 
-Tree frames share one layout (:func:`mctsviz.render.phases.render_on_one_canvas`): a node keeps
-its place and size in every frame, nodes not created yet are there but invisible, and every
-frame has the same canvas. ``animate_phases`` lays out each iteration's phases together.
+The phases of one iteration share one layout (:func:`mctsviz.render.phases.render_on_one_canvas`):
+a node keeps its place and size in every phase, nodes not created yet are there but invisible.
+Frames of different sizes are centred on the largest.
 
 :func:`animation_bytes` encodes an animation as a GIF (Pillow), an MP4 (H.264 through the
 ``ffmpeg`` program) or one self-contained HTML page with a slider, play/pause and step buttons;
@@ -49,7 +49,6 @@ from ..types import Game
 from . import style
 from .extract import caption, reward_range
 from .output import figure_bytes, pipe_graph
-from .treeview import tree_view
 
 # Graphviz (through .phases and .tree) and matplotlib load inside the functions: the command
 # line reads this module's constants without them.
@@ -220,7 +219,7 @@ def animate_growth(
     show: str = "all",
     **tree_options: Any,
 ) -> Animation:
-    """The tree at the end of each of ``iterations``, every node in one place throughout.
+    """The tree at the end of each of ``iterations``, every node in one place while it is shown.
 
     Args:
         replay: the trace's replay.
@@ -231,13 +230,16 @@ def animate_growth(
         fps: frames per second (default 2).
         hold: extra seconds on the last frame.
         progress: a progress bar on stderr while frames render.
-        depth, top, min_visits, max_nodes, show: which nodes to draw, chosen on the last frame
-            (see :func:`~mctsviz.render.treeview.tree_view`); earlier frames draw those of them
-            that exist by then. Defaults: ``max_nodes=40``, ``top=3`` (None: no limit).
+        depth, top, min_visits, max_nodes, show: which nodes to draw, chosen on each frame's
+            own tree (see :func:`~mctsviz.render.treeview.tree_view`). Defaults:
+            ``max_nodes=40``, ``top=3`` (None: no limit); ``max_nodes`` is lowered when the
+            frames' shared layout would shrink the smallest label under 14 px on a frame 720 px
+            high (see :mod:`mctsviz.render.growthframes`).
         tree_options: passed to :func:`~mctsviz.render.tree.render_tree` for every frame
             (``boards``, ``rankdir``, ``key``, ...). Defaults: ``value_range`` the trace's
             reward range (one colour scale throughout), ``caption=True`` (the iteration is
-            written under the tree), ``size`` a 16:9 slide.
+            written under the tree), ``size`` a 16:9 slide, ``font_scale`` raised until the
+            smallest label is 14 px on a frame 720 px high.
 
     Each frame marks its iteration's selection path and new node, and the backed-up statistics
     (``highlight=False`` draws the plain tree); the rollout's note is left out, as it would
@@ -246,17 +248,15 @@ def animate_growth(
     Raises:
         MctsvizError: a bad option, an iteration outside the trace, or Graphviz missing.
     """
-    from .phases import render_on_one_canvas
-    from .tree import render_tree
+    from .growthframes import growth_frames, readable_font_scale
 
     _check_frames(frame_format, fps, hold)
     chosen = _chosen_iterations(replay, iterations, frames, spacing)
-    final = replay.snapshot(chosen[-1], "backprop")
-    nodes = tree_view(final, depth=depth, top=top, min_visits=min_visits, max_nodes=max_nodes, show=show, pin=False).nodes
     options = _tree_defaults(replay, tree_options)
+    options["font_scale"] = readable_font_scale(options.get("theme"), options.get("font_scale"), options["size"][1])
+    view = {"depth": depth, "top": top, "min_visits": min_visits, "max_nodes": max_nodes, "show": show}
     with _one_warning_each():
-        graphs = [_without_outcome(render_tree(replay.snapshot(k, "backprop"), depth=depth, nodes=nodes, **options)) for k in chosen]
-    pinned = render_on_one_canvas(graphs)
+        pinned = growth_frames(replay, chosen, view, options)
     images = _render(lambda graph: pipe_graph(graph, frame_format), pinned, progress=progress, threads=True)
     return _animation(images, frame_format, [f"iteration {k}" for k in chosen], fps, DEFAULT_FPS["growth"], hold, replay)
 
@@ -363,12 +363,6 @@ def animate_heatmap(
 
 def _tree_defaults(replay: Replay, tree_options: dict[str, Any]) -> dict[str, Any]:
     return {"value_range": reward_range(replay), "caption": True, "size": SLIDE_SIZE, **tree_options}
-
-
-def _without_outcome(graph: Any) -> Any:
-    """``graph`` without the rollout's note (its node and its edge)."""
-    graph.body = [line for line in graph.body if not (line.startswith("\toutcome ") or line.rstrip().endswith("-> outcome") or " -> outcome [" in line)]
-    return graph
 
 
 @contextlib.contextmanager

@@ -517,8 +517,9 @@ def reward_range(replay: Any) -> tuple[float, float]:
     ``replay``: a :class:`Replay`, a :class:`~mctsviz.scan.TraceScan` or a
     :class:`mctsviz.seek.IndexedTrace` (whose index holds the range of the rewards).
 
-    The default scale of the header's reward option ([0, 1] for ``01``, [-1, 1] otherwise) is
-    widened to every credited reward and every starting mean (from a memory). A
+    The default scale of the header's reward option ([0, 1] for ``01``, [-1, 1] otherwise),
+    unless the credited rewards and the means leave it: then their own range (a game with its
+    own values, like the lecture's toy tree, is coloured from its lowest to its highest). A
     :class:`~mctsviz.scan.TraceScan` (one streamed pass) gives the same range as the replay.
     """
     if isinstance(replay, TraceScan) or hasattr(replay, "lowest_reward"):  # a scan or an indexed trace
@@ -526,13 +527,24 @@ def reward_range(replay: Any) -> tuple[float, float]:
     else:
         scan = scan_trace(replay)
     final = scan.final if isinstance(scan, TraceScan) else scan.final()
-    low, high = default_value_range(final.header)
-    if scan.lowest_reward is not None and scan.highest_reward is not None:
-        low, high = min(low, scan.lowest_reward), max(high, scan.highest_reward)
     means = final.mean_range()
-    if means is not None:
-        low, high = min(low, means[0]), max(high, means[1])
-    return low, high
+    rewards = None if scan.lowest_reward is None or scan.highest_reward is None else (scan.lowest_reward, scan.highest_reward)
+    return _shown_range(default_value_range(final.header), [r for r in (rewards, means) if r is not None])
+
+
+def _shown_range(default: tuple[float, float], ranges: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """The reward option's scale widened to ``ranges``, or only ``ranges`` when they leave it.
+
+    A game that scores on its own scale (the lecture's toy tree credits 20 and 10) is not on
+    the option's [-1, 1]: a key reading "mean −1 … 20" would name means nobody has. Then the
+    scale is the data's own.
+    """
+    if not ranges:
+        return default
+    low, high = min(r[0] for r in ranges), max(r[1] for r in ranges)
+    if low < default[0] or high > default[1]:
+        return (low, high) if high > low else (low - 1.0, high + 1.0)
+    return default
 
 
 def default_value_range(header: Header) -> tuple[float, float]:
@@ -541,10 +553,7 @@ def default_value_range(header: Header) -> tuple[float, float]:
 
 
 def nodes_value_range(snapshot: TreeSnapshot, nodes: Iterable[int]) -> tuple[float, float]:
-    """The default scale of a tree figure: the reward option's range widened to ``nodes``' means."""
-    low, high = default_value_range(snapshot.header)
-    for node in nodes:
-        mean = snapshot.node(node).mean
-        if mean is not None:
-            low, high = min(low, mean), max(high, mean)
-    return low, high
+    """The default scale of a tree figure: the reward option's range, or ``nodes``' means when they
+    leave it (see :func:`reward_range`)."""
+    means = [m for m in (snapshot.node(node).mean for node in nodes) if m is not None]
+    return _shown_range(default_value_range(snapshot.header), [(min(means), max(means))] if means else [])

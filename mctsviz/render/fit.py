@@ -50,10 +50,14 @@ class TreeFit:
     size: tuple[float, float]
     note: str | None
     fits: bool
+    nodes: tuple[int, ...] | None = None
 
     @property
     def options(self) -> dict[str, Any]:
-        return {"max_nodes": self.max_nodes, "rankdir": self.rankdir, "size": self.size, "note": self.note}
+        options: dict[str, Any] = {"max_nodes": self.max_nodes, "rankdir": self.rankdir, "size": self.size, "note": self.note}
+        if self.nodes is not None:
+            options["nodes"] = self.nodes
+        return options
 
 
 def fit_tree(
@@ -63,6 +67,7 @@ def fit_tree(
     theme: str | style.Theme | None = "slide",
     font_scale: float | None = None,
     min_font_px: float = MIN_FONT_PX,
+    keep_path: bool = True,
     **tree_options: Any,
 ) -> graphviz.Digraph:
     """The tree of ``snapshot`` reduced until it is readable on a ``size`` canvas.
@@ -70,7 +75,7 @@ def fit_tree(
     The options are chosen by :func:`choose_fit` (see there); the tree is drawn with them.
     When even the smallest tree does not fit, a :class:`LargeTree` warning says so.
     """
-    fit = choose_fit(snapshot, size=size, theme=theme, font_scale=font_scale, min_font_px=min_font_px, **tree_options)
+    fit = choose_fit(snapshot, size=size, theme=theme, font_scale=font_scale, min_font_px=min_font_px, keep_path=keep_path, **tree_options)
     if not fit.fits:
         warnings.warn(
             f"the tree does not fit {fit.size[0]:g} x {fit.size[1]:g} in with labels of {min_font_px:g} px even reduced: "
@@ -79,7 +84,7 @@ def fit_tree(
             LargeTree,
             stacklevel=2,
         )
-    tree_options = {k: v for k, v in tree_options.items() if k not in ("size", "note", "rankdir", "max_nodes")}
+    tree_options = {k: v for k, v in tree_options.items() if k not in ("size", "note", "rankdir", "max_nodes", *fit.options)}
     return render_tree(snapshot, theme=theme, font_scale=font_scale, **tree_options, **fit.options)
 
 
@@ -90,6 +95,7 @@ def choose_fit(
     theme: str | style.Theme | None = "slide",
     font_scale: float | None = None,
     min_font_px: float = MIN_FONT_PX,
+    keep_path: bool = True,
     **tree_options: Any,
 ) -> TreeFit:
     """How far to reduce the tree of ``snapshot`` for it to be readable on a ``size`` canvas.
@@ -103,6 +109,11 @@ def choose_fit(
             nodes on this canvas.
         min_font_px: the smallest label's height in pixels at 96 dpi once the drawing is
             scaled to the canvas (default 10).
+        keep_path: keep the current iteration's path whole (with ``highlight``). False: when
+            the whole path would crowd out the tree (a deep path leaves room for its folds
+            only, a chain of half the nodes or fewer), fit the most visited nodes instead and
+            mark the path as far as they include it; for the final tree, where the last
+            iteration's path is one walk among thousands.
         tree_options: the other options of :func:`~mctsviz.render.render_tree`; ``depth``,
             ``top``, ``min_visits``, ``max_nodes`` and ``show`` choose the nodes before fitting
             reduces them further.
@@ -181,7 +192,51 @@ def choose_fit(
     note = None
     if shown < wanted:
         note = leaving_out(shown)
-    return TreeFit(best, direction, (float(canvas[0]), float(canvas[1])), note, not missed)
+    pinned_fit = TreeFit(best, direction, (float(canvas[0]), float(canvas[1])), note, not missed)
+    if keep_path or not pin or shown >= wanted:
+        return pinned_fit
+    return _without_whole_path(snapshot, pinned_fit, shown, view_options, candidates, limit, leaving_out, tree_options, t, room)
+
+
+def _without_whole_path(
+    snapshot: TreeSnapshot,
+    pinned_fit: TreeFit,
+    pinned_shown: int,
+    view_options: dict[str, Any],
+    candidates: tuple[str, ...],
+    limit: int,
+    leaving_out: Callable[[int], str],
+    tree_options: dict[str, Any],
+    t: style.Theme,
+    room: tuple[float, float],
+) -> TreeFit:
+    """The fit of the most visited nodes, chosen without the path, when it shows twice as many."""
+    free_options = {k: v for k, v in view_options.items() if k != "max_nodes"}
+    marked = "; this iteration's path is marked as far as they include it"
+    sizes: dict[tuple[int, str], tuple[float, float]] = {}
+
+    def chosen(count: int) -> tuple[int, ...]:
+        return tree_view(snapshot, pin=False, **dict(free_options, max_nodes=count)).nodes
+
+    def overflow(count: int, direction: str) -> float:
+        if (count, direction) not in sizes:
+            options = dict(tree_options, max_nodes=None, nodes=chosen(count))
+            graph = render_tree(snapshot, theme=t, size=None, note=leaving_out(len(snapshot)) + marked, rankdir=direction, **options)
+            sizes[count, direction] = _measure(graph)
+        width, height = sizes[count, direction]
+        return max(width / room[0], height / room[1])
+
+    def choice(candidate: str) -> tuple[bool, int, int, str, int]:
+        count = _largest_fitting(lambda n: overflow(n, candidate), limit)
+        return (overflow(count, candidate) > 1.0, -len(chosen(count)), candidates.index(candidate), candidate, count)
+
+    with ThreadPoolExecutor(max_workers=len(candidates)) as pool:
+        missed, minus_shown, _, direction, best = min(pool.map(choice, candidates))
+    if missed or -minus_shown < 2 * pinned_shown:
+        return pinned_fit
+    nodes = chosen(best)
+    note = leaving_out(len(nodes)) + marked
+    return TreeFit(best, direction, pinned_fit.size, note, True, nodes)
 
 
 #: The first node count tried; it doubles while the tree fits.

@@ -91,9 +91,35 @@ def _graph_bytes(graph: Any, fmt: str) -> bytes:
 def pipe_graph(graph: Any, fmt: str, engine: str | None = None) -> bytes:
     """Run Graphviz on ``graph`` (its own engine unless ``engine``) and return the output bytes.
 
+    A graph drawn for a canvas (a slide theme's tree) is written on the whole canvas: Graphviz's
+    ``size`` only shrinks a drawing, so a narrow tree would come out 449 x 720 on a 1280 x 720
+    slide; it is laid out once to measure it and then padded, centred, to the canvas.
+
     Raises:
         MctsvizError: the Graphviz program is missing or fails (its first line of complaint).
     """
+    canvas = getattr(graph, CANVAS_ATTR, None)
+    if canvas is not None and fmt in ("svg", "png", "pdf"):
+        graph = _padded_to(graph, canvas, engine)
+    return _pipe(graph, fmt, engine)
+
+
+def _padded_to(graph: Any, canvas: tuple[float, float], engine: str | None) -> Any:
+    """A copy of ``graph`` with the padding (in its own inches) that makes it fill ``canvas`` exactly."""
+    first = _pipe(graph, "plain", engine).decode("utf-8", "replace").split("\n", 1)[0].split()
+    if len(first) < 4 or first[0] != "graph":
+        return graph
+    scale, width, height = float(first[1]), float(first[2]), float(first[3])
+    # The drawing is shrunk by `scale` into the canvas; the padding is shrunk alike. A hair
+    # less than the exact padding keeps the padded drawing from being shrunk once more.
+    pad_x = max(0.0, (canvas[0] / scale - width) / 2 - 1e-4)
+    pad_y = max(0.0, (canvas[1] / scale - height) / 2 - 1e-4)
+    padded = graph.copy()
+    padded.attr(pad=f"{pad_x:.4f},{pad_y:.4f}")
+    return padded
+
+
+def _pipe(graph: Any, fmt: str, engine: str | None) -> bytes:
     import graphviz
 
     try:

@@ -31,7 +31,7 @@ import graphviz
 
 from ..errors import MctsvizError
 from ..replay import PHASES, Replay
-from .output import pipe_graph
+from .output import CANVAS_ATTR, pipe_graph
 from .tree import render_tree
 
 #: The phases an iteration is drawn in (``"start"`` is the previous iteration's end).
@@ -175,6 +175,8 @@ def _pinned(
     """``graph`` for neato, each node of the union pinned; the ones ``graph`` lacks invisible."""
     nodes, edges, other = _statements(graph)
     out = graph.copy()
+    if hasattr(graph, CANVAS_ATTR):  # a slide's tree is still written on the whole canvas
+        setattr(out, CANVAS_ATTR, getattr(graph, CANVAS_ATTR))
     out.engine = "neato"
     out.body = list(other)
     # Straight edges: routing is not needed once every node has its place, and a line from

@@ -378,11 +378,23 @@ def plot_board_overlay(
     if colorbar:
         from matplotlib.cm import ScalarMappable
 
-        bar = ax.figure.colorbar(ScalarMappable(norm=norm, cmap=_FILL_CMAP), ax=ax, orientation="horizontal", shrink=0.8, aspect=30, pad=0.02)
+        width, height = _figure_of_axes(ax).get_size_inches()
+        # On a wide canvas (a slide) the key stands beside the board, which keeps the height for its cells.
+        orientation = "vertical" if width >= 1.4 * height else "horizontal"
+        bar = ax.figure.colorbar(ScalarMappable(norm=norm, cmap=_FILL_CMAP), ax=ax, orientation=orientation, shrink=0.8, aspect=30, pad=0.02)
+        ax.set_anchor("C")  # a colour bar moves its board against itself; keep the board in the middle
         bar.set_label("mean W/N of the move, for the player making it", fontsize=_font(8))
         bar.ax.tick_params(labelsize=_font(8))
     _remember(ax, snapshot.header, figure="board-overlay", node=node, iteration=snapshot.iteration, phase=snapshot.phase, pv_length=pv_length)
     return ax
+
+
+def _figure_of_axes(ax: Axes) -> Figure:
+    """The top-level figure an Axes is drawn in (through any subfigures)."""
+    fig: Any = ax.figure
+    while not isinstance(fig, Figure):
+        fig = fig.figure
+    return fig
 
 
 def _two_decimals(x: float | None) -> str:
@@ -401,6 +413,8 @@ def _player_label(player: int) -> str:
 def _draw_overlay(ax: Axes, overlay: extract.BoardOverlay, norm: Normalize) -> None:
     from matplotlib.patches import Circle, Rectangle
 
+    from .celltext import cell_text
+
     n_rows, n_cols = overlay.shape
     moves = {m.cell: m for m in overlay.moves}
     for r, row in enumerate(overlay.marks):
@@ -409,27 +423,45 @@ def _draw_overlay(ax: Axes, overlay: extract.BoardOverlay, norm: Normalize) -> N
             fill = _FILL_CMAP(norm(move.mean)) if move is not None and move.mean is not None else (1.0, 1.0, 1.0, 1.0)
             ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1.0, 1.0, facecolor=fill, edgecolor=style.LIGHT_GREY, linewidth=1.0, zorder=1))
             if mark:
-                ax.text(c, r, style.mpl_text(mark_symbol(mark), 3), ha="center", va="center", fontsize=_font(30), color=mark_color(mark), zorder=3)
+                cell_text(
+                    ax,
+                    c,
+                    r,
+                    style.mpl_text(mark_symbol(mark), 3),
+                    max_points=_font(30),
+                    cell_fraction=0.55,
+                    ha="center",
+                    va="center",
+                    color=mark_color(mark),
+                    zorder=3,
+                )
             if move is None:
                 continue
             ink = _text_color(fill)
             weight = "bold" if move.best else "normal"
-            ax.text(c, r - 0.05, f"{move.share:.0%}", ha="center", va="center", fontsize=_font(12), fontweight=weight, color=ink, zorder=3)
-            ax.text(c, r + 0.17, f"N {move.visits}", ha="center", va="center", fontsize=_font(8), fontweight=weight, color=ink, zorder=3)
-            ax.text(c, r + 0.34, f"mean {_two_decimals(move.mean)}", ha="center", va="center", fontsize=_font(8), color=ink, zorder=3)
+            # Sizes are capped by the cell (see celltext) and the rows sit below the corner
+            # disc of the most-visited line, so that neither neighbours nor discs cover them.
+            small: dict[str, Any] = {"ha": "center", "va": "center", "color": ink, "zorder": 3}
+            cell_text(
+                ax, c, r + 0.02, f"{move.share:.0%}", max_points=_font(12), cell_fraction=0.18, ha="center", va="center", fontweight=weight, color=ink, zorder=3
+            )
+            cell_text(ax, c, r + 0.21, f"N {move.visits}", max_points=_font(8), cell_fraction=0.12, fontweight=weight, **small)
+            cell_text(ax, c, r + 0.37, f"mean {_two_decimals(move.mean)}", max_points=_font(8), cell_fraction=0.12, **small)
             if overlay.move_noun == "cell":  # the move's own label in the corner (columns are named below)
-                ax.text(c + 0.38, r - 0.37, style.mpl_text(move.action, 6), ha="right", va="top", fontsize=_font(7), color=ink, zorder=3)
+                cell_text(
+                    ax, c + 0.42, r - 0.42, style.mpl_text(move.action, 6), max_points=_font(7), cell_fraction=0.1, ha="right", va="top", color=ink, zorder=3
+                )
             if move.best:
                 ax.add_patch(Rectangle((c - 0.47, r - 0.47), 0.94, 0.94, fill=False, edgecolor=style.BLACK, linewidth=3.0, zorder=4))
     for step in overlay.line:
         r, c = step.cell
         corner = (r, c) in moves
-        x, y, radius, size = (c - 0.29, r - 0.29, 0.14, 9) if corner else (c, r, 0.2, 12)
+        x, y, radius, size, fraction = (c - 0.3, r - 0.3, 0.12, 9, 0.12) if corner else (c, r, 0.2, 12, 0.18)
         color = style.PLAYER_COLORS[step.player % len(style.PLAYER_COLORS)]
         hollow = step.player % 2 == 1
         face, edge, ink = (style.WHITE, color, color) if hollow else (color, style.WHITE, style.WHITE)
         ax.add_patch(Circle((x, y), radius, facecolor=face, edgecolor=edge, linewidth=2.0 if hollow else 1.5, zorder=5))
-        ax.text(x, y, str(step.number), ha="center", va="center", fontsize=size, fontweight="bold", color=ink, zorder=6)
+        cell_text(ax, x, y, str(step.number), max_points=size, cell_fraction=fraction, ha="center", va="center", fontweight="bold", color=ink, zorder=6)
     ax.set_xlim(-0.5, n_cols - 0.5)
     ax.set_ylim(n_rows - 0.5, -0.5)
     ax.set_aspect("equal")

@@ -256,6 +256,40 @@ def value_color(value: float | None, low: float, high: float) -> str:
     return mix_colors(VALUE_MID, VALUE_LOW, -t * _FILL_STRENGTH_LOW)
 
 
+def relative_luminance(color: str) -> float:
+    """A hex colour's relative luminance, 0 (black) to 1 (white), as WCAG 2.1 defines it."""
+
+    def linear(channel: int) -> float:
+        c = channel / 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (linear(int(color[i : i + 2], 16)) for i in (1, 3, 5))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast_ratio(a: str, b: str) -> float:
+    """WCAG 2.1's contrast ratio of two hex colours, 1 to 21 (AA asks 4.5 for normal text)."""
+    high, low = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+#: The contrast WCAG 2.1 AA asks of normal text.
+TEXT_CONTRAST = 4.5
+
+
+def readable_on(color: str, background: str, ratio: float = TEXT_CONTRAST) -> str:
+    """``color``, darkened just enough to reach ``ratio`` against ``background`` (a light one).
+
+    Node fills run from near-white to a mid blue: a grey or purple that reads on white does
+    not on the blue end. Darkening keeps the colour's hue where it can.
+    """
+    for step in range(11):
+        shade = mix_colors(color, BLACK, step / 10)
+        if contrast_ratio(shade, background) >= ratio:
+            return shade
+    return BLACK
+
+
 def grey_level(color: str) -> float:
     """The grey a hex colour prints as, 0 (black) to 255 (white): the luma of ITU-R BT.601."""
     r, g, b = (int(color[i : i + 2], 16) for i in (1, 3, 5))

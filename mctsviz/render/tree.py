@@ -27,6 +27,7 @@ from . import boards as board_drawing
 from . import style
 from .extract import caption as make_caption
 from .extract import nodes_value_range, provenance, provenance_text
+from .output import CANVAS_ATTR
 from .treeview import NODE_BUDGET as NODE_BUDGET  # re-exported: the budget and its warning live with tree_view
 from .treeview import LargeTree as LargeTree
 from .treeview import iteration_marks, outcome_note, stats_before_backup, tree_view, warn_if_large
@@ -150,6 +151,8 @@ def render_tree(
         graph.graph_attr["fontcolor"] = graph.edge_attr["fontcolor"] = t.text
     if size is not None:
         graph.attr(size=f"{size[0]:g},{size[1]:g}")
+        if t.canvas is not None:  # a slide theme: written on the whole canvas, see output.pipe_graph
+            setattr(graph, CANVAS_ATTR, (float(size[0]), float(size[1])))
     if dpi is not None:
         graph.attr(dpi=f"{dpi:g}")
     below_tree = []
@@ -169,10 +172,13 @@ def render_tree(
         drawn_parent.setdefault(child, parent)
     for node in view.nodes:
         stats = snapshot.node(node)
+        fill = style.value_color(stats.mean, low, high)
+        # Grey and purple text darkened where the fill is dark (WCAG AA: 4.5:1).
+        grey, purple = style.readable_on(style.GREY, fill), style.readable_on(style.HIGHLIGHT_TEXT, fill)
         rows = []
         if ids or keys:
             title = " ".join(part for part in (f"#{node}" if ids else "", style.html_text(stats.key, 24) if keys else "") if part)
-            rows.append(f'<FONT POINT-SIZE="{small}" COLOR="{style.GREY}">{title}</FONT>')
+            rows.append(f'<FONT POINT-SIZE="{small}" COLOR="{grey}">{title}</FONT>')
         if node in drawn_boards:
             rows.append(board_drawing.board_table(*drawn_boards[node]))
         rows.append(f"N {stats.visits} · {style.html_text(value_symbol, 4)} {style.format_total(stats.value)}")
@@ -183,16 +189,16 @@ def render_tree(
             parent = drawn_parent.get(node, stats.parent)
             rows.append(f"{score_name} {style.format_number(snapshot.score(parent, node)[2])}")
         if node in marks.updates:
-            rows.append(_backup_row(marks.updates[node], stats.visits, stats.value, value_symbol))
+            rows.append(_backup_row(marks.updates[node], stats.visits, stats.value, value_symbol, purple))
         if node in marks.new_nodes:
-            rows.append(f'<FONT COLOR="{style.HIGHLIGHT_TEXT}"><B>new</B></FONT>')
+            rows.append(f'<FONT COLOR="{purple}"><B>new</B></FONT>')
         if stats.terminal:
-            rows.append(f'<FONT POINT-SIZE="{small}" COLOR="{style.GREY}">terminal</FONT>')
+            rows.append(f'<FONT POINT-SIZE="{small}" COLOR="{grey}">terminal</FONT>')
         if node in view.below:
-            rows.append(f'<FONT POINT-SIZE="{small}" COLOR="{style.GREY}">+{view.below[node]} below</FONT>')
+            rows.append(f'<FONT POINT-SIZE="{small}" COLOR="{grey}">+{view.below[node]} below</FONT>')
         attrs = {
             "label": _table(rows),
-            "fillcolor": style.value_color(stats.mean, low, high),
+            "fillcolor": fill,
             # The path is thicker as well as purple: in greyscale, width is what tells it apart.
             "penwidth": str(style.visit_penwidth(stats.visits) + (1.5 if node in marks.path else 0)),
             "color": t.highlight if node in marks.path else t.text,
@@ -262,12 +268,12 @@ def _table(rows: list[str]) -> str:
     return f'<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">{cells}</TABLE>>'
 
 
-def _backup_row(update: Any, visits: int, value: float, value_symbol: str) -> str:
+def _backup_row(update: Any, visits: int, value: float, value_symbol: str, color: str = style.HIGHLIGHT_TEXT) -> str:
     """``N 3→4 · W 1→2`` for a node this iteration's backpropagation updated."""
     n_before, w_before = stats_before_backup(update, visits, value)
     sym = style.html_text(value_symbol, 4)
     text = f"N {n_before}→{visits} · {sym} {style.format_total(w_before)}→{style.format_total(value)}"
-    return f'<FONT COLOR="{style.HIGHLIGHT_TEXT}"><B>{text}</B></FONT>'
+    return f'<FONT COLOR="{color}"><B>{text}</B></FONT>'
 
 
 def _outcome_label(sim: Any, small: str) -> str:

@@ -414,7 +414,10 @@ def build_pages(
     for ctx in contexts:
         pages[f"{name}/{ctx['page']}"] = render_template(env, "iteration.md.j2", **common, it=ctx)
     pages[f"{name}/slider.md"] = render_template(env, "slider.md.j2", **common, frames=_slider_frames(contexts))
-    pages[f"{name}/{MANIFEST}"] = _manifest_text(common, header, len(chosen))
+    # Every page of the walkthrough (overview, slider and one per chosen iteration): the number
+    # the list shows and `mctsviz site` prints.
+    page_count = sum(1 for path in pages if path.startswith(f"{name}/") and path.endswith(".md"))
+    pages[f"{name}/{MANIFEST}"] = _manifest_text(common, header, page_count)
     pages.update(asset_pages())
     if common["explorer"] is not None:
         pages[f"{name}/{EXPLORER_DATA}"] = explorer_script(name, explorer_data(rp, title=str(common["title"])))

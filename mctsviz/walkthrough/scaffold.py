@@ -64,9 +64,47 @@ markdown_extensions:
   - attr_list
   - md_in_html
 
+# Each walkthrough's section in the sidebar is named by its title, not by its folder.
+hooks:
+  - hooks/walkthrough_titles.py
+
 # One page per chosen iteration: reached from each walkthrough's overview, not the sidebar.
 not_in_nav: |
   /walkthroughs/*/iteration-*.md
+"""
+
+#: The MkDocs hook ``--init`` writes: MkDocs names a section after its folder ("T15"); the
+#: walkthrough's title is in the folder's manifest. Self-contained, so a site builds with MkDocs
+#: alone; the title is entity-escaped, as page titles are (themes write it into HTML unescaped).
+_TITLES_HOOK = """\
+\"\"\"MkDocs hook written by `mctsviz site --init`: a walkthrough's section is named by its title.\"\"\"
+
+import html
+import json
+from pathlib import Path
+
+
+def on_nav(nav, config, files):
+    docs = Path(config["docs_dir"])
+
+    def rename(items):
+        for item in items:
+            if not getattr(item, "is_section", False):
+                continue
+            for child in item.children:
+                if getattr(child, "is_page", False) and child.file.src_uri.endswith("/index.md"):
+                    manifest = docs / Path(child.file.src_uri).parent / ".walkthrough.json"
+                    try:
+                        title = json.loads(manifest.read_text(encoding="utf-8"))["title"]
+                    except (OSError, ValueError, KeyError, TypeError):
+                        break
+                    if isinstance(title, str) and title.strip():
+                        item.title = html.escape(" ".join(title.split()), quote=True)
+                    break
+            rename(item.children)
+
+    rename(nav.items)
+    return nav
 """
 
 _INDEX = """\
@@ -87,6 +125,7 @@ def site_files(title: str = "MCTS walkthroughs") -> dict[str, str | bytes]:
     files: dict[str, str | bytes] = {
         "mkdocs.yml": _CONFIG.format(title=quoted),
         "docs/index.md": _INDEX.format(title=name.replace("#", "\\#")),
+        "hooks/walkthrough_titles.py": _TITLES_HOOK,
     }
     for shim in SHIM_FILES:
         files[f"docs/assets/mctsviz/{shim}"] = (SHIM_DIR / shim).read_bytes()
