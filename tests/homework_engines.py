@@ -218,6 +218,15 @@ class DrawAsLoss(HomeworkUCT):
         return 1.0 if returns[self.mover(node)] > 0 else 0.0
 
 
+class DrawLostByBoth(HomeworkUCT):
+    """Scores a drawn rollout as a loss for both players: returns (-1, -1), which no end of a
+    two-player zero-sum game gives."""
+
+    def rollout(self, start):
+        returns, moves = super().rollout(start)
+        return (tuple(-1.0 for _ in returns) if not any(returns) else returns), moves
+
+
 class OtherConstant(HomeworkUCT):
     """Declares C = sqrt(2) (the default) but explores with C = 1."""
 
@@ -260,6 +269,7 @@ __all__ = [
     "Argmin",
     "ChildLog",
     "DrawAsLoss",
+    "DrawLostByBoth",
     "ExpandAll",
     "ExpandsTwice",
     "HomeworkUCT",

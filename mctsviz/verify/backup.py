@@ -99,6 +99,7 @@ class BackupChecks(SelectionChecks):
 
     def _final_checks(self, decision: Decision | None) -> None:
         iterations = self.iterations
+        self._budget_note(iterations)
         # The engine's own statistics: recorded at full; at compact only the decision's.
         reported = dict(self.reported)
         if decision is not None:
@@ -125,6 +126,21 @@ class BackupChecks(SelectionChecks):
                 self.report.notes.append(f"no decision: the search stopped after iteration {iterations} (interrupted?)")
             return
         self._decision_check(decision)
+
+    def _budget_note(self, iterations: int) -> None:
+        """A note when the header's budget and the iterations in the trace disagree (a header
+        written with the defaults, say, for a search that ran another number)."""
+        declared, seconds = self.options.iterations, self.options.seconds
+        if declared is None or declared == iterations:
+            return
+        if iterations > declared:
+            self.report.notes.append(f"the header declares a budget of {declared:,} iterations, but the trace holds {iterations:,}")
+        elif seconds is not None:
+            self.report.notes.append(
+                f"the header declares a budget of {declared:,} iterations or {seconds:g} s; the trace holds {iterations:,} (did the time run out first?)"
+            )
+        else:
+            self.report.notes.append(f"the header declares a budget of {declared:,} iterations, but the trace holds {iterations:,}")
 
     def _sum_check(self, visits: list[int], iteration: int) -> None:
         """visits(n) - initial = backups that ended at n + backups through each edge out of n,
