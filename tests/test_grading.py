@@ -9,6 +9,7 @@ from pathlib import Path
 
 import jsonschema
 import msgspec
+import pytest
 from homework_engines import Argmin, DrawLostByBoth, HomeworkUCT, traced
 
 import mctsviz
@@ -174,3 +175,30 @@ def test_junit_escapes_a_traces_strings():
     failure = root.find("testsuite/testcase/failure")
     assert failure is not None and "]]></x>" in (failure.text or "") and '"<b>"' in failure.get("message", "")
     assert "<g>&" in (root.find("testsuite/system-out").text or "")
+
+
+def test_the_docs_example_with_a_planted_mistake_graded_end_to_end(tmp_path):
+    """docs/grading.md's setup on docs/examples/plain_uct.py: a clean search scores full marks,
+    one with an argmin loses the selection family's points, with the cause in its output."""
+    import runpy
+
+    from mctsviz import SearchOptions, Tracer, TraceWriter, games
+
+    example = runpy.run_path(str(Path(__file__).parents[1] / "docs" / "examples" / "plain_uct.py"))
+    game = games.load("tictactoe")
+    scores = {}
+    for bug in (None, "argmin"):
+        trace = tmp_path / f"{bug}.jsonl"
+        with TraceWriter(trace) as writer:
+            tracer = Tracer(writer, game=game, root=game.initial_state(), options=SearchOptions(iterations=200), seed=1)
+            example["uct"](game, game.initial_state(), 200, seed=1, tracer=tracer, bug=bug)
+            tracer.finish()
+        out = tmp_path / "results" / f"{bug}.json"
+        main(["verify", str(trace), "--format", "gradescope", "--max-score", "10", "-o", str(out), "--no-progress"])
+        results = json.loads(out.read_text())
+        jsonschema.validate(results, SCHEMA)
+        scores[bug] = results
+    assert scores[None]["score"] == pytest.approx(10.0)
+    failed = [t for t in scores["argmin"]["tests"] if t["status"] == "failed"]
+    assert [t["tags"] for t in failed] == [["selection"]] and "an argmin instead of an argmax?" in failed[0]["output"]
+    assert scores["argmin"]["score"] == pytest.approx(10.0 * 6 / 7)
