@@ -236,6 +236,49 @@ class OtherConstant(HomeworkUCT):
         return child.total / child.visits + math.sqrt(math.log(max(parent.visits, 1)) / child.visits)
 
 
+class RootLogEverywhere(HomeworkUCT):
+    """Works out ln N once per selection, from the root's N, and uses it at every depth."""
+
+    def select(self, root):
+        self.log_root = math.log(max(root.visits, 1))
+        return super().select(root)
+
+    def ucb1(self, parent, child):
+        if child.visits == 0:
+            return math.inf
+        return child.total / child.visits + self.c * math.sqrt(self.log_root / child.visits)
+
+
+class MeanOverParentVisits(HomeworkUCT):
+    """Divides a child's total reward by the parent's visits (N), not its own (n)."""
+
+    def ucb1(self, parent, child):
+        if child.visits == 0:
+            return math.inf
+        return child.total / max(parent.visits, 1) + self.c * math.sqrt(math.log(max(parent.visits, 1)) / child.visits)
+
+
+class DrawAsLossForBoth(HomeworkUCT):
+    """Credits a draw as a loss to whoever moved into the node (both players lose a draw), with
+    the game's +1/0/-1 rewards; ``DrawAsLossForBoth01`` does the same with 1/0.5/0."""
+
+    def reward(self, node, returns):
+        if not any(returns):  # a draw
+            return 0.0 if self.zero_one else -1.0
+        return super().reward(node, returns)
+
+
+class DrawAsLossForBoth01(DrawAsLossForBoth):
+    zero_one = True
+
+
+class RandomChoice(HomeworkUCT):
+    """Selects a child at random: no classic mistake explains that (verify says so)."""
+
+    def best_child(self, node):
+        return self.rng.choice(node.children)
+
+
 class ExpandAll(HomeworkUCT):
     """The clean textbook version: every child at once."""
 
@@ -269,14 +312,19 @@ __all__ = [
     "Argmin",
     "ChildLog",
     "DrawAsLoss",
+    "DrawAsLossForBoth",
+    "DrawAsLossForBoth01",
     "DrawLostByBoth",
     "ExpandAll",
     "ExpandsTwice",
     "HomeworkUCT",
+    "MeanOverParentVisits",
     "NoSignFlip",
     "OtherConstant",
     "ParentVisitsNotCounted",
+    "RandomChoice",
     "RolloutFromParent",
+    "RootLogEverywhere",
     "RootVisitNotCounted",
     "UnvisitedScoredZero",
     "ZeroOne",

@@ -32,6 +32,9 @@ class BackupChecks(SelectionChecks):
             return
         want_nodes = chain[::-1]
         updates = backprop.updates
+        # A drawn game whose every update credits a loss, to nodes of both players' moves.
+        loss = 0.0 if zero_one else -1.0
+        self.draw_lost_by_all = not any(returns) and len({mover[n] for n in chain}) > 1 and bool(updates) and all(u.reward == loss for u in updates)
         got_nodes = [u.node for u in updates]
         pairs: Iterable[tuple[int, Any]]
         if got_nodes == want_nodes and len(set(chain)) == len(chain):
@@ -76,8 +79,13 @@ class BackupChecks(SelectionChecks):
         )
         if (close_enough(found, 1.0 - expected) if self.zero_one else close_enough(found, -expected)) and found != expected:
             text += " (the sign is not flipped for the opponent)"
+        elif self.draw_lost_by_all and close_enough(expected, 0.5 if self.zero_one else 0.0):
+            worth = "0.5" if self.zero_one else "0"
+            text += f" (a draw was scored as a loss for both players: with {self.options.reward} rewards a draw is worth {worth} to each)"
         elif self.zero_one and close_enough(expected, 0.5) and found in (0.0, 1.0):
             text += f" (a draw was scored as a {'loss' if found == 0.0 else 'win'}: with 01 rewards it is worth 0.5)"
+        elif not self.zero_one and expected == 0.0 and found in (-1.0, 1.0):
+            text += f" (a draw was scored as a {'loss' if found == -1.0 else 'win'}: with pm1 rewards it is worth 0)"
         elif self.zero_one and close_enough(found, 2.0 * expected - 1.0):
             text += " (01 rewards map a return r to (r + 1) / 2)"
         return text
