@@ -272,6 +272,18 @@ class DrawAsLossForBoth01(DrawAsLossForBoth):
     zero_one = True
 
 
+class RootValueNeverUpdated(HomeworkUCT):
+    """Counts the root's visit but never adds to its value; the tracer gets what its statistics
+    gained (a visit and 0)."""
+
+    def backpropagate(self, path, returns):
+        credited = super().backpropagate(path, returns)
+        root, reward = credited[-1]
+        root.total -= reward
+        credited[-1] = (root, 0.0)
+        return credited
+
+
 class RandomChoice(HomeworkUCT):
     """Selects a child at random: no classic mistake explains that (verify says so)."""
 
@@ -325,6 +337,7 @@ __all__ = [
     "RandomChoice",
     "RolloutFromParent",
     "RootLogEverywhere",
+    "RootValueNeverUpdated",
     "RootVisitNotCounted",
     "UnvisitedScoredZero",
     "ZeroOne",

@@ -23,6 +23,7 @@ from homework_engines import (
     RandomChoice,
     RolloutFromParent,
     RootLogEverywhere,
+    RootValueNeverUpdated,
     RootVisitNotCounted,
     UnvisitedScoredZero,
     ZeroOne,
@@ -178,3 +179,11 @@ def test_the_report_a_student_reads(tmp_path):
     assert head.startswith("invalid: 40 iterations of tictactoe (compact level): ")
     assert first.startswith("  line 38, iteration 10, node 0: [selection] selection took child 5")
     assert first.endswith("(expected 2, found 5)")
+
+
+def test_the_roots_value_never_updated():
+    v = first_violation(RootValueNeverUpdated)
+    assert (v.check, v.iteration, v.node, v.expected, v.found) == ("reward", 2, 0, -1.0, 0.0)
+    assert v.message.endswith("(the root has been credited 0 in every backup: is its value never updated, only its visits?)")
+    # A search that credits the root as it should never gets the hint.
+    assert not any("credited 0 in every backup" in v.message for v in verify(traced(NoSignFlip)).violations)

@@ -28,6 +28,10 @@ class BackupChecks(SelectionChecks):
                 r = returns[m] if 0 <= m < players else 0.0
                 visits[node] += 1
                 value[node] += (r + 1.0) / 2.0 if zero_one else r
+            if not self.root_credited:  # the root's reward, as the loop above credited it
+                m = mover[0]
+                r = returns[m] if 0 <= m < players else 0.0
+                self.root_credited = ((r + 1.0) / 2.0 if zero_one else r) != 0.0
             self._count_backup(chain)
             return
         want_nodes = chain[::-1]
@@ -50,6 +54,8 @@ class BackupChecks(SelectionChecks):
             r = returns[m] if 0 <= m < players else 0.0
             reward = (r + 1.0) / 2.0 if zero_one else r
             if u is not None:
+                if node == 0 and u.reward != 0.0:
+                    self.root_credited = True
                 if u.reward != reward and not close_enough(u.reward, reward):
                     self.flag("reward", iteration, node, reward, u.reward, self._reward_message(node, u.reward, reward))
                 if full:
@@ -84,6 +90,8 @@ class BackupChecks(SelectionChecks):
             text += f" (a draw was scored as a loss for both players: with {self.options.reward} rewards a draw is worth {worth} to each)"
         elif self.zero_one and close_enough(expected, 0.5) and found in (0.0, 1.0):
             text += f" (a draw was scored as a {'loss' if found == 0.0 else 'win'}: with 01 rewards it is worth 0.5)"
+        elif node == 0 and found == 0.0 and not self.root_credited:
+            text += " (the root has been credited 0 in every backup: is its value never updated, only its visits?)"
         elif not self.zero_one and expected == 0.0 and found in (-1.0, 1.0):
             text += f" (a draw was scored as a {'loss' if found == -1.0 else 'win'}: with pm1 rewards it is worth 0)"
         elif self.zero_one and close_enough(found, 2.0 * expected - 1.0):

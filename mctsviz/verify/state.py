@@ -85,6 +85,7 @@ class CheckerState:
         self.unexplained: list[tuple[int, str, str, list[tuple[str, str]]]] = []
         self.wrong_choices = 0  # choices another child scored higher than (not ties)
         self.draw_lost_by_all = False  # the backup being checked credits a drawn game as a loss to every node
+        self.root_credited = False  # whether any backup so far credited the root other than 0
         self.iterations = 0
         self.iteration_start = 2
         # The selections of the block being checked already found right (mctsviz.verify.compiled):
