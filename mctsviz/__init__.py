@@ -21,6 +21,8 @@ from .games import load as load_game
 from .options import SearchOptions
 from .replay import Replay, TreeSnapshot
 from .search import Memory, SearchResult
+from .trace.io import TraceWriter
+from .trace.record import ListRecorder
 from .tracer import Tracer
 
 # The verbs stay in their modules (``from mctsviz.search import search``,
@@ -28,11 +30,13 @@ from .tracer import Tracer
 # of the same names, so that ``import mctsviz.search as s`` gave the function.
 
 __all__ = [
+    "ListRecorder",
     "Memory",
     "MctsvizError",
     "Replay",
     "SearchOptions",
     "SearchResult",
+    "TraceWriter",
     "Tracer",
     "TreeSnapshot",
     "__version__",

@@ -6,9 +6,9 @@ The tracer turns four calls per iteration into the trace format every mctsviz co
     tracer = Tracer(recorder, game=game, root=root_state, options=SearchOptions(c=1.4))
     for _ in range(iterations):
         tracer.select(path)                       # the nodes selection visited, root first
-        tracer.expand(leaf, [(child, action)])    # the children the expansion added
+        tracer.expand(leaf, [(child, action)])    # the children the expansion added (optional: none)
         tracer.simulate(node, returns, moves)     # where the rollout started and how it ended
-        tracer.backprop([(node, reward), ...])    # every statistic the backup changed
+        tracer.backprop([(node, reward), ...])    # each pair: one visit and its reward
     tracer.finish()                               # the decision: the root's children
 
 Nodes are the engine's own objects (anything hashable): the tracer numbers them in the order
@@ -47,6 +47,23 @@ def _nothing() -> None:
     pass
 
 
+_EACH = "; each iteration calls select(path), expand(leaf, children) (leave it out when it adds no node), simulate(node, returns), backprop(updates)"
+#: What to call instead, by (the stage the tracer is at, the call made).
+_ORDER_HINTS = {
+    (1, "backprop"): ": call simulate(node, returns) before the backup" + _EACH,
+    (1, "select"): ": the iteration's simulate() and backprop() are missing" + _EACH,
+    (2, "expand"): ": expand() was already called in this iteration; give every child it adds in one call",
+    (2, "select"): ": the iteration's simulate() and backprop() are missing" + _EACH,
+    (2, "backprop"): ": call simulate(node, returns) before the backup" + _EACH,
+    (3, "select"): ": the iteration's backprop() is missing" + _EACH,
+    (3, "expand"): ": the iteration's backprop() is missing" + _EACH,
+    (3, "simulate"): ": simulate() was already called in this iteration; call backprop() next",
+    (0, "expand"): ": an iteration starts with select(path)" + _EACH,
+    (0, "simulate"): ": an iteration starts with select(path)" + _EACH,
+    (0, "backprop"): ": an iteration starts with select(path)" + _EACH,
+}
+
+
 class Tracer:
     """Writes the events of a foreign search, iteration by iteration (see the module doc).
 
@@ -81,6 +98,7 @@ class Tracer:
         "_iteration",
         "_label_of",
         "_labels",
+        "_leaf",
         "_lookup",
         "_movers",
         "_one_at_a_time",
@@ -130,6 +148,7 @@ class Tracer:
         self._held_select: Any = None
         self._held_expand: Any = None
         self._held_simulate: Any = None
+        self._leaf: Hashable = None  # the last path's leaf: what an iteration without expand() expanded
         recorder(
             Header(
                 format=FORMAT_NAME,
@@ -189,7 +208,8 @@ class Tracer:
     def _expect(self, stage: int, call: str) -> None:
         if self._stage != stage:
             wanted = ("select", "expand", "simulate", "backprop")[self._stage]
-            raise MctsvizError(f"{call}() called where {wanted}() was expected (iteration {max(self._iteration, 1)})")
+            hint = _ORDER_HINTS.get((self._stage, call), "")
+            raise MctsvizError(f"{call}() called where {wanted}() was expected (iteration {max(self._iteration, 1)}){hint}")
 
     def select(self, path: Sequence[Hashable]) -> None:
         """The nodes selection went through, from the root to the leaf where it stopped."""
@@ -209,6 +229,7 @@ class Tracer:
             raise MctsvizError("a selection path starts at the root")
         self._iteration += 1
         self._stage = 1
+        self._leaf = path[-1]
         if self._columns is not None:
             self._held_select = ids
         elif self._batch is None:
@@ -218,6 +239,10 @@ class Tracer:
 
     def expand(self, parent: Hashable, children: Iterable[tuple[Any, ...]], *, simulate_from: Hashable | None = None) -> None:
         """The children an expansion added under ``parent``: (node, action) pairs, in order.
+
+        An iteration that adds no node (its leaf is terminal, or the expansion mode adds none
+        yet) may call ``expand(leaf, [])`` or leave expand() out: ``simulate()`` right after
+        ``select()`` records the same, an expansion of nothing at the path's leaf.
 
         Args:
             parent: the leaf selection stopped at.
@@ -285,9 +310,15 @@ class Tracer:
             self._held_expand = Expand(self._iteration, leaf, tuple(added), start, rule)
 
     def simulate(self, node: Hashable, returns: Sequence[float], moves: Sequence[Action] | None = None) -> None:
-        """The simulation: where it started, its returns (one per player) and the moves it played."""
+        """The simulation: where it started, its returns (one per player) and the moves it played.
+
+        Right after ``select()`` it first records an expansion of nothing at the path's leaf
+        (see :meth:`expand`)."""
         if self._stage != 2:
-            self._expect(2, "simulate")
+            if self._stage == 1:
+                self.expand(self._leaf, ())
+            else:
+                self._expect(2, "simulate")
         try:
             start = self._lookup(node)
         except (KeyError, TypeError):
@@ -324,7 +355,12 @@ class Tracer:
         return values
 
     def backprop(self, updates: Iterable[tuple[Hashable, float]]) -> None:
-        """Every (node, reward) the backup credited, in the order it credited them."""
+        """Every (node, reward) the backup credited, in the order it credited them.
+
+        Each pair is one visit: the trace adds one to the node's visits and ``reward`` to its
+        value (a compact trace holds no other statistics). A node credited twice in one
+        backup is visited twice; a node the backup skips gains no visit.
+        """
         if self._stage != 3:
             self._expect(3, "backprop")
         ids, root_stats = self._ids, self._root_stats

@@ -28,6 +28,9 @@ Optional hooks a game may add (mctsviz checks with ``hasattr``):
 * ``board(state) -> list[list[str]]``: rows of cell marks ("X", "O", "" ...) for drawings.
 * ``action_cell(action) -> (row, col)`` and ``action_grid -> (rows, cols)``: where an action
   sits on a board, for move heatmaps.
+* ``outcomes() -> tuple of returns``: every returns an end of the game can produce (None: not
+  a short list); ``mctsviz verify`` flags a rollout's returns that are none of them when the
+  trace records no rollout moves to replay.
 """
 
 from __future__ import annotations

@@ -218,6 +218,15 @@ class DrawAsLoss(HomeworkUCT):
         return 1.0 if returns[self.mover(node)] > 0 else 0.0
 
 
+class DrawLostByBoth(HomeworkUCT):
+    """Scores a drawn rollout as a loss for both players: returns (-1, -1), which no end of a
+    two-player zero-sum game gives."""
+
+    def rollout(self, start):
+        returns, moves = super().rollout(start)
+        return (tuple(-1.0 for _ in returns) if not any(returns) else returns), moves
+
+
 class OtherConstant(HomeworkUCT):
     """Declares C = sqrt(2) (the default) but explores with C = 1."""
 
@@ -225,6 +234,61 @@ class OtherConstant(HomeworkUCT):
         if child.visits == 0:
             return math.inf
         return child.total / child.visits + math.sqrt(math.log(max(parent.visits, 1)) / child.visits)
+
+
+class RootLogEverywhere(HomeworkUCT):
+    """Works out ln N once per selection, from the root's N, and uses it at every depth."""
+
+    def select(self, root):
+        self.log_root = math.log(max(root.visits, 1))
+        return super().select(root)
+
+    def ucb1(self, parent, child):
+        if child.visits == 0:
+            return math.inf
+        return child.total / child.visits + self.c * math.sqrt(self.log_root / child.visits)
+
+
+class MeanOverParentVisits(HomeworkUCT):
+    """Divides a child's total reward by the parent's visits (N), not its own (n)."""
+
+    def ucb1(self, parent, child):
+        if child.visits == 0:
+            return math.inf
+        return child.total / max(parent.visits, 1) + self.c * math.sqrt(math.log(max(parent.visits, 1)) / child.visits)
+
+
+class DrawAsLossForBoth(HomeworkUCT):
+    """Credits a draw as a loss to whoever moved into the node (both players lose a draw), with
+    the game's +1/0/-1 rewards; ``DrawAsLossForBoth01`` does the same with 1/0.5/0."""
+
+    def reward(self, node, returns):
+        if not any(returns):  # a draw
+            return 0.0 if self.zero_one else -1.0
+        return super().reward(node, returns)
+
+
+class DrawAsLossForBoth01(DrawAsLossForBoth):
+    zero_one = True
+
+
+class RootValueNeverUpdated(HomeworkUCT):
+    """Counts the root's visit but never adds to its value; the tracer gets what its statistics
+    gained (a visit and 0)."""
+
+    def backpropagate(self, path, returns):
+        credited = super().backpropagate(path, returns)
+        root, reward = credited[-1]
+        root.total -= reward
+        credited[-1] = (root, 0.0)
+        return credited
+
+
+class RandomChoice(HomeworkUCT):
+    """Selects a child at random: no classic mistake explains that (verify says so)."""
+
+    def best_child(self, node):
+        return self.rng.choice(node.children)
 
 
 class ExpandAll(HomeworkUCT):
@@ -260,13 +324,20 @@ __all__ = [
     "Argmin",
     "ChildLog",
     "DrawAsLoss",
+    "DrawAsLossForBoth",
+    "DrawAsLossForBoth01",
+    "DrawLostByBoth",
     "ExpandAll",
     "ExpandsTwice",
     "HomeworkUCT",
+    "MeanOverParentVisits",
     "NoSignFlip",
     "OtherConstant",
     "ParentVisitsNotCounted",
+    "RandomChoice",
     "RolloutFromParent",
+    "RootLogEverywhere",
+    "RootValueNeverUpdated",
     "RootVisitNotCounted",
     "UnvisitedScoredZero",
     "ZeroOne",

@@ -11,13 +11,19 @@ from homework_engines import (
     Argmin,
     ChildLog,
     DrawAsLoss,
+    DrawAsLossForBoth,
+    DrawAsLossForBoth01,
     ExpandAll,
     ExpandsTwice,
     HomeworkUCT,
+    MeanOverParentVisits,
     NoSignFlip,
     OtherConstant,
     ParentVisitsNotCounted,
+    RandomChoice,
     RolloutFromParent,
+    RootLogEverywhere,
+    RootValueNeverUpdated,
     RootVisitNotCounted,
     UnvisitedScoredZero,
     ZeroOne,
@@ -126,7 +132,44 @@ def test_another_exploration_constant():
 def test_a_draw_scored_as_a_loss():
     v = first_violation(DrawAsLoss)
     assert (v.check, v.iteration, v.node, v.expected, v.found) == ("reward", 1, 1, 0.5, 0.0)
-    assert "got +0.5 (a draw)" in v.message and "(a draw was scored as a loss: with 01 rewards it is worth 0.5)" in v.message
+    assert "got +0.5 (a draw)" in v.message and "(a draw was scored as a loss for both players: with 01 rewards a draw is worth 0.5 to each)" in v.message
+
+
+@pytest.mark.parametrize(("engine", "reward", "worth"), [(DrawAsLossForBoth, -1.0, 0.0), (DrawAsLossForBoth01, 0.0, 0.5)])
+def test_a_draw_scored_as_a_loss_for_both_players_under_either_reward_convention(engine, reward, worth):
+    v = first_violation(engine)
+    assert (v.check, v.iteration, v.node, v.expected, v.found) == ("reward", 1, 1, worth, reward)
+    convention = "01" if worth else "pm1"
+    assert v.message.endswith(f"(a draw was scored as a loss for both players: with {convention} rewards a draw is worth {worth:g} to each)")
+
+
+def test_the_roots_log_used_at_every_depth():
+    # Before: "(it is the highest with C = 2, not the declared 1.414)", with the right C.
+    v = first_violation(RootLogEverywhere)
+    assert (v.check, v.iteration, v.node, v.expected, v.found) == ("selection", 74, 4, 34, 22)
+    assert "(it is the highest with ln of the root's N = 73 in place of node 4's N = 12: UCB1 takes ln of the visits of the node it selects" in v.message
+    assert "C = 2" not in v.message
+
+
+def test_the_mean_over_the_parents_visits():
+    v = first_violation(MeanOverParentVisits)
+    assert (v.check, v.iteration, v.node, v.expected, v.found) == ("selection", 15, 0, 2, 1)
+    assert "(it is the highest with each child's mean taken over node 0's N = 14 (W/N), not over the child's own visits (W/n))" in v.message
+
+
+def test_no_classic_mistake_explains_a_random_choice_and_verify_says_so():
+    report = verify(traced(RandomChoice))
+    wrong = [v for v in report.violations if v.check == "selection" and "the highest (" in v.message]
+    assert wrong and all("(the cause is unknown: none of the classic mistakes makes the wrong choices of this trace the best ones)" in v.message for v in wrong)
+    assert not any(word in v.message for v in wrong for word in ("argmin", "C = ", "ln of the", "unvisited"))
+
+
+def test_wrong_choices_after_wrong_rewards_are_put_down_to_the_rewards():
+    report = verify(traced(DrawAsLossForBoth))
+    choice = next(v for v in report.violations if v.check == "selection")
+    assert (
+        "(the cause is unknown: none of the classic mistakes makes the wrong choices of this trace the best ones (the wrong backups flagged" in choice.message
+    )
 
 
 def test_the_report_a_student_reads(tmp_path):
@@ -136,3 +179,11 @@ def test_the_report_a_student_reads(tmp_path):
     assert head.startswith("invalid: 40 iterations of tictactoe (compact level): ")
     assert first.startswith("  line 38, iteration 10, node 0: [selection] selection took child 5")
     assert first.endswith("(expected 2, found 5)")
+
+
+def test_the_roots_value_never_updated():
+    v = first_violation(RootValueNeverUpdated)
+    assert (v.check, v.iteration, v.node, v.expected, v.found) == ("reward", 2, 0, -1.0, 0.0)
+    assert v.message.endswith("(the root has been credited 0 in every backup: is its value never updated, only its visits?)")
+    # A search that credits the root as it should never gets the hint.
+    assert not any("credited 0 in every backup" in v.message for v in verify(traced(NoSignFlip)).violations)

@@ -279,3 +279,57 @@ def test_calls_out_of_order_or_unknown_nodes_are_clear_errors():
         for action in (0, 3, 1, 4, 2):
             state = game.next_state(state, action)
         Tracer(ListRecorder(), game=game, root=state)
+
+
+def test_an_iteration_that_expands_nothing_may_leave_expand_out():
+    """A search reaching a terminal leaf calls select() then simulate(): the tracer records the
+    expansion of nothing at the leaf, the same trace as an explicit expand(leaf, [])."""
+    from homework_engines import HomeworkUCT
+
+    from mctsviz.verify import verify
+
+    class NoEmptyExpand(HomeworkUCT):
+        def run(self, root_state, iterations):
+            tracer = self.tracer
+            root = self.new_node(root_state)
+            for _ in range(iterations):
+                path = self.select(root)
+                leaf = path[-1]
+                tracer.select(path)
+                added, start = self.expand(leaf)
+                if start is not leaf:
+                    path.append(start)
+                if added:  # expand() only when it adds a node
+                    tracer.expand(leaf, [(c, c.action, c.state) for c in added], simulate_from=start)
+                returns, moves = self.rollout(start)
+                tracer.simulate(start, returns, moves)
+                tracer.backprop(self.backpropagate(path, returns))
+
+    def trace(engine):
+        game = games.load("pair")  # a terminal leaf at iteration 26
+        events = ListRecorder()
+        tracer = Tracer(events, game=game, root=game.initial_state(), options=engine.options(100), seed=1)
+        engine(game, tracer, seed=1).run(game.initial_state(), 100)
+        tracer.finish()
+        return list(events)
+
+    skipped, explicit = trace(NoEmptyExpand), trace(HomeworkUCT)
+    assert skipped == explicit
+    assert any(type(e).__name__ == "Expand" and not e.children for e in skipped)  # terminal leaves were reached
+    assert verify(skipped).ok
+
+
+def test_out_of_order_calls_say_what_to_call():
+    game = games.load("tictactoe")
+    tracer = Tracer(ListRecorder(), game=game, root=game.initial_state())
+    tracer.select(["root"])
+    with pytest.raises(
+        MctsvizError, match=r"backprop\(\) called where expand\(\) was expected \(iteration 1\): call simulate\(node, returns\) before the backup"
+    ):
+        tracer.backprop([("root", 1.0)])
+    tracer.expand("root", [("child", 4)])
+    with pytest.raises(MctsvizError, match=r"expand\(\) was already called in this iteration; give every child it adds in one call"):
+        tracer.expand("root", [("other", 5)])
+    tracer.simulate("child", (1.0, -1.0))
+    with pytest.raises(MctsvizError, match=r"select\(\) called where backprop\(\) was expected \(iteration 1\): the iteration's backprop\(\) is missing"):
+        tracer.select(["root"])

@@ -165,3 +165,22 @@ def test_a_bad_jobs_value_is_one_line_and_exit_2(tmp_path, capsys, value):
     assert err.count("\n") == 1 and "--jobs" in err and "Traceback" not in err
     with pytest.raises(MctsvizError, match="bad --jobs -1"):
         verify_parallel(path, jobs=-1)
+
+
+def test_rollouts_not_replayed_are_counted_over_every_range(tmp_path):
+    from homework_engines import HomeworkUCT
+
+    from mctsviz.trace.events import Simulate
+
+    # Rollout moves recorded from iteration 2,500 on only: each range sees its own share.
+    events = [
+        msgspec.structs.replace(e, actions=None) if type(e) is Simulate and e.iteration < 2500 and e.method == "random" else e
+        for e in traced(HomeworkUCT, iterations=ITERATIONS, seed=3)
+    ]
+    path = _write(tmp_path, "partly.msgpack", events)
+    serial, _ = _same_for_every_jobs(path)
+    unplayed = sum(type(e) is Simulate and e.method == "random" and e.actions is None for e in events)
+    rollouts = sum(type(e) is Simulate and e.method == "random" for e in events)
+    assert serial.ok and serial.not_checked == {
+        "rollouts": f"{unplayed} of {rollouts} rollouts record no moves (their returns were checked against the game's ends)"
+    }

@@ -49,7 +49,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("trace", help="a trace file")
     p.add_argument("--game", metavar="SPEC", help="the game, when the trace's is not built in (FILE.py:Class, FILE.json)")
     p.add_argument("--limit", type=int, default=20, metavar="N", help="violations to list (default 20)")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--json", action="store_true", help="print the report as JSON (--format json)")
+    p.add_argument(
+        "--format",
+        choices=("text", "json", "gradescope", "junit"),
+        default=None,
+        help="the report's form: text (default), json, gradescope (Gradescope's results.json: one test per check family) "
+        "or junit (JUnit XML, for CI graders); see docs/grading.md",
+    )
+    p.add_argument("-o", "--output", metavar="PATH", help="write the report to PATH (atomically) instead of printing it")
+    p.add_argument(
+        "--max-score",
+        type=float,
+        default=None,
+        metavar="POINTS",
+        help="gradescope: the trace's points, shared evenly between the check families (default: 1 each)",
+    )
+    p.add_argument(
+        "--visibility",
+        choices=("visible", "hidden", "after_due_date", "after_published"),
+        default="visible",
+        help="gradescope: when students see the results (default visible)",
+    )
     p.add_argument(
         "--jobs",
         type=whole_number(0),
@@ -173,27 +194,67 @@ def run_replay(args: argparse.Namespace) -> int:
 
 
 def run_verify(args: argparse.Namespace) -> int:
+    from ..errors import MctsvizError
     from ..verify import verify, verify_parallel
 
     _fast_load()
-    with index_progress(not args.no_progress) as indexing, progress_bar("checking", not args.no_progress) as checking:
-        if args.jobs == 1:
-            report = verify(args.trace, game=args.game, limit=max(args.limit, 1), on_progress=checking)
-        else:
-            report = verify_parallel(
-                args.trace,
-                jobs=args.jobs,
-                game=args.game,
-                limit=max(args.limit, 1),
-                on_note=_note,
-                on_progress=checking,
-                on_index_progress=indexing,
-            )
-    if args.json:
-        _print_json(report.to_dict())
+    form = args.format or ("json" if args.json else "text")
+    if args.json and form != "json":
+        raise MctsvizError(f"--json and --format {form} ask for two forms: give one")
+    if args.max_score is not None and (not math.isfinite(args.max_score) or args.max_score <= 0):
+        raise MctsvizError(f"bad --max-score {args.max_score:g}: expected a number of points > 0")
+    try:
+        with index_progress(not args.no_progress) as indexing, progress_bar("checking", not args.no_progress) as checking:
+            if args.jobs == 1:
+                report = verify(args.trace, game=args.game, limit=max(args.limit, 1), on_progress=checking)
+            else:
+                report = verify_parallel(
+                    args.trace,
+                    jobs=args.jobs,
+                    game=args.game,
+                    limit=max(args.limit, 1),
+                    on_note=_note,
+                    on_progress=checking,
+                    on_index_progress=indexing,
+                )
+    except MctsvizError as exc:
+        # An autograder shows the student its results file: it says why there is no score.
+        if form in ("gradescope", "junit") and args.output:
+            _write_report(args, _unreadable_report(form, str(exc), args.visibility))
+        raise
+    if form == "gradescope":
+        from ..verify.grading import gradescope_results
+
+        text = _json_text(gradescope_results(report, max_score=args.max_score, visibility=args.visibility))
+    elif form == "junit":
+        from ..verify.grading import junit_xml
+
+        text = junit_xml(report)
+    elif form == "json":
+        text = _json_text(report.to_dict())
     else:
-        print(report.format())
+        text = report.format() + "\n"
+    _write_report(args, text)
     return EXIT_OK if report.ok else EXIT_DIFFERENT
+
+
+def _unreadable_report(form: str, message: str, visibility: str) -> str:
+    from ..verify.grading import gradescope_unreadable, junit_unreadable
+
+    return _json_text(gradescope_unreadable(message, visibility=visibility)) if form == "gradescope" else junit_unreadable(message)
+
+
+def _json_text(data: Any) -> str:
+    return json.dumps(_finite(data), indent=2, allow_nan=False) + "\n"
+
+
+def _write_report(args: argparse.Namespace, text: str) -> None:
+    if args.output:
+        from ..fileutil import atomic_write
+
+        atomic_write(args.output, text)
+    else:
+        sys.stdout.write(text)
 
 
 def run_diff(args: argparse.Namespace) -> int:

@@ -178,6 +178,13 @@ class Chess:
 
     # -- optional hooks -------------------------------------------------------------------
 
+    def outcomes(self) -> tuple[tuple[float, float], ...] | None:
+        """Every returns a game's end can produce (``mctsviz verify`` flags any other); None
+        when a capped game is scored by material (any balance in [-1, 1] can end it)."""
+        if self.capped == "material":
+            return None
+        return ((1.0, -1.0), (-1.0, 1.0), (0.0, 0.0))
+
     def parse_state(self, key: str) -> ChessState:
         """The position of a FEN (ValueError for text that is not a legal position)."""
         try:

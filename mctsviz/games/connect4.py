@@ -156,6 +156,10 @@ class ConnectFour:
 
     # -- optional hooks -------------------------------------------------------------------
 
+    def outcomes(self) -> tuple[tuple[float, ...], ...]:
+        """Every returns a game's end can produce (``mctsviz verify`` flags any other)."""
+        return tuple(_RETURNS.values())
+
     def board(self, state: State) -> list[list[str]]:
         """Rows top to bottom of "X", "O" or "" (empty)."""
         return self._rows(state, "")[::-1]

@@ -243,6 +243,10 @@ class ExplicitTree:
 
     # -- optional hooks -------------------------------------------------------------------
 
+    def outcomes(self) -> tuple[tuple[float], ...]:
+        """Every returns a game's end can produce: the leaves' values (``mctsviz verify`` flags any other)."""
+        return tuple((float(v),) for v in dict.fromkeys(self.values.values()))
+
     def parse_state(self, key: str) -> str:
         """The node named ``key``.
 

@@ -112,6 +112,10 @@ class Nim:
 
     # -- optional hooks -------------------------------------------------------------------
 
+    def outcomes(self) -> tuple[tuple[float, float], ...]:
+        """Every returns a game's end can produce (``mctsviz verify`` flags any other): Nim has no draw."""
+        return (_P0_WINS, _P1_WINS)
+
     def parse_state(self, key: str) -> State:
         """The state spelled by ``key`` ("1,3,5:0": heap sizes, then the player to move),
         checked to be reachable from this game's heaps.

@@ -90,6 +90,10 @@ class PairGame:
 
     # -- optional hooks -------------------------------------------------------------------
 
+    def outcomes(self) -> tuple[tuple[float, float], ...]:
+        """Every returns a game's end can produce (``mctsviz verify`` flags any other)."""
+        return (_P1_WINS, _P2_WINS, _DRAW)
+
     def parse_state(self, key: str) -> State:
         """The state spelled by ``key`` ("1.2." or "[1,0,2,0]"), checked to be reachable.
 

@@ -107,6 +107,10 @@ class TicTacToe:
 
     # -- optional hooks -------------------------------------------------------------------
 
+    def outcomes(self) -> tuple[tuple[float, float], ...]:
+        """Every returns a game's end can produce (``mctsviz verify`` flags any other)."""
+        return (_X_WINS, _O_WINS, _DRAW)
+
     def parse_state(self, key: str) -> State:
         """The state spelled by ``key`` (9 of "X", "O", "."), checked to be reachable.
 

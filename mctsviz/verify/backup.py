@@ -28,10 +28,17 @@ class BackupChecks(SelectionChecks):
                 r = returns[m] if 0 <= m < players else 0.0
                 visits[node] += 1
                 value[node] += (r + 1.0) / 2.0 if zero_one else r
+            if not self.root_credited:  # the root's reward, as the loop above credited it
+                m = mover[0]
+                r = returns[m] if 0 <= m < players else 0.0
+                self.root_credited = ((r + 1.0) / 2.0 if zero_one else r) != 0.0
             self._count_backup(chain)
             return
         want_nodes = chain[::-1]
         updates = backprop.updates
+        # A drawn game whose every update credits a loss, to nodes of both players' moves.
+        loss = 0.0 if zero_one else -1.0
+        self.draw_lost_by_all = not any(returns) and len({mover[n] for n in chain}) > 1 and bool(updates) and all(u.reward == loss for u in updates)
         got_nodes = [u.node for u in updates]
         pairs: Iterable[tuple[int, Any]]
         if got_nodes == want_nodes and len(set(chain)) == len(chain):
@@ -47,6 +54,8 @@ class BackupChecks(SelectionChecks):
             r = returns[m] if 0 <= m < players else 0.0
             reward = (r + 1.0) / 2.0 if zero_one else r
             if u is not None:
+                if node == 0 and u.reward != 0.0:
+                    self.root_credited = True
                 if u.reward != reward and not close_enough(u.reward, reward):
                     self.flag("reward", iteration, node, reward, u.reward, self._reward_message(node, u.reward, reward))
                 if full:
@@ -76,8 +85,15 @@ class BackupChecks(SelectionChecks):
         )
         if (close_enough(found, 1.0 - expected) if self.zero_one else close_enough(found, -expected)) and found != expected:
             text += " (the sign is not flipped for the opponent)"
+        elif self.draw_lost_by_all and close_enough(expected, 0.5 if self.zero_one else 0.0):
+            worth = "0.5" if self.zero_one else "0"
+            text += f" (a draw was scored as a loss for both players: with {self.options.reward} rewards a draw is worth {worth} to each)"
         elif self.zero_one and close_enough(expected, 0.5) and found in (0.0, 1.0):
             text += f" (a draw was scored as a {'loss' if found == 0.0 else 'win'}: with 01 rewards it is worth 0.5)"
+        elif node == 0 and found == 0.0 and not self.root_credited:
+            text += " (the root has been credited 0 in every backup: is its value never updated, only its visits?)"
+        elif not self.zero_one and expected == 0.0 and found in (-1.0, 1.0):
+            text += f" (a draw was scored as a {'loss' if found == -1.0 else 'win'}: with pm1 rewards it is worth 0)"
         elif self.zero_one and close_enough(found, 2.0 * expected - 1.0):
             text += " (01 rewards map a return r to (r + 1) / 2)"
         return text
@@ -99,6 +115,7 @@ class BackupChecks(SelectionChecks):
 
     def _final_checks(self, decision: Decision | None) -> None:
         iterations = self.iterations
+        self._budget_note(iterations)
         # The engine's own statistics: recorded at full; at compact only the decision's.
         reported = dict(self.reported)
         if decision is not None:
@@ -125,6 +142,21 @@ class BackupChecks(SelectionChecks):
                 self.report.notes.append(f"no decision: the search stopped after iteration {iterations} (interrupted?)")
             return
         self._decision_check(decision)
+
+    def _budget_note(self, iterations: int) -> None:
+        """A note when the header's budget and the iterations in the trace disagree (a header
+        written with the defaults, say, for a search that ran another number)."""
+        declared, seconds = self.options.iterations, self.options.seconds
+        if declared is None or declared == iterations:
+            return
+        if iterations > declared:
+            self.report.notes.append(f"the header declares a budget of {declared:,} iterations, but the trace holds {iterations:,}")
+        elif seconds is not None:
+            self.report.notes.append(
+                f"the header declares a budget of {declared:,} iterations or {seconds:g} s; the trace holds {iterations:,} (did the time run out first?)"
+            )
+        else:
+            self.report.notes.append(f"the header declares a budget of {declared:,} iterations, but the trace holds {iterations:,}")
 
     def _sum_check(self, visits: list[int], iteration: int) -> None:
         """visits(n) - initial = backups that ended at n + backups through each edge out of n,

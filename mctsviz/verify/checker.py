@@ -68,6 +68,14 @@ class Checker(ExpansionChecks, SimulationChecks, BackupChecks):
             False when ``stop`` ended the run at its iteration (no final checks were made),
             True when the whole trace was read (or a violation ended the checks).
         """
+        finished = self._run(events, start, stop)
+        if finished:
+            unchecked = self.unchecked_rollouts() if self.rules else None
+            if unchecked is not None:
+                self.report.skip("rollouts", unchecked)
+        return finished
+
+    def _run(self, events: Iterator[Any], start: Start | None, stop: Stop | None) -> bool:
         # The order and the node ids are the grammar's (mctsviz.trace.grammar), as for every
         # reader; what follows checks what the options imply.
         grammar = TraceStructure()
@@ -84,11 +92,13 @@ class Checker(ExpansionChecks, SimulationChecks, BackupChecks):
             problem = grammar.check(event) if unchecked else None
             if problem is not None:
                 self.flag(problem.check, problem.iteration, problem.node, problem.expected, problem.found, problem.message)
+                self.report.stopped_at = problem.iteration or 0
                 return True
             kind = type(event)
             if kind is Expand and event.iteration == 0:
                 root_expanded = True
                 if not self._root_expansion(event):
+                    self.report.stopped_at = 0
                     return True
             elif kind is Decision:
                 decision = event
@@ -97,6 +107,7 @@ class Checker(ExpansionChecks, SimulationChecks, BackupChecks):
                 if kind is Backprop:
                     self.iteration_start = position - 3
                     if not self._iteration(*pending):
+                        self.report.stopped_at = event.iteration
                         return True
                     pending = []
                     if stop is not None and not stop(event.iteration):

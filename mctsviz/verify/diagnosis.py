@@ -37,6 +37,7 @@ class Children:
     # What the engine would count if it added a visit only where a backup started.
     parent_started: int
     started: Sequence[int]
+    root_visits: int = 0  # the root's N (in the declared counting)
 
 
 def _argmax_is(chosen_index: int, scores: Sequence[float]) -> bool:
@@ -56,6 +57,16 @@ def _child_log(options: SearchOptions, kids: Children) -> list[float]:
     out = []
     for w, n in zip(kids.value, kids.visits):
         out.append(policies.ucb1(w, n, n, c=options.c, log=options.log)[2])
+    return out
+
+
+def _mean_over_parent(options: SearchOptions, kids: Children) -> list[float]:
+    """UCB1 with each child's total divided by the parent's visits (W/N) where its own belong (W/n)."""
+    parent = kids.parent_visits
+    out = []
+    for w, n in zip(kids.value, kids.visits):
+        exploit, explore, score = policies.ucb1(w, n, parent, c=options.c, log=options.log)
+        out.append(score if n == 0 else w / parent + explore)
     return out
 
 
@@ -95,6 +106,23 @@ def selection_causes(options: SearchOptions, kids: Children, chosen: int) -> lis
                 f"it is the highest with ln of the child's visits (n = {n}) in place of the parent's N = {kids.parent_visits}",
             )
         )
+    if options.policy == "ucb1" and node != 0 and kids.root_visits > 0 and kids.root_visits != kids.parent_visits:
+        attempts.append(
+            (
+                "root log",
+                lambda: _scores(options, kids, parent=kids.root_visits),
+                f"it is the highest with ln of the root's N = {kids.root_visits} in place of node {node}'s N = {kids.parent_visits}: "
+                "UCB1 takes ln of the visits of the node it selects from, at every depth, not the root's",
+            )
+        )
+    if options.policy == "ucb1" and kids.parent_visits > 0:
+        attempts.append(
+            (
+                "mean over N",
+                lambda: _mean_over_parent(options, kids),
+                f"it is the highest with each child's mean taken over node {node}'s N = {kids.parent_visits} (W/N), not over the child's own visits (W/n)",
+            )
+        )
     if kids.parent_started != kids.parent_visits or list(kids.started) != list(kids.visits):
         attempts.append(
             (
@@ -129,8 +157,23 @@ def selection_causes(options: SearchOptions, kids: Children, chosen: int) -> lis
     return found
 
 
-def most_likely(causes: list[tuple[str, str]], explained: dict[str, int]) -> str | None:
-    """The words of the cause that explains the most wrong choices in the trace (the first on ties)."""
+#: The share of a trace's wrong choices a mistake must explain to be named as their cause.
+EXPLAINS_TRACE = 0.9
+
+#: What verify says when no mistake explains a trace's wrong choices.
+UNKNOWN = "the cause is unknown: none of the classic mistakes makes the wrong choices of this trace the best ones"
+
+
+def most_likely(causes: list[tuple[str, str]], explained: dict[str, int], wrong: int = 0) -> str | None:
+    """The words of the cause that explains the most wrong choices in the trace (the first on ties).
+
+    With ``wrong``, the number of the trace's wrong choices: a cause that explains fewer than
+    :data:`EXPLAINS_TRACE` of them is not named (one that fits a few choices by chance would
+    mislead); then the words say the cause is unknown.
+    """
     if not causes:
-        return None
-    return max(causes, key=lambda cause: explained.get(cause[0], 0))[1]
+        return UNKNOWN if wrong else None
+    key, words = max(causes, key=lambda cause: explained.get(cause[0], 0))
+    if wrong and explained.get(key, 0) < EXPLAINS_TRACE * wrong:
+        return UNKNOWN
+    return words

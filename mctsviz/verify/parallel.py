@@ -47,6 +47,7 @@ from ..errors import MctsvizError
 from ..trace.events import Expand, Header, Select
 from .checker import Checker, Start
 from .report import VerifyReport
+from .simulation import unchecked_rollouts
 
 #: Iterations between a worker's looks at the other workers (and its progress reports).
 _PULSE = 1024
@@ -199,15 +200,25 @@ def _run_ranges(
                 with first_unclean.get_lock():
                     first_unclean.value = min(first_unclean.value, decided)
                 break
+        unplayed = rollouts = 0
         for future in futures:  # in the trace's order: the first range that did not end clean decides
             outcome = future.result()  # a worker's MctsvizError (damage in its range) is the serial check's
+            unplayed, rollouts = unplayed + outcome.rollouts[0], rollouts + outcome.rollouts[1]
             if outcome.status == "clean":
                 continue
             if outcome.status == "aborted":  # only after an earlier range was unclean, which returned first
                 raise AssertionError("a range stopped although the ranges before it were clean")
             if outcome.mismatch is not None:
                 note(outcome.mismatch)
-            return outcome.report
+            report = outcome.report
+            # The rollouts of every range before it count too (a clean range reports nothing else).
+            reason = unchecked_rollouts(unplayed, rollouts, report.game, outcome.rollouts[2])
+            if reason is not None and ("rollouts" not in report.not_checked or report.not_checked["rollouts"] != reason):
+                report.not_checked.pop("rollouts", None)
+                if "rollouts" in report.skipped:
+                    report.skipped.remove("rollouts")
+                report.skip("rollouts", reason)
+            return report
     raise AssertionError("the last range ends at the trace's end")
 
 
@@ -237,6 +248,7 @@ class _Outcome:
     status: str  # "clean" (stopped at its end, matching), "final" (read to the trace's end), "aborted"
     report: VerifyReport
     mismatch: str | None = None
+    rollouts: tuple[int, int, bool] = (0, 0, True)  # rollouts not replayed, all rollouts, outcomes known
 
 
 class _Aborted(Exception):
@@ -316,10 +328,11 @@ def _check_range(path: str, span: _Range, root_expanded: bool, game: str | None,
         _close(events)
         if indexed is not None:
             indexed.close()
+    rollouts = (checker.unplayed_rollouts, checker.rollouts, checker.outcomes is not None)
     if not finished:
-        return _Outcome("clean", report)
+        return _Outcome("clean", report, rollouts=rollouts)
     checker.name_causes()
-    return _Outcome("final", report, mismatch[0] if mismatch else None)
+    return _Outcome("final", report, mismatch[0] if mismatch else None, rollouts)
 
 
 def _close(events: Any) -> None:

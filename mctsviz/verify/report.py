@@ -23,12 +23,30 @@ CHECKS: dict[str, str] = {
     "terminal": "a child's terminal flag is the game's",
     "legal": "every action, in the tree and in rollouts, is legal where it is played",
     "simulation": "the simulation starts at the expanded node, with the expected method and returns",
+    "returns": "a rollout's returns are ones an end of the game can produce (when its moves are not recorded)",
     "update-path": "backpropagation updates the simulated node and each ancestor up to the root, once each",
     "reward": "each node is credited returns[mover] (pm1) or (r + 1) / 2 (01)",
     "update": "recorded before/after statistics (full level) match the replayed ones",
     "visits": "a parent's visits equal its children's visits plus the visits that ended at it",
     "root-visits": "the root's visits equal its initial visits plus the number of iterations",
     "decision": "the decision matches the final tree and the final-move rule",
+}
+
+#: The check families a grader reports, one test each: (name, title, its checks).
+FAMILIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("structure", "The trace's structure", ("header", "order", "node-ids", "limits")),
+    ("selection", "Selection", ("path", "stop", "selection", "scores")),
+    ("expansion", "Expansion", ("expansion", "prior", "mover", "key", "terminal", "legal")),
+    ("simulation", "Simulation", ("simulation", "returns")),
+    ("backpropagation", "Backpropagation", ("update-path", "reward", "update")),
+    ("statistics", "Visit counts", ("visits", "root-visits")),
+    ("decision", "The decision", ("decision",)),
+)
+
+#: The family of each check, and of each part that can go unchecked (``VerifyReport.skip``).
+FAMILY_OF: dict[str, str] = {check: name for name, _, checks in FAMILIES for check in checks} | {
+    "rollouts": "simulation",
+    "prior (one child at a time)": "expansion",
 }
 
 TOLERANCE = 1e-9
@@ -77,8 +95,14 @@ class VerifyReport:
     violations: list[Violation] = field(default_factory=list)
     total: int = 0
     skipped: list[str] = field(default_factory=list)
+    #: Why each part in ``skipped`` was not checked (by its name, in the order skipped).
+    not_checked: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     limit: int = 20
+    #: Violations by check, all of them (not only those kept).
+    failed: dict[str, int] = field(default_factory=dict)
+    #: The iteration where a violation verify cannot follow past ended the checks (None: none did).
+    stopped_at: int | None = None
     #: What a violation's position counts: "line" in a JSON Lines file, "event" otherwise
     #: (a MessagePack file's frames hold many events; events in memory have no lines).
     position: str = "event"
@@ -87,8 +111,27 @@ class VerifyReport:
     def ok(self) -> bool:
         return self.total == 0
 
+    @property
+    def complete(self) -> bool:
+        """Whether every check ran (nothing was skipped)."""
+        return not self.skipped
+
+    def skip(self, name: str, reason: str) -> None:
+        """Say that ``name`` (a check, or a part such as "rollouts") was not checked, and why."""
+        if name not in self.not_checked:
+            self.skipped.append(name)
+            self.not_checked[name] = reason
+
+    def not_checked_lines(self) -> list[str]:
+        """One line per reason: the parts not checked for it, then the reason."""
+        by_reason: dict[str, list[str]] = {}
+        for name in self.skipped:
+            by_reason.setdefault(self.not_checked.get(name, "no reason given"), []).append(name)
+        return [f"{', '.join(names)}: not checked, {reason}" for reason, names in by_reason.items()]
+
     def add(self, violation: Violation) -> None:
         self.total += 1
+        self.failed[violation.check] = self.failed.get(violation.check, 0) + 1
         if len(self.violations) < self.limit:
             self.violations.append(violation)
 
@@ -102,15 +145,19 @@ class VerifyReport:
     def format(self) -> str:
         head = f"{self.iterations} iterations of {self.game} ({self.record} level)"
         lines = []
-        if self.ok:
+        if self.ok and self.complete:
             lines.append(f"valid: {head}, every check passed")
+        elif self.ok:
+            parts = len(self.skipped)
+            lines.append(f"valid: {head}, no violation in the checks that ran; {parts} part{'s' if parts != 1 else ''} not checked (below)")
         else:
             more = f" (showing the first {len(self.violations)})" if self.total > len(self.violations) else ""
             lines.append(f"invalid: {head}: {self.total} violation{'s' if self.total != 1 else ''}{more}")
             lines.extend("  " + v.format(self.position) for v in self.violations)
+            if self.stopped_at is not None:
+                lines.append(f"the checks stopped at iteration {self.stopped_at}: verify cannot follow the trace past that violation")
         lines.extend(f"note: {note}" for note in self.notes)
-        if self.skipped:
-            lines.append(f"not checked: {', '.join(self.skipped)}")
+        lines.extend(self.not_checked_lines())
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
@@ -121,7 +168,10 @@ class VerifyReport:
             "game": self.game,
             "total": self.total,
             "violations": [v.to_dict() for v in self.violations],
+            "complete": self.complete,
+            "stopped_at": self.stopped_at,
             "skipped": list(self.skipped),
+            "not_checked": [{"check": name, "family": FAMILY_OF.get(name), "reason": self.not_checked.get(name)} for name in self.skipped],
             "notes": list(self.notes),
         }
 

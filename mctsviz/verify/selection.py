@@ -8,7 +8,7 @@ from typing import Any
 
 from ..search import policies
 from ..trace.events import Score, Select
-from .diagnosis import Children, most_likely, selection_causes
+from .diagnosis import UNKNOWN, Children, most_likely, selection_causes
 from .report import close_enough
 from .state import CheckerState
 
@@ -156,15 +156,20 @@ class SelectionChecks(CheckerState):
     def _note_causes(self, said: str, rest: str, causes: list[tuple[str, str]]) -> None:
         """Count the mistakes that explain a wrong choice; the violation about to be flagged gets
         the likeliest one's words when the whole trace has been read (:meth:`name_causes`)."""
+        self.wrong_choices += 1
         for key, _ in causes:
             self.explained[key] = self.explained.get(key, 0) + 1
-        if causes and len(self.report.violations) < self.report.limit:
+        if len(self.report.violations) < self.report.limit:
             self.unexplained.append((len(self.report.violations), said, rest, causes))
 
     def name_causes(self) -> None:
         """Add to each wrong choice kept the mistake that explains the most wrong choices of the trace."""
         for index, said, rest, causes in self.unexplained:
-            words = most_likely(causes, self.explained)
+            words = most_likely(causes, self.explained, self.wrong_choices)
+            if words is None:
+                continue
+            if words == UNKNOWN and (self.report.failed.get("reward") or self.report.failed.get("update-path")):
+                words += " (the wrong backups flagged in this trace change the values it chose with: fix those first)"
             violation = self.report.violations[index]
             self.report.violations[index] = dataclasses.replace(violation, message=f"{said} ({words}){rest}")
         self.unexplained = []
@@ -180,6 +185,7 @@ class SelectionChecks(CheckerState):
             prior=[self.prior[k] for k in kids],
             parent_started=self.visits0[node] + self.ends[node],
             started=[self.visits0[k] + self.ends[k] for k in kids],
+            root_visits=self.visits[0],
         )
 
     def _compare_scores(self, recorded: tuple[Score, ...], kids: list[int], terms: list[tuple[float, float, float]], iteration: int, node: int) -> None:

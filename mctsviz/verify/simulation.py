@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..trace.events import Simulate
-from .report import close_enough
+from .report import close_enough, show_value
 from .state import CheckerState
 
 
@@ -74,8 +74,14 @@ class SimulationChecks(CheckerState):
 
     def _simulation_rules(self, simulate: Simulate, sim: int, iteration: int, returns: tuple[float, ...]) -> None:
         method, actions = simulate.method, simulate.actions or ()
-        if method != "terminal" and (method not in ("random", "heuristic") or not actions):
-            return  # nothing to play out (a compact trace records no rollout moves)
+        if method in ("random", "heuristic"):
+            self.rollouts += 1
+            if not actions:  # nothing to play out (a compact trace records no rollout moves)
+                self.unplayed_rollouts += 1
+                self._outcome_check(returns, sim, iteration)
+                return
+        elif method != "terminal":
+            return
         game, state = self.game, self.state_of(sim)
         if state is None:
             return
@@ -104,6 +110,27 @@ class SimulationChecks(CheckerState):
         check, expected, found, message = problem
         self.flag(check, iteration, sim, expected, found, message)
 
+    def _outcome_check(self, returns: tuple[float, ...], sim: int, iteration: int) -> None:
+        """Returns no end of the game can produce, such as (-1, -1) in tic-tac-toe, are a mistake
+        even when the rollout's moves are not there to replay."""
+        outcomes = self.outcomes
+        if outcomes is None or any(len(end) == len(returns) and all(map(close_enough, end, returns)) for end in outcomes):
+            return
+        ends = [show_value(end) for end in outcomes]
+        listed = ends[0] if len(ends) == 1 else ", ".join(ends[:-1]) + " or " + ends[-1]
+        self.flag(
+            "returns",
+            iteration,
+            sim,
+            outcomes if len(outcomes) <= 8 else f"one of {len(outcomes)} outcomes",
+            returns,
+            f"the rollout from node {sim} returned {show_value(returns)}, which no end of {self.game.name} gives: its games end in {listed}",
+        )
+
+    def unchecked_rollouts(self) -> str | None:
+        """Why some rollouts were not replayed (their moves are not in the trace), or None."""
+        return unchecked_rollouts(self.unplayed_rollouts, self.rollouts, self.game.name, self.outcomes is not None)
+
     def _rollout_problem(self, state: object, labels: tuple[str, ...], returns: tuple[float, ...]) -> tuple[str, object, object, str] | None:
         """What is wrong with a rollout played from ``state``: (check, expected, found, message), or None."""
         game = self.game
@@ -123,3 +150,14 @@ class SimulationChecks(CheckerState):
         if not all(close_enough(a, b) for a, b in zip(want, returns)):
             return "simulation", want, returns, "the rollout's returns are those of the state it ends in"
         return None
+
+
+def unchecked_rollouts(unplayed: int, rollouts: int, game: str, outcomes: bool) -> str | None:
+    """Why ``unplayed`` of ``rollouts`` rollouts were not replayed, or None when all were;
+    ``outcomes``: whether their returns were checked against the game's ends."""
+    if not unplayed:
+        return None
+    what = "the trace records no rollout moves" if unplayed == rollouts else f"{unplayed} of {rollouts} rollouts record no moves"
+    if not outcomes:
+        return f"{what}, and {game} lists no outcomes() to check their returns against"
+    return f"{what} (their returns were checked against the game's ends)"

@@ -83,6 +83,9 @@ class CheckerState:
         # Likely causes of wrong choices: how many each explains, and the kept violations awaiting theirs.
         self.explained: dict[str, int] = {}
         self.unexplained: list[tuple[int, str, str, list[tuple[str, str]]]] = []
+        self.wrong_choices = 0  # choices another child scored higher than (not ties)
+        self.draw_lost_by_all = False  # the backup being checked credits a drawn game as a loss to every node
+        self.root_credited = False  # whether any backup so far credited the root other than 0
         self.iterations = 0
         self.iteration_start = 2
         # The selections of the block being checked already found right (mctsviz.verify.compiled):
@@ -92,6 +95,11 @@ class CheckerState:
         self.action_names: dict[Any, str] = {}  # the game's label of each action seen
         self.states: dict[int, Any] = {}  # the state cache (node -> state, None after an illegal action)
         self.untried_left = array("i", [0])
+        # Rollouts whose moves the trace does not record (so not replayed), of all rollouts.
+        self.unplayed_rollouts = 0
+        self.rollouts = 0
+        # Every returns an end of the game can produce (the game's ``outcomes()``), or None.
+        self.outcomes: list[tuple[float, ...]] | None = None
         self.game, self.rules = self._load_game(game)
 
     # -- the tree -------------------------------------------------------------------------
@@ -230,16 +238,14 @@ class CheckerState:
             else:
                 game = games.load(game)
         except MctsvizError as exc:
-            self.report.skipped.extend(rule_checks)
-            self.report.notes.append(f"the game's rules were not checked: {exc} (give the game to check them)")
+            self._skip_rules(rule_checks, f"the game's rules could not be loaded: {exc} (give the game, --game SPEC, to check them)")
             return None, False
         if game.name != header.game:
             self.report.notes.append(f"checking with the game {game.name!r}; the trace names {header.game!r}")
         try:
             root = self._root_state(game)
         except MctsvizError as exc:
-            self.report.skipped.extend(rule_checks)
-            self.report.notes.append(f"the game's rules were not checked: {exc}")
+            self._skip_rules(rule_checks, f"the game's rules could not be used: {exc}")
             return None, False
         if game.num_players != header.num_players:
             self.flag("header", None, None, game.num_players, header.num_players, "the number of players differs from the game's")
@@ -249,7 +255,18 @@ class CheckerState:
         self.root_state = root
         self.states[0] = root
         self.untried_left[0] = len(self._labels(game, root))
+        outcomes = getattr(game, "outcomes", None)
+        if callable(outcomes):
+            try:
+                listed = outcomes()
+                self.outcomes = None if listed is None else [tuple(float(r) for r in returns) for returns in listed]
+            except (TypeError, ValueError):
+                self.report.notes.append(f"{game.name}'s outcomes() is not a list of returns: ignored")
         return game, True
+
+    def _skip_rules(self, checks: list[str], reason: str) -> None:
+        for check in checks:
+            self.report.skip(check, reason)
 
     def _root_state(self, game: Any) -> Any:
         from .. import games
