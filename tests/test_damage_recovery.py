@@ -235,6 +235,71 @@ def test_warnings_are_escaped_for_the_terminal(tmp_path):
     assert code == 0 and "line 22: not valid JSON" in err and "\x1b" not in err
 
 
+# -- damage that reads as valid ---------------------------------------------------------------
+
+C4 = recorded_search("connect4", iterations=20, seed=3)[1]
+C4_LINES = text_lines(C4)
+PUCT_TEXT = b"\n".join(PUCT_LINES) + b"\n"
+
+
+def _edited(tmp_path: Path, lines: list[bytes], index: int, old: bytes, new: bytes) -> Path:
+    lines = list(lines)
+    assert old in lines[index]
+    lines[index] = lines[index].replace(old, new, 1)
+    path = tmp_path / "edited.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+def test_an_unknown_game_parameter_is_refused(tmp_path):
+    """Connect Four(rows, cols, foo=1) could not be built, so verify skipped the rules and said valid."""
+    trace = _edited(tmp_path, C4_LINES, 0, b'"cols":7}', b'"cols":7,"foo":1}')
+    message = "edited.jsonl: line 1: bad header: game_params: connect4 has no parameter 'foo' (its parameters: rows, cols)"
+    with pytest.raises(MctsvizError, match=re.escape(message)):
+        _read(trace)
+    for command in ("verify", "replay"):
+        code, _, err = _run(command, str(trace))
+        assert code == 2 and err.strip().endswith(message), err
+
+
+@pytest.mark.parametrize(
+    ("lines", "old", "new"),
+    [
+        (C4_LINES, b'"rows":6', b'"rows":7'),
+        (C4_LINES, b'"rows":6', b'"rows":5'),
+        (C4_LINES, b'"cols":7', b'"cols":8'),
+        (PUCT_LINES, b'"game":"tictactoe"', b'"game":"connect4"'),
+    ],
+    ids=["rows-7", "rows-5", "cols-8", "another-game"],
+)
+def test_a_header_naming_another_game_does_not_verify(tmp_path, lines, old, new):
+    """The root did not read back in the game the header names: verify skipped the rules and said valid."""
+    trace = _edited(tmp_path, lines, 0, old, new)
+    code, out, err = _run("verify", str(trace), "--no-progress")
+    assert code == 1, out + err
+    assert "[header] the root state" in out
+
+
+def test_the_decision_names_the_replayed_trees_moves(tmp_path):
+    trace = _edited(tmp_path, PUCT_LINES, -1, b'"action":"0"', b'"action":"8"')
+    code, out, _ = _run("verify", str(trace), "--no-progress")
+    assert code == 1 and "[decision] a root child's move" in out and "(expected '0', found '8')" in out
+
+
+@pytest.mark.parametrize(
+    ("kind", "old", "new", "said"),
+    [
+        ("select", b'[2,"1",', b'[2,"7",', "recorded move of child 2 under node 0 (expected '1', found '7')"),
+        ("expand", b'"scores":[[41,"0",', b'"scores":[[41,"5",', "recorded move of child 41 under node 34 (expected '0', found '5')"),
+    ],
+)
+def test_recorded_scores_name_the_childrens_moves(tmp_path, kind, old, new, said):
+    index = next(i for i, line in enumerate(PUCT_LINES) if f'"kind":"{kind}","iteration":6'.encode() in line)
+    trace = _edited(tmp_path, PUCT_LINES, index, old, new)
+    code, out, _ = _run("verify", str(trace), "--no-progress")
+    assert code == 1 and said in out, out
+
+
 # -- the property: damage of each kind at random places in traces of every kind ---------------
 
 #: Cases in the suite: every level, encoding, compression and kind once (under a minute); the
