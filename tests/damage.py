@@ -289,6 +289,7 @@ class Outcome:
     codes: dict[str, int]
     failures: list[str]
     errors: dict[str, str]  # each command's error line, when it exited 2
+    same: bool = False  # the events read are the original's, all of them (the damage changed nothing they hold)
 
 
 def run_case(case: Case, directory: Path, commands: dict[str, list[str]]) -> Outcome:
@@ -304,6 +305,7 @@ def run_case(case: Case, directory: Path, commands: dict[str, list[str]]) -> Out
     failures: list[str] = []
     notes: list[str] = []
     read = "refused"
+    same = False
     try:
         events = list(read_trace(path, on_warning=notes.append))
     except MctsvizError as exc:
@@ -315,6 +317,7 @@ def run_case(case: Case, directory: Path, commands: dict[str, list[str]]) -> Out
         failures.append(f"read: traceback:\n{traceback.format_exc()}")
     else:
         read = "kept" if notes else "whole"
+        same = events == original.events
         if len(events) < case.must_keep:
             failures.append(f"read: kept {len(events)} events, fewer than the {case.must_keep} before the damage")
         elif events[: case.must_keep] != original.events[: case.must_keep]:
@@ -338,7 +341,7 @@ def run_case(case: Case, directory: Path, commands: dict[str, list[str]]) -> Out
         if code == 2:
             errors[name] = next((line for line in err.getvalue().splitlines() if line.startswith("mctsviz: error: ")), "")
         failures.extend(f"{name}: {problem}" for problem in _judge_command(name, code, err.getvalue(), read, notes))
-    return Outcome(read, codes, failures, errors)
+    return Outcome(read, codes, failures, errors, same)
 
 
 def _judge_command(name: str, code: int, stderr: str, read: str, notes: list[str]) -> list[str]:

@@ -52,6 +52,10 @@ def main() -> int:
             tally = counts[case.kind]
             tally[outcome.read] += 1
             tally["cases"] += 1
+            if outcome.read == "whole" and outcome.same:
+                tally["same"] += 1
+            elif outcome.read == "whole" and outcome.codes.get("verify") == 0:
+                tally["unseen"] += 1
             for name, code in outcome.codes.items():
                 codes[name][f"exit {code}"] += 1
             if outcome.failures:
@@ -64,9 +68,15 @@ def main() -> int:
                         print("   ", failure)
     seconds = time.perf_counter() - started
     print(f"{sum(c['cases'] for c in counts.values())} damaged traces in {seconds:.0f} s (seed {args.seed})")
-    print(f"{'kind':<10} {'cases':>6} {'kept':>6} {'whole':>6} {'refused':>8} {'failed':>7}")
+    print(f"{'kind':<10} {'cases':>6} {'kept':>6} {'whole':>6} {'same':>6} {'unseen':>7} {'refused':>8} {'failed':>7}")
     for kind, tally in counts.items():
-        print(f"{kind:<10} {tally['cases']:>6} {tally['kept']:>6} {tally['whole']:>6} {tally['refused']:>8} {tally['failed']:>7}")
+        print(
+            f"{kind:<10} {tally['cases']:>6} {tally['kept']:>6} {tally['whole']:>6} {tally['same']:>6} {tally['unseen']:>7} {tally['refused']:>8} {tally['failed']:>7}"
+        )
+    print(
+        "kept: a prefix kept with a warning; whole: read to the end without one (same: the events are the original's, "
+        "the damage touched nothing they hold; unseen: they differ and verify still says valid); refused: the header itself damaged"
+    )
     print("exit codes: " + "; ".join(f"{name} " + ", ".join(f"{k}: {v}" for k, v in sorted(c.items())) for name, c in codes.items()))
     return 1 if any(tally["failed"] for tally in counts.values()) else 0
 
