@@ -181,6 +181,10 @@ class _Groups:
                 yield IterationEvents(event.iteration, select, expand, simulate, event), before, after
             elif kind is Decision:
                 self.decision = event
+                # A reader reports damage after the decision only when asked for what follows:
+                # a command that stopped here would not pass its warning on.
+                for _ in self._events:
+                    pass
                 return
 
 

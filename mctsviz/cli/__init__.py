@@ -21,6 +21,21 @@ COMMAND_MODULES = ("play", "search", "trace", "view", "render", "site")
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_USAGE = 0, 1, 2
 
+#: The warning and note lines one command has printed: a trace read twice (its index built,
+#: then its events read for a figure) reports the same damage each time, and the user needs
+#: to read it once.
+_printed: set[str] = set()
+
+
+def say(message: str, kind: str = "warning") -> None:
+    """Print ``mctsviz: KIND: message`` on stderr, once per command, escaped for the terminal
+    (a warning quotes what a trace holds)."""
+    line = f"mctsviz: {kind}: {terminal_text(message)}"
+    if line in _printed:
+        return
+    _printed.add(line)
+    print(line, file=sys.stderr)
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse with its errors as one line, exit code 2, like every other bad input."""
@@ -64,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (0 ok, 1 a negative answer, 2 bad input)."""
+    _printed.clear()
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)

@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+from . import say
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("games", help="list the built-in games", description="List the built-in games and the other ways to give one.")
@@ -81,7 +83,7 @@ def run_match(args: argparse.Namespace) -> int:
         progress=progress,
     )
     for note in result.notes:
-        print(f"mctsviz: note: {note}", file=sys.stderr)
+        say(note, "note")
     if args.out:
         atomic_write(args.out, json.dumps(result.to_dict(), indent=1) + "\n")
     print(json.dumps(result.summary(), indent=2) if args.json else format_match(result))

@@ -23,6 +23,7 @@ from ..render.extract import QUANTITIES, SHOW_MODES
 from ..replay import PHASES
 from ..search.policies import LOG_VARIANTS
 from ..sweep import PARAMETERS
+from . import say
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -354,7 +355,7 @@ def _missing_figure(parser: argparse.ArgumentParser) -> int:
 
 
 def _note(message: str) -> None:
-    print(f"mctsviz: note: {message}", file=sys.stderr)
+    say(message, "note")
 
 
 def _load_replay(path: str) -> Any:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MctsvizError
-from . import whole_number
+from . import say, whole_number
 
 DEFAULT_OUT = Path("docs") / "walkthroughs"
 
@@ -196,4 +196,4 @@ def _run_demo(args: argparse.Namespace) -> int:
 
 
 def _note(message: str) -> None:
-    print(f"mctsviz: note: {message}", file=sys.stderr)
+    say(message, "note")

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..replay import PHASES
-from . import whole_number
+from . import say, whole_number
 
 EXIT_OK, EXIT_DIFFERENT = 0, 1
 
@@ -152,7 +152,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _warn(message: str) -> None:
-    print(f"mctsviz: warning: {message}", file=sys.stderr)
+    say(message, "warning")
 
 
 def _print_json(data: Any) -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import MctsvizError
 from ..replay import PHASES
-from . import whole_number
+from . import say, whole_number
 
 if TYPE_CHECKING:
     from ..seek import IndexedTrace
@@ -58,7 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _warn(message: str) -> None:
-    print(f"mctsviz: warning: {message}", file=sys.stderr)
+    say(message, "warning")
 
 
 def run_view(args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -195,6 +196,25 @@ def parse_state(game: Game, key: str) -> Any:
         return parser(key)
     except Exception as exc:  # a user's parser may raise anything for bad text
         raise MctsvizError(f"illegal state {key!r} for {game.name}: {exc}") from None
+
+
+def parameter_problem(name: str, params: Any) -> str | None:
+    """What is wrong with the names of the parameters a trace header gives a built-in game, or
+    None (each is one of the game's, or the game is not built in). Read from the game's
+    signature: nothing is built, so the values are checked later, when the game is."""
+    if name not in BUILTIN_GAMES or not isinstance(params, dict):
+        return None
+    module_name, class_name, _ = BUILTIN_GAMES[name]
+    accepted = []
+    for parameter in inspect.signature(getattr(importlib.import_module(f"{__name__}.{module_name}"), class_name)).parameters.values():
+        if parameter.kind is inspect.Parameter.VAR_KEYWORD:
+            return None
+        if parameter.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY):
+            accepted.append(parameter.name)
+    unknown = sorted(set(params) - set(accepted))
+    if not unknown:
+        return None
+    return f"game_params: {name} has no parameter {', '.join(map(repr, unknown))} (its parameters: {', '.join(accepted) or 'none'})"
 
 
 def load_recorded(name: str, params: dict[str, Any]) -> Game:

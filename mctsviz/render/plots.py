@@ -631,15 +631,17 @@ def plot_evolution(
     styles = style.move_styles(child.action for child in ev.children)
     order = {move: i for i, move in enumerate(styles)}
     for child in sorted(ev.children, key=lambda c: order[c.action]):
-        values = {"visits": child.visits, "mean": child.means, "score": child.scores}[quantity][first:]
+        values = _float_array({"visits": child.visits, "mean": child.means, "score": child.scores}[quantity][first:])
         look = styles[child.action]
         ax.plot(
             x,
-            _float_array(values),
+            values,
             color=_current_theme().text if look.color == style.BLACK else look.color,  # black vanishes on dark
             linestyle=look.linestyle,
             marker=look.marker,
-            markevery=0.1,
+            # Matplotlib cannot space markers along a line with no point (a move never
+            # visited has no mean): such a line gets none, and only its legend entry shows.
+            markevery=0.1 if np.isfinite(values).any() else None,
             markersize=_font(3.5),
             linewidth=1.2,
             label=style.mpl_text(child.action, 16),
@@ -652,7 +654,8 @@ def plot_evolution(
     if log:
         ax.set_xscale("log")
     ax.set_title(f"children of node {node}: {names[quantity]} (dotted: the leading move by {ev.rule} changed)", fontsize=_font(style.FONT_SIZE))
-    ax.legend(title="move", fontsize=_font(7), title_fontsize=_font(8), ncols=2 if len(ev.children) > 5 else 1)
+    if ev.children:  # a root not expanded yet (a trace cut before its first iteration) has none
+        ax.legend(title="move", fontsize=_font(7), title_fontsize=_font(8), ncols=2 if len(ev.children) > 5 else 1)
     _remember(ax, replay.header, figure="evolution", quantity=quantity, node=node, iterations=replay.iterations)
     return ax
 

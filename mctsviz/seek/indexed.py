@@ -344,6 +344,11 @@ class IndexedTrace:
         self.lowest_reward, self.highest_reward = (None if r is None else float(r) for r in rewards)
         notes = head.get("notes", [])
         self.notes: tuple[str, ...] = tuple(n for n in notes if isinstance(n, str)) if isinstance(notes, list) else ()
+        if read_options.get("on_warning") is not None:
+            # The notes are what reading the whole trace reported when the index was built,
+            # passed on then or when it was opened: reading the same bytes again (for a
+            # figure's series, say) would only repeat them.
+            self._read_options = {**read_options, "on_warning": _ignore}
         self._structure = _IndexedStructure(columns, nodes, edges, self.iterations)
         self._checkpoints = self._check_checkpoints(head.get("checkpoints"), nodes)
         self._columns = columns
@@ -640,6 +645,10 @@ def _open(path: Path, header: Header, source: Path | bytes, key: tuple[int, str]
         for note in indexed.notes:  # what reading the whole trace reported when the index was built
             warn(note)
     return indexed
+
+
+def _ignore(message: str) -> None:
+    """Drop a warning already given."""
 
 
 def _header_of(path: Path, read_options: dict[str, Any]) -> Header:

@@ -24,6 +24,9 @@ _CHUNK = 1 << 20
 #: Compressed bytes handed to the zstd decompressor at a time: a zstd block can expand 32,768
 #: times (a run-length block), so this bounds one call's output to 16 MiB.
 _ZSTD_PIECE = 512
+#: Compressed bytes handed to zlib at a time: the most fed one byte at a time again when the
+#: data turns out corrupt (see ``_inflated``).
+_GZIP_PIECE = 1 << 16
 
 
 #: A MessagePack frame is a bin32 (marker, big-endian length) holding an array of events.
@@ -257,10 +260,8 @@ def _chunks(path: Path, budget: _Budget, unit: str = "line", skip: int = 0) -> I
                 if not block:
                     return
                 yield block
-        inflate = _gunzip if codec == "gzip" else _unzstd
         left = skip
-        for out in inflate(handle, first):
-            budget.expanded(len(out), handle.tell())
+        for out in _inflated(handle, first, codec, budget):
             if left:
                 if left >= len(out):
                     left -= len(out)
@@ -272,62 +273,120 @@ def _chunks(path: Path, budget: _Budget, unit: str = "line", skip: int = 0) -> I
             raise _StreamDamage(f"the data ends before byte {skip} (the file changed since it was indexed?)")
 
 
-def _gunzip(handle: IO[bytes], data: bytes) -> Iterator[bytes]:
-    """Decompress gzip members (several may follow one another), at most a chunk at a time."""
-    decompressor = zlib.decompressobj(zlib.MAX_WBITS | 16)
-    while True:
-        try:
-            out = decompressor.decompress(data, _CHUNK)
-        except zlib.error as exc:
-            raise _StreamDamage(f"the gzip data is corrupt ({exc})") from None
-        if out:
+class _Corrupt(Exception):
+    """A decompressor broke in its ``piece``-th call: the output of that call is lost."""
+
+    def __init__(self, piece: int, reason: str) -> None:
+        super().__init__(reason)
+        self.piece = piece
+
+
+def _inflated(handle: IO[bytes], first: bytes, codec: str, budget: _Budget) -> Iterator[bytes]:
+    """The decompressed bytes of a gzip or zstd file, up to the first corrupt byte.
+
+    A decompressor that meets corrupt data raises, dropping the output of the call that met
+    it: the iterations before the damage may be in there. So on the first such error the
+    file is decompressed again from its start, the call that broke fed one byte at a time,
+    and the output past what was already given is given too, before the damage is reported.
+    """
+    inflate = _gunzip if codec == "gzip" else _unzstd
+    given = 0
+    try:
+        for out in inflate(handle, first):
+            budget.expanded(len(out), handle.tell())
+            given += len(out)
             yield out
-        if decompressor.eof:
-            rest = decompressor.unused_data
-            if not rest:
-                data = handle.read(_CHUNK)
-                if not data:
-                    return
-                rest = data
-            if rest[:2] != _GZIP_MAGIC:
-                raise _StreamDamage("unexpected bytes after the end of the gzip data")
-            decompressor = zlib.decompressobj(zlib.MAX_WBITS | 16)
-            data = rest
-            continue
-        data = decompressor.unconsumed_tail
-        if data:
-            continue
-        data = handle.read(_CHUNK)
-        if not data:
-            tail = decompressor.flush()
-            if tail:
-                yield tail
-            raise _StreamDamage("the gzip data ends early (an interrupted write?)")
+    except _Corrupt as exc:
+        handle.seek(0)
+        seen = 0
+        try:
+            for out in inflate(handle, handle.read(_CHUNK), careful=exc.piece):
+                seen += len(out)
+                if seen > given:
+                    out = out[len(out) - (seen - given) :]
+                    budget.expanded(len(out), handle.tell())
+                    given = seen
+                    yield out
+        except _Corrupt:
+            pass
+        raise _StreamDamage(str(exc)) from None
 
 
-def _unzstd(handle: IO[bytes], data: bytes) -> Iterator[bytes]:
-    """Decompress zstd frames, feeding small pieces so that each output stays small."""
+def _gunzip(handle: IO[bytes], data: bytes, careful: int = -1) -> Iterator[bytes]:
+    """Decompress gzip members (several may follow one another), at most a chunk at a time.
+
+    The input goes in pieces of ``_GZIP_PIECE`` bytes; the piece numbered ``careful`` goes one
+    byte at a time (see :func:`_inflated`). Raises _Corrupt naming the piece that broke.
+    """
+    decompressor = zlib.decompressobj(zlib.MAX_WBITS | 16)
+    piece = at = 0  # the piece's number, and where it starts in data
+    while True:
+        if at == len(data):
+            data, at = handle.read(_CHUNK), 0
+            if not data:
+                tail = decompressor.flush()
+                if tail:
+                    yield tail
+                raise _StreamDamage("the gzip data ends early (an interrupted write?)")
+        end = min(at + _GZIP_PIECE, len(data))
+        step = 1 if piece == careful else end - at
+        piece += 1
+        while at < end:
+            block = data[at : min(at + step, end)]
+            at += len(block)
+            while block:
+                try:
+                    out = decompressor.decompress(block, _CHUNK)
+                except zlib.error as exc:
+                    raise _Corrupt(piece - 1, f"the gzip data is corrupt ({exc})") from None
+                if out:
+                    yield out
+                if decompressor.eof:
+                    break
+                block = decompressor.unconsumed_tail
+            if decompressor.eof:  # a member ended: what follows starts the next one
+                rest = decompressor.unused_data + data[at:]
+                if not rest:
+                    rest = handle.read(_CHUNK)
+                    if not rest:
+                        return
+                if rest[:2] != _GZIP_MAGIC:
+                    raise _StreamDamage("unexpected bytes after the end of the gzip data")
+                decompressor = zlib.decompressobj(zlib.MAX_WBITS | 16)
+                data, at = rest, 0
+                break
+
+
+def _unzstd(handle: IO[bytes], data: bytes, careful: int = -1) -> Iterator[bytes]:
+    """Decompress zstd frames, feeding small pieces so that each output stays small.
+
+    The piece numbered ``careful`` goes one byte at a time (see :func:`_inflated`). Raises
+    _Corrupt naming the piece that broke.
+    """
     zstandard = _zstandard()
     factory = zstandard.ZstdDecompressor()
     decompressor = factory.decompressobj()
     fed = False  # has the current decompressor started a frame?
-    piece = _ZSTD_PIECE
+    piece = 0
     while True:
-        for start in range(0, len(data), piece):
-            block = data[start : start + piece]
-            while block:
-                try:
-                    out = decompressor.decompress(block)
-                except zstandard.ZstdError as exc:
-                    raise _StreamDamage(f"the zstd data is corrupt ({exc})") from None
-                fed = True
-                if out:
-                    yield out
-                block = b""
-                if decompressor.eof:  # a frame ended: the rest of the block starts the next one
-                    block = decompressor.unused_data
-                    decompressor = factory.decompressobj()
-                    fed = False
+        for start in range(0, len(data), _ZSTD_PIECE):
+            whole = data[start : start + _ZSTD_PIECE]
+            steps = [whole[i : i + 1] for i in range(len(whole))] if piece == careful else [whole]
+            piece += 1
+            for block in steps:
+                while block:
+                    try:
+                        out = decompressor.decompress(block)
+                    except zstandard.ZstdError as exc:
+                        raise _Corrupt(piece - 1, f"the zstd data is corrupt ({exc})") from None
+                    fed = True
+                    if out:
+                        yield out
+                    block = b""
+                    if decompressor.eof:  # a frame ended: the rest of the block starts the next one
+                        block = decompressor.unused_data
+                        decompressor = factory.decompressobj()
+                        fed = False
         data = handle.read(_CHUNK)
         if not data:
             if fed and not decompressor.eof:

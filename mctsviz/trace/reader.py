@@ -96,13 +96,21 @@ def _line_batches(path: Path, budget: _Budget, skip: int = 0, count: int = 0) ->
         if lines or not pending:
             start = at - len(tail)
         pending += tail
-        if len(pending) > limits.MAX_LINE_BYTES or (lines and len(lines[0]) > limits.MAX_LINE_BYTES):
-            raise MctsvizError(f"{path}: line {count + len(lines) + 1}: longer than {limits.MAX_LINE_BYTES >> 20} MiB: not a trace")
+        if lines and len(lines[0]) > limits.MAX_LINE_BYTES:
+            raise _Damage(count + 1, _too_long("line"))
         count += len(lines)
         if lines:
             yield lines, True, batch_start
+        if len(pending) > limits.MAX_LINE_BYTES:  # refused before the rest of it is held
+            raise _Damage(count + 1, _too_long("line"))
     if pending:
         yield [bytes(pending)], False, start
+
+
+def _too_long(unit: str) -> str:
+    size = limits.MAX_LINE_BYTES
+    limit = f"{size >> 20} MiB" if size >= 1 << 20 else f"{size} bytes"
+    return f"longer than {limit}, more than any {unit} of a trace holds"
 
 
 class _Damage(Exception):
@@ -163,8 +171,8 @@ def _frames(source: Path, budget: _Budget, skip: int = 0, number: int = 0) -> It
             if pending[start] != _BIN32:
                 raise _Damage(number + 1, "not the start of a frame (a damaged file?)")
             size = int.from_bytes(pending[start + 1 : start + 5], "big")
-            if size > limits.MAX_LINE_BYTES:
-                raise MctsvizError(f"{source}: frame {number + 1}: declares {size} bytes, more than {limits.MAX_LINE_BYTES >> 20} MiB: not a trace")
+            if size > limits.MAX_LINE_BYTES:  # refused before it is held
+                raise _Damage(number + 1, f"declares {size} bytes, {_too_long('frame')}")
             end = start + 5 + size
             if end > available:
                 break

@@ -44,6 +44,7 @@ import msgspec
 
 from ..errors import MctsvizError
 from ..escape import terminal as terminal_text
+from ..games import parameter_problem
 from ..options import OPTION_NAMES, build_options, option_problems, seed_problem
 from .events import (
     FORMAT_NAME,
@@ -286,7 +287,9 @@ def header_problems(header: Header) -> list[str]:
 
     Checks every field a reader relies on: the recording level, the player numbers, the root
     and its statistics, the seed (:func:`mctsviz.options.seed_problem`) and every option
-    (:func:`mctsviz.options.option_problems`, the check the search applies to its options).
+    (:func:`mctsviz.options.option_problems`, the check the search applies to its options),
+    and that a built-in game has every parameter it is given
+    (:func:`mctsviz.games.parameter_problem`).
     """
     problems = []
     if header.record not in RECORD_LEVELS:
@@ -317,6 +320,9 @@ def header_problems(header: Header) -> list[str]:
     seed = seed_problem(header.seed)
     if seed:
         problems.append(seed)
+    parameters = parameter_problem(header.game, header.game_params)
+    if parameters:
+        problems.append(parameters)
     problems.extend(option_problems(dict(header.options.items()), complete=True, header=True))
     return problems
 

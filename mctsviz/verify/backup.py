@@ -199,14 +199,16 @@ class BackupChecks(SelectionChecks):
         if [c.node for c in decision.children] != kids:
             self.flag("decision", iterations, 0, kids, [c.node for c in decision.children], "the root's children")
             return
-        for c in decision.children:
+        labels = self.edge_labels(0)
+        for c, label in zip(decision.children, labels):
             n, w = self.visits[c.node], self.value[c.node]
             mean = w / n if n else None
+            if c.action != label:
+                self.flag("decision", iterations, c.node, label, c.action, "a root child's move")
             if c.visits != n or not close_enough(c.value, w) or not close_enough(c.mean, mean) or not close_enough(c.prior, self.prior[c.node]):
                 self.flag("decision", iterations, c.node, (n, w, mean), (c.visits, c.value, c.mean), "a root child's final statistics")
         visits = [self.visits[k] for k in kids]
         means = [self.value[k] / self.visits[k] if self.visits[k] else None for k in kids]
-        labels = self.edge_labels(0)
         for rule, found in (("visits", decision.by_visits), ("mean", decision.by_mean)):
             index = policies.final_choice(visits, means, rule=rule)
             want = None if index is None else labels[index]

@@ -192,7 +192,13 @@ class SelectionChecks(CheckerState):
         if [s.node for s in recorded] != kids:
             self.flag("scores", iteration, node, kids, [s.node for s in recorded], "the recorded children")
             return
-        for s, k, terms_of_k in zip(recorded, kids, terms):
+        labels = self.edge_labels(node)
+        if len(labels) != len(kids):  # the caller's kids are not the node's edges: no label to compare
+            labels = [s.action for s in recorded]
+        for s, k, label, terms_of_k in zip(recorded, kids, labels, terms):
+            if s.action != label:
+                self.flag("scores", iteration, k, label, s.action, f"recorded move of child {k} under node {node}")
+                return
             # +infinity is recorded as null, all three terms together.
             exploit, explore, score = (None, None, None) if terms_of_k[2] == math.inf else terms_of_k
             pairs = (

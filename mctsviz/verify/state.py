@@ -232,6 +232,7 @@ class CheckerState:
 
         header = self.header
         rule_checks = ["legal", "key", "mover", "terminal", "prior (one child at a time)", "stop", "rollouts"]
+        from_header = game is None
         try:
             if game is None:
                 game = games.load_recorded(header.game, dict(header.game_params))
@@ -246,6 +247,10 @@ class CheckerState:
             root = self._root_state(game)
         except MctsvizError as exc:
             self._skip_rules(rule_checks, f"the game's rules could not be used: {exc}")
+            if from_header and hasattr(game, "parse_state"):
+                # The game the header names, with its parameters, has no such state: the header
+                # and the events disagree (another game, or another board size, edited in).
+                self.flag("header", None, 0, f"a state of {_game_text(header.game, header.game_params)}", header.root, f"the root state: {exc}")
             return None, False
         if game.num_players != header.num_players:
             self.flag("header", None, None, game.num_players, header.num_players, "the number of players differs from the game's")
@@ -269,6 +274,11 @@ class CheckerState:
             self.report.skip(check, reason)
 
     def _root_state(self, game: Any) -> Any:
+        """The root's state in ``game``.
+
+        Raises:
+            MctsvizError: the root's key is no state of the game (or one it cannot read).
+        """
         from .. import games
 
         key = self.header.root
@@ -367,3 +377,10 @@ class CheckerState:
         except ValueError:
             return None
         return self.game.next_state(state, actions[index])
+
+
+def _game_text(name: str, params: Any) -> str:
+    """``connect4(rows=7, cols=7)``: a game and its parameters, as a header names them."""
+    if not params:
+        return name
+    return f"{name}({', '.join(f'{key}={value!r}' for key, value in params.items())})"

@@ -68,7 +68,11 @@ def parse_iterations(spec: str | Sequence[int] | None, total: int) -> list[int]:
     iteration outside 1..``total``.
     """
     if total < 1:
-        raise MctsvizError("the trace has no complete iteration to show")
+        # A trace cut before its first iteration ends still has a header and a root: its
+        # overview is all there is to show.
+        if spec is None or spec in ("all", "last"):
+            return []
+        raise MctsvizError("the trace has no complete iteration: only its overview can be written (leave out --iterations)")
     if spec is None:
         return default_iterations(total)
     chosen: set[int] = set()
@@ -413,7 +417,8 @@ def build_pages(
     pages[f"{name}/index.md"] = render_template(env, "overview.md.j2", **common, **overview, description=description, trace_file=trace_file)
     for ctx in contexts:
         pages[f"{name}/{ctx['page']}"] = render_template(env, "iteration.md.j2", **common, it=ctx)
-    pages[f"{name}/slider.md"] = render_template(env, "slider.md.j2", **common, frames=_slider_frames(contexts))
+    if contexts:
+        pages[f"{name}/slider.md"] = render_template(env, "slider.md.j2", **common, frames=_slider_frames(contexts))
     # Every page of the walkthrough (overview, slider and one per chosen iteration): the number
     # the list shows and `mctsviz site` prints.
     page_count = sum(1 for path in pages if path.startswith(f"{name}/") and path.endswith(".md"))
@@ -502,7 +507,7 @@ def _overview_context(
         "final_tree": FINAL_TREE,
         "rows": rows,
         "table_complete": rp.iterations <= MAX_TABLE_ROWS,
-        "first_page": contexts[0]["page"],
+        "first_page": contexts[0]["page"] if contexts else None,
         "chosen": list(chosen),
     }
 
