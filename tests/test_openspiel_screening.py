@@ -53,7 +53,7 @@ def test_verify_of_a_trace_declaring_a_game_with_byte_labels_says_why_it_cannot_
     capsys.readouterr()
     assert main(["verify", str(tmp_path / "h40.jsonl")]) == 0
     out = capsys.readouterr().out
-    assert "not checked, the game's rules could not be used: OpenSpiel game 'hex': OpenSpiel's name for action 31 is not UTF-8 text" in out
+    assert "not checked, the game's rules could not be loaded: OpenSpiel game 'hex': OpenSpiel's name for action 31 is not UTF-8 text" in out
 
 
 def test_an_openspiel_failure_during_a_playout_is_one_clear_error():
