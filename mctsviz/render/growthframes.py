@@ -17,7 +17,7 @@ from typing import Any
 
 import graphviz
 
-from ..replay import Replay
+from ..replay import Replay, TreeSnapshot
 from . import style
 from .output import pipe_graph
 from .tree import render_tree
@@ -78,8 +78,7 @@ def growth_frames(
     least_scale = min(1.0, _points_needed(size[1]) / t.font(style.SMALL_FONT_SIZE)) if size else 0.0
     depth = view_options.get("depth")
 
-    def frame(iteration: int) -> graphviz.Digraph:
-        snapshot = replay.snapshot(iteration, "backprop")
+    def frame(snapshot: TreeSnapshot) -> graphviz.Digraph:
         budget = view_options.get("max_nodes") or len(snapshot)
         while True:
             nodes = tree_view(snapshot, pin=False, **dict(view_options, max_nodes=budget)).nodes
@@ -90,9 +89,11 @@ def growth_frames(
             # A drawing's extent grows about linearly with its nodes: cut the budget in proportion.
             budget = max(1, min(budget - 1, int(budget * max(0.5, scale / least_scale))))
 
-    # Each layout is a dot process: frames are fitted side by side.
+    # The trees are taken one by one (a replay read through an index is one reader, not to be
+    # shared between threads); each layout is a dot process: frames are fitted side by side.
+    snapshots = [replay.snapshot(iteration, "backprop") for iteration in iterations]
     with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-        return list(pool.map(frame, iterations))
+        return list(pool.map(frame, snapshots))
 
 
 def _without_outcome(graph: graphviz.Digraph) -> graphviz.Digraph:
