@@ -9,7 +9,7 @@ from contextlib import ExitStack
 from typing import Any
 
 from ..options import BOOLEANS, CHOICES, DEFAULTS, NUMBERS, OPTION_NAMES, RECORD_LEVELS, option_doc
-from ..search.engines import ENGINES
+from ..search.engines import ENGINES, compile_hint
 
 #: Options the command line does not offer (memory is the library's; scripts come with a game).
 _NOT_FLAGS = ("iterations", "seconds", "memory", "script")
@@ -57,7 +57,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--engine",
         choices=(*ENGINES, "openspiel"),
         default="auto",
-        help="auto: the compiled kernel (mctsviz[fast]) when it covers the game and options, else Python; the same tree either way "
+        help="auto: the compiled kernel (mctsviz[fast]) when it covers the game and options and the budget pays for loading "
+        "(or first compiling) it, else Python; the same tree either way "
         "(default auto); openspiel: OpenSpiel's own MCTSBot on an openspiel:NAME game, recorded (options: --c, --policy, --seed, --iterations)",
     )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -95,6 +96,10 @@ def run_search(args: argparse.Namespace) -> int:
         if not args.no_progress and sys.stderr.isatty():
             options["progress"] = stack.enter_context(_progress_bar(options["iterations"]))
         result = search(game, state, **options)
+    if args.engine == "auto" and result.engine == "python":
+        hint = compile_hint(game, result.options)
+        if hint:
+            print(f"mctsviz: {hint}", file=sys.stderr)
     from ..seek import AUTO_INDEX_ITERATIONS
 
     text = json.dumps(result.to_dict(), indent=2) if args.json else format_result(result)
@@ -193,5 +198,8 @@ def format_result(result) -> str:
     lines = ["  ".join(cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in enumerate(zip(r, widths))) for r in rows]
     lines.append("")
     lines.append(f"chosen move: {result.move_label} (by {result.rule}; most visits: {result.by_visits}, highest mean: {result.by_mean})")
-    lines.append(f"{result.iterations} iterations in {result.seconds:.2f} s ({result.engine} engine)")
+    ready = ""
+    if result.kernel_seconds >= 0.005:  # before the clock started, so said apart
+        ready = f", after {result.kernel_seconds:.2f} s {'compiling' if result.kernel_compiled else 'loading'} the kernel"
+    lines.append(f"{result.iterations} iterations in {result.seconds:.2f} s ({result.engine} engine){ready}")
     return "\n".join(lines)
