@@ -88,11 +88,14 @@ def run_search(args: argparse.Namespace) -> int:
         record=args.record,
         engine=args.engine,
     )
+    tap = None
     with ExitStack() as stack:
         if args.trace:
             from ..trace.io import TraceWriter
 
-            options["recorder"] = stack.enter_context(TraceWriter(args.trace))
+            writer = TraceWriter(args.trace)
+            tap = _index_tap(writer, options["iterations"], args.no_index)
+            options["recorder"] = stack.enter_context(writer)
         if not args.no_progress and sys.stderr.isatty():
             options["progress"] = stack.enter_context(_progress_bar(options["iterations"]))
         result = search(game, state, **options)
@@ -104,17 +107,39 @@ def run_search(args: argparse.Namespace) -> int:
 
     text = json.dumps(result.to_dict(), indent=2) if args.json else format_result(result)
     if args.trace and not args.no_index and result.iterations >= AUTO_INDEX_ITERATIONS:
-        _index_trace(args.trace, quiet=args.no_progress)
+        _index_trace(args.trace, tap, quiet=args.no_progress)
     print(text)
     return 0
 
 
-def _index_trace(trace: str, *, quiet: bool) -> None:
-    """Index a long trace as soon as it is written, so every command after seeks in it (in a
-    fresh process: this one still holds the search's tree and the compiled kernel)."""
+#: The largest iteration budget whose index is built in the search's process, from the events
+#: as they are written; beyond it a fresh process reads the trace back, so the search's tree and
+#: the index's columns are never in memory together.
+IN_PROCESS_INDEX_ITERATIONS = 250_000
+
+
+def _index_tap(writer: Any, iterations: int | None, no_index: bool) -> Any:
+    """An index built as ``writer`` writes, for a budget that may need one and fits beside the search."""
+    from ..seek import AUTO_INDEX_ITERATIONS, IndexTap
+
+    if no_index or iterations is None or not AUTO_INDEX_ITERATIONS <= iterations <= IN_PROCESS_INDEX_ITERATIONS:
+        return None
+    tap = IndexTap(writer.format == "msgpack")
+    writer.on_written = tap.written
+    return tap
+
+
+def _index_trace(trace: str, tap: Any, *, quiet: bool) -> None:
+    """Index a long trace as soon as it is written, so every command after seeks in it: from the
+    events already seen when a tap watched the writing, else in a fresh process (this one still
+    holds the search's tree and the compiled kernel)."""
+    from pathlib import Path
+
     from .trace import index_in_fresh_process
 
-    if not index_in_fresh_process(trace, quiet=quiet, hint="; --no-index skips this"):
+    if tap is not None and tap.write(trace) is not None:
+        print(f"mctsviz: indexed {trace} for seeking ({Path(trace).name}.idx; --no-index skips this)", file=sys.stderr)
+    elif not index_in_fresh_process(trace, quiet=quiet, hint="; --no-index skips this"):
         print(f"mctsviz: {trace} was written but not indexed (see above); mctsviz index retries", file=sys.stderr)
 
 

@@ -6,7 +6,7 @@ import importlib
 import os
 import signal
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -154,6 +154,9 @@ class TraceWriter:
         self._header_written = False
         self._failed = False
         self._closed = False
+        #: Called as ``on_written(events, data)`` after each line batch or frame is written,
+        #: with its decompressed bytes (an index built as the trace is written, ``mctsviz.seek.IndexTap``).
+        self.on_written: Callable[[list[Any], bytes], None] | None = None
 
     def __repr__(self) -> str:
         return f"TraceWriter({str(self.path)!r}, iterations={self.iterations})"
@@ -423,6 +426,8 @@ class TraceWriter:
             data = encode_lines(events)
         with _sigint_deferred():
             self._write(data)
+        if self.on_written is not None:
+            self.on_written(events, data)
 
     def _write(self, data: bytes) -> None:
         try:
