@@ -195,7 +195,7 @@ def _open_for_reading(path: Path) -> IO[bytes]:
 class _Budget:
     """What one read of a trace has spent of the limits in :mod:`mctsviz.trace.limits`."""
 
-    __slots__ = ("path", "max_expansion", "produced", "idle_bytes", "idle_frames")
+    __slots__ = ("path", "max_expansion", "produced", "idle_bytes", "idle_frames", "idle_members")
 
     def __init__(self, path: Path, max_expansion: float | None) -> None:
         self.path = path
@@ -203,6 +203,7 @@ class _Budget:
         self.produced = 0
         self.idle_bytes = 0
         self.idle_frames = 0
+        self.idle_members = 0
 
     def expanded(self, size: int, consumed: int) -> None:
         """Count ``size`` decompressed bytes, ``consumed`` compressed bytes having been read."""
@@ -223,6 +224,13 @@ class _Budget:
         self.idle_frames += 1
         if self.idle_frames > limits.MAX_IDLE_FRAMES:
             raise MctsvizError(f"{self.path}: frame {number}: more than {limits.MAX_IDLE_FRAMES} frames without events: not a trace")
+
+    def empty_member(self, kind: str) -> None:
+        """Count a gzip member or zstd frame that decompressed to nothing (each costs a
+        decompressor: 300,000 of them took 10-29 s to read before this bound)."""
+        self.idle_members += 1
+        if self.idle_members > limits.MAX_IDLE_FRAMES:
+            raise MctsvizError(f"{self.path}: more than {limits.MAX_IDLE_FRAMES} empty {kind}s: not a trace")
 
 
 def _chunks(path: Path, budget: _Budget, unit: str = "line", skip: int = 0) -> Iterator[bytes]:
@@ -259,7 +267,7 @@ def _chunks(path: Path, budget: _Budget, unit: str = "line", skip: int = 0) -> I
                 yield block
         inflate = _gunzip if codec == "gzip" else _unzstd
         left = skip
-        for out in inflate(handle, first):
+        for out in inflate(handle, first, budget):
             budget.expanded(len(out), handle.tell())
             if left:
                 if left >= len(out):
@@ -272,17 +280,22 @@ def _chunks(path: Path, budget: _Budget, unit: str = "line", skip: int = 0) -> I
             raise _StreamDamage(f"the data ends before byte {skip} (the file changed since it was indexed?)")
 
 
-def _gunzip(handle: IO[bytes], data: bytes) -> Iterator[bytes]:
+def _gunzip(handle: IO[bytes], data: bytes, budget: _Budget) -> Iterator[bytes]:
     """Decompress gzip members (several may follow one another), at most a chunk at a time."""
     decompressor = zlib.decompressobj(zlib.MAX_WBITS | 16)
+    member_empty = True
     while True:
         try:
             out = decompressor.decompress(data, _CHUNK)
         except zlib.error as exc:
             raise _StreamDamage(f"the gzip data is corrupt ({exc})") from None
         if out:
+            member_empty = False
             yield out
         if decompressor.eof:
+            if member_empty:
+                budget.empty_member("gzip member")
+            member_empty = True
             rest = decompressor.unused_data
             if not rest:
                 data = handle.read(_CHUNK)
@@ -305,12 +318,13 @@ def _gunzip(handle: IO[bytes], data: bytes) -> Iterator[bytes]:
             raise _StreamDamage("the gzip data ends early (an interrupted write?)")
 
 
-def _unzstd(handle: IO[bytes], data: bytes) -> Iterator[bytes]:
+def _unzstd(handle: IO[bytes], data: bytes, budget: _Budget) -> Iterator[bytes]:
     """Decompress zstd frames, feeding small pieces so that each output stays small."""
     zstandard = _zstandard()
     factory = zstandard.ZstdDecompressor()
     decompressor = factory.decompressobj()
     fed = False  # has the current decompressor started a frame?
+    frame_empty = True
     piece = _ZSTD_PIECE
     while True:
         for start in range(0, len(data), piece):
@@ -322,9 +336,13 @@ def _unzstd(handle: IO[bytes], data: bytes) -> Iterator[bytes]:
                     raise _StreamDamage(f"the zstd data is corrupt ({exc})") from None
                 fed = True
                 if out:
+                    frame_empty = False
                     yield out
                 block = b""
                 if decompressor.eof:  # a frame ended: the rest of the block starts the next one
+                    if frame_empty:
+                        budget.empty_member("zstd frame")
+                    frame_empty = True
                     block = decompressor.unused_data
                     decompressor = factory.decompressobj()
                     fed = False
