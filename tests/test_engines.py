@@ -71,17 +71,40 @@ def test_auto_takes_the_kernel_for_the_games_and_options_it_covers(with_numba, k
 
 def test_auto_weighs_the_budget_against_getting_the_kernel_ready(with_numba, kernel_is):
     kernel_is("cached")
-    assert which_engine("tictactoe", iterations=2000) == ("python", "2,000 iterations take about 0.03 s in Python, less than loading the kernel (about 1 s)")
+    assert which_engine("tictactoe", iterations=2000) == (
+        "python",
+        "the kernel would save about 0.03 s of 2,000 iterations, less than loading the kernel (about 1 s)",
+    )
     assert which_engine("connect4", iterations=100_000)[0] == "compiled"
     assert which_engine("tictactoe", iterations=None, seconds=0.5)[0] == "compiled"  # a time budget buys more iterations
     kernel_is("uncompiled")
     engine, why = which_engine("tictactoe", iterations=1_000_000)
-    assert engine == "python" and why.endswith("less than compiling the kernel first (once; --engine compiled compiles it) (about 40 s)")
+    assert engine == "python" and why.endswith(
+        "of 1,000,000 iterations, less than compiling the kernel first (once; --engine compiled compiles it) (about 40 s)"
+    )
     assert which_engine("tictactoe", iterations=10_000_000)[0] == "compiled"
     assert which_engine("tictactoe", iterations=None, seconds=5)[0] == "python"
     kernel_is("loaded")  # nothing left to pay for
     assert which_engine("tictactoe", iterations=10)[0] == "compiled"
     assert search(games.load("tictactoe"), iterations=10, engine="auto").engine == "compiled"
+
+
+def test_auto_weighs_what_recording_leaves_the_kernel_to_save(with_numba, kernel_is, monkeypatch):
+    kernel_is("cached")
+    assert which_engine("tictactoe", iterations=100_000)[0] == "compiled"
+    # Every event is made in Python on either engine: at the full level the kernel saves 60%.
+    engine, why = which_engine("tictactoe", iterations=100_000, record="full")
+    assert (engine, why) == (
+        "python",
+        "the kernel would save about 0.75 s of 100,000 iterations recorded at the full level, less than loading the kernel (about 1 s)",
+    )
+    assert which_engine("connect4", iterations=100_000, record="full")[0] == "compiled"
+    # search() weighs its recorder's level: 2,000 iterations save 0.025 s untraced, 0.02 s compact, 0.015 s full.
+    monkeypatch.setattr(engines, "LOAD_SECONDS", 0.018)
+    game = games.load("tictactoe")
+    assert search(game, iterations=2000).engine == "compiled"
+    assert search(game, iterations=2000, recorder=lambda event: None, record="full").engine == "python"
+    assert search(game, iterations=2000, recorder=lambda event: None, record="compact").engine == "compiled"
 
 
 def test_a_player_weighs_its_whole_match_once(with_numba, kernel_is):

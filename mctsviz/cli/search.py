@@ -100,7 +100,7 @@ def run_search(args: argparse.Namespace) -> int:
             options["progress"] = stack.enter_context(_progress_bar(options["iterations"]))
         result = search(game, state, **options)
     if args.engine == "auto" and result.engine == "python":
-        hint = compile_hint(game, result.options)
+        hint = compile_hint(game, result.options, record=args.record if args.trace else None)
         if hint:
             print(f"mctsviz: {hint}", file=sys.stderr)
     from ..seek import AUTO_INDEX_ITERATIONS

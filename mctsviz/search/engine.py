@@ -149,7 +149,8 @@ def search(
     if game.is_terminal(root_state):
         raise MctsvizError("the start state is terminal: there is no move to search")
 
-    chosen = choose_engine(engine, game, checked, memory=memory is not None, evaluator=eval_fn is not None)
+    recorded = None if recorder is None else record
+    chosen = choose_engine(engine, game, checked, memory=memory is not None, evaluator=eval_fn is not None, record=recorded)
     runner = Engine(game, checked, random.Random(seed), eval_fn, memory, recorder, record, chosen)
     runner.start(root_state, seed)
     kernel_seconds, kernel_compiled = 0.0, False
