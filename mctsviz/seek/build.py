@@ -151,15 +151,17 @@ class _Builder:
 
     def backprop(self, event: Backprop) -> None:
         visits, value = self.visits, self.value
-        updates = event.updates
-        for u in updates:
-            visits[u.node] += 1
-            value[u.node] += u.reward
-        if updates:
-            low = min(u.reward for u in updates)
-            high = max(u.reward for u in updates)
-            self.low = low if self.low is None or low < self.low else self.low
-            self.high = high if self.high is None or high > self.high else self.high
+        low, high = self.low, self.high
+        # The reward range in the same pass (the first of equal values kept, as min and max keep it).
+        for u in event.updates:
+            node, reward = u.node, u.reward
+            visits[node] += 1
+            value[node] += reward
+            if low is None or reward < low:
+                low = reward
+            if high is None or reward > high:
+                high = reward
+        self.low, self.high = low, high
         self.iterations = event.iteration
 
     def block(self, read: BlockRead) -> None:
