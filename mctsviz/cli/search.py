@@ -93,8 +93,9 @@ def run_search(args: argparse.Namespace) -> int:
         if args.trace:
             from ..trace.io import TraceWriter
 
-            writer = TraceWriter(args.trace)
-            tap = _index_tap(writer, options["iterations"], args.no_index)
+            wanted = _index_wanted(options["iterations"], args.no_index)
+            writer = TraceWriter(args.trace, digest=wanted)  # the index names the trace by its hash
+            tap = _index_tap(writer) if wanted else None
             options["recorder"] = stack.enter_context(writer)
         if not args.no_progress and sys.stderr.isatty():
             options["progress"] = stack.enter_context(_progress_bar(options["iterations"]))
@@ -107,7 +108,7 @@ def run_search(args: argparse.Namespace) -> int:
 
     text = json.dumps(result.to_dict(), indent=2) if args.json else format_result(result)
     if args.trace and not args.no_index and result.iterations >= AUTO_INDEX_ITERATIONS:
-        _index_trace(args.trace, tap, quiet=args.no_progress)
+        _index_trace(args.trace, tap, writer.written_key, quiet=args.no_progress)
     print(text)
     return 0
 
@@ -118,18 +119,23 @@ def run_search(args: argparse.Namespace) -> int:
 IN_PROCESS_INDEX_ITERATIONS = 250_000
 
 
-def _index_tap(writer: Any, iterations: int | None, no_index: bool) -> Any:
-    """An index built as ``writer`` writes, for a budget that may need one and fits beside the search."""
-    from ..seek import AUTO_INDEX_ITERATIONS, IndexTap
+def _index_wanted(iterations: int | None, no_index: bool) -> bool:
+    """Whether a budget may need an index and its index fits beside the search (built as written)."""
+    from ..seek import AUTO_INDEX_ITERATIONS
 
-    if no_index or iterations is None or not AUTO_INDEX_ITERATIONS <= iterations <= IN_PROCESS_INDEX_ITERATIONS:
-        return None
+    return not no_index and iterations is not None and AUTO_INDEX_ITERATIONS <= iterations <= IN_PROCESS_INDEX_ITERATIONS
+
+
+def _index_tap(writer: Any) -> Any:
+    """An index built from the events as ``writer`` writes them."""
+    from ..seek import IndexTap
+
     tap = IndexTap(writer.format == "msgpack")
     writer.on_written = tap.written
     return tap
 
 
-def _index_trace(trace: str, tap: Any, *, quiet: bool) -> None:
+def _index_trace(trace: str, tap: Any, key: tuple[int, str] | None, *, quiet: bool) -> None:
     """Index a long trace as soon as it is written, so every command after seeks in it: from the
     events already seen when a tap watched the writing, else in a fresh process (this one still
     holds the search's tree and the compiled kernel)."""
@@ -137,7 +143,7 @@ def _index_trace(trace: str, tap: Any, *, quiet: bool) -> None:
 
     from .trace import index_in_fresh_process
 
-    if tap is not None and tap.write(trace) is not None:
+    if tap is not None and tap.write(trace, key) is not None:
         print(f"mctsviz: indexed {trace} for seeking ({Path(trace).name}.idx; --no-index skips this)", file=sys.stderr)
     elif not index_in_fresh_process(trace, quiet=quiet, hint="; --no-index skips this"):
         print(f"mctsviz: {trace} was written but not indexed (see above); mctsviz index retries", file=sys.stderr)
