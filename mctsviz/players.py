@@ -255,9 +255,23 @@ class MCTSPlayer:
         shown += [f"engine={engine}"] if engine != "auto" else []
         self.spec = self.name = "mcts" + (":" + ",".join(shown) if shown else "")
         self.last_result: Any = None
+        self._auto: tuple[Game, str] | None = None
 
     def __repr__(self) -> str:
         return f"MCTSPlayer(spec={self.spec!r})"
+
+    def engine_for(self, game: Game) -> str:
+        """The engine this player's searches of ``game`` run on: ``auto`` decided once, for the
+        whole match (:data:`mctsviz.search.engines.PLAYER_SEARCHES` searches), not per move."""
+        if self.engine != "auto":
+            return self.engine
+        if self._auto is None or self._auto[0] is not game:
+            from .search.engines import PLAYER_SEARCHES, which_engine
+
+            iterations = self.options.get("iterations", _search_options()["iterations"])
+            planned = None if iterations is None else int(iterations) * PLAYER_SEARCHES
+            self._auto = (game, which_engine(game, planned_iterations=planned, memory=self.persistent, **self.options)[0])
+        return self._auto[1]
 
     def reset(self) -> None:
         """Forget what a persistent player has learnt."""
@@ -271,7 +285,7 @@ class MCTSPlayer:
 
         _legal(game, state)
         seed = rng.getrandbits(32)
-        self.last_result = search(game, state, seed=seed, memory=self.memory, engine=self.engine, **self._search_options)
+        self.last_result = search(game, state, seed=seed, memory=self.memory, engine=self.engine_for(game), **self._search_options)
         return self.last_result.move
 
 

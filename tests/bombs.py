@@ -79,6 +79,9 @@ BOMBS = {
     "msgpack header nested 500,000 deep": ("deep.msgpack", lambda: _nested_msgpack_header(500_000)),
     "gzip one 1 GiB line of spaces": ("spaces.jsonl.gz", lambda: gzip_repeat(header_line(), b" " * (16 * MIB), 64)),
     "gzip 2 GiB of blank lines": ("blank.jsonl.gz", lambda: gzip_repeat(header_line(), b"\n" * (16 * MIB), 128)),
+    "gzip 300,000 empty members": ("members.jsonl.gz", lambda: gzip_repeat(header_line(), b"", 300_000)),
+    "gzip msgpack 300,000 empty members": ("members.msgpack.gz", lambda: gzip_repeat(_header_frame(), b"", 300_000)),
+    "zstd 300,000 empty frames": ("zframes.jsonl.zst", lambda: _zstd_repeat(header_line(), b"", 300_000)),
     "plain line over the limit": ("long.jsonl", lambda: header_line() + b'{"kind":"select","iteration":1,"path":[0' + b",0" * (limits.MAX_LINE_BYTES // 2)),
     "plain blank lines": ("blank.jsonl", lambda: header_line() + b"\n" * (limits.MAX_IDLE_BYTES + MIB)),
 }

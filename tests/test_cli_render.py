@@ -10,6 +10,7 @@ import pytest
 
 from mctsviz import games
 from mctsviz.cli import main
+from mctsviz.errors import MctsvizError
 from mctsviz.testing import recorded_search, toy_path
 from mctsviz.trace.io import write_trace
 
@@ -201,6 +202,25 @@ def test_bad_results_files(capsys, tmp_path):
     assert "not a match results file" in _error(capsys, "render", "match", bad, "-o", out)
     assert "damaged sweep results" in _error(capsys, "render", "sweep", bad, "-o", out)
     assert "no such sweep results file" in _error(capsys, "render", "sweep", tmp_path / "none.json", "-o", out)
+
+
+@pytest.mark.parametrize("shape", [[1, 2], "results", 3, None])
+@pytest.mark.parametrize("figure", ["match", "sweep"])
+def test_results_files_of_another_json_shape_are_refused_in_one_line(capsys, tmp_path, figure, shape):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(shape))
+    assert (
+        _error(capsys, "render", figure, bad, "-o", tmp_path / "x.svg") == f"mctsviz: error: not a {figure} results file (expected format 'mctsviz-{figure}')"
+    )
+
+
+def test_ucb_contour_bounds_its_grid_before_drawing(capsys, tmp_path):
+    from mctsviz.render import extract
+
+    error = _error(capsys, "render", "ucb-contour", "--max-n", 100_000_000, "-o", tmp_path / "x.png")
+    assert "argument --max-n: expected a whole number from 2 to 1000, not 100000000" in error
+    with pytest.raises(MctsvizError, match="expected an integer from 2 to 1,000"):
+        extract.explore_grid(1.0, extract.MAX_EXPLORE_N + 1)
 
 
 def test_damaged_trace(capsys, traces, tmp_path):

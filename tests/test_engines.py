@@ -50,15 +50,105 @@ def test_auto_takes_python_where_the_kernel_cannot_go_and_says_why(with_numba, g
         which_engine(loaded, engine="compiled", **options)
 
 
-def test_auto_takes_the_kernel_for_the_games_and_options_it_covers(with_numba):
+@pytest.fixture
+def kernel_is(monkeypatch):
+    """Pretend the kernel is ``loaded``, ``cached`` or ``uncompiled``."""
+
+    def pretend(readiness):
+        monkeypatch.setattr(engines, "kernel_readiness", lambda: readiness)
+
+    return pretend
+
+
+def test_auto_takes_the_kernel_for_the_games_and_options_it_covers(with_numba, kernel_is):
+    kernel_is("cached")
     for game in ("tictactoe", "connect4", "nim", "pair"):
         for options in ({}, {"policy": "puct", "q": "w/(1+n)"}, {"expand": "second-visit", "tie_break": "random", "rollout": "heuristic", "reward": "01"}):
-            assert which_engine(game, **options)[0] == "compiled", (game, options)
-    assert which_engine("tictactoe", SearchOptions(expand="all"))[0] == "compiled"
+            assert which_engine(game, iterations=1_000_000, **options)[0] == "compiled", (game, options)
+    assert which_engine("tictactoe", SearchOptions(expand="all", iterations=1_000_000))[0] == "compiled"
     assert which_engine("tictactoe", engine="python") == ("python", "the Python engine was asked for")
 
 
-def test_big_connect_four_boards_stay_in_python(with_numba):
+def test_auto_weighs_the_budget_against_getting_the_kernel_ready(with_numba, kernel_is):
+    kernel_is("cached")
+    assert which_engine("tictactoe", iterations=2000) == (
+        "python",
+        "the kernel would save about 0.03 s of 2,000 iterations, less than loading the kernel (about 1 s)",
+    )
+    assert which_engine("connect4", iterations=100_000)[0] == "compiled"
+    assert which_engine("tictactoe", iterations=None, seconds=0.5)[0] == "compiled"  # a time budget buys more iterations
+    kernel_is("uncompiled")
+    engine, why = which_engine("tictactoe", iterations=1_000_000)
+    assert engine == "python" and why.endswith(
+        "of 1,000,000 iterations, less than compiling the kernel first (once; --engine compiled compiles it) (about 40 s)"
+    )
+    assert which_engine("tictactoe", iterations=10_000_000)[0] == "compiled"
+    assert which_engine("tictactoe", iterations=None, seconds=5)[0] == "python"
+    kernel_is("loaded")  # nothing left to pay for
+    assert which_engine("tictactoe", iterations=10)[0] == "compiled"
+    assert search(games.load("tictactoe"), iterations=10, engine="auto").engine == "compiled"
+
+
+def test_auto_weighs_what_recording_leaves_the_kernel_to_save(with_numba, kernel_is, monkeypatch):
+    kernel_is("cached")
+    assert which_engine("tictactoe", iterations=100_000)[0] == "compiled"
+    # Every event is made in Python on either engine: at the full level the kernel saves 60%.
+    engine, why = which_engine("tictactoe", iterations=100_000, record="full")
+    assert (engine, why) == (
+        "python",
+        "the kernel would save about 0.75 s of 100,000 iterations recorded at the full level, less than loading the kernel (about 1 s)",
+    )
+    assert which_engine("connect4", iterations=100_000, record="full")[0] == "compiled"
+    # search() weighs its recorder's level: 2,000 iterations save 0.025 s untraced, 0.02 s compact, 0.015 s full.
+    monkeypatch.setattr(engines, "LOAD_SECONDS", 0.018)
+    game = games.load("tictactoe")
+    assert search(game, iterations=2000).engine == "compiled"
+    assert search(game, iterations=2000, recorder=lambda event: None, record="full").engine == "python"
+    assert search(game, iterations=2000, recorder=lambda event: None, record="compact").engine == "compiled"
+
+
+def test_a_player_weighs_its_whole_match_once(with_numba, kernel_is):
+    from mctsviz.players import parse_player
+
+    kernel_is("cached")
+    connect4, tictactoe = games.load("connect4"), games.load("tictactoe")
+    assert parse_player("mcts:iterations=2000").engine_for(connect4) == "compiled"  # 50 searches of 2,000
+    assert parse_player("mcts:iterations=100").engine_for(tictactoe) == "python"
+    assert parse_player("mcts:iterations=100000,engine=python").engine_for(connect4) == "python"
+    assert parse_player("learner").engine_for(connect4) == "python"  # a memory runs in Python
+
+
+def test_the_command_line_hints_at_compiling_when_python_ran_for_want_of_it(with_numba, kernel_is, monkeypatch, capsys):
+    from mctsviz.cli import main as run
+
+    kernel_is("uncompiled")
+    assert engines.compile_hint(games.load("tictactoe"), SearchOptions(iterations=2000)) is None  # Python is faster anyway
+    hint = engines.compile_hint(games.load("connect4"), SearchOptions(iterations=300_000))
+    assert (
+        hint == "ran on the Python engine: the compiled kernel would be faster but has not been compiled yet (about 40 s, once); --engine compiled compiles it"
+    )
+    monkeypatch.setattr(engines, "LOAD_SECONDS", 0.0)  # so a quick search is one the kernel would pay for
+    assert run(["search", "tictactoe", "--iterations", "50", "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert "(python engine)" in captured.out and captured.err == f"mctsviz: {engines.compile_hint(games.load('tictactoe'), SearchOptions(iterations=50))}\n"
+
+
+def test_the_kernel_counts_as_cached_only_with_a_fresh_index(tmp_path, monkeypatch):
+    import os
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    assert not engines.kernel_cached()
+    index = tmp_path / "mctsviz" / "kernel.run_iterations-662.py311.nbi"
+    index.parent.mkdir()
+    index.write_bytes(b"")
+    assert engines.kernel_cached()
+    source_time = (engines.Path(engines.__file__).with_name("kernel.py")).stat().st_mtime
+    os.utime(index, (source_time - 10, source_time - 10))  # older than kernel.py: numba compiles again
+    assert not engines.kernel_cached()
+
+
+def test_big_connect_four_boards_stay_in_python(with_numba, kernel_is):
+    kernel_is("loaded")
     assert which_engine(games.load("connect4", rows=7, cols=7))[0] == "compiled"  # 56 bits with the guard row
     engine, reason = which_engine(games.load("connect4", rows=8, cols=7))
     assert engine == "python" and "8x7 Connect Four board needs 63 bits" in reason

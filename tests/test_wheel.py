@@ -1,8 +1,9 @@
 """The wheel holds everything the package needs, and works installed outside the repository.
 
 The wheel is built from this checkout, checked with ``twine check``, and installed (without
-dependencies) into a fresh virtual environment in a temporary folder; the environment sees this
-machine's site-packages for the dependencies, never this checkout. From a folder outside the
+dependencies) into a fresh virtual environment in a temporary folder; the environment sees the
+running interpreter's site-packages for the dependencies (also when the tests run inside a
+virtual environment, see ``tests/venvs.py``), never this checkout. From a folder outside the
 repository it then runs a search that writes a trace, renders a tree, writes walkthrough pages
 and builds them with MkDocs.
 """
@@ -18,6 +19,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from venvs import venv_seeing_these_packages
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
@@ -79,8 +81,7 @@ def test_twine_check_passes(wheel):
 
 def test_the_installed_wheel_searches_renders_and_builds_a_site(wheel, tmp_path):
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=False, symlinks=True).create(env_dir)
-    python = env_dir / "bin" / "python"
+    python = venv_seeing_these_packages(env_dir)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env["NO_MKDOCS_2_WARNING"] = "1"
     # pip of this interpreter installs into the venv with --prefix-free target: use the venv's own.
@@ -114,3 +115,23 @@ def test_the_installed_wheel_searches_renders_and_builds_a_site(wheel, tmp_path)
     assert "index.html" in pages and "iteration-01.html" in pages and "slider.html" in pages
     out.append(f"site: {len(pages)} walkthrough pages ({', '.join(pages[:3])}, ...)")
     print("\n" + "\n".join(out))
+
+
+def test_a_venv_made_from_inside_a_venv_sees_the_packages_installed_there(tmp_path):
+    """README's test command in a fresh virtual environment: the wheel's venv must see its packages."""
+    outer = tmp_path / "outer"
+    venv.EnvBuilder(system_site_packages=False, with_pip=False, symlinks=True).create(outer)
+    outer_python = outer / "bin" / "python"
+    purelib = subprocess.run([str(outer_python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], capture_output=True, text=True, check=True)
+    Path(purelib.stdout.strip(), "only_in_the_outer_venv.py").write_text("HERE = True\n", encoding="utf-8")
+    script = (
+        "import sys, subprocess, pathlib\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from venvs import venv_seeing_these_packages\n"
+        f"python = venv_seeing_these_packages(pathlib.Path({str(tmp_path / 'inner')!r}))\n"
+        "done = subprocess.run([str(python), '-c', 'import only_in_the_outer_venv, sys; print(sys.prefix)'], capture_output=True, text=True)\n"
+        "print(done.returncode, done.stdout.strip(), done.stderr.strip()[-200:])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    done = subprocess.run([str(outer_python), "-c", script], capture_output=True, text=True, env=env, check=True)
+    assert done.stdout.split() == ["0", str(tmp_path / "inner")], done.stdout + done.stderr

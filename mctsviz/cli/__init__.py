@@ -12,12 +12,13 @@ import importlib
 import signal
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..errors import MctsvizError
 from ..escape import terminal as terminal_text
 
 #: Subcommand modules in the order their commands appear in ``--help``.
-COMMAND_MODULES = ("play", "search", "trace", "view", "render", "site")
+COMMAND_MODULES = ("play", "search", "trace", "view", "render", "sweep", "site")
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_USAGE = 0, 1, 2
 
@@ -58,6 +59,34 @@ def whole_number(low: int = 1, high: int | None = None) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def run_arguments(p: argparse.ArgumentParser) -> None:
+    """Where and how the games run, and where they are recorded (sweep and tournament)."""
+    p.add_argument("--jobs", type=whole_number(1), default=1, metavar="J", help="local worker processes (default 1)")
+    p.add_argument("--scheduler", metavar="tcp://HOST:8786", help="run the games on this Dask scheduler (the dask extra)")
+    p.add_argument("--chunk", type=whole_number(1), metavar="N", help="games per task (default 50 on Dask, smaller locally)")
+    p.add_argument("--record", metavar="GAMES.jsonl", help="append one JSON line per game to this file as games finish")
+    p.add_argument("--resume", action="store_true", help="continue the --record file: play only the games it lacks")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The run keywords of ``run_experiment`` from the arguments of :func:`run_arguments`."""
+    if args.resume and not args.record:
+        raise MctsvizError("--resume continues a --record file: give --record GAMES.jsonl")
+    if args.scheduler:
+        from ..extras import require_extra
+
+        require_extra("dask", "--scheduler")
+    return {
+        "jobs": args.jobs,
+        "scheduler": args.scheduler,
+        "chunk": args.chunk,
+        "record": args.record,
+        "resume": args.resume,
+        "progress": not args.no_progress and sys.stderr.isatty(),
+    }
 
 
 def build_parser() -> argparse.ArgumentParser:

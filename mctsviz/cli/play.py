@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(handler=run_match)
 
-    from .render import _natural, _run_arguments
+    from . import run_arguments, whole_number
 
     p = subparsers.add_parser(
         "tournament",
@@ -43,10 +43,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("players", metavar="PLAYER", nargs="+", help="player specs (at least two), like learner thinker mcts:iterations=200 random")
     p.add_argument("--game", default="tictactoe", help="a two-player game: built-in name or FILE.py:Class (default tictactoe)")
-    p.add_argument("--games", type=_natural(1), default=20, metavar="N", help="games per pair (default 20)")
+    p.add_argument("--games", type=whole_number(1), default=20, metavar="N", help="games per pair (default 20)")
     p.add_argument("--seed", type=int, default=0, help="game i of every pair is seeded by (seed, i) (default 0)")
     p.add_argument("--fixed-sides", action="store_true", help="the first player of each pair always moves first")
-    _run_arguments(p)
+    run_arguments(p)
     p.add_argument("--out", metavar="TOURNAMENT.json", help="write the results (pairs and table) here")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.set_defaults(handler=run_tournament)
@@ -92,7 +92,7 @@ def run_match(args: argparse.Namespace) -> int:
 
 def run_tournament(args: argparse.Namespace) -> int:
     from ..tournament import format_tournament, tournament
-    from .render import run_options
+    from . import run_options
 
     result = tournament(args.game, args.players, games=args.games, seed=args.seed, alternate=not args.fixed_sides, **run_options(args))
     if args.out:

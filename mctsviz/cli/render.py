@@ -1,4 +1,4 @@
-"""``mctsviz render ...`` (figures from traces and results) and ``mctsviz sweep`` (C and budget sweeps).
+"""``mctsviz render ...``: figures from traces and results.
 
 Each handler reads its input, calls one figure function of ``mctsviz.render`` and writes the
 bytes atomically; the format follows the output's suffix (.svg, .pdf, .png; .dot and .tex for trees).
@@ -19,11 +19,10 @@ from typing import Any
 from ..errors import MctsvizError
 from ..render.animation import DEFAULT_FRAMES, DEFAULT_HOLD, DEFAULT_MAX_NODES, DEFAULT_TOP, SPACINGS
 from ..render.animation import KINDS as ANIMATION_KINDS
-from ..render.extract import QUANTITIES, SHOW_MODES
+from ..render.extract import MAX_EXPLORE_N, QUANTITIES, SHOW_MODES
 from ..replay import PHASES
 from ..search.policies import LOG_VARIANTS
-from ..sweep import PARAMETERS
-from . import say
+from . import say, whole_number
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -44,10 +43,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     _trace_argument(p)
     _iteration_arguments(p)
-    p.add_argument("--depth", type=_natural(0), metavar="D", help="show nodes down to depth D (root 0)")
-    p.add_argument("--top", type=_natural(1), metavar="K", help="keep the K most visited children of each node")
-    p.add_argument("--min-visits", type=_natural(0), default=0, metavar="M", help="hide children with fewer than M visits")
-    p.add_argument("--max-nodes", type=_natural(1), metavar="N", help="keep the N most visited nodes of the tree")
+    p.add_argument("--depth", type=whole_number(0), metavar="D", help="show nodes down to depth D (root 0)")
+    p.add_argument("--top", type=whole_number(1), metavar="K", help="keep the K most visited children of each node")
+    p.add_argument("--min-visits", type=whole_number(0), default=0, metavar="M", help="hide children with fewer than M visits")
+    p.add_argument("--max-nodes", type=whole_number(1), metavar="N", help="keep the N most visited nodes of the tree")
     p.add_argument("--show", choices=SHOW_MODES, default="all", help="all nodes, the principal variation, or this iteration's path")
     p.add_argument("--boards", action="store_true", help="draw the board inside each node (grid games; not for .tex)")
     p.add_argument("--keys", action="store_true", help="show each node's state key")
@@ -86,7 +85,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _trace_argument(p)
     p.add_argument("--iterations", type=_int_list, metavar="K,K,...", help="iterations to show side by side (default: the last)")
     p.add_argument("--quantity", choices=QUANTITIES, default="visits", help="visit share, mean value, prior or score")
-    p.add_argument("--node", type=_natural(0), default=0, metavar="ID", help="whose children (default the root, 0)")
+    p.add_argument("--node", type=whole_number(0), default=0, metavar="ID", help="whose children (default the root, 0)")
     _look_arguments(p)
     _output_argument(p)
     p.set_defaults(handler=_render_heatmap)
@@ -94,15 +93,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = figures.add_parser("board", help="a node's board with each move's visits and mean and the most-visited line (grid games)")
     _trace_argument(p)
     _iteration_arguments(p)
-    p.add_argument("--node", type=_natural(0), default=0, metavar="ID", help="whose position (default the root, 0)")
-    p.add_argument("--pv", type=_natural(0), default=8, metavar="N", help="number the first N moves of the most-visited line (default 8; 0: none)")
+    p.add_argument("--node", type=whole_number(0), default=0, metavar="ID", help="whose position (default the root, 0)")
+    p.add_argument("--pv", type=whole_number(0), default=8, metavar="N", help="number the first N moves of the most-visited line (default 8; 0: none)")
     _look_arguments(p)
     _output_argument(p)
     p.set_defaults(handler=_render_board)
 
     p = figures.add_parser("ucb-contour", help="UCB1's exploration term C·sqrt(ln N / n) over N and n")
     p.add_argument("--c", type=_finite_float, default=math.sqrt(2), metavar="C", help="the exploration constant (default sqrt 2)")
-    p.add_argument("--max-n", type=_natural(2), default=100, metavar="N", help="largest visit count shown (default 100)")
+    p.add_argument(
+        "--max-n", type=whole_number(2, MAX_EXPLORE_N), default=100, metavar="N", help=f"largest visit count shown, at most {MAX_EXPLORE_N:,} (default 100)"
+    )
     p.add_argument("--log", choices=LOG_VARIANTS, default="ln-n", help="ln N or ln(N + 1)")
     p.add_argument("--linear", action="store_true", help="linear axes (default: logarithmic)")
     _look_arguments(p)
@@ -112,14 +113,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = figures.add_parser("puct", help="a node's children as stacked exploit/explore bars (PUCT's Q and U, or UCB1's terms)")
     _trace_argument(p)
     _iteration_arguments(p, default_phase="select")
-    p.add_argument("--node", type=_natural(0), default=0, metavar="ID", help="whose children (default the root, 0)")
+    p.add_argument("--node", type=whole_number(0), default=0, metavar="ID", help="whose children (default the root, 0)")
     _look_arguments(p)
     _output_argument(p)
     p.set_defaults(handler=_render_puct)
 
     p = figures.add_parser("evolution", help="visits, mean and score of a node's children against iteration")
     _trace_argument(p)
-    p.add_argument("--node", type=_natural(0), default=0, metavar="ID", help="whose children (default the root, 0)")
+    p.add_argument("--node", type=whole_number(0), default=0, metavar="ID", help="whose children (default the root, 0)")
     p.add_argument(
         "--x-scale", choices=("auto", "linear", "log"), default="auto", help="the iteration axis: log past 1,000 iterations (auto, default), linear or log"
     )
@@ -144,24 +145,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--kind", choices=ANIMATION_KINDS, default="growth", help="what moves (default growth)")
     p.add_argument("--iterations", type=_int_list, metavar="K,K,...", help="the iterations shown (default: --frames of them up to the last; phases: 1,2,3)")
     p.add_argument(
-        "--frames", type=_natural(1), default=DEFAULT_FRAMES, metavar="N", help=f"how many iterations when --iterations is not given (default {DEFAULT_FRAMES})"
+        "--frames",
+        type=whole_number(1),
+        default=DEFAULT_FRAMES,
+        metavar="N",
+        help=f"how many iterations when --iterations is not given (default {DEFAULT_FRAMES})",
     )
     p.add_argument("--spacing", choices=SPACINGS, default="log", help="those iterations evenly on a log scale (default: more frames early) or linearly")
     p.add_argument(
         "--max-nodes",
-        type=_natural(0),
+        type=whole_number(0),
         default=DEFAULT_MAX_NODES,
         metavar="N",
         help=f"trees: keep the N most visited nodes (default {DEFAULT_MAX_NODES}; 0: all)",
     )
     p.add_argument(
         "--top",
-        type=_natural(0),
+        type=whole_number(0),
         default=DEFAULT_TOP,
         metavar="K",
         help=f"trees: keep the K most visited children of each node (default {DEFAULT_TOP}; 0: all)",
     )
-    p.add_argument("--depth", type=_natural(0), metavar="D", help="trees: show nodes down to depth D (root 0)")
+    p.add_argument("--depth", type=whole_number(0), metavar="D", help="trees: show nodes down to depth D (root 0)")
     p.add_argument("--boards", action="store_true", help="trees: draw the board inside each node (grid games)")
     p.add_argument("--rankdir", choices=("TB", "LR"), default="TB", help="trees: root on top (TB, default) or on the left (LR)")
     p.add_argument("--size", type=_size, metavar="WxH", help="trees: fit each frame in W x H inches (default 16:9, 13.33x7.5)")
@@ -187,71 +192,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _output_argument(p)
     p.set_defaults(handler=_render_sweep)
 
-    p = subparsers.add_parser(
-        "sweep",
-        help="play matches across a grid of MCTS options (C, iterations, rollout, ...)",
-        description="Vary MCTS options over a grid (--grid c=0.5,1,2 iterations=100,1000 rollout=random,heuristic) or one "
-        "numeric option (--parameter/--values), play a match against a fixed opponent at each point, and write the results "
-        "(--out) and/or their plot (-o) with 95%% Wilson intervals. Game i of every point is seeded by (seed, i), so the "
-        "numbers do not depend on --jobs or --scheduler.",
-    )
-    p.add_argument("--game", default="tictactoe", help="a two-player game: built-in name or FILE.py:Class (default tictactoe)")
-    p.add_argument("--grid", nargs="+", metavar="OPTION=V,V", help="the grid: one or more options with their values; the first is the plot's x axis")
-    p.add_argument("--parameter", choices=tuple(PARAMETERS), default="c", help="the one option to vary, with --values (default c)")
-    p.add_argument("--values", metavar="V,V,...", help="its values, comma-separated (like 0,0.5,1,1.41,2,4)")
-    p.add_argument("--player", default="mcts:iterations=200", metavar="SPEC", help="the MCTS player (default mcts:iterations=200)")
-    p.add_argument("--opponent", default="random", metavar="SPEC", help="the fixed opponent (default random)")
-    p.add_argument("--games", type=_natural(1), default=50, metavar="N", help="games per point (default 50)")
-    p.add_argument("--seed", type=int, default=0, help="game i of every match is seeded by (seed, i)")
-    p.add_argument("--fixed-sides", action="store_true", help="the swept player always moves first (default: the players take turns)")
-    _run_arguments(p)
-    p.add_argument("--out", metavar="SWEEP.json", help="write the results here")
-    p.add_argument("-o", "--output", metavar="OUT", help="write the plot here (.svg, .pdf, .png)")
-    p.set_defaults(handler=_run_sweep)
-
-
-def _run_arguments(p: argparse.ArgumentParser) -> None:
-    """Where and how the games run, and where they are recorded (sweep and tournament)."""
-    p.add_argument("--jobs", type=_natural(1), default=1, metavar="J", help="local worker processes (default 1)")
-    p.add_argument("--scheduler", metavar="tcp://HOST:8786", help="run the games on this Dask scheduler (the dask extra)")
-    p.add_argument("--chunk", type=_natural(1), metavar="N", help="games per task (default 50 on Dask, smaller locally)")
-    p.add_argument("--record", metavar="GAMES.jsonl", help="append one JSON line per game to this file as games finish")
-    p.add_argument("--resume", action="store_true", help="continue the --record file: play only the games it lacks")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-
-
-def run_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The run keywords of ``run_experiment`` from the arguments of :func:`_run_arguments`."""
-    if args.resume and not args.record:
-        raise MctsvizError("--resume continues a --record file: give --record GAMES.jsonl")
-    if args.scheduler:
-        from ..extras import require_extra
-
-        require_extra("dask", "--scheduler")
-    return {
-        "jobs": args.jobs,
-        "scheduler": args.scheduler,
-        "chunk": args.chunk,
-        "record": args.record,
-        "resume": args.resume,
-        "progress": not args.no_progress and sys.stderr.isatty(),
-    }
-
 
 # -- argument types ---------------------------------------------------------------------------
-
-
-def _natural(low: int) -> Any:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number >= {low}, not {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"expected a whole number >= {low}, not {text!r}")
-        return value
-
-    return parse
 
 
 def _finite_float(text: str) -> float:
@@ -268,7 +210,7 @@ def _int_list(text: str) -> list[int]:
     items = [t.strip() for t in text.split(",")]
     if not items or not all(items):
         raise argparse.ArgumentTypeError(f"expected iterations like 50,200,500, not {text!r}")
-    parse = _natural(1)
+    parse = whole_number(1)
     return [parse(t) for t in items]
 
 
@@ -277,7 +219,7 @@ def _trace_argument(p: argparse.ArgumentParser) -> None:
 
 
 def _iteration_arguments(p: argparse.ArgumentParser, default_phase: str = "backprop") -> None:
-    p.add_argument("--iteration", type=_natural(0), metavar="K", help="the iteration (default: the last)")
+    p.add_argument("--iteration", type=whole_number(0), metavar="K", help="the iteration (default: the last)")
     p.add_argument("--phase", choices=PHASES, default=default_phase, help=f"the moment within the iteration (default {default_phase})")
 
 
@@ -385,7 +327,8 @@ def _snapshot(replay: Any, iteration: int | None, phase: str) -> Any:
     return replay.snapshot(replay.iterations if iteration is None else iteration, phase)
 
 
-def _write(figure: Any, output: str, *, graph: bool = False, args: argparse.Namespace | None = None) -> int:
+def write_figure(figure: Any, output: str, *, graph: bool = False, args: argparse.Namespace | None = None) -> int:
+    """Write ``figure`` to ``output`` atomically in the format its suffix names (after ``--size``/``--dpi``)."""
     from ..fileutil import atomic_write
     from ..render import figure_bytes, format_for_path
 
@@ -414,7 +357,7 @@ def _look(args: argparse.Namespace) -> dict[str, Any]:
     return {"theme": args.theme, "font_scale": args.font_scale}
 
 
-def _check_output(output: str, trace: str | None = None, *, graph: bool = False, animation: bool = False) -> None:
+def check_output(output: str, trace: str | None = None, *, graph: bool = False, animation: bool = False) -> None:
     """Reject a bad suffix, a folder, or the input trace itself as the output, before any work."""
     from ..render.animation import animation_format_for_path
     from ..render.output import format_for_path
@@ -477,7 +420,7 @@ _GRAPHVIZ_ONLY = {
 
 
 def _render_tree(args: argparse.Namespace) -> int:
-    _check_output(args.output, getattr(args, "trace", None), graph=True)
+    check_output(args.output, getattr(args, "trace", None), graph=True)
     from ..render import BoardsUnavailable, LargeTree
     from ..render.extract import reward_range
     from ..render.fit import choose_fit
@@ -550,7 +493,7 @@ def _render_tree(args: argparse.Namespace) -> int:
     for warning in caught:
         if issubclass(warning.category, (BoardsUnavailable, LargeTree)):
             _note(str(warning.message))
-    return _write(figure, args.output, graph=True)
+    return write_figure(figure, args.output, graph=True)
 
 
 def _write_phases(args: argparse.Namespace, options: dict[str, Any]) -> int:
@@ -582,7 +525,7 @@ def _write_phases(args: argparse.Namespace, options: dict[str, Any]) -> int:
 
 
 def _render_heatmap(args: argparse.Namespace) -> int:
-    _check_output(args.output, getattr(args, "trace", None))
+    check_output(args.output, getattr(args, "trace", None))
     from ..render import plot_heatmap, plot_heatmaps
 
     replay = _load_positions(args.trace)
@@ -590,14 +533,14 @@ def _render_heatmap(args: argparse.Namespace) -> int:
     game = _trace_game(replay)
     if args.iterations is None or len(args.iterations) == 1:
         k = replay.iterations if args.iterations is None else args.iterations[0]
-        figure = plot_heatmap(replay.snapshot(k), args.quantity, node=args.node, game=game, ax=_new_axes(args), **_look(args))
+        figure = plot_heatmap(replay.snapshot(k), args.quantity, node=args.node, game=game, ax=new_axes(args), **_look(args))
     else:
         figure = plot_heatmaps(replay, args.iterations, args.quantity, node=args.node, game=game, **_look(args))
-    return _write(figure, args.output, args=args)
+    return write_figure(figure, args.output, args=args)
 
 
 def _render_board(args: argparse.Namespace) -> int:
-    _check_output(args.output, getattr(args, "trace", None))
+    check_output(args.output, getattr(args, "trace", None))
     from ..render import board_figure_size, board_overlay, new_figure, plot_board_overlay
     from ..render.extract import load_trace_game
 
@@ -608,46 +551,46 @@ def _render_board(args: argparse.Namespace) -> int:
     # Extracted first: a game without a board fails here, and the figure fits the board.
     overlay = board_overlay(snapshot, args.node, game=game, pv_length=args.pv)
     ax = new_figure(*board_figure_size(overlay.shape), theme=args.theme)[1][0]
-    return _write(plot_board_overlay(snapshot, args.node, game=game, ax=ax, pv_length=args.pv, **_look(args)), args.output, args=args)
+    return write_figure(plot_board_overlay(snapshot, args.node, game=game, ax=ax, pv_length=args.pv, **_look(args)), args.output, args=args)
 
 
 def _render_ucb_contour(args: argparse.Namespace) -> int:
-    _check_output(args.output, getattr(args, "trace", None))
+    check_output(args.output, getattr(args, "trace", None))
     from ..render import plot_ucb_contour
 
-    figure = plot_ucb_contour(args.c, args.max_n, log=args.log, log_axes=not args.linear, ax=_new_axes(args), **_look(args))
-    return _write(figure, args.output, args=args)
+    figure = plot_ucb_contour(args.c, args.max_n, log=args.log, log_axes=not args.linear, ax=new_axes(args), **_look(args))
+    return write_figure(figure, args.output, args=args)
 
 
 def _render_puct(args: argparse.Namespace) -> int:
-    _check_output(args.output, getattr(args, "trace", None))
+    check_output(args.output, getattr(args, "trace", None))
     from ..render import plot_puct_bars
 
     replay = _load_positions(args.trace)
     _check_node(replay, args.node)
     snapshot = _snapshot(replay, args.iteration, args.phase)
-    return _write(plot_puct_bars(snapshot, args.node, ax=_new_axes(args), **_look(args)), args.output, args=args)
+    return write_figure(plot_puct_bars(snapshot, args.node, ax=new_axes(args), **_look(args)), args.output, args=args)
 
 
 def _render_evolution(args: argparse.Namespace) -> int:
-    _check_output(args.output, getattr(args, "trace", None))
+    check_output(args.output, getattr(args, "trace", None))
     from ..render import plot_evolution_panels
 
     replay = _load_positions(args.trace)
     _check_node(replay, args.node)
     log_x = {"auto": None, "linear": False, "log": True}[args.x_scale]
-    return _write(plot_evolution_panels(replay, node=args.node, log_x=log_x, **_look(args)), args.output, args=args)
+    return write_figure(plot_evolution_panels(replay, node=args.node, log_x=log_x, **_look(args)), args.output, args=args)
 
 
 def _render_growth(args: argparse.Namespace) -> int:
-    _check_output(args.output, getattr(args, "trace", None))
+    check_output(args.output, getattr(args, "trace", None))
     from ..render import plot_growth_panels
 
-    return _write(plot_growth_panels(_load_positions(args.trace), **_look(args)), args.output, args=args)
+    return write_figure(plot_growth_panels(_load_positions(args.trace), **_look(args)), args.output, args=args)
 
 
 def _render_animation(args: argparse.Namespace) -> int:
-    _check_output(args.output, args.trace, animation=True)
+    check_output(args.output, args.trace, animation=True)
     from ..render import BoardsUnavailable, LargeTree, animate_growth, animate_heatmap, animate_phases
     from ..render.animation import animation_format_for_path, ffmpeg_program
 
@@ -704,68 +647,20 @@ def _render_animation(args: argparse.Namespace) -> int:
 
 
 def _render_match(args: argparse.Namespace) -> int:
-    _check_output(args.output, getattr(args, "trace", None))
+    check_output(args.output, getattr(args, "trace", None))
     from ..render import plot_match
 
-    return _write(plot_match(_read_json(args.results, "match results"), ax=_new_axes(args), **_look(args)), args.output, args=args)
+    return write_figure(plot_match(_read_json(args.results, "match results"), ax=new_axes(args), **_look(args)), args.output, args=args)
 
 
 def _render_sweep(args: argparse.Namespace) -> int:
-    _check_output(args.output, getattr(args, "trace", None))
+    check_output(args.output, getattr(args, "trace", None))
     from ..render import plot_sweep
 
-    return _write(plot_sweep(_read_json(args.results, "sweep results"), ax=_new_axes(args), **_look(args)), args.output, args=args)
+    return write_figure(plot_sweep(_read_json(args.results, "sweep results"), ax=new_axes(args), **_look(args)), args.output, args=args)
 
 
-def _run_sweep(args: argparse.Namespace) -> int:
-    if not args.out and not args.output:
-        raise MctsvizError("say where the sweep goes: --out SWEEP.json for the results, -o OUT.svg for the plot, or both")
-    if args.output:
-        from ..extras import require_extra
-
-        require_extra("render", "plotting a sweep (-o)")
-        _check_output(args.output, getattr(args, "trace", None))
-    from ..sweep import grid_sweep, parse_grid, parse_values
-
-    if args.grid and args.values:
-        raise MctsvizError("give either --grid or --parameter/--values, not both")
-    if args.grid:
-        grid = parse_grid(args.grid)
-    elif args.values:
-        grid = {args.parameter: parse_values(args.values, args.parameter)}
-    else:
-        raise MctsvizError("say what to sweep: --grid OPTION=V,V ... or --values V,V (with --parameter)")
-    result = grid_sweep(
-        args.game,
-        grid,
-        player=args.player,
-        opponent=args.opponent,
-        games=args.games,
-        seed=args.seed,
-        alternate=not args.fixed_sides,
-        **run_options(args),
-    )
-    for point in result.points:
-        where = " ".join(f"{name}={_show_option(value)}" for name, value in point.options.items())
-        print(f"{where}: score {point.interval.format()} ({point.wins} won, {point.draws} drawn, {point.losses} lost)")
-    print("score: win 1, draw 0.5, loss 0; [low, high] is its 95% Wilson interval")
-    if args.out:
-        from ..fileutil import atomic_write
-
-        atomic_write(args.out, json.dumps(result.to_dict(), indent=1) + "\n")
-        print(f"wrote {args.out}", file=sys.stderr)
-    if args.output:
-        from ..render import plot_sweep
-
-        _write(plot_sweep(result, ax=_new_axes()), args.output)
-    return 0
-
-
-def _show_option(value: Any) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
-def _new_axes(args: argparse.Namespace | None = None) -> Any:
+def new_axes(args: argparse.Namespace | None = None) -> Any:
     """A fresh standalone Axes (in the theme asked for): the CLI never draws on pyplot's global figure."""
     from ..render import new_figure
 

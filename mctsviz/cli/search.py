@@ -9,7 +9,7 @@ from contextlib import ExitStack
 from typing import Any
 
 from ..options import BOOLEANS, CHOICES, DEFAULTS, NUMBERS, OPTION_NAMES, RECORD_LEVELS, option_doc
-from ..search.engines import ENGINES
+from ..search.engines import ENGINES, compile_hint
 
 #: Options the command line does not offer (memory is the library's; scripts come with a game).
 _NOT_FLAGS = ("iterations", "seconds", "memory", "script")
@@ -63,7 +63,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--engine",
         choices=(*ENGINES, "openspiel"),
         default="auto",
-        help="auto: the compiled kernel (mctsviz[fast]) when it covers the game and options, else Python; the same tree either way "
+        help="auto: the compiled kernel (mctsviz[fast]) when it covers the game and options and the budget pays for loading "
+        "(or first compiling) it, else Python; the same tree either way "
         "(default auto); openspiel: OpenSpiel's own MCTSBot on an openspiel:NAME game, recorded (options: --c, --policy, --seed, --iterations)",
     )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -93,29 +94,64 @@ def run_search(args: argparse.Namespace) -> int:
         record=args.record,
         engine=args.engine,
     )
+    tap = None
     with ExitStack() as stack:
         if args.trace:
             from ..trace.io import TraceWriter
 
-            options["recorder"] = stack.enter_context(TraceWriter(args.trace))
+            wanted = _index_wanted(options["iterations"], args.no_index)
+            writer = TraceWriter(args.trace, digest=wanted)  # the index names the trace by its hash
+            tap = _index_tap(writer) if wanted else None
+            options["recorder"] = stack.enter_context(writer)
         if not args.no_progress and sys.stderr.isatty():
             options["progress"] = stack.enter_context(_progress_bar(options["iterations"]))
         result = search(game, state, **options)
+    if args.engine == "auto" and result.engine == "python":
+        hint = compile_hint(game, result.options, record=args.record if args.trace else None)
+        if hint:
+            print(f"mctsviz: {hint}", file=sys.stderr)
     from ..seek import AUTO_INDEX_ITERATIONS
 
     text = json.dumps(result.to_dict(), indent=2) if args.json else format_result(result)
     if args.trace and not args.no_index and result.iterations >= AUTO_INDEX_ITERATIONS:
-        _index_trace(args.trace, quiet=args.no_progress)
+        _index_trace(args.trace, tap, writer.written_key, quiet=args.no_progress)
     print(text)
     return 0
 
 
-def _index_trace(trace: str, *, quiet: bool) -> None:
-    """Index a long trace as soon as it is written, so every command after seeks in it (in a
-    fresh process: this one still holds the search's tree and the compiled kernel)."""
+#: The largest iteration budget whose index is built in the search's process, from the events
+#: as they are written; beyond it a fresh process reads the trace back, so the search's tree and
+#: the index's columns are never in memory together.
+IN_PROCESS_INDEX_ITERATIONS = 250_000
+
+
+def _index_wanted(iterations: int | None, no_index: bool) -> bool:
+    """Whether a budget may need an index and its index fits beside the search (built as written)."""
+    from ..seek import AUTO_INDEX_ITERATIONS
+
+    return not no_index and iterations is not None and AUTO_INDEX_ITERATIONS <= iterations <= IN_PROCESS_INDEX_ITERATIONS
+
+
+def _index_tap(writer: Any) -> Any:
+    """An index built from the events as ``writer`` writes them."""
+    from ..seek import IndexTap
+
+    tap = IndexTap(writer.format == "msgpack")
+    writer.on_written = tap.written
+    return tap
+
+
+def _index_trace(trace: str, tap: Any, key: tuple[int, str] | None, *, quiet: bool) -> None:
+    """Index a long trace as soon as it is written, so every command after seeks in it: from the
+    events already seen when a tap watched the writing, else in a fresh process (this one still
+    holds the search's tree and the compiled kernel)."""
+    from pathlib import Path
+
     from .trace import index_in_fresh_process
 
-    if not index_in_fresh_process(trace, quiet=quiet, hint="; --no-index skips this"):
+    if tap is not None and tap.write(trace, key) is not None:
+        print(f"mctsviz: indexed {trace} for seeking ({Path(trace).name}.idx; --no-index skips this)", file=sys.stderr)
+    elif not index_in_fresh_process(trace, quiet=quiet, hint="; --no-index skips this"):
         print(f"mctsviz: {trace} was written but not indexed (see above); mctsviz index retries", file=sys.stderr)
 
 
@@ -199,5 +235,8 @@ def format_result(result) -> str:
     lines = ["  ".join(cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in enumerate(zip(r, widths))) for r in rows]
     lines.append("")
     lines.append(f"chosen move: {result.move_label} (by {result.rule}; most visits: {result.by_visits}, highest mean: {result.by_mean})")
-    lines.append(f"{result.iterations} iterations in {result.seconds:.2f} s ({result.engine} engine)")
+    ready = ""
+    if result.kernel_seconds >= 0.005:  # before the clock started, so said apart
+        ready = f", after {result.kernel_seconds:.2f} s {'compiling' if result.kernel_compiled else 'loading'} the kernel"
+    lines.append(f"{result.iterations} iterations in {result.seconds:.2f} s ({result.engine} engine){ready}")
     return "\n".join(lines)

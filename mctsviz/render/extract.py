@@ -468,14 +468,20 @@ class ExploreGrid:
     values: tuple[tuple[float | None, ...], ...]
 
 
+#: The largest N of the exploration term's grid: it holds N x N values (1,000: a million, about
+#: a second to compute and draw; 100,000,000 ran past 30 s and 4.7 GB before this bound).
+MAX_EXPLORE_N = 1000
+
+
 def explore_grid(c: float, max_n: int, *, log: str = "ln-n") -> ExploreGrid:
     """The exploration term of :func:`mctsviz.search.policies.ucb1` for N, n in 1..``max_n``.
 
     Raises:
-        MctsvizError: ``max_n`` below 2, a negative or non-finite ``c``, or an unknown ``log``.
+        MctsvizError: ``max_n`` below 2 or above :data:`MAX_EXPLORE_N`, a negative or
+            non-finite ``c``, or an unknown ``log``.
     """
-    if isinstance(max_n, bool) or not isinstance(max_n, int) or max_n < 2:
-        raise MctsvizError(f"bad max N {max_n!r}: expected an integer of at least 2")
+    if isinstance(max_n, bool) or not isinstance(max_n, int) or not 2 <= max_n <= MAX_EXPLORE_N:
+        raise MctsvizError(f"bad max N {max_n!r}: expected an integer from 2 to {MAX_EXPLORE_N:,} (the grid holds N x N values)")
     if isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c) or c < 0:
         raise MctsvizError(f"bad C {c!r}: expected a number >= 0")
     if log not in policies.LOG_VARIANTS:

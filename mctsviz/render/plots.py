@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import math
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from typing import Any, TypeVar, cast
 
@@ -744,7 +744,7 @@ def plot_match(results: Any, *, ax: Axes | None = None, theme: str | style.Theme
     """
     from ..match import MatchResult
 
-    if isinstance(results, Mapping):
+    if not isinstance(results, MatchResult):  # a file's data, of any JSON shape: checked there
         results = MatchResult.from_dict(results)
     if not results.records:
         raise MctsvizError("the match results hold no games")
@@ -779,7 +779,7 @@ def plot_sweep(sweep: Any, *, ax: Axes | None = None, theme: str | style.Theme |
     """
     from ..sweep import SweepResult
 
-    if isinstance(sweep, Mapping):
+    if not isinstance(sweep, SweepResult):  # a file's data, of any JSON shape: checked there
         sweep = SweepResult.from_dict(sweep)
     ax = _axes(ax)
     others = sweep.parameters[1:]

@@ -318,27 +318,37 @@ def run(engine: Engine, iterations: int | None, deadline: float | None, progress
 
 def kernel_cached() -> bool:
     """Whether numba's disk cache holds the compiled kernel (else the first search compiles it)."""
-    import os
-    from pathlib import Path
+    from .engines import kernel_cached as cached
 
-    folder = Path(os.environ.get("NUMBA_CACHE_DIR") or Path(K.__file__).parent / "__pycache__")
-    return any(folder.rglob("kernel.run_iterations-*.nbi"))
+    return cached()
+
+
+def kernel_ready() -> bool:
+    """Whether this process has the kernel compiled or loaded (a search costs no warm-up)."""
+    return _compiled
+
+
+#: The first compilation's announcement (the seconds are engines.COMPILE_SECONDS, measured).
+COMPILING = "mctsviz: compiling the fast kernel, once (about {:.0f} s; later runs load it from numba's cache)"
 
 
 def warm_up() -> float:
     """Compile the kernel, or load it from numba's disk cache; return the seconds it took.
 
     A search calls this before its clock starts, so a time budget buys iterations, not
-    compilation. The first compile on a machine takes several seconds and says so once on a
-    terminal; later processes load the cache.
+    compilation. The first compile on a machine takes half a minute or more and says so on
+    stderr, with its expected time (counting the seconds on a terminal); later processes load
+    the cache.
     """
     global _compiled
     if _compiled:
         return 0.0
+    from .engines import COMPILE_SECONDS
+
     started = time.perf_counter()
     ticker = None
-    if sys.stderr.isatty() and not kernel_cached():
-        ticker = _Ticker("mctsviz: compiling the fast kernel, once (later runs load it from numba's cache)")
+    if not kernel_cached():
+        ticker = _Ticker(COMPILING.format(COMPILE_SECONDS), live=sys.stderr.isatty())
     try:
         _compile()
     finally:
@@ -349,18 +359,20 @@ def warm_up() -> float:
 
 
 class _Ticker:
-    """A line on stderr that counts the seconds of a long wait until :meth:`stop`."""
+    """A line on stderr for a long wait, its seconds counted on a terminal (``live``), until :meth:`stop`."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, *, live: bool = True) -> None:
         import threading
 
         self.text = text
+        self.live = live
         self.started = time.perf_counter()
-        sys.stderr.write(f"{text}...")
+        sys.stderr.write(f"{text}..." if live else f"{text}...\n")
         sys.stderr.flush()
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
+        if live:
+            self.thread.start()
 
     def _run(self) -> None:
         while not self.done.wait(0.5):
@@ -369,8 +381,10 @@ class _Ticker:
 
     def stop(self) -> None:
         self.done.set()
-        self.thread.join()
-        sys.stderr.write(f"\r{self.text}: done in {time.perf_counter() - self.started:.0f} s\n")
+        if self.live:
+            self.thread.join()
+        carriage = "\r" if self.live else ""
+        sys.stderr.write(f"{carriage}{self.text}: done in {time.perf_counter() - self.started:.0f} s\n")
         sys.stderr.flush()
 
 

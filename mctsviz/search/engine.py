@@ -9,6 +9,7 @@ the fast loops for the common options (``fast``), the records written (``records
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -17,6 +18,7 @@ from typing import Any
 from ..errors import MctsvizError
 from ..options import DEFAULTS, RECORD_LEVELS, SQRT2, SearchOptions, build_options, check_seed
 from ..types import Evaluator, Game, Recorder, State
+from . import engines
 from .engines import choose_engine
 from .phases import Engine, resolve_evaluator
 from .records import checked_returns, score_records
@@ -92,9 +94,9 @@ def search(
             before/after values: replay recomputes them).
         progress: called with the number of iterations done, every 256 iterations (every
             4,096 on the compiled engine).
-        engine: ``"auto"`` (the compiled kernel when it is installed and covers the game and
-            options, else Python), ``"python"`` or ``"compiled"``; see
-            ``mctsviz.search.engines``. Both build the same tree and trace.
+        engine: ``"auto"`` (the compiled kernel when it is installed, covers the game and
+            options and the budget pays for getting it ready, else Python), ``"python"`` or
+            ``"compiled"``; see ``mctsviz.search.engines``. Both build the same tree and trace.
 
     Returns:
         The chosen move, the root's children and the tree.
@@ -147,15 +149,21 @@ def search(
     if game.is_terminal(root_state):
         raise MctsvizError("the start state is terminal: there is no move to search")
 
-    chosen = choose_engine(engine, game, checked, memory=memory is not None, evaluator=eval_fn is not None)
+    recorded = None if recorder is None else record
+    chosen = choose_engine(engine, game, checked, memory=memory is not None, evaluator=eval_fn is not None, record=recorded)
     runner = Engine(game, checked, random.Random(seed), eval_fn, memory, recorder, record, chosen)
     runner.start(root_state, seed)
+    kernel_seconds, kernel_compiled = 0.0, False
     if chosen == "compiled":
+        kernel_compiled = engines.kernel_readiness() == "uncompiled"
         from .compiled import warm_up  # numba: imported only when the kernel runs
 
-        warm_up()
+        kernel_seconds = warm_up()
     started = time.perf_counter()
     deadline = None if checked.seconds is None else started + checked.seconds
     done = runner.run(checked.iterations, deadline, progress)
     elapsed = time.perf_counter() - started
-    return runner.finish(done, elapsed)
+    result = runner.finish(done, elapsed)
+    if kernel_seconds:
+        result = dataclasses.replace(result, kernel_seconds=kernel_seconds, kernel_compiled=kernel_compiled)
+    return result

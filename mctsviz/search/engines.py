@@ -8,6 +8,13 @@ Python: UCB1 and PUCT, both logarithms, both tie-breaks, every expansion rule, r
 heuristic rollouts, both reward conventions, both final-move rules. Evaluators, scripts,
 transpositions, a learner's memory and other games run in Python.
 
+``auto`` also weighs the budget: loading the kernel into a fresh process costs about a second
+(importing numba and numpy, loading numba's disk cache) and compiling it the first time half a
+minute or more, so a small search runs sooner in Python. The kernel is taken when the Python
+engine's estimated time for the budget exceeds what getting the kernel ready costs now: nothing
+once it is loaded in this process, :data:`LOAD_SECONDS` when numba's cache holds it,
+:data:`COMPILE_SECONDS` when it has never been compiled.
+
 This module decides without importing numba (``importlib.util.find_spec``), so asking which
 engine would run costs nothing.
 """
@@ -15,6 +22,9 @@ engine would run costs nothing.
 from __future__ import annotations
 
 import importlib.util
+import os
+import sys
+from pathlib import Path
 from typing import Any
 
 from ..errors import MctsvizError
@@ -34,6 +44,91 @@ INSTALL_HINT = "install the fast extra: pip install 'mctsviz[fast]'"
 def kernel_installed() -> bool:
     """Whether numba (the ``fast`` extra) can be imported."""
     return importlib.util.find_spec("numba") is not None and importlib.util.find_spec("numpy") is not None
+
+
+#: Iterations per second of the Python engine, untraced, by game type (measured on a 2-core
+#: machine: Tic-Tac-Toe 80-90k, Connect Four 25-30k); a game not listed counts as Connect Four.
+PYTHON_SPEED = {"TicTacToe": 80_000.0, "ConnectFour": 30_000.0, "Nim": 100_000.0, "PairGame": 200_000.0}
+#: The part of the Python engine's time the kernel still saves when a recorder takes every
+#: event: the kernel's events are made in Python too (Tic-Tac-Toe, full level: 29 us an
+#: iteration in Python, 23 on the kernel; compact: 17 and 9; Connect Four: 48 and 30, 37 and 13).
+RECORDED_SAVING = {"full": 0.6, "compact": 0.8}
+#: Seconds a fresh process spends getting a cached kernel ready: numba and numpy imported
+#: (0.4 s), the kernel's module (0.2 s) and numba's disk cache loaded (0.5 s).
+LOAD_SECONDS = 1.0
+#: Seconds numba takes to compile the kernel the first time (26-44 s measured on 2 cores).
+COMPILE_SECONDS = 40.0
+#: The searches a player's budget is multiplied by when ``auto`` chooses for a whole match: a
+#: player loads the kernel once and searches at every move of every game.
+PLAYER_SEARCHES = 50
+
+_KERNEL_SOURCE = Path(__file__).with_name("kernel.py")
+
+
+def kernel_cached() -> bool:
+    """Whether numba's disk cache holds the compiled kernel for the current ``kernel.py``.
+
+    Looks where numba writes it: ``NUMBA_CACHE_DIR`` when set, else ``__pycache__`` beside the
+    source and the user's cache folder (numba's choice when ``__pycache__`` is not writable). An index older than
+    the source is stale: numba would compile again.
+    """
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        folders = [Path(os.environ["NUMBA_CACHE_DIR"])]
+    else:
+        folders = [_KERNEL_SOURCE.parent / "__pycache__", Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "numba"]
+    try:
+        source_time = _KERNEL_SOURCE.stat().st_mtime
+    except OSError:
+        return False
+    for folder in folders:
+        if not folder.is_dir():
+            continue
+        for index in folder.rglob("kernel.run_iterations-*.nbi"):
+            try:
+                if index.stat().st_mtime >= source_time:
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+def kernel_readiness() -> str:
+    """``"loaded"`` (ready in this process), ``"cached"`` (in numba's disk cache) or ``"uncompiled"``."""
+    compiled = sys.modules.get(__package__ + ".compiled")
+    if compiled is not None and compiled.kernel_ready():
+        return "loaded"
+    return "cached" if kernel_cached() else "uncompiled"
+
+
+def budget_problem(
+    game: Game, options: SearchOptions, *, planned_iterations: int | None = None, readiness: str | None = None, record: str | None = None
+) -> str | None:
+    """Why the kernel would not pay for this budget, in a few words; None when it would.
+
+    Args:
+        game: the game searched.
+        options: the options; their ``iterations`` (or ``seconds``) are the budget.
+        planned_iterations: the iterations to weigh instead (a player's whole match).
+        readiness: as :func:`kernel_readiness` (looked up when None).
+        record: the level a recorder records at (``"full"`` or ``"compact"``), None for none:
+            the events are made in Python on either engine, so the kernel saves less.
+    """
+    readiness = readiness or kernel_readiness()
+    if readiness == "loaded":
+        return None
+    cost = LOAD_SECONDS if readiness == "cached" else COMPILE_SECONDS
+    getting_ready = "loading the kernel" if readiness == "cached" else "compiling the kernel first (once; --engine compiled compiles it)"
+    iterations = planned_iterations if planned_iterations is not None else options.iterations
+    if iterations is None:
+        # A time budget: its iterations are what the kernel multiplies; only a compile is too dear.
+        if readiness == "cached":
+            return None
+        return f"a {options.seconds:g} s budget is less than {getting_ready} takes (about {cost:.0f} s)"
+    saved = iterations / PYTHON_SPEED.get(type(game).__name__, PYTHON_SPEED["ConnectFour"]) * RECORDED_SAVING.get(record or "", 1.0)
+    if saved > cost:
+        return None
+    recorded = f" recorded at the {record} level" if record else ""
+    return f"the kernel would save about {saved:.2f} s of {iterations:,} iterations{recorded}, less than {getting_ready} (about {cost:.0f} s)"
 
 
 #: The Nim positions the kernel holds: heaps packed 6 bits each into one 64-bit integer, and
@@ -91,8 +186,33 @@ def kernel_problem(game: Game, options: SearchOptions, *, memory: bool = False, 
     return None
 
 
-def choose_engine(engine: str, game: Game, options: SearchOptions, *, memory: bool = False, evaluator: bool = False) -> str:
+def compile_hint(game: Game, options: SearchOptions, *, record: str | None = None) -> str | None:
+    """What to say when ``auto`` ran Python only because the kernel has never been compiled."""
+    if not kernel_installed() or kernel_problem(game, options) or kernel_readiness() != "uncompiled":
+        return None
+    if budget_problem(game, options, readiness="cached", record=record):
+        return None
+    return (
+        f"ran on the Python engine: the compiled kernel would be faster but has not been compiled yet "
+        f"(about {COMPILE_SECONDS:.0f} s, once); --engine compiled compiles it"
+    )
+
+
+def choose_engine(
+    engine: str,
+    game: Game,
+    options: SearchOptions,
+    *,
+    memory: bool = False,
+    evaluator: bool = False,
+    planned_iterations: int | None = None,
+    record: str | None = None,
+) -> str:
     """The engine that runs: ``"python"`` or ``"compiled"``.
+
+    ``auto`` takes the kernel when it covers the search, numba is installed and the budget pays
+    for getting it ready (:func:`budget_problem`; ``planned_iterations`` weighs a larger one,
+    ``record`` is the level a recorder records at).
 
     Raises:
         MctsvizError: an unknown choice, or ``"compiled"`` for a search the kernel cannot run
@@ -109,16 +229,29 @@ def choose_engine(engine: str, game: Game, options: SearchOptions, *, memory: bo
         if not kernel_installed():
             raise MctsvizError(f"the compiled engine needs numba: {INSTALL_HINT}")
         return "compiled"
-    return "compiled" if problem is None and kernel_installed() else "python"
+    if problem is not None or not kernel_installed():
+        return "python"
+    return "python" if budget_problem(game, options, planned_iterations=planned_iterations, record=record) else "compiled"
 
 
-def which_engine(game: Game | str, options: SearchOptions | None = None, *, engine: str = "auto", **keywords: Any) -> tuple[str, str]:
+def which_engine(
+    game: Game | str,
+    options: SearchOptions | None = None,
+    *,
+    engine: str = "auto",
+    planned_iterations: int | None = None,
+    record: str | None = None,
+    **keywords: Any,
+) -> tuple[str, str]:
     """Which engine a search of ``game`` with these options would use, and why.
 
     Args:
         game: a game or a built-in game's name.
         options: the options record; or give options as keywords (``expand="all"``).
         engine: the choice a search would be given (``auto``, ``python`` or ``compiled``).
+        planned_iterations: weigh this many iterations rather than the options' budget (a
+            player's whole match).
+        record: the level a recorder would record at, None for no recorder.
 
     Returns:
         ``(engine, reason)``, such as ``("python", "an evaluator is Python code")``.
@@ -135,10 +268,15 @@ def which_engine(game: Game | str, options: SearchOptions | None = None, *, engi
         options = build_options(keywords)
     elif keywords:
         raise MctsvizError("give the options either as a SearchOptions or as keywords, not both")
-    chosen = choose_engine(engine, game, options)
+    memory = bool(options.memory)
+    chosen = choose_engine(engine, game, options, memory=memory, planned_iterations=planned_iterations, record=record)
     if chosen == "compiled":
         return chosen, "the compiled kernel covers this game and these options"
     if engine == "python":
         return chosen, "the Python engine was asked for"
-    problem = kernel_problem(game, options)
-    return chosen, problem or f"numba is not installed ({INSTALL_HINT})"
+    problem = kernel_problem(game, options, memory=memory)
+    if problem:
+        return chosen, problem
+    if not kernel_installed():
+        return chosen, f"numba is not installed ({INSTALL_HINT})"
+    return chosen, budget_problem(game, options, planned_iterations=planned_iterations, record=record) or "the budget"

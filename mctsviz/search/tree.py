@@ -144,6 +144,10 @@ class SearchResult:
     tree: Tree = field(repr=False, compare=False)
     #: The engine that ran: "python", or "compiled" (the kernel of mctsviz[fast]).
     engine: str = "python"
+    #: Seconds spent getting the kernel ready before the clock started (not in ``seconds``).
+    kernel_seconds: float = 0.0
+    #: Whether that was numba compiling it (else loading it from numba's cache).
+    kernel_compiled: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` shape: move, iterations, seconds, the engine and the root's children."""

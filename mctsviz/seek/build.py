@@ -23,9 +23,9 @@ from ..errors import MctsvizError
 from ..fileutil import atomic_write
 from ..textcodes import TextCodes
 from ..trace import limits
-from ..trace.blocks import BlockRead
+from ..trace.blocks import BlockRead, read_block
 from ..trace.codecs import compression_of
-from ..trace.events import Backprop, Decision, Expand, Header
+from ..trace.events import Backprop, Block, Decision, Expand, Header
 from ..trace.reader import read_trace
 
 #: The index's file-format version; an index of another version is rebuilt.
@@ -151,15 +151,17 @@ class _Builder:
 
     def backprop(self, event: Backprop) -> None:
         visits, value = self.visits, self.value
-        updates = event.updates
-        for u in updates:
-            visits[u.node] += 1
-            value[u.node] += u.reward
-        if updates:
-            low = min(u.reward for u in updates)
-            high = max(u.reward for u in updates)
-            self.low = low if self.low is None or low < self.low else self.low
-            self.high = high if self.high is None or high > self.high else self.high
+        low, high = self.low, self.high
+        # The reward range in the same pass (the first of equal values kept, as min and max keep it).
+        for u in event.updates:
+            node, reward = u.node, u.reward
+            visits[node] += 1
+            value[node] += reward
+            if low is None or reward < low:
+                low = reward
+            if high is None or reward > high:
+                high = reward
+        self.low, self.high = low, high
         self.iterations = event.iteration
 
     def block(self, read: BlockRead) -> None:
@@ -231,6 +233,92 @@ class _Builder:
             raw = column.tobytes()
             self.sections[kind + name] = (zlib.compress(raw, 1), len(raw))
         self.checkpoints.append(_Checkpoint(iterations, offset, number, nodes))
+
+
+class IndexTap:
+    """The index built from a trace's events as a :class:`~mctsviz.trace.io.TraceWriter` writes
+    them, instead of reading the file back: the same bytes :func:`build_index` writes.
+
+    Give :meth:`written` to the writer as its ``on_written`` before it writes the header; when
+    the writer has closed, :meth:`write` writes ``TRACE.idx``. The writer's lines or frames and
+    their places in the decompressed stream are the reader's, so the checkpoints are those a
+    reading would take: before a MessagePack frame, before the JSON line after an iteration's
+    backprop.
+    """
+
+    def __init__(self, msgpack: bool, every: int = DEFAULT_EVERY) -> None:
+        if not isinstance(every, int) or isinstance(every, bool) or not 1024 <= every <= limits.MAX_INDEX_EVERY:
+            raise MctsvizError(f"bad checkpoint interval {every!r}: expected an integer from 1024 to {limits.MAX_INDEX_EVERY}")
+        self.msgpack = msgpack
+        self.every = every
+        self.builder: _Builder | None = None
+        self.offset = 0  # where the next line or frame starts in the decompressed stream
+        self.number = 0  # lines or frames written so far
+        self.due: int | None = None  # JSON Lines: the iterations a checkpoint waits on the next line for
+
+    def written(self, events: list[Any], data: bytes) -> None:
+        """The writer's callback: ``events`` were written as ``data`` (one frame, or one line each)."""
+        builder = self.builder
+        if builder is None:  # the header, written alone
+            header = events[0]
+            if not isinstance(header, Header) or len(events) != 1:
+                raise MctsvizError("the index tap must see the trace from its header")
+            self.builder = _Builder(header, self.every)
+            self.offset, self.number = len(data), 1
+            return
+        if self.msgpack:
+            builder.boundary(builder.iterations, self.offset, self.number, len(builder.visits))
+            self._fold(events)
+            self.number += 1
+        else:
+            for line, event in enumerate(events):
+                if self.due is not None:  # the line after a due checkpoint's backprop
+                    builder.boundary(self.due, self.offset + _line_start(data, line), self.number, len(builder.visits))
+                    self.due = None
+                self._fold((event,))
+                self.number += 1
+                if type(event) is Backprop and self._checkpoint_due(event.iteration):
+                    self.due = event.iteration
+        self.offset += len(data)
+
+    def _checkpoint_due(self, iterations: int) -> bool:
+        builder = self.builder
+        assert builder is not None
+        last = builder.checkpoints[-1].iteration if builder.checkpoints else 0
+        return iterations >= 1 and iterations - last >= self.every
+
+    def _fold(self, events: Sequence[Any]) -> None:
+        builder = self.builder
+        assert builder is not None
+        for event in events:
+            kind = type(event)
+            if kind is Expand:
+                builder.expand(event)
+            elif kind is Backprop:
+                builder.backprop(event)
+            elif kind is Block:
+                builder.block(read_block(event, builder.header.num_players))
+            elif kind is Decision:
+                builder.decided = True
+
+    def write(self, trace: str | os.PathLike[str], key: tuple[int, str] | None = None) -> Path | None:
+        """Write ``TRACE.idx`` for the trace the writer closed; None when it could not be written."""
+        if self.builder is None:
+            raise MctsvizError(f"{trace}: the index tap saw no header")
+        size, digest = key or trace_key(trace)
+        data = _encode(self.builder, size, digest, compression_of(trace), [])
+        try:
+            return atomic_write(index_path(trace), data)
+        except (MctsvizError, OSError):
+            return None
+
+
+def _line_start(data: bytes, line: int) -> int:
+    """Where line ``line`` (from 0) of ``data`` starts: after that many newlines."""
+    at = 0
+    for _ in range(line):
+        at = data.index(b"\n", at) + 1
+    return at
 
 
 def build_index(

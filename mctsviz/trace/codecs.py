@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import struct
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -198,7 +198,7 @@ def _open_for_reading(path: Path) -> IO[bytes]:
 class _Budget:
     """What one read of a trace has spent of the limits in :mod:`mctsviz.trace.limits`."""
 
-    __slots__ = ("path", "max_expansion", "produced", "idle_bytes", "idle_frames")
+    __slots__ = ("path", "max_expansion", "produced", "idle_bytes", "idle_frames", "idle_members")
 
     def __init__(self, path: Path, max_expansion: float | None) -> None:
         self.path = path
@@ -206,6 +206,7 @@ class _Budget:
         self.produced = 0
         self.idle_bytes = 0
         self.idle_frames = 0
+        self.idle_members = 0
 
     def expanded(self, size: int, consumed: int) -> None:
         """Count ``size`` decompressed bytes, ``consumed`` compressed bytes having been read."""
@@ -226,6 +227,13 @@ class _Budget:
         self.idle_frames += 1
         if self.idle_frames > limits.MAX_IDLE_FRAMES:
             raise MctsvizError(f"{self.path}: frame {number}: more than {limits.MAX_IDLE_FRAMES} frames without events: not a trace")
+
+    def empty_member(self, kind: str) -> None:
+        """Count a gzip member or zstd frame that decompressed to nothing (each costs a
+        decompressor: 300,000 of them took 10-29 s to read before this bound)."""
+        self.idle_members += 1
+        if self.idle_members > limits.MAX_IDLE_FRAMES:
+            raise MctsvizError(f"{self.path}: more than {limits.MAX_IDLE_FRAMES} empty {kind}s: not a trace")
 
 
 def _chunks(path: Path, budget: _Budget, unit: str = "line", skip: int = 0) -> Iterator[bytes]:
@@ -292,7 +300,7 @@ def _inflated(handle: IO[bytes], first: bytes, codec: str, budget: _Budget) -> I
     inflate = _gunzip if codec == "gzip" else _unzstd
     given = 0
     try:
-        for out in inflate(handle, first):
+        for out in inflate(handle, first, empty=budget.empty_member):
             budget.expanded(len(out), handle.tell())
             given += len(out)
             yield out
@@ -312,13 +320,15 @@ def _inflated(handle: IO[bytes], first: bytes, codec: str, budget: _Budget) -> I
         raise _StreamDamage(str(exc)) from None
 
 
-def _gunzip(handle: IO[bytes], data: bytes, careful: int = -1) -> Iterator[bytes]:
+def _gunzip(handle: IO[bytes], data: bytes, careful: int = -1, empty: Callable[[str], None] | None = None) -> Iterator[bytes]:
     """Decompress gzip members (several may follow one another), at most a chunk at a time.
 
     The input goes in pieces of ``_GZIP_PIECE`` bytes; the piece numbered ``careful`` goes one
-    byte at a time (see :func:`_inflated`). Raises _Corrupt naming the piece that broke.
+    byte at a time (see :func:`_inflated`). ``empty`` is told of each member that decompresses
+    to nothing (the budget bounds them). Raises _Corrupt naming the piece that broke.
     """
     decompressor = zlib.decompressobj(zlib.MAX_WBITS | 16)
+    member_empty = True
     piece = at = 0  # the piece's number, and where it starts in data
     while True:
         if at == len(data):
@@ -340,11 +350,15 @@ def _gunzip(handle: IO[bytes], data: bytes, careful: int = -1) -> Iterator[bytes
                 except zlib.error as exc:
                     raise _Corrupt(piece - 1, f"the gzip data is corrupt ({exc})") from None
                 if out:
+                    member_empty = False
                     yield out
                 if decompressor.eof:
                     break
                 block = decompressor.unconsumed_tail
             if decompressor.eof:  # a member ended: what follows starts the next one
+                if member_empty and empty is not None:
+                    empty("gzip member")
+                member_empty = True
                 rest = decompressor.unused_data + data[at:]
                 if not rest:
                     rest = handle.read(_CHUNK)
@@ -357,16 +371,18 @@ def _gunzip(handle: IO[bytes], data: bytes, careful: int = -1) -> Iterator[bytes
                 break
 
 
-def _unzstd(handle: IO[bytes], data: bytes, careful: int = -1) -> Iterator[bytes]:
+def _unzstd(handle: IO[bytes], data: bytes, careful: int = -1, empty: Callable[[str], None] | None = None) -> Iterator[bytes]:
     """Decompress zstd frames, feeding small pieces so that each output stays small.
 
-    The piece numbered ``careful`` goes one byte at a time (see :func:`_inflated`). Raises
-    _Corrupt naming the piece that broke.
+    The piece numbered ``careful`` goes one byte at a time (see :func:`_inflated`). ``empty``
+    is told of each frame that decompresses to nothing. Raises _Corrupt naming the piece that
+    broke.
     """
     zstandard = _zstandard()
     factory = zstandard.ZstdDecompressor()
     decompressor = factory.decompressobj()
     fed = False  # has the current decompressor started a frame?
+    frame_empty = True
     piece = 0
     while True:
         for start in range(0, len(data), _ZSTD_PIECE):
@@ -381,9 +397,13 @@ def _unzstd(handle: IO[bytes], data: bytes, careful: int = -1) -> Iterator[bytes
                         raise _Corrupt(piece - 1, f"the zstd data is corrupt ({exc})") from None
                     fed = True
                     if out:
+                        frame_empty = False
                         yield out
                     block = b""
                     if decompressor.eof:  # a frame ended: the rest of the block starts the next one
+                        if frame_empty and empty is not None:
+                            empty("zstd frame")
+                        frame_empty = True
                         block = decompressor.unused_data
                         decompressor = factory.decompressobj()
                         fed = False

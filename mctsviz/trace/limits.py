@@ -37,7 +37,8 @@ MAX_PLAYERS = 16
 MAX_CHILDREN = 4096
 MAX_TEXT = 4096
 
-#: Input that carries no events (blank or whitespace-only lines, empty MessagePack frames)
+#: Input that carries no events (blank or whitespace-only lines, empty MessagePack frames, and
+#: gzip members or zstd frames that decompress to nothing)
 #: a reader accepts in all before it calls the file damaged. A trace written by mctsviz has
 #: none; a hand-edited one may have a few blank lines.
 MAX_IDLE_BYTES = 1 << 20

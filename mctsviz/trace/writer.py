@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import os
 import signal
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -113,6 +114,8 @@ class TraceWriter:
         blocks: store compact iterations in blocks (default: for MessagePack traces; JSON
             Lines cannot hold them).
         block_iterations: the iterations per block; a block is handed to the file when full.
+        digest: hash the file's bytes as they are written: :attr:`written_key` is then the
+            trace's ``(size, SHA-256)`` once it has landed, without reading it back.
 
     Raises:
         MctsvizError: a bad level, a missing zstandard, an unwritable path, a leftover
@@ -127,6 +130,7 @@ class TraceWriter:
         flush_every: int = DEFAULT_FLUSH_EVERY,
         blocks: bool | None = None,
         block_iterations: int = BLOCK_ITERATIONS,
+        digest: bool = False,
     ) -> None:
         self.path = Path(path)
         self.partial_path = self.path.with_name(self.path.name + PARTIAL_SUFFIX)
@@ -154,6 +158,11 @@ class TraceWriter:
         self._header_written = False
         self._failed = False
         self._closed = False
+        self._landed = False  # renamed into place whole
+        self._digest = _Digesting() if digest else None
+        #: Called as ``on_written(events, data)`` after each line batch or frame is written,
+        #: with its decompressed bytes (an index built as the trace is written, ``mctsviz.seek.IndexTap``).
+        self.on_written: Callable[[list[Any], bytes], None] | None = None
 
     def __repr__(self) -> str:
         return f"TraceWriter({str(self.path)!r}, iterations={self.iterations})"
@@ -192,7 +201,17 @@ class TraceWriter:
 
     def _attach(self, handle: IO[bytes]) -> None:
         self._handle = handle
+        if self._digest is not None:
+            self._digest.handle = handle
+            handle = self._digest  # type: ignore[assignment]  # a file's write and flush
         self._sink = _make_sink(self.codec, handle, self.level)
+
+    @property
+    def written_key(self) -> tuple[int, str] | None:
+        """``(size, SHA-256 hex)`` of the file's bytes once it has landed (with ``digest=True``), else None."""
+        if self._digest is None or not self._landed:
+            return None
+        return self._digest.size, self._digest.hash.hexdigest()
 
     def close(self, *, interrupted: bool = False) -> None:
         """Finish the file and rename it into place (see the class doc for when it is kept)."""
@@ -212,6 +231,7 @@ class TraceWriter:
                 self._finish()
                 self._handle.close()
                 os.replace(self.partial_path, self.path)
+                self._landed = True
         except (OSError, MctsvizError) as exc:
             self._discard()
             if interrupted:
@@ -423,6 +443,8 @@ class TraceWriter:
             data = encode_lines(events)
         with _sigint_deferred():
             self._write(data)
+        if self.on_written is not None:
+            self.on_written(events, data)
 
     def _write(self, data: bytes) -> None:
         try:
@@ -431,6 +453,25 @@ class TraceWriter:
         except OSError as exc:
             self._failed = True
             raise MctsvizError(f"cannot write the trace {self.path}: {exc.strerror or exc}") from None
+
+
+class _Digesting:
+    """A file's ``write`` and ``flush`` that also hash and count the bytes written."""
+
+    def __init__(self) -> None:
+        self.handle: IO[bytes] | None = None
+        self.hash = hashlib.sha256()
+        self.size = 0
+
+    def write(self, data: bytes) -> int:
+        assert self.handle is not None
+        self.hash.update(data)
+        self.size += len(data)
+        return self.handle.write(data)
+
+    def flush(self) -> None:
+        assert self.handle is not None
+        self.handle.flush()
 
 
 def write_trace(path: str | os.PathLike[str], events: Iterable[Any], *, level: int | None = None) -> Path:

@@ -1,0 +1,141 @@
+"""Whole commands as a user types them: wall time (and peak memory) of ``mctsviz search``.
+
+Each row is one ``python -m mctsviz ...`` process started afresh, so imports, loading or
+compiling the kernel, writing the trace and indexing it all count. The rows of a group run
+interleaved, round after round (``--rounds``, 5 by default), and the group prints each row's
+median and its ratio to the group's first row, measured in the same run:
+
+* ``search tictactoe --iterations 2000``: the default engine (auto) against ``--engine python``
+  (issue 32's budget: <= 1.1x);
+* ``search tictactoe --iterations 100000``: traced at the default settings to ``run.msgpack``
+  and to ``run.jsonl.gz`` (index included) against untraced (budgets <= 1.5x and <= 2.5x);
+* ``--big``: a million-iteration Connect Four search traced to ``.msgpack.zst`` and to
+  ``.jsonl.gz``, with time and peak memory (budget <= 300 MB), against untraced; slow, so off
+  by default and one round.
+
+The commands run the mctsviz of this checkout, or of each ``--checkout PATH`` (``PYTHONPATH`` is
+set to it; given twice, the two checkouts' rows interleave, so a before and an after are
+measured in the same run). Peak memory is the largest resident size of the
+command's process and of the indexing process it starts. Asserts nothing; exits 0.
+
+Usage::
+
+    python benchmarks/cli_speed.py [--rounds 5] [--big] [--only GROUP] [--checkout BEFORE --checkout AFTER]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: (group, budget as a ratio to the first row, rows of (label, arguments after ``mctsviz``)).
+GROUPS: dict[str, tuple[float, list[tuple[str, list[str]]]]] = {
+    "small": (
+        1.1,
+        [
+            ("2000 it, --engine python", ["search", "tictactoe", "--iterations", "2000", "--engine", "python"]),
+            ("2000 it, auto", ["search", "tictactoe", "--iterations", "2000"]),
+        ],
+    ),
+    "traced": (
+        1.5,
+        [
+            ("100k it, untraced", ["search", "tictactoe", "--iterations", "100000"]),
+            ("100k it, --trace run.msgpack", ["search", "tictactoe", "--iterations", "100000", "--trace", "{dir}/run.msgpack"]),
+            ("100k it, --trace run.jsonl.gz", ["search", "tictactoe", "--iterations", "100000", "--trace", "{dir}/run.jsonl.gz"]),
+        ],
+    ),
+    "big": (
+        0.0,
+        [
+            ("connect4 1M it, untraced", ["search", "connect4", "--iterations", "1000000"]),
+            ("connect4 1M it, --trace .msgpack.zst", ["search", "connect4", "--iterations", "1000000", "--trace", "{dir}/big.msgpack.zst"]),
+            ("connect4 1M it, --trace .jsonl.gz", ["search", "connect4", "--iterations", "1000000", "--trace", "{dir}/big.jsonl.gz"]),
+        ],
+    ),
+}
+
+
+def run_command(arguments: list[str], folder: str, root: Path, seen: set[str] | None = None) -> tuple[float, int]:
+    """Wall seconds and peak resident bytes of one ``mctsviz`` command (and its children)."""
+    argv = [sys.executable, "-m", "mctsviz", *(a.replace("{dir}", folder) for a in arguments), "--no-progress"]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    started = time.perf_counter()
+    # Run from the scratch folder: ``python -m`` puts the working directory first on sys.path,
+    # which would import a checkout found there instead of ``root``'s.
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=folder)
+    assert process.stderr is not None
+    stderr = process.stderr.read()
+    # wait4's usage covers the command and the children it waited for (the indexing process).
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"mctsviz {' '.join(arguments)} failed ({process.returncode}): {stderr.decode(errors='replace')}")
+    for line in stderr.decode(errors="replace").replace(folder, "DIR").splitlines():
+        if seen is None or line not in seen:  # each distinct line once
+            print(f"    stderr of {' '.join(arguments[1:])}: {line}")
+            if seen is not None:
+                seen.add(line)
+    return elapsed, usage.ru_maxrss * 1024
+
+
+def run_group(name: str, rounds: int, folder: str, roots: list[Path]) -> None:
+    """The group's rows for each checkout, interleaved round after round; medians and ratios."""
+    budget, rows = GROUPS[name]
+    cells = [(root, label, arguments) for root in roots for label, arguments in rows]
+    times: dict[tuple[Path, str], list[float]] = {(root, label): [] for root, label, _ in cells}
+    peaks: dict[tuple[Path, str], list[int]] = {(root, label): [] for root, label, _ in cells}
+    seen: set[str] = set()
+    for _ in range(rounds):
+        for root, label, arguments in cells:
+            seconds, peak = run_command(arguments, folder, root, seen)
+            times[root, label].append(seconds)
+            peaks[root, label].append(peak)
+    shown = f"budget <= {budget}x the first row" if budget else "time and peak memory"
+    print(f"\n{name}: {rounds} interleaved round(s), medians ({shown})")
+    for root in roots:
+        if len(roots) > 1:
+            print(f"  {root}")
+        first = statistics.median(times[root, rows[0][0]])
+        print(f"  {'command':40s} {'median s':>9s} {'min s':>7s} {'ratio':>6s} {'peak MB':>8s}")
+        for label, _ in rows:
+            median = statistics.median(times[root, label])
+            print(f"  {label:40s} {median:9.2f} {min(times[root, label]):7.2f} {median / first:5.2f}x {max(peaks[root, label]) / 1e6:8.0f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per group (default 5)")
+    parser.add_argument("--big", action="store_true", help="also the million-iteration Connect Four searches (minutes)")
+    parser.add_argument("--only", choices=sorted(GROUPS), action="append", help="run only this group (repeatable)")
+    parser.add_argument(
+        "--checkout",
+        type=Path,
+        action="append",
+        help="a mctsviz checkout to run (repeatable: their rows interleave, a before and an after in one run; default: this one)",
+    )
+    args = parser.parse_args(argv)
+    roots = args.checkout or [ROOT]
+    names = args.only or [name for name in GROUPS if name != "big" or args.big]
+    print(f"mctsviz from {', '.join(map(str, roots))}; {os.cpu_count()} cores")
+    with tempfile.TemporaryDirectory() as folder:
+        # One search first, so numba's cache holds the kernel before anything is timed (a first
+        # compilation is a once-per-install cost, not the command's).
+        for root in roots:
+            run_command(["search", "tictactoe", "--iterations", "10", "--engine", "compiled"], folder, root)
+        for name in names:
+            run_group(name, 1 if name == "big" else args.rounds, folder, roots)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,82 @@
+"""The index built while a trace is written (``IndexTap``) is the index a reading builds, byte for byte."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from mctsviz import games, seek
+from mctsviz.cli import main
+from mctsviz.errors import MctsvizError
+from mctsviz.search import kernel_installed, search
+from mctsviz.seek import IndexTap, build, build_index, index_path, trace_key
+from mctsviz.trace.io import TraceWriter
+
+ENGINES = ["python", "compiled"] if kernel_installed() else ["python"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(
+    ("game", "record", "suffix"),
+    [
+        ("tictactoe", "full", ".msgpack"),
+        ("tictactoe", "full", ".jsonl.gz"),
+        ("connect4", "compact", ".msgpack"),  # blocks
+        ("connect4", "compact", ".jsonl"),
+        ("nim", "full", ".msgpack.zst"),
+    ],
+)
+def test_the_tap_writes_the_index_a_reading_builds(tmp_path, engine, game, record, suffix):
+    trace = tmp_path / f"run{suffix}"
+    tap = IndexTap(msgpack=".msgpack" in suffix, every=1024)
+    writer = TraceWriter(trace)
+    writer.on_written = tap.written
+    with writer:
+        search(games.load(game), iterations=4500, seed=3, engine=engine, recorder=writer, record=record)
+    assert tap.write(trace) == index_path(trace)
+    tapped = index_path(trace).read_bytes()
+    assert tap.builder is not None and tap.builder.checkpoints  # a checkpoint to compare (blocks: every 4,096)
+    build_index(trace, every=1024)
+    assert tapped == index_path(trace).read_bytes()
+
+
+def test_search_indexes_from_what_it_wrote_without_reading_the_trace_back(tmp_path, monkeypatch, capsys):
+    trace = tmp_path / "run.msgpack"
+    monkeypatch.setattr(seek, "AUTO_INDEX_ITERATIONS", 3000)
+
+    def no_second_process(*args, **kwargs):
+        raise AssertionError(f"a second process: {args}")
+
+    def no_second_read(*args, **kwargs):
+        raise AssertionError(f"the trace read back to hash it: {args}")
+
+    monkeypatch.setattr(subprocess, "run", no_second_process)
+    monkeypatch.setattr(build, "trace_key", no_second_read)
+    assert main(["search", "tictactoe", "--iterations", "3000", "--engine", "python", "--trace", str(trace), "--no-progress"]) == 0
+    assert capsys.readouterr().err == f"mctsviz: indexed {trace} for seeking (run.msgpack.idx; --no-index skips this)\n"
+    tapped = index_path(trace).read_bytes()
+    monkeypatch.undo()
+    build_index(trace)
+    assert tapped == index_path(trace).read_bytes()
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz", ".msgpack.zst"])
+def test_a_writer_that_digests_knows_the_key_of_what_landed(tmp_path, suffix):
+    trace = tmp_path / f"run{suffix}"
+    writer = TraceWriter(trace, digest=True)
+    with writer:
+        assert writer.written_key is None  # not landed yet
+        search(games.load("tictactoe"), iterations=300, seed=2, engine="python", recorder=writer)
+    assert writer.written_key == trace_key(trace)
+    plain = TraceWriter(tmp_path / f"plain{suffix}")
+    with plain:
+        search(games.load("tictactoe"), iterations=3, engine="python", recorder=plain)
+    assert plain.written_key is None
+
+
+def test_the_tap_needs_the_header_first():
+    with pytest.raises(MctsvizError, match="from its header"):
+        IndexTap(msgpack=True).written([object()], b"")
+    with pytest.raises(MctsvizError, match="bad checkpoint interval 10"):
+        IndexTap(msgpack=True, every=10)
