@@ -146,9 +146,8 @@ def test_a_terminal_position_has_no_moves():
     assert "terminal position" in ax.get_title()
 
 
-@pytest.mark.parametrize("game", ["nim", "toy"])
-def test_a_game_without_a_board_is_refused(game):
-    rp = recorded_replay(games.load(toy_path()) if game == "toy" else game, iterations=10, seed=1)
+def test_a_game_without_a_board_is_refused():
+    rp = recorded_replay(games.load(toy_path()), iterations=10, seed=1)
     with pytest.raises(MctsvizError, match="no board to draw on: board overlays need a grid game"):
         board_overlay(rp.final())
     with pytest.raises(MctsvizError, match="need a grid game"):
@@ -301,10 +300,9 @@ def test_render_board_end_to_end(tmp_path, capsys):
     assert code == 0 and (tmp_path / "n.png").read_bytes().startswith(b"\x89PNG")
 
 
-@pytest.mark.parametrize("game", ["nim", "toy"])
-def test_render_board_of_a_game_without_a_board_is_one_clear_error(tmp_path, capsys, game):
+def test_render_board_of_a_game_without_a_board_is_one_clear_error(tmp_path, capsys):
     trace = tmp_path / "t.jsonl"
-    write_trace(trace, recorded_search(games.load(toy_path()) if game == "toy" else game, iterations=10, seed=1)[1])
+    write_trace(trace, recorded_search(games.load(toy_path()), iterations=10, seed=1)[1])
     code, err = _cli(capsys, "render", "board", trace, "-o", tmp_path / "b.svg")
     assert code == 2 and len(err.strip().splitlines()) == 1 and "need a grid game" in err and "Traceback" not in err
     assert not (tmp_path / "b.svg").exists()

@@ -111,3 +111,18 @@ def test_view_command_writes_one_file_and_rejects_bad_input(tmp_path, capsys):
     damaged.write_text("{not json\n", encoding="utf-8")
     assert main(["view", str(damaged), "-o", str(out), "--no-progress"]) == 2
     assert out.read_text(encoding="utf-8") == "keep me"
+
+
+def test_nim_boards_show_each_nodes_heaps_and_the_objects_its_move_took():
+    rp = recorded_replay("nim", iterations=80, seed=2)
+    boards = explorer_data(rp)["boards"]
+    assert boards is not None and (boards["rows"], boards["cols"]) == (3, 5)
+    final = rp.final()
+    for node in range(len(final)):
+        heaps = [int(h) for h in final.node(node).key.split(":")[0].split(",")]
+        glyphs = [boards["glyphs"][boards["codes"].index(ch)] for ch in boards["cells"][node]]
+        assert glyphs == ["|" if i < size else "" for size in heaps for i in range(5)]
+        if node:  # the cells the move emptied: as many as it took, on the heap it took from
+            taken = final.node(node).action
+            heap, count = int(taken[1 : taken.index("-")]), int(taken.split("-")[1])
+            assert len(boards["moved"][node]) == count and {cell // 5 for cell in boards["moved"][node]} == {heap}

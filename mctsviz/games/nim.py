@@ -116,6 +116,15 @@ class Nim:
         """Every returns a game's end can produce (``mctsviz verify`` flags any other): Nim has no draw."""
         return (_P0_WINS, _P1_WINS)
 
+    #: The mark of an object still on its heap, in :meth:`board`: a match, as Nim is often played.
+    OBJECT = "|"
+
+    def board(self, state: State) -> list[list[str]]:
+        """The heaps as rows of objects (``OBJECT``), as wide as the largest starting heap; a
+        taken object's cell is empty, so a move's changed cells are the objects it took."""
+        width = max(self.heaps)
+        return [[self.OBJECT if i < size else "" for i in range(width)] for size in state[1]]
+
     def parse_state(self, key: str) -> State:
         """The state spelled by ``key`` ("1,3,5:0": heap sizes, then the player to move),
         checked to be reachable from this game's heaps.

@@ -422,7 +422,7 @@ def _draw_overlay(ax: Axes, overlay: extract.BoardOverlay, norm: Normalize) -> N
             move = moves.get((r, c))
             fill = _FILL_CMAP(norm(move.mean)) if move is not None and move.mean is not None else (1.0, 1.0, 1.0, 1.0)
             ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1.0, 1.0, facecolor=fill, edgecolor=style.LIGHT_GREY, linewidth=1.0, zorder=1))
-            if mark:
+            if mark and move is None:
                 cell_text(
                     ax,
                     c,
@@ -430,6 +430,21 @@ def _draw_overlay(ax: Axes, overlay: extract.BoardOverlay, norm: Normalize) -> N
                     style.mpl_text(mark_symbol(mark), 3),
                     max_points=_font(30),
                     cell_fraction=0.55,
+                    ha="center",
+                    va="center",
+                    color=mark_color(mark),
+                    zorder=3,
+                )
+            elif mark:
+                # A move onto a marked cell (a capture; Nim's taking of objects): the mark stands
+                # small in the cell's lower left corner, clear of the move's numbers.
+                cell_text(
+                    ax,
+                    c - 0.36,
+                    r + 0.34,
+                    style.mpl_text(mark_symbol(mark), 3),
+                    max_points=_font(14),
+                    cell_fraction=0.2,
                     ha="center",
                     va="center",
                     color=mark_color(mark),
