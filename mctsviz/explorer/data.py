@@ -18,7 +18,7 @@ The dict (``format`` 1)::
                           whose expansion added it; 0 for the root and a memory's nodes),
                           terminal (0/1), prior, start (a ``stats`` row before any update)
     links                 edges to a node first created under another parent: [parent, child, born]
-    iters                 one dict per iteration (index k - 1), see :class:`_Recorder`
+    iters                 one dict per iteration (index k - 1), see :class:`IterationRecorder`
     boards                the position at each node, or None (:func:`node_pictures`)
 
 A colour is an index into ``palette`` (-1: unvisited, white). A ``box`` is the short "N · W"
@@ -69,7 +69,7 @@ MAX_BOARD_NODES = 200_000
 MAX_BOARD_CELLS = 100
 
 
-class _Colours:
+class MeanColours:
     """A mean's fill colour as an index into the palette (the figures' ``value_color``)."""
 
     def __init__(self, low: float, high: float) -> None:
@@ -96,7 +96,7 @@ def explorer_data(replay: Replay, *, title: str | None = None, budget: int = DEF
     names = NodeNames.of(replay)
     final = replay.final()
     strings = TextCodes()
-    colours = _Colours(*reward_range(replay))
+    colours = MeanColours(*reward_range(replay))
     kinds = formula_kinds(header.options)
     structure = [final.node(i) for i in range(len(final))]
     # When each node and each transposition edge appeared: the iteration whose expansion added it.
@@ -109,7 +109,7 @@ def explorer_data(replay: Replay, *, title: str | None = None, budget: int = DEF
             else:
                 born[c.node] = k
     links = [[parent, child, k] for (parent, child), k in sorted(linked.items())]
-    record = _Recorder(names, strings, colours, kinds)
+    record = IterationRecorder(names, strings, colours, kinds)
     iters = []
     with gc_paused():  # a million small lists: the cyclic collector would rescan them all, again and again
         for k in range(1, replay.iterations + 1):
@@ -133,7 +133,7 @@ def formula_kinds(options: SearchOptions) -> list[str]:
     return ["unvisited", "first-play", options.policy_name.lower()]
 
 
-def explorer_meta(header: Header, iterations: int, colours: _Colours, *, title: str | None, budget: int) -> dict[str, Any]:
+def explorer_meta(header: Header, iterations: int, colours: MeanColours, *, title: str | None, budget: int) -> dict[str, Any]:
     """What the explorer needs whatever the moment: heading, formula templates, colour scale."""
     options = header.options
     return {
@@ -167,7 +167,7 @@ def node_columns(nodes: Sequence[NodeStats], titles: Sequence[str], born: list[i
     return columns
 
 
-def stats_row(visits: int, value: float, strings: TextCodes, colours: _Colours) -> list[int]:
+def stats_row(visits: int, value: float, strings: TextCodes, colours: MeanColours) -> list[int]:
     """A node's ``FIELDS["stats"]`` row: N, then W, the mean, colour and box label as indexes."""
     mean = value / visits if visits else None
     code = strings.code
@@ -261,10 +261,10 @@ class BoardPictures:
         return {"rows": rows, "cols": cols, "codes": _CELL_CODES, "glyphs": glyphs, "colours": colours, "checkered": checkered, "cells": cells, "moved": moved}
 
 
-class _Recorder:
+class IterationRecorder:
     """One iteration's record (see :meth:`__call__`), its texts in the shared string table."""
 
-    def __init__(self, names: NodeNames | SnapshotNames, strings: TextCodes, colours: _Colours, kinds: list[str]) -> None:
+    def __init__(self, names: NodeNames | SnapshotNames, strings: TextCodes, colours: MeanColours, kinds: list[str]) -> None:
         self.names, self.s, self.colours = names, strings.code, colours  # s: bound once, called per text
         self.kinds = {kind: i for i, kind in enumerate(kinds)}
         # Equal statistics under an equal parent give an equal row (a quarter of them, in tic-tac-toe).

@@ -20,7 +20,7 @@ An answer (:meth:`ServedTrace.tree`)::
     drawn     how many of ``nodes`` are drawn; for each: stats [N, W, mean, colour] and
               more [hidden children, 1 if the path goes through one of them]
     links     edges to a drawn node first created under another drawn parent: [parent, child, 0]
-    iter      the iteration's record (data._Recorder), None before iteration 1
+    iter      the iteration's record (data.IterationRecorder), None before iteration 1
     strings   the texts the indexes in stats and iter refer to
     boards    the positions of the nodes listed, in the order of ``nodes``
               (data.BoardPictures.draw), or None
@@ -42,7 +42,7 @@ from ..scan import TraceScan
 from ..seek import IndexedTrace
 from ..text.names import SnapshotNames
 from ..textcodes import TextCodes
-from .data import DEFAULT_BUDGET, BoardPictures, _Colours, _Recorder, explorer_meta, formula_kinds, node_columns, stats_row
+from .data import DEFAULT_BUDGET, BoardPictures, IterationRecorder, MeanColours, explorer_meta, formula_kinds, node_columns, stats_row
 
 #: The most nodes one answer draws per subtree, and the most opened subtrees and pinned nodes.
 MAX_BUDGET = 2000
@@ -69,7 +69,7 @@ class ServedTrace:
         self._lock = threading.Lock()
         # The final tree ranks nodes for folding and names any node, existing yet or not.
         self.final = indexed.final()
-        self.colours = _Colours(*reward_range(TraceScan(self.final, self.final, indexed.lowest_reward, indexed.highest_reward)))
+        self.colours = MeanColours(*reward_range(TraceScan(self.final, self.final, indexed.lowest_reward, indexed.highest_reward)))
         self.names = SnapshotNames(self.final)
         self._node = lru_cache(maxsize=1 << 16)(self.final.node)  # what never changes about a node
         self._kids = lru_cache(maxsize=1 << 16)(self._kids_at_the_end)
@@ -136,7 +136,7 @@ class ServedTrace:
         record = None
         named: list[int] = []
         if view is not None:
-            record = _Recorder(self.names, strings, self.colours, self.kinds)(view)
+            record = IterationRecorder(self.names, strings, self.colours, self.kinds)(view)
             named = _named_in(record)
             pinned = [*view.path, *record["new"], record["sim"], *pinned] if phase != "select" else [*view.path, *pinned]
         kids = _Children(tree, self._kids)
