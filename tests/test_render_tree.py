@@ -12,6 +12,7 @@ import math
 import os
 import re
 import shutil
+import types
 import warnings
 from pathlib import Path
 
@@ -206,9 +207,12 @@ def test_boards_fall_back_with_a_warning(toy):
 
 
 def test_boards_for_a_game_without_board_warns():
+    # A user's game that reads its keys back but draws no board.
     rp = recorded_replay("nim", iterations=10, seed=1)
-    with pytest.warns(BoardsUnavailable, match="without boards"):
-        render_tree(rp.final(), boards=True)
+    boardless = types.SimpleNamespace(name="heaps", parse_state=lambda key: key)
+    with pytest.warns(BoardsUnavailable, match=r"game 'heaps' has no board\(state\); drawing the tree without boards"):
+        source = render_tree(rp.final(), boards=True, game=boardless).source  # type: ignore[arg-type]
+    assert "<TD WIDTH=" not in source
 
 
 def test_max_nodes_keeps_large_trees_small():
