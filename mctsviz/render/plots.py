@@ -422,29 +422,17 @@ def _draw_overlay(ax: Axes, overlay: extract.BoardOverlay, norm: Normalize) -> N
             move = moves.get((r, c))
             fill = _FILL_CMAP(norm(move.mean)) if move is not None and move.mean is not None else (1.0, 1.0, 1.0, 1.0)
             ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1.0, 1.0, facecolor=fill, edgecolor=style.LIGHT_GREY, linewidth=1.0, zorder=1))
-            if mark and move is None:
-                cell_text(
-                    ax,
-                    c,
-                    r,
-                    style.mpl_text(mark_symbol(mark), 3),
-                    max_points=_font(30),
-                    cell_fraction=0.55,
-                    ha="center",
-                    va="center",
-                    color=mark_color(mark),
-                    zorder=3,
-                )
-            elif mark:
-                # A move onto a marked cell (a capture; Nim's taking of objects): the mark stands
+            if mark:
+                # A move onto a marked cell (a capture; Nim's taking of matches) keeps the mark
                 # small in the cell's lower left corner, clear of the move's numbers.
+                aside = move is not None
                 cell_text(
                     ax,
-                    c - 0.36,
-                    r + 0.34,
+                    c - 0.36 if aside else c,
+                    r + 0.34 if aside else r,
                     style.mpl_text(mark_symbol(mark), 3),
-                    max_points=_font(14),
-                    cell_fraction=0.2,
+                    max_points=_font(14 if aside else 30),
+                    cell_fraction=0.2 if aside else 0.55,
                     ha="center",
                     va="center",
                     color=mark_color(mark),
