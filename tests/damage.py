@@ -19,6 +19,7 @@ import gzip
 import io
 import random
 import traceback
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -220,7 +221,7 @@ def _salvage(data: bytes, compression: str) -> bytes:
     out = bytearray()
     if compression == "gz":
         while data:
-            inflater = __import__("zlib").decompressobj(47)
+            inflater = zlib.decompressobj(47)  # 47: gzip framing, the largest window
             for i in range(len(data)):
                 try:
                     out += inflater.decompress(data[i : i + 1])

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tracehelpers import mctx_trace_node
 
 from mctsviz.cli import main
 from mctsviz.errors import MctsvizError
@@ -69,16 +70,8 @@ def test_a_real_mctx_search_imports_with_its_statistics():
     used = [i for i in range(len(arrays["node_visits"])) if i == 0 or arrays["parents"][i] >= 0]
     assert len(final) == len(used) == 12  # mctx left one of its 13 node slots unused
 
-    # The trace numbers nodes breadth first; follow each mctx node's actions from the root to find it.
     def trace_node(i: int) -> int:
-        actions = []
-        while i > 0:
-            actions.append(str(int(arrays["action_from_parent"][i])))
-            i = int(arrays["parents"][i])
-        node = 0
-        for action in reversed(actions):
-            node = next(c for c in final.children_ids(node) if final.node(c).action == action)
-        return node
+        return mctx_trace_node(final, arrays, i)
 
     for i in used:
         assert final.node(trace_node(i)).visits == int(arrays["node_visits"][i]), i

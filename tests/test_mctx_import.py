@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tracehelpers import mctx_trace_node
 
 from mctsviz.cli import main
 from mctsviz.errors import MctsvizError
@@ -29,18 +30,6 @@ def _arrays(name: str, batch: int) -> dict:
         return {k: data[k][batch] if data[k].ndim else data[k] for k in data.files}
 
 
-def _trace_node(final, arrays, i: int) -> int:
-    """The trace's node for mctx node ``i``, found by following its actions from the root."""
-    actions = []
-    while i > 0:
-        actions.append(str(int(arrays["action_from_parent"][i])))
-        i = int(arrays["parents"][i])
-    node = 0
-    for action in reversed(actions):
-        node = next(c for c in final.children_ids(node) if final.node(c).action == action)
-    return node
-
-
 @pytest.mark.parametrize("batch", [0, 1])
 @pytest.mark.parametrize(("name", "players"), RUNS)
 def test_every_edge_carries_mctx_own_q(name, players, batch):
@@ -57,7 +46,7 @@ def test_every_edge_carries_mctx_own_q(name, players, batch):
     for i in used[1:]:
         parent, action = int(arrays["parents"][i]), int(arrays["action_from_parent"][i])
         depth_of[i] = depth_of[parent] + 1
-        node = final.node(_trace_node(final, arrays, i))
+        node = final.node(mctx_trace_node(final, arrays, i))
         q = float(arrays["children_rewards"][parent, action]) + float(arrays["children_discounts"][parent, action]) * float(
             arrays["children_values"][parent, action]
         )

@@ -45,3 +45,16 @@ def assert_commands_fail_cleanly(path: Path) -> None:
         if code == 2:
             errors = [line for line in err.getvalue().splitlines() if line.startswith("mctsviz: error:")]
             assert len(errors) == 1
+
+
+def mctx_trace_node(final: Any, arrays: Any, i: int) -> int:
+    """The imported trace's node for mctx node ``i`` (the trace numbers nodes breadth first):
+    found by following the node's actions from the root."""
+    actions = []
+    while i > 0:
+        actions.append(str(int(arrays["action_from_parent"][i])))
+        i = int(arrays["parents"][i])
+    node = 0
+    for action in reversed(actions):
+        node = next(c for c in final.children_ids(node) if final.node(c).action == action)
+    return node
