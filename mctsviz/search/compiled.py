@@ -349,11 +349,9 @@ def _wire_emitter(engine: Engine, state: KernelState) -> Any:
         return None
     from .wire import WireEmitter
 
-    every = recorder.frame_iterations()
-    assert every is not None
-    # The write-time index folds each piece's iterations as a compact block, made only if asked.
-    stand_ins = _BlockMaker(engine, state, every, lambda block: None)
-    return WireEmitter(engine, state, recorder, stand_ins.piece)
+    # A watcher of the written trace (the write-time index) folds the iterations as compact blocks.
+    stand_ins = _BlockMaker(engine, state, CHUNK, lambda block: None)
+    return WireEmitter(engine, state, recorder, stand_ins.piece, RETURNS)
 
 
 def kernel_cached() -> bool:

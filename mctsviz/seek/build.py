@@ -256,6 +256,11 @@ class IndexTap:
         self.number = 0  # lines or frames written so far
         self.due: int | None = None  # JSON Lines: the iterations a checkpoint waits on the next line for
 
+    def attach(self, writer: Any) -> None:
+        """Watch ``writer`` (a :class:`~mctsviz.trace.io.TraceWriter`) from its header on."""
+        writer.on_written = self.written
+        writer.watch_every = self.every
+
     def written(self, events: list[Any], data: bytes) -> None:
         """The writer's callback: ``events`` were written as ``data`` (one frame, or one line each)."""
         builder = self.builder

@@ -59,6 +59,12 @@ class EncodedRecorder(Protocol):
         """Iterations per frame, or None when this recorder takes no encoded iterations."""
         ...
 
+    def stand_ins_every(self) -> int | None:
+        """None when nothing watching the recorder needs stand-ins; else the iterations between
+        the points where a watcher needs them complete: where a frame starts ``n`` or more
+        iterations after the last such point (the index's checkpoints), and at the end."""
+        ...
+
     def record_encoded(self, payload: bytes, iterations: int, stand_ins: StandIns | None = None) -> None:
         """Record ``iterations`` whole iterations whose four events each are encoded, one after
         another, in ``payload``; ``stand_ins`` makes events standing for them (blocks), for a

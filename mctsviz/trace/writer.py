@@ -169,6 +169,10 @@ class TraceWriter:
         #: Called as ``on_written(events, data)`` after each line batch or frame is written,
         #: with its decompressed bytes (an index built as the trace is written, ``mctsviz.seek.IndexTap``).
         self.on_written: Callable[[list[Any], bytes], None] | None = None
+        #: The iterations between the points where :attr:`on_written` needs the events of the
+        #: iterations written so far, for encoded iterations (the index's checkpoint interval;
+        #: None: at every frame).
+        self.watch_every: int | None = None
 
     def __repr__(self) -> str:
         return f"TraceWriter({str(self.path)!r}, iterations={self.iterations})"
@@ -407,6 +411,10 @@ class TraceWriter:
         if self.format != "msgpack" or not self._header_written or self._builder is not None:
             return None
         return self.flush_every
+
+    def stand_ins_every(self) -> int | None:
+        """None without :attr:`on_written`; else :attr:`watch_every` (1 when not given)."""
+        return None if self.on_written is None else self.watch_every or 1
 
     def record_encoded(self, payload: bytes, iterations: int, stand_ins: StandIns | None = None) -> None:
         """Record whole iterations already encoded: their events' MessagePack bytes, one after another.
