@@ -107,6 +107,19 @@ def test_auto_weighs_what_recording_leaves_the_kernel_to_save(with_numba, kernel
     assert search(game, iterations=2000, recorder=lambda event: None, record="compact").engine == "compiled"
 
 
+def test_auto_takes_the_kernel_for_a_full_messagepack_trace_it_writes_as_bytes(with_numba, kernel_is, tmp_path):
+    from mctsviz.trace.io import TraceWriter
+
+    kernel_is("cached")
+    engine, why = which_engine("tictactoe", iterations=100_000, record="full-encoded")
+    assert (engine, why) == ("compiled", "the compiled kernel covers this game and these options")
+    game = games.load("tictactoe")
+    with TraceWriter(tmp_path / "run.msgpack") as frames:
+        assert search(game, iterations=40_000, recorder=frames, record="full").engine == "compiled"
+    with TraceWriter(tmp_path / "run.jsonl") as lines:  # events made in Python either way: 0.3 s saved
+        assert search(game, iterations=40_000, recorder=lines, record="full").engine == "python"
+
+
 def test_a_player_weighs_its_whole_match_once(with_numba, kernel_is):
     from mctsviz.players import parse_player
 

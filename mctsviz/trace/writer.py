@@ -406,9 +406,9 @@ class TraceWriter:
         self.iterations += block.count
 
     def frame_iterations(self) -> int | None:
-        """Iterations per frame when this writer takes encoded iterations (a full-level
-        MessagePack trace, after its header), else None (see :meth:`record_encoded`)."""
-        if self.format != "msgpack" or not self._header_written or self._builder is not None:
+        """Iterations per frame when this writer takes encoded iterations (a MessagePack trace
+        whose iterations are not stored in blocks), else None (see :meth:`record_encoded`)."""
+        if self.format != "msgpack" or self._builder is not None:
             return None
         return self.flush_every
 
@@ -429,7 +429,7 @@ class TraceWriter:
                 recorded, or the piece spans a frame.
         """
         every = self.frame_iterations()
-        if every is None:
+        if every is None or not self._header_written:
             raise MctsvizError(f"{self.path}: this writer takes no encoded iterations (a full-level MessagePack trace does)")
         if self._complete != len(self._pending):
             raise MctsvizError(f"{self.path}: encoded iterations after a half-recorded one")
