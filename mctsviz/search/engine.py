@@ -17,9 +17,9 @@ from typing import Any
 
 from ..errors import MctsvizError
 from ..options import DEFAULTS, RECORD_LEVELS, SQRT2, SearchOptions, build_options, check_seed
+from ..trace.sink import EncodedRecorder
 from ..types import Evaluator, Game, Recorder, State
 from . import engines
-from ..trace.sink import EncodedRecorder
 from .engines import choose_engine
 from .phases import Engine, resolve_evaluator
 from .records import checked_returns, score_records
