@@ -239,8 +239,9 @@ class IndexTap:
     """The index built from a trace's events as a :class:`~mctsviz.trace.io.TraceWriter` writes
     them, instead of reading the file back: the same bytes :func:`build_index` writes.
 
-    Give :meth:`written` to the writer as its ``on_written`` before it writes the header; when
-    the writer has closed, :meth:`write` writes ``TRACE.idx``. The writer's lines or frames and
+    :meth:`attach` it to the writer before it writes the header (it becomes the writer's
+    ``on_written``, and the writer learns the checkpoint interval, where iterations written as
+    bytes must be folded); when the writer has closed, :meth:`write` writes ``TRACE.idx``. The writer's lines or frames and
     their places in the decompressed stream are the reader's, so the checkpoints are those a
     reading would take: before a MessagePack frame, before the JSON line after an iteration's
     backprop.

@@ -104,6 +104,8 @@ class TraceWriter:
     from its arrays (:meth:`record_block`) and the :class:`~mctsviz.Tracer` appends to without
     making events (:meth:`block_columns`). A block's worth of iterations that a block cannot
     hold (one of them has full-level scores, say) is written as events in its place. Every reader turns blocks back into the same events.
+    A full-level MessagePack trace takes iterations already encoded (:meth:`record_encoded`),
+    the bytes the compiled kernel writes for them (``mctsviz.search.wire``).
 
     Args:
         path: the trace file; ``.gz`` / ``.zst`` suffixes compress.
