@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..trace.events import Block
-from ..trace.sink import EncodedRecorder
+from ..trace.sink import EncodedRecorder, FoldedBlock
 from .wirecodec import S_NODES, S_PATH, S_ROLL, encode_iterations, templates
 
 if TYPE_CHECKING:
@@ -163,8 +163,20 @@ class WireEmitter:
             checkpoint = span is not None and after % every == 0 and after - self.last_checkpoint >= span
             stand_ins = None
             if span is not None and (checkpoint or i == count):
-                stand_ins = partial(self.piece, done, run_node, run_start, i, log_path, log_iter)
+                # With a checkpoint interval, the statistics come whole where a checkpoint may be
+                # taken (the replayed columns, copied), and nowhere else: no fold adds rewards up.
+                statistics: tuple[bytes, bytes] | str | None = None if span == 1 else "later"
+                if checkpoint and span > 1:
+                    nodes = int(self.position[S_NODES])
+                    statistics = (self.visits[:nodes].tobytes(), self.value[:nodes].tobytes())
+                stand_ins = partial(self._stand_ins, done, run_node, run_start, i, log_path, log_iter, statistics)
                 run_start, run_node = i, int(self.position[S_NODES])
                 if checkpoint:
                     self.last_checkpoint = after
             recorder.record_encoded(buffer[: ends[wrote - 1]].tobytes(), wrote, stand_ins)
+
+    def _stand_ins(
+        self, done: int, run_node: int, start: int, stop: int, log_path: np.ndarray, log_iter: np.ndarray, statistics: tuple[bytes, bytes] | str | None
+    ) -> list[FoldedBlock]:
+        """The iterations ``start`` to ``stop - 1`` of the chunk as folded blocks (see :class:`FoldedBlock`)."""
+        return [FoldedBlock(block, statistics) for block in self.piece(done, run_node, start, stop, log_path, log_iter)]

@@ -17,15 +17,30 @@ header's recording level (:meth:`BlockRecorder.block_size` and
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from .events import Block
 
-__all__ = ["BlockRecorder", "EncodedRecorder", "StandIns"]
+__all__ = ["BlockRecorder", "EncodedRecorder", "FoldedBlock", "StandIns"]
 
 #: Makes, when asked, events that stand for encoded iterations where a watcher of the written
 #: trace needs objects (the write-time index folds the blocks of the same iterations).
 StandIns = Callable[[], Sequence[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class FoldedBlock:
+    """A stand-in for encoded iterations: their compact block, and what a fold needs besides.
+
+    ``statistics`` is None when a fold adds the block's rewards up as usual; else the block's
+    updates may be skipped: ``"later"`` (another stand-in brings the statistics before any point
+    where they are needed) or every node's visits and value after the block, as ``i64`` and
+    ``f64`` bytes (the same numbers the additions give, added in the same order).
+    """
+
+    block: Block
+    statistics: tuple[bytes, bytes] | str | None = None
 
 
 @runtime_checkable
