@@ -194,3 +194,29 @@ def test_the_command_line_says_which_engine_ran_and_refuses_in_one_line(capsys):
     assert err.strip().splitlines() == [
         "mctsviz: error: the compiled engine cannot run this search: the game toy has no compiled kernel (tictactoe, connect4, nim and pair have); use --engine python or auto"
     ]
+
+
+def test_the_kernels_game_adapters_read_only_public_parameters():
+    from mctsviz.options import DEFAULTS
+    from mctsviz.search.adapters import adapter_for, kernel_game_problem
+    from mctsviz.search.engines import kernel_problem
+
+    connect4, nim = games.load("connect4"), games.load("nim", heaps="3,4,5", max_take=2)
+    expected = (connect4._board, list(connect4._bottom), list(connect4._column), list(connect4._top))
+    for name in ("_board", "_bottom", "_column", "_top"):
+        delattr(connect4, name)
+    del nim._limit
+    described = adapter_for(connect4).describe(connect4)
+    assert (described.geo[2], described.bottom, described.column, described.top) == expected
+    assert adapter_for(nim).describe(nim).actions == [(0, 1), (0, 2), (1, 1), (1, 2), (2, 1), (2, 2)]
+    assert kernel_problem(nim, DEFAULTS) is None and kernel_game_problem(connect4) is None
+
+
+def test_a_subclass_of_a_kernel_game_runs_in_python():
+    from mctsviz.games.tictactoe import TicTacToe
+    from mctsviz.search.adapters import kernel_game_problem
+
+    class Misere(TicTacToe):
+        name = "misere"
+
+    assert kernel_game_problem(Misere()) == "the game misere has no compiled kernel (tictactoe, connect4, nim and pair have)"

@@ -21,12 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..games.connect4 import ConnectFour
-from ..games.nim import Nim
-from ..games.pair import PairGame
 from ..trace.events import EXPAND_RULES, SIMULATE_METHODS, Backprop, Block, Expand, NewChild, Score, Select, Simulate, Step, Update
 from ..trace.sink import BlockRecorder, EncodedRecorder
 from . import kernel as K
+from .adapters import adapter_for
 from .records import score_records
 from .tree import ChildStats, Tree
 
@@ -88,32 +86,15 @@ class KernelState:
         self.game = game
         #: How the game spells a board in its state key (:func:`key_cells`), found when first needed.
         self.key_cells: tuple[np.ndarray, list[tuple[int, int, int, int]]] | None = None
-        c4 = game if isinstance(game, ConnectFour) else None
-        nim = game if isinstance(game, Nim) else None
-        pair = game if isinstance(game, PairGame) else None
-        self.kind = K.CONNECT4 if c4 is not None else K.NIM if nim is not None else K.PAIR if pair is not None else K.TICTACTOE
+        adapter = adapter_for(game)
+        assert adapter is not None  # engines.kernel_problem let the search here
+        described = adapter.describe(game)
+        self.kind = described.kind
         win, threats, nth = _tables()
-        if c4 is not None:
-            geo = np.array([c4.cols, c4.rows + 1, c4._board], dtype=np.int64)
-            bottom, column, top = (np.array(cells, dtype=np.int64) for cells in (c4._bottom, c4._column, c4._top))
-            self.max_branch, self.max_depth = c4.cols, c4.rows * c4.cols
-            self.actions: list[Any] = list(range(c4.cols))
-        elif nim is not None:
-            # Action a is the a-th (heap, count) pair of the start position, in legal order.
-            limit = nim._limit
-            self.actions = [(i, n) for i, h in enumerate(nim.heaps) for n in range(1, min(h, limit) + 1)]
-            first = np.cumsum([0] + [min(h, limit) for h in nim.heaps[:-1]]).astype(np.int64)
-            geo = np.array([len(nim.heaps), limit, len(self.actions)], dtype=np.int64)
-            bottom = first
-            column = np.array([i for i, _ in self.actions], dtype=np.int64)
-            top = np.array([n for _, n in self.actions], dtype=np.int64)
-            self.max_branch, self.max_depth = len(self.actions), sum(nim.heaps)
-        else:
-            cells = 9 if pair is None else pair.cells
-            geo = np.array([cells, 0, (1 << cells) - 1], dtype=np.int64)
-            bottom = column = top = np.zeros(cells, dtype=np.int64)
-            self.max_branch, self.max_depth = cells, cells
-            self.actions = list(range(cells))
+        geo = np.array(described.geo, dtype=np.int64)
+        bottom, column, top = (np.array(cells, dtype=np.int64) for cells in (described.bottom, described.column, described.top))
+        self.actions: list[Any] = described.actions
+        self.max_branch, self.max_depth = described.max_branch, described.max_depth
         self.index_of = {action: index for index, action in enumerate(self.actions)}
         self.board: K.Board = (win, threats, geo, bottom, column, top, nth)
         self.per_iteration = 1 if options.expand in ("one", "one-random") else self.max_branch

@@ -30,13 +30,11 @@ from typing import Any
 from ..errors import MctsvizError
 from ..options import SearchOptions
 from ..types import Game
+from .adapters import KERNEL_MAX_CELLS as KERNEL_MAX_CELLS  # re-exported: where it was
+from .adapters import kernel_game_problem
 
 #: The engine choices: ``auto`` takes the kernel when it can run the search, else Python.
 ENGINES = ("auto", "python", "compiled")
-
-#: The largest Connect Four board the kernel holds: one 64-bit integer per player, with a
-#: guard cell on top of each column, kept below the sign bit.
-KERNEL_MAX_CELLS = 62
 
 INSTALL_HINT = "install the fast extra: pip install 'mctsviz[fast]'"
 
@@ -136,48 +134,12 @@ def budget_problem(
     return f"the kernel would save about {saved:.2f} s of {iterations:,} iterations{recorded}, less than {getting_ready} (about {cost:.0f} s)"
 
 
-#: The Nim positions the kernel holds: heaps packed 6 bits each into one 64-bit integer, and
-#: every (heap, count) move of the start position as one bit of another.
-KERNEL_MAX_NIM_HEAPS, KERNEL_MAX_NIM_HEAP, KERNEL_MAX_NIM_ACTIONS = 10, 63, 62
-
-
-def _game_problem(game: Game) -> str | None:
-    from ..games.connect4 import ConnectFour
-    from ..games.nim import Nim
-    from ..games.pair import PairGame
-    from ..games.tictactoe import TicTacToe
-
-    kind = type(game)
-    if kind is TicTacToe:
-        return None
-    if kind is PairGame and isinstance(game, PairGame):
-        if game.cells > KERNEL_MAX_CELLS:
-            return f"a Pair game of {game.cells} cells; the kernel holds {KERNEL_MAX_CELLS}"
-        return None
-    if kind is Nim and isinstance(game, Nim):
-        heaps, limit = game.heaps, game._limit
-        actions = sum(min(h, limit) for h in heaps)
-        if len(heaps) > KERNEL_MAX_NIM_HEAPS or max(heaps) > KERNEL_MAX_NIM_HEAP or actions > KERNEL_MAX_NIM_ACTIONS:
-            return (
-                f"Nim with heaps {','.join(map(str, heaps))} has {actions} moves at the start; the kernel holds at most "
-                f"{KERNEL_MAX_NIM_HEAPS} heaps of at most {KERNEL_MAX_NIM_HEAP} and {KERNEL_MAX_NIM_ACTIONS} moves"
-            )
-        return None
-    if kind is ConnectFour and isinstance(game, ConnectFour):
-        cells = (game.rows + 1) * game.cols
-        if cells > KERNEL_MAX_CELLS:
-            return f"a {game.rows}x{game.cols} Connect Four board needs {cells} bits with its guard row; the kernel holds {KERNEL_MAX_CELLS}"
-        return None
-    name = getattr(game, "name", kind.__name__)
-    return f"the game {name} has no compiled kernel (tictactoe, connect4, nim and pair have)"
-
-
 def kernel_problem(game: Game, options: SearchOptions, *, memory: bool = False, evaluator: bool = False) -> str | None:
     """Why the compiled kernel cannot run this search, in a few words; None when it can.
 
     Numba's presence is not checked here (see :func:`kernel_installed`).
     """
-    problem = _game_problem(game)
+    problem = kernel_game_problem(game)
     if problem:
         return problem
     if evaluator or options.evaluator is not None:
