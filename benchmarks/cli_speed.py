@@ -9,6 +9,10 @@ median and its ratio to the group's first row, measured in the same run:
   (issue 32's budget: <= 1.1x);
 * ``search tictactoe --iterations 100000``: traced at the default settings to ``run.msgpack``
   and to ``run.jsonl.gz`` (index included) against untraced (budgets <= 1.5x and <= 2.5x);
+* ``search tictactoe --iterations 100000 --engine compiled`` at the full level to ``.msgpack``
+  (no index) against OpenSpiel's C++ ``MCTSBot`` doing the same search as a whole command
+  (``pyspiel``, when installed; issue 32's budget: the kernel's full level >= 1x, so the first
+  row's ratio to it <= 1x), and the kernel untraced beside them;
 * ``--big``: a million-iteration Connect Four search traced to ``.msgpack.zst`` and to
   ``.jsonl.gz``, with time and peak memory (budget <= 300 MB), against untraced; slow, so off
   by default and one round.
@@ -53,6 +57,17 @@ GROUPS: dict[str, tuple[float, list[tuple[str, list[str]]]]] = {
             ("100k it, --trace run.jsonl.gz", ["search", "tictactoe", "--iterations", "100000", "--trace", "{dir}/run.jsonl.gz"]),
         ],
     ),
+    "openspiel": (
+        1.0,
+        [
+            ("OpenSpiel C++ MCTSBot, 100k it", ["{python}", "-c", "{openspiel_cpp}"]),
+            (
+                "compiled full, 100k it, .msgpack",
+                ["search", "tictactoe", "--iterations", "100000", "--engine", "compiled", "--no-index", "--trace", "{dir}/os.msgpack"],
+            ),
+            ("compiled full, 100k it, untraced", ["search", "tictactoe", "--iterations", "100000", "--engine", "compiled"]),
+        ],
+    ),
     "big": (
         0.0,
         [
@@ -64,9 +79,27 @@ GROUPS: dict[str, tuple[float, list[tuple[str, list[str]]]]] = {
 }
 
 
+#: OpenSpiel's C++ MCTSBot on Tic-Tac-Toe as a whole command: the same search as ``mctsviz search
+#: tictactoe`` (UCB1, C = sqrt 2, one random rollout, no solver), one step of 100,000 iterations.
+OPENSPIEL_CPP = (
+    "import math, pyspiel; game = pyspiel.load_game('tic_tac_toe'); "
+    "bot = pyspiel.MCTSBot(game, pyspiel.RandomRolloutEvaluator(1, 0), math.sqrt(2), 100000, 1 << 22, False, 0, False); "
+    "print(bot.step(game.new_initial_state()))"
+)
+
+
+def openspiel_installed() -> bool:
+    """Whether OpenSpiel's Python package (``pyspiel``) can be imported."""
+    import importlib.util
+
+    return importlib.util.find_spec("pyspiel") is not None
+
+
 def run_command(arguments: list[str], folder: str, root: Path, seen: set[str] | None = None) -> tuple[float, int]:
-    """Wall seconds and peak resident bytes of one ``mctsviz`` command (and its children)."""
-    argv = [sys.executable, "-m", "mctsviz", *(a.replace("{dir}", folder) for a in arguments), "--no-progress"]
+    """Wall seconds and peak resident bytes of one ``mctsviz`` command (and its children); a
+    row starting with ``{python}`` runs that Python command instead."""
+    given = [a.replace("{dir}", folder).replace("{openspiel_cpp}", OPENSPIEL_CPP) for a in arguments]
+    argv = [sys.executable, *given[1:]] if given[0] == "{python}" else [sys.executable, "-m", "mctsviz", *given, "--no-progress"]
     env = {**os.environ, "PYTHONPATH": str(root)}
     started = time.perf_counter()
     # Run from the scratch folder: ``python -m`` puts the working directory first on sys.path,
@@ -126,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     roots = args.checkout or [ROOT]
     names = args.only or [name for name in GROUPS if name != "big" or args.big]
+    if "openspiel" in names and not openspiel_installed():
+        print("open_spiel is not installed (pip install 'mctsviz[openspiel]'): no openspiel group")
+        names.remove("openspiel")
     print(f"mctsviz from {', '.join(map(str, roots))}; {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory() as folder:
         # One search first, so numba's cache holds the kernel before anything is timed (a first

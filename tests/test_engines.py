@@ -107,6 +107,19 @@ def test_auto_weighs_what_recording_leaves_the_kernel_to_save(with_numba, kernel
     assert search(game, iterations=2000, recorder=lambda event: None, record="compact").engine == "compiled"
 
 
+def test_auto_takes_the_kernel_for_a_full_messagepack_trace_it_writes_as_bytes(with_numba, kernel_is, tmp_path):
+    from mctsviz.trace.io import TraceWriter
+
+    kernel_is("cached")
+    engine, why = which_engine("tictactoe", iterations=100_000, record="full-encoded")
+    assert (engine, why) == ("compiled", "the compiled kernel covers this game and these options")
+    game = games.load("tictactoe")
+    with TraceWriter(tmp_path / "run.msgpack") as frames:
+        assert search(game, iterations=40_000, recorder=frames, record="full").engine == "compiled"
+    with TraceWriter(tmp_path / "run.jsonl") as lines:  # events made in Python either way: 0.3 s saved
+        assert search(game, iterations=40_000, recorder=lines, record="full").engine == "python"
+
+
 def test_a_player_weighs_its_whole_match_once(with_numba, kernel_is):
     from mctsviz.players import parse_player
 
@@ -181,3 +194,29 @@ def test_the_command_line_says_which_engine_ran_and_refuses_in_one_line(capsys):
     assert err.strip().splitlines() == [
         "mctsviz: error: the compiled engine cannot run this search: the game toy has no compiled kernel (tictactoe, connect4, nim and pair have); use --engine python or auto"
     ]
+
+
+def test_the_kernels_game_adapters_read_only_public_parameters():
+    from mctsviz.options import DEFAULTS
+    from mctsviz.search.adapters import adapter_for, kernel_game_problem
+    from mctsviz.search.engines import kernel_problem
+
+    connect4, nim = games.load("connect4"), games.load("nim", heaps="3,4,5", max_take=2)
+    expected = (connect4._board, list(connect4._bottom), list(connect4._column), list(connect4._top))
+    for name in ("_board", "_bottom", "_column", "_top"):
+        delattr(connect4, name)
+    del nim._limit
+    described = adapter_for(connect4).describe(connect4)
+    assert (described.geo[2], described.bottom, described.column, described.top) == expected
+    assert adapter_for(nim).describe(nim).actions == [(0, 1), (0, 2), (1, 1), (1, 2), (2, 1), (2, 2)]
+    assert kernel_problem(nim, DEFAULTS) is None and kernel_game_problem(connect4) is None
+
+
+def test_a_subclass_of_a_kernel_game_runs_in_python():
+    from mctsviz.games.tictactoe import TicTacToe
+    from mctsviz.search.adapters import kernel_game_problem
+
+    class Misere(TicTacToe):
+        name = "misere"
+
+    assert kernel_game_problem(Misere()) == "the game misere has no compiled kernel (tictactoe, connect4, nim and pair have)"

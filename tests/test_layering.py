@@ -64,8 +64,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     # The events are the vocabulary the search speaks and every later layer reads; blocks are
-    # their columnar form (an engine may write them directly), bounded by the reading limits.
-    ("events", ("mctsviz.trace.events", "mctsviz.trace.blocks", "mctsviz.trace.limits")),
+    # their columnar form (an engine may write them directly), bounded by the reading limits;
+    # the sink's declared shapes say what else a recorder takes (blocks, encoded iterations).
+    ("events", ("mctsviz.trace.events", "mctsviz.trace.blocks", "mctsviz.trace.limits", "mctsviz.trace.sink")),
     ("games", ("mctsviz.games",)),
     ("search", ("mctsviz.search",)),
     ("trace", ("mctsviz.trace", "mctsviz.tracer")),

@@ -137,7 +137,7 @@ def _index_tap(writer: Any) -> Any:
     from ..seek import IndexTap
 
     tap = IndexTap(writer.format == "msgpack")
-    writer.on_written = tap.written
+    tap.attach(writer)
     return tap
 
 

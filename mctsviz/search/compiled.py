@@ -21,11 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..games.connect4 import ConnectFour
-from ..games.nim import Nim
-from ..games.pair import PairGame
 from ..trace.events import EXPAND_RULES, SIMULATE_METHODS, Backprop, Block, Expand, NewChild, Score, Select, Simulate, Step, Update
+from ..trace.sink import BlockRecorder, EncodedRecorder
 from . import kernel as K
+from .adapters import adapter_for
 from .records import score_records
 from .tree import ChildStats, Tree
 
@@ -41,7 +40,8 @@ HUGE_PAGES = 1 << 22
 
 _EXPANDS = {"one": K.EXPAND_ONE, "one-random": K.EXPAND_ONE_RANDOM, "all": K.EXPAND_ALL, "second-visit": K.EXPAND_SECOND_VISIT}
 _RULES = ("new", "leaf", "score")
-_RETURNS = {1: (1.0, -1.0), 2: (-1.0, 1.0), 3: (0.0, 0.0)}
+#: The returns (X, O) of a game over, by the kernel's status (X won, O won, a draw).
+RETURNS = {1: (1.0, -1.0), 2: (-1.0, 1.0), 3: (0.0, 0.0)}
 _TABLES: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 _LOGS: np.ndarray | None = None
 #: Visit counts whose logarithm (and inverse square root, for estimates) the kernel looks up.
@@ -83,32 +83,18 @@ class KernelState:
 
     def __init__(self, engine: Engine, expected: int) -> None:
         game, options = engine.game, engine.options
-        c4 = game if isinstance(game, ConnectFour) else None
-        nim = game if isinstance(game, Nim) else None
-        pair = game if isinstance(game, PairGame) else None
-        self.kind = K.CONNECT4 if c4 is not None else K.NIM if nim is not None else K.PAIR if pair is not None else K.TICTACTOE
+        self.game = game
+        #: How the game spells a board in its state key (:func:`key_cells`), found when first needed.
+        self.key_cells: tuple[np.ndarray, list[tuple[int, int, int, int]]] | None = None
+        adapter = adapter_for(game)
+        assert adapter is not None  # engines.kernel_problem let the search here
+        described = adapter.describe(game)
+        self.kind = described.kind
         win, threats, nth = _tables()
-        if c4 is not None:
-            geo = np.array([c4.cols, c4.rows + 1, c4._board], dtype=np.int64)
-            bottom, column, top = (np.array(cells, dtype=np.int64) for cells in (c4._bottom, c4._column, c4._top))
-            self.max_branch, self.max_depth = c4.cols, c4.rows * c4.cols
-            self.actions: list[Any] = list(range(c4.cols))
-        elif nim is not None:
-            # Action a is the a-th (heap, count) pair of the start position, in legal order.
-            limit = nim._limit
-            self.actions = [(i, n) for i, h in enumerate(nim.heaps) for n in range(1, min(h, limit) + 1)]
-            first = np.cumsum([0] + [min(h, limit) for h in nim.heaps[:-1]]).astype(np.int64)
-            geo = np.array([len(nim.heaps), limit, len(self.actions)], dtype=np.int64)
-            bottom = first
-            column = np.array([i for i, _ in self.actions], dtype=np.int64)
-            top = np.array([n for _, n in self.actions], dtype=np.int64)
-            self.max_branch, self.max_depth = len(self.actions), sum(nim.heaps)
-        else:
-            cells = 9 if pair is None else pair.cells
-            geo = np.array([cells, 0, (1 << cells) - 1], dtype=np.int64)
-            bottom = column = top = np.zeros(cells, dtype=np.int64)
-            self.max_branch, self.max_depth = cells, cells
-            self.actions = list(range(cells))
+        geo = np.array(described.geo, dtype=np.int64)
+        bottom, column, top = (np.array(cells, dtype=np.int64) for cells in (described.bottom, described.column, described.top))
+        self.actions: list[Any] = described.actions
+        self.max_branch, self.max_depth = described.max_branch, described.max_depth
         self.index_of = {action: index for index, action in enumerate(self.actions)}
         self.board: K.Board = (win, threats, geo, bottom, column, top, nth)
         self.per_iteration = 1 if options.expand in ("one", "one-random") else self.max_branch
@@ -224,6 +210,24 @@ class KernelState:
             # outlives a call of the kernel, so none is left pointing at the old block.
             self.edges.resize(max(need, capacity + capacity // 8), refcheck=False)
 
+    def keys_of(self, first: int, end: int) -> tuple[str, np.ndarray]:
+        """The state keys of nodes ``first`` to ``end - 1``: one string, and each key's length."""
+        n = self.columns
+        x, o, status = n["x"][first:end], n["o"][first:end], n["status"][first:end]
+        if self.kind == K.NIM:  # Nim: keys are numbers, not cells; few nodes, asked one by one
+            key, state_of = self.game.state_key, self.state_of
+            texts = [key(state_of(*v)) for v in zip(x.tolist(), o.tolist(), status.tolist())]
+            return "".join(texts), np.array([len(t) for t in texts], dtype=np.int64)
+        if self.key_cells is None:
+            self.key_cells = key_cells(self.game, self)
+        blank, cells = self.key_cells
+        out = np.tile(blank, (len(x), 1))
+        for bit, column, x_char, o_char in cells:
+            on_x = (x >> bit) & 1
+            on_o = (o >> bit) & 1
+            out[:, column] = np.where(on_x != 0, x_char, np.where(on_o != 0, o_char, blank[column]))
+        return out.tobytes().decode("ascii"), np.full(len(x), len(blank), dtype=np.int64)
+
 
 #: Columns of finished searches whose trees are gone, for the next search to reuse: a run of
 #: searches (a match, a sweep, a benchmark) then writes into memory it has already touched
@@ -272,7 +276,8 @@ def run(engine: Engine, iterations: int | None, deadline: float | None, progress
     record = engine.recorder is not None
     blocks = _BlockMaker.for_engine(engine, state)
     chunk = CHUNK if blocks is None else blocks.size
-    emitter = _Emitter(engine, state) if record and blocks is None else None
+    wire = _wire_emitter(engine, state)
+    emitter = _Emitter(engine, state) if record and blocks is None and wire is None else None
     log_path = np.zeros(chunk * (state.max_depth + 2) if record else 1, dtype=np.int64)
     log_iter = np.zeros((chunk, 6) if record else (1, 6), dtype=np.int64)
     log_roll = np.zeros(chunk * (state.max_depth + 1) if engine.full else 1, dtype=np.int64)
@@ -307,6 +312,8 @@ def run(engine: Engine, iterations: int | None, deadline: float | None, progress
             emitter.emit(done, count, log_path, log_iter, log_roll)
         elif blocks is not None:
             blocks.write(done, count, log_path, log_iter)
+        elif wire is not None:
+            wire.emit(done, count, log_path, log_iter, log_roll)
         done += count
         if progress is not None:
             progress(done)
@@ -314,6 +321,18 @@ def run(engine: Engine, iterations: int | None, deadline: float | None, progress
     engine.rng.setstate((state.rng_version, tuple(state.mt.tolist()) + (int(state.counters[K.C_MT_POS]),), None))
     engine.tree = KernelTree(engine.game, state)
     return done
+
+
+def _wire_emitter(engine: Engine, state: KernelState) -> Any:
+    """The encoder of full-level iterations for a recorder that takes them encoded, else None."""
+    recorder = engine.recorder
+    if not engine.full or not isinstance(recorder, EncodedRecorder) or recorder.frame_iterations() is None:
+        return None
+    from .wire import WireEmitter
+
+    # A watcher of the written trace (the write-time index) folds the iterations as compact blocks.
+    stand_ins = _BlockMaker(engine, state, CHUNK, lambda block: None)
+    return WireEmitter(engine, state, recorder, stand_ins.piece, RETURNS)
 
 
 def kernel_cached() -> bool:
@@ -448,7 +467,7 @@ class _Emitter:
         self.prior = list(tree.prior)
         self.label_of = {a: self.game.action_label(action) for a, action in enumerate(state.actions)}
         self.log_shift = 1 if self.options.log == "ln-n1" else 0
-        self.rewards = {s: tuple((r + 1.0) / 2.0 for r in v) if self.options.reward == "01" else v for s, v in _RETURNS.items()}
+        self.rewards = {s: tuple((r + 1.0) / 2.0 for r in v) if self.options.reward == "01" else v for s, v in RETURNS.items()}
 
     def _state(self, node: int) -> Any:
         n = self.state.nodes
@@ -529,7 +548,7 @@ class _Emitter:
                 assert rolls is not None
                 rollout_labels = () if terminal else tuple(self.label_of[a] for a in rolls[roll_at:roll_end])
                 roll_at = roll_end
-            recorder(Simulate(iteration, sim, "terminal" if terminal else self.rollout, _RETURNS[status], rollout_labels, None))
+            recorder(Simulate(iteration, sim, "terminal" if terminal else self.rollout, RETURNS[status], rollout_labels, None))
             rewards = self.rewards[status]
             if sim != leaf:
                 path.append(sim)
@@ -561,13 +580,23 @@ class _BlockMaker:
         self.method = SIMULATE_METHODS.index(engine.options.rollout)
         self.terminal = SIMULATE_METHODS.index("terminal")
         self.rules = np.array([EXPAND_RULES.index(rule) for rule in _RULES], dtype=np.uint8)  # by kernel code
-        self.returns = np.array([(0.0, 0.0), *(_RETURNS[s] for s in (1, 2, 3))], dtype="<f8")  # by status
+        self.returns = np.array([(0.0, 0.0), *(RETURNS[s] for s in (1, 2, 3))], dtype="<f8")  # by status
         self.reward01 = engine.options.reward == "01"
         self.rewards = np.zeros(size * (state.max_depth + 3), dtype="<f8")
         self.codes = np.zeros(len(self.rewards), dtype=np.uint8)
         self.values = np.zeros(256, dtype="<u8")
         self.game = game
-        self.key_cells = None if state.kind == K.NIM else _key_cells(game, state)
+
+    def piece(self, done: int, first_node: int, start: int, stop: int, log_path: np.ndarray, log_iter: np.ndarray) -> list[Block]:
+        """The block of a chunk's iterations ``start`` to ``stop - 1`` (its first node ``first_node``)."""
+        made: list[Block] = []
+        self.record_block = made.append
+        self.count = first_node
+        base = int(log_iter[start - 1, 0]) if start else 0
+        table = log_iter[start:stop].copy()
+        table[:, 0] -= base
+        self.write(done + start, stop - start, log_path[base:], table)
+        return made
 
     def _palette(self, column: np.ndarray) -> tuple[bytes, bytes]:
         """``column`` as palette indices and palette, as ``mctsviz.trace.blocks.palette`` makes them."""
@@ -581,14 +610,12 @@ class _BlockMaker:
     def for_engine(cls, engine: Engine, state: KernelState) -> _BlockMaker | None:
         """The block maker for a compact search whose recorder stores blocks, else None."""
         recorder = engine.recorder
-        block_size = getattr(recorder, "block_size", None)
-        record_block = getattr(recorder, "record_block", None)
-        if recorder is None or engine.full or not callable(block_size) or not callable(record_block):
+        if engine.full or not isinstance(recorder, BlockRecorder):
             return None
-        size = block_size()
+        size = recorder.block_size()
         if not isinstance(size, int) or size < 1:
             return None
-        return cls(engine, state, size, record_block)
+        return cls(engine, state, size, recorder.record_block)
 
     def write(self, done: int, count: int, log_path: np.ndarray, log_iter: np.ndarray) -> None:
         n = self.state.columns
@@ -606,7 +633,7 @@ class _BlockMaker:
         order = np.argsort(at, kind="stable")
         code = np.zeros(len(self.labels), dtype="<u4")
         code[used[order]] = np.arange(len(used), dtype="<u4")
-        keys, key_lengths = self._keys(n["x"][first:end], n["o"][first:end], n["status"][first:end])
+        keys, key_lengths = self.state.keys_of(first, end)
         terminal = n["status"][sim] != 0
         rewards = self.rewards[: len(path) + count]
         total = K.backup_rewards(count, log_path, table, n["mover"], self.reward01, rewards)
@@ -636,22 +663,8 @@ class _BlockMaker:
         )
         self.record_block(block)
 
-    def _keys(self, x: np.ndarray, o: np.ndarray, status: np.ndarray) -> tuple[str, np.ndarray]:
-        """The state keys of the nodes with these (x, o, status): one string, and each key's length."""
-        if self.key_cells is None:  # Nim: keys are numbers, not cells; few nodes, asked one by one
-            key, state_of = self.game.state_key, self.state.state_of
-            texts = [key(state_of(*v)) for v in zip(x.tolist(), o.tolist(), status.tolist())]
-            return "".join(texts), np.array([len(t) for t in texts], dtype=np.int64)
-        blank, cells = self.key_cells
-        out = np.tile(blank, (len(x), 1))
-        for bit, column, x_char, o_char in cells:
-            on_x = (x >> bit) & 1
-            on_o = (o >> bit) & 1
-            out[:, column] = np.where(on_x != 0, x_char, np.where(on_o != 0, o_char, blank[column]))
-        return out.tobytes().decode("ascii"), np.full(len(x), len(blank), dtype=np.int64)
 
-
-def _key_cells(game: Any, state: KernelState) -> tuple[np.ndarray, list[tuple[int, int, int, int]]]:
+def key_cells(game: Any, state: KernelState) -> tuple[np.ndarray, list[tuple[int, int, int, int]]]:
     """How the game spells a board in its state key: the empty board's characters, and for each
     cell bit the key's column it shows in and its X and O characters (found by asking the game)."""
     blank_key = game.state_key(state.state_of(0, 0, 0))

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import MctsvizError
 from ..options import DEFAULTS, RECORD_LEVELS, SQRT2, SearchOptions, build_options, check_seed
+from ..trace.sink import EncodedRecorder
 from ..types import Evaluator, Game, Recorder, State
 from . import engines
 from .engines import choose_engine
@@ -150,6 +151,8 @@ def search(
         raise MctsvizError("the start state is terminal: there is no move to search")
 
     recorded = None if recorder is None else record
+    if recorded == "full" and isinstance(recorder, EncodedRecorder) and recorder.frame_iterations() is not None:
+        recorded = "full-encoded"  # the kernel writes the bytes itself: its saving grows
     chosen = choose_engine(engine, game, checked, memory=memory is not None, evaluator=eval_fn is not None, record=recorded)
     runner = Engine(game, checked, random.Random(seed), eval_fn, memory, recorder, record, chosen)
     runner.start(root_state, seed)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..trace.blocks import METHOD_CODES, RULE_CODES, BlockColumns
 from ..trace.events import Backprop, Expand, NewChild, Score, Select, Simulate, Step, Update
+from ..trace.sink import BlockRecorder
 from ..types import Action, Game
 from . import policies
 from .flat import NO_ACTIONS, NO_CHILDREN, FlatTree
@@ -224,13 +225,13 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
     # instead of events: each iteration's values are appended once it is complete, and every
     # ``size`` iterations go to ``recorder.record_block`` as one block (mctsviz.trace.blocks),
     # the bytes the writer would make from the events.
-    block_size = getattr(recorder, "block_size", None)
-    size = block_size() if callable(block_size) and not full else None
+    size = recorder.block_size() if isinstance(recorder, BlockRecorder) and not full else None
     cols: BlockColumns | None = None
     per_block = size if isinstance(size, int) and size >= 1 else 0
     if per_block:
+        assert isinstance(recorder, BlockRecorder)
         cols = BlockColumns(game.num_players)
-        record_block = recorder.record_block  # type: ignore[attr-defined]
+        record_block = recorder.record_block
         new_code, leaf_code = RULE_CODES["new"], RULE_CODES["leaf"]
     first = 1
     label_cache: dict[Action, str] = {}

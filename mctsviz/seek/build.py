@@ -6,6 +6,7 @@ The format is described in the package's docstring (:mod:`mctsviz.seek`) and in
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import json
@@ -27,6 +28,7 @@ from ..trace.blocks import BlockRead, read_block
 from ..trace.codecs import compression_of
 from ..trace.events import Backprop, Block, Decision, Expand, Header
 from ..trace.reader import read_trace
+from ..trace.sink import FoldedBlock
 
 #: The index's file-format version; an index of another version is rebuilt.
 INDEX_VERSION = 1
@@ -239,8 +241,9 @@ class IndexTap:
     """The index built from a trace's events as a :class:`~mctsviz.trace.io.TraceWriter` writes
     them, instead of reading the file back: the same bytes :func:`build_index` writes.
 
-    Give :meth:`written` to the writer as its ``on_written`` before it writes the header; when
-    the writer has closed, :meth:`write` writes ``TRACE.idx``. The writer's lines or frames and
+    :meth:`attach` it to the writer before it writes the header (it becomes the writer's
+    ``on_written``, and the writer learns the checkpoint interval, where iterations written as
+    bytes must be folded); when the writer has closed, :meth:`write` writes ``TRACE.idx``. The writer's lines or frames and
     their places in the decompressed stream are the reader's, so the checkpoints are those a
     reading would take: before a MessagePack frame, before the JSON line after an iteration's
     backprop.
@@ -255,6 +258,12 @@ class IndexTap:
         self.offset = 0  # where the next line or frame starts in the decompressed stream
         self.number = 0  # lines or frames written so far
         self.due: int | None = None  # JSON Lines: the iterations a checkpoint waits on the next line for
+        self.stale = False  # the statistics are behind the structure until a FoldedBlock brings them
+
+    def attach(self, writer: Any) -> None:
+        """Watch ``writer`` (a :class:`~mctsviz.trace.io.TraceWriter`) from its header on."""
+        writer.on_written = self.written
+        writer.watch_every = self.every
 
     def written(self, events: list[Any], data: bytes) -> None:
         """The writer's callback: ``events`` were written as ``data`` (one frame, or one line each)."""
@@ -267,7 +276,8 @@ class IndexTap:
             self.offset, self.number = len(data), 1
             return
         if self.msgpack:
-            builder.boundary(builder.iterations, self.offset, self.number, len(builder.visits))
+            if not self.stale:  # (a stale fold takes no checkpoint: it would be wrong, not just late)
+                builder.boundary(builder.iterations, self.offset, self.number, len(builder.visits))
             self._fold(events)
             self.number += 1
         else:
@@ -298,8 +308,36 @@ class IndexTap:
                 builder.backprop(event)
             elif kind is Block:
                 builder.block(read_block(event, builder.header.num_players))
+            elif kind is FoldedBlock:
+                self._fold_given(event)
             elif kind is Decision:
                 builder.decided = True
+
+    def _fold_given(self, folded: FoldedBlock) -> None:
+        """A block whose statistics come whole (or later): its nodes folded, its rewards only ranged."""
+        builder = self.builder
+        assert builder is not None
+        read = read_block(folded.block, builder.header.num_players)
+        if folded.statistics is None:
+            builder.block(read)
+            return
+        rewards = read.update_reward
+        nothing = array("I", bytes(4 * folded.block.count))
+        builder.block(dataclasses.replace(read, updates=nothing, update_node=array("i"), update_reward=array("d")))
+        if len(rewards):  # the reward range, as the additions would have kept it
+            low, high = min(rewards), max(rewards)
+            builder.low = low if builder.low is None or low < builder.low else builder.low
+            builder.high = high if builder.high is None or high > builder.high else builder.high
+        if isinstance(folded.statistics, str):  # "later": until they come, no checkpoint
+            self.stale = True
+            return
+        visits, value = array("q"), array("d")
+        visits.frombytes(folded.statistics[0])
+        value.frombytes(folded.statistics[1])
+        if len(visits) != len(builder.visits) or len(value) != len(builder.value):
+            raise MctsvizError(f"the index tap got statistics of {len(visits)} nodes for a tree of {len(builder.visits)}")
+        builder.visits, builder.value = visits, value
+        self.stale = False
 
     def write(self, trace: str | os.PathLike[str], key: tuple[int, str] | None = None) -> Path | None:
         """Write ``TRACE.idx`` for the trace the writer closed; None when it could not be written."""

@@ -42,6 +42,7 @@ from .schema import (
     MSGPACK_ENCODER,
     encode_lines,
 )
+from .sink import StandIns
 
 DEFAULT_FLUSH_EVERY = 64
 
@@ -103,6 +104,8 @@ class TraceWriter:
     from its arrays (:meth:`record_block`) and the :class:`~mctsviz.Tracer` appends to without
     making events (:meth:`block_columns`). A block's worth of iterations that a block cannot
     hold (one of them has full-level scores, say) is written as events in its place. Every reader turns blocks back into the same events.
+    A full-level MessagePack trace takes iterations already encoded (:meth:`record_encoded`),
+    the bytes the compiled kernel writes for them (``mctsviz.search.wire``).
 
     Args:
         path: the trace file; ``.gz`` / ``.zst`` suffixes compress.
@@ -154,6 +157,11 @@ class TraceWriter:
         self._handle: IO[bytes] | None = None
         self._sink: Any = None
         self._pending: list[Any] = []  # events not yet written
+        # Iterations handed over encoded (record_encoded), not yet written: their bytes (and
+        # those of the events before them), how many events they hold, what stands for them.
+        self._encoded: list[bytes] = []
+        self._encoded_events = 0
+        self._standing: list[Any] = []  # made only for on_written, as the pieces come
         self._complete = 0  # how many of them form complete iterations
         self._header_written = False
         self._failed = False
@@ -163,6 +171,10 @@ class TraceWriter:
         #: Called as ``on_written(events, data)`` after each line batch or frame is written,
         #: with its decompressed bytes (an index built as the trace is written, ``mctsviz.seek.IndexTap``).
         self.on_written: Callable[[list[Any], bytes], None] | None = None
+        #: The iterations between the points where :attr:`on_written` needs the events of the
+        #: iterations written so far, for encoded iterations (the index's checkpoint interval;
+        #: None: at every frame).
+        self.watch_every: int | None = None
 
     def __repr__(self) -> str:
         return f"TraceWriter({str(self.path)!r}, iterations={self.iterations})"
@@ -395,6 +407,66 @@ class TraceWriter:
         self._write_events([block])
         self.iterations += block.count
 
+    def frame_iterations(self) -> int | None:
+        """Iterations per frame when this writer takes encoded iterations (a MessagePack trace
+        whose iterations are not stored in blocks), else None (see :meth:`record_encoded`)."""
+        if self.format != "msgpack" or self._builder is not None:
+            return None
+        return self.flush_every
+
+    def stand_ins_every(self) -> int | None:
+        """None without :attr:`on_written`; else :attr:`watch_every` (1 when not given)."""
+        return None if self.on_written is None else self.watch_every or 1
+
+    def record_encoded(self, payload: bytes, iterations: int, stand_ins: StandIns | None = None) -> None:
+        """Record whole iterations already encoded: their events' MessagePack bytes, one after another.
+
+        The compiled kernel writes full-level iterations this way (``mctsviz.search.wire``),
+        the bytes msgspec makes for the same events, so the file is the one the events would
+        make. A piece ends at or before the next multiple of :meth:`frame_iterations`.
+        ``stand_ins`` makes events standing for the iterations (blocks) for :attr:`on_written`.
+
+        Raises:
+            MctsvizError: the writer takes no encoded iterations, an iteration is half
+                recorded, or the piece spans a frame.
+        """
+        every = self.frame_iterations()
+        if every is None or not self._header_written:
+            raise MctsvizError(f"{self.path}: this writer takes no encoded iterations (a full-level MessagePack trace does)")
+        if self._complete != len(self._pending):
+            raise MctsvizError(f"{self.path}: encoded iterations after a half-recorded one")
+        if not 1 <= iterations <= every - self.iterations % every:
+            raise MctsvizError(f"{self.path}: {iterations} encoded iterations where the frame has room for {every - self.iterations % every}")
+        if self._pending:  # events before them (the root's expansion) come first, in the same frame
+            self._encoded += map(MSGPACK_ENCODER.encode, self._pending)
+            self._encoded_events += len(self._pending)
+            self._standing += self._pending
+            self._pending, self._complete = [], 0
+        self._encoded.append(payload)
+        self._encoded_events += 4 * iterations
+        if stand_ins is not None and self.on_written is not None:
+            self._standing += stand_ins()  # now: what it reads may be overwritten by the next piece
+        self.iterations += iterations
+        if self.iterations % every == 0:
+            self._flush()
+
+    def _flush_encoded(self) -> None:
+        """Write the encoded iterations (and the complete events after them) as one frame."""
+        pending, count = self._pending, self._complete
+        self._pending, self._complete = pending[count:], 0
+        parts = self._encoded + [MSGPACK_ENCODER.encode(event) for event in pending[:count]]
+        total = self._encoded_events + count
+        standing = self._standing
+        self._encoded, self._encoded_events, self._standing = [], 0, []
+        # A MessagePack array's header, then its items: what msgspec writes for the list of events.
+        head = bytes([0x90 | total]) if total < 16 else b"\xdc" + total.to_bytes(2, "big") if total < 65536 else b"\xdd" + total.to_bytes(4, "big")
+        payload = head + b"".join(parts)
+        data = _BIN32_PREFIX.pack(_BIN32, len(payload)) + payload
+        with _sigint_deferred():
+            self._write(data)
+        if self.on_written is not None:
+            self.on_written(standing + pending[:count], data)
+
     def _record_other(self, event: Any) -> None:
         kind = type(event)
         if kind is Header:
@@ -419,6 +491,9 @@ class TraceWriter:
 
     def _flush(self) -> None:
         """Encode the complete iterations gathered so far and hand them to the file."""
+        if self._encoded_events:
+            self._flush_encoded()
+            return
         if not self._complete:
             return
         if not self._header_written:

@@ -1,0 +1,99 @@
+"""The kernel's full-level iterations, written as bytes (``mctsviz.search.wire``), are the Python engine's trace.
+
+A full-level MessagePack trace from the compiled kernel is made without events: the kernel's
+log is replayed into the bytes msgspec writes. Every test compares files byte for byte with
+the Python engine's, or the index built as they are written with the one a reading builds.
+Skipped without the fast extra.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("numba", reason="the compiled kernel needs the fast extra: pip install 'mctsviz[fast]'")
+
+from mctsviz import games  # noqa: E402
+from mctsviz.errors import MctsvizError  # noqa: E402
+from mctsviz.search import search, wire  # noqa: E402
+from mctsviz.seek import IndexTap, build_index, index_path  # noqa: E402
+from mctsviz.trace.events import Select  # noqa: E402
+from mctsviz.trace.io import TraceWriter, load_trace  # noqa: E402
+from mctsviz.trace.sink import EncodedRecorder  # noqa: E402
+
+
+def _trace(folder, engine, suffix=".msgpack", flush_every=64, **options):
+    """The bytes of a full-level trace of the search, and the types of the events the writer got."""
+    path = folder / f"{engine}{suffix}"
+    calls = []
+
+    class Counting(TraceWriter):
+        def __call__(self, event):
+            calls.append(type(event))
+            super().__call__(event)
+
+    with Counting(path, flush_every=flush_every) as writer:
+        result = search(engine=engine, recorder=writer, record="full", **options)
+    assert result.engine == engine
+    return path.read_bytes(), calls
+
+
+@pytest.mark.parametrize(
+    ("game_name", "options"),
+    [
+        ("tictactoe", {"iterations": 5000}),  # two chunks of the kernel's log
+        ("connect4", {"iterations": 400, "expand": "second-visit", "reward": "01", "log": "ln-n1"}),
+        ("connect4", {"iterations": 300, "policy": "puct", "fpu": -0.5, "expand": "all", "tie_break": "random"}),
+        ("tictactoe", {"iterations": 300, "policy": "puct", "q": "w/(1+n)", "c_puct": 2.5, "rollout": "heuristic"}),
+        ("tictactoe", {"iterations": 300, "c": 0.0, "expand": "one-random"}),
+        ("nim", {"iterations": 300}),
+        ("pair", {"iterations": 300}),
+    ],
+)
+def test_the_kernels_full_trace_is_the_python_engines_bytes(tmp_path, game_name, options):
+    game = games.load(game_name)
+    python, _ = _trace(tmp_path, "python", game=game, seed=5, **options)
+    compiled, calls = _trace(tmp_path, "compiled", game=game, seed=5, **options)
+    assert python == compiled
+    assert Select not in calls  # the iterations came as bytes, not events
+
+
+@pytest.mark.parametrize("suffix", [".msgpack.gz", ".msgpack.zst"])
+def test_frames_that_do_not_divide_the_chunk_and_a_full_buffer_give_the_same_bytes(tmp_path, monkeypatch, suffix):
+    pytest.importorskip("zstandard")
+    monkeypatch.setattr(wire.WireEmitter, "BUFFER", 1)  # room for 4 iterations: pieces end inside frames
+    options = {"game": games.load("connect4"), "iterations": 4200, "seed": 8, "flush_every": 7, "suffix": suffix}
+    python, _ = _trace(tmp_path, "python", **options)
+    compiled, _ = _trace(tmp_path, "compiled", **options)
+    assert python == compiled
+    events = load_trace(tmp_path / f"compiled{suffix}", strict=True)
+    assert events[-1].iterations == 4200
+
+
+@pytest.mark.parametrize(("every", "flush_every"), [(1024, 7), (4096, 64)])
+def test_the_index_built_while_bytes_are_written_is_the_one_a_reading_builds(tmp_path, every, flush_every):
+    trace = tmp_path / "run.msgpack"
+    tap = IndexTap(msgpack=True, every=every)
+    writer = TraceWriter(trace, flush_every=flush_every)
+    tap.attach(writer)
+    with writer:
+        search(games.load("tictactoe"), iterations=9000, seed=4, engine="compiled", recorder=writer, record="full")
+    assert tap.builder is not None and len(tap.builder.checkpoints) >= 2
+    assert tap.write(trace) == index_path(trace)
+    tapped = index_path(trace).read_bytes()
+    build_index(trace, every=every)
+    assert tapped == index_path(trace).read_bytes()
+
+
+def test_only_a_full_messagepack_writer_takes_encoded_iterations(tmp_path):
+    game = games.load("tictactoe")
+    with TraceWriter(tmp_path / "run.jsonl") as lines:
+        assert isinstance(lines, EncodedRecorder)  # the shape is there; frame_iterations says no
+        search(game, iterations=2, engine="python", recorder=lines, record="full")
+        assert lines.frame_iterations() is None
+        with pytest.raises(MctsvizError, match="takes no encoded iterations"):
+            lines.record_encoded(b"", 1)
+    with TraceWriter(tmp_path / "run.msgpack", flush_every=8) as frames:
+        search(game, iterations=3, engine="python", recorder=frames, record="full")
+        assert frames.frame_iterations() == 8
+        with pytest.raises(MctsvizError, match="the frame has room for 5"):
+            frames.record_encoded(b"", 6)
