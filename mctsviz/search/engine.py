@@ -16,9 +16,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import MctsvizError
+from ..games.chance import has_chance
 from ..options import DEFAULTS, RECORD_LEVELS, SQRT2, SearchOptions, build_options, check_seed
 from ..types import Evaluator, Game, Recorder, State
 from . import engines
+from .chance import ChanceEngine
 from .engines import choose_engine
 from .phases import Engine, resolve_evaluator
 from .records import checked_returns, score_records
@@ -151,7 +153,8 @@ def search(
 
     recorded = None if recorder is None else record
     chosen = choose_engine(engine, game, checked, memory=memory is not None, evaluator=eval_fn is not None, record=recorded)
-    runner = Engine(game, checked, random.Random(seed), eval_fn, memory, recorder, record, chosen)
+    runner_class = ChanceEngine if has_chance(game) else Engine  # chance nodes: only the reference loop
+    runner = runner_class(game, checked, random.Random(seed), eval_fn, memory, recorder, record, chosen)
     runner.start(root_state, seed)
     kernel_seconds, kernel_compiled = 0.0, False
     if chosen == "compiled":

@@ -10,7 +10,7 @@ from ..trace.blocks import BlockRead
 from ..trace.events import Backprop, Decision, Expand, Select, Simulate
 from ..trace.grammar import TraceStructure
 from .backup import BackupChecks
-from .expansion import ExpansionChecks
+from .chance import ChanceChecks
 from .simulation import SimulationChecks
 
 
@@ -50,7 +50,7 @@ COMPILED_FROM: list[int | None] = [65_536]
 Stop = Callable[[int], bool]
 
 
-class Checker(ExpansionChecks, SimulationChecks, BackupChecks):
+class Checker(ChanceChecks, SimulationChecks, BackupChecks):
     """Checks one trace, iteration by iteration, with every phase's checks."""
 
     # -- the fold -------------------------------------------------------------------------
