@@ -40,7 +40,7 @@ ADAPTERS: dict[str, tuple[str, str, str]] = {
     "openspiel": (
         "openspiel",
         "openspiel",
-        "Any OpenSpiel game with perfect information, turns and no chance: openspiel:connect_four, openspiel:breakthrough(rows=6,columns=6).",
+        "Any OpenSpiel game with perfect information, turns and terminal returns, explicit chance included: openspiel:connect_four, openspiel:pig(winscore=20).",
     ),
 }
 
