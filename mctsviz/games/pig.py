@@ -135,9 +135,12 @@ class Pig:
         except ValueError:
             s0 = s1 = turn = player = -1
         if not sep or player not in (0, 1) or min(s0, s1, turn) < 0 or len(text) > 40:
-            raise MctsvizError(f"pig state {str(key)[:40]!r}: expected two scores, the turn's total, a colon and the player to move, like '0,0,0:0' ('?' after it: the die is in the air)")
+            raise MctsvizError(
+                f"pig state {str(key)[:40]!r}: expected two scores, the turn's total, a colon and the player to move, like '0,0,0:0' ('?' after it: the die is in the air)"
+            )
         if max(s0, s1) >= self.target + self.sides or (s0 >= self.target and s1 >= self.target):
             raise MctsvizError(f"pig state {key!r}: the scores cannot both reach {self.target}, nor pass it by a roll")
-        if (s0, s1)[player] + turn >= self.target or (turn > 0 and max(s0, s1) >= self.target) or turn == 1:
+        over = max(s0, s1) >= self.target  # the winner's score; nothing is in hand or in the air
+        if turn == 1 or (over and (turn or rolling)) or (not over and (s0, s1)[player] + turn >= self.target):
             raise MctsvizError(f"pig state {key!r}: no game reaches a turn's total of {turn} there")
         return (player, s0, s1, turn, rolling)

@@ -13,6 +13,7 @@ refuse them (``mctsviz.search.engines``).
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable, Sequence
 
@@ -43,7 +44,7 @@ class ChanceEngine(Engine):
 
     fast_path_enabled = False
 
-    def _playout_function(self, rollout: str) -> Callable[[State, object], tuple[Sequence[Action], Sequence[float]]]:  # type: ignore[override]
+    def _playout_function(self, rollout: str) -> Callable[[State, random.Random], tuple[Sequence[Action], Sequence[float]]]:
         game = self.game
         problem = chance_problem(transpositions=self.options.transpositions, rollout=rollout, has_heuristic=callable(getattr(game, "heuristic_playout", None)))
         if problem:
@@ -51,8 +52,9 @@ class ChanceEngine(Engine):
         name = "heuristic_playout" if rollout == "heuristic" else "playout"
         hook = getattr(game, name, None)
         if callable(hook):
-            return hook  # type: ignore[no-any-return]
-        return lambda state, rng: chance_playout(game, state, rng)  # type: ignore[arg-type]
+            playout: Callable[[State, random.Random], tuple[Sequence[Action], Sequence[float]]] = hook
+            return playout
+        return lambda state, rng: chance_playout(game, state, rng)
 
     def start(self, root_state: State, seed: int) -> None:
         if chance_outcomes(self.game, root_state):

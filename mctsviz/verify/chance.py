@@ -17,7 +17,7 @@ import math
 from typing import Any
 
 from ..games.chance import PROBABILITY_TOLERANCE, chance_outcomes
-from ..trace.events import Decision, Expand
+from ..trace.events import Expand
 from .expansion import ExpansionChecks
 from .report import close_enough
 
@@ -85,7 +85,9 @@ class ChanceChecks(ExpansionChecks):
         if expand.scores is not None:
             self.flag("scores", iteration, leaf, None, "scores", "an outcome is drawn, not scored")
         if expand.simulate_from not in [child.node for child in new]:
-            self.flag("expansion", iteration, expand.simulate_from, f"one of the outcomes of node {leaf}", expand.simulate_from, "the outcome drawn is simulated")
+            self.flag(
+                "expansion", iteration, expand.simulate_from, f"one of the outcomes of node {leaf}", expand.simulate_from, "the outcome drawn is simulated"
+            )
             return None
         return expand.simulate_from
 
@@ -100,7 +102,14 @@ class ChanceChecks(ExpansionChecks):
         if state is not None:
             want = [(self.game.action_label(action), p) for action, p in chance_outcomes(self.game, state)]
             if [label for label, _ in want] != [child.action for child in new]:
-                self.flag("expansion", iteration, leaf, [label for label, _ in want], [child.action for child in new], "every outcome of a chance node, in the game's order")
+                self.flag(
+                    "expansion",
+                    iteration,
+                    leaf,
+                    [label for label, _ in want],
+                    [child.action for child in new],
+                    "every outcome of a chance node, in the game's order",
+                )
                 want = None
         for index, child in enumerate(new):
             if not 0.0 < child.prior <= 1.0:
@@ -155,8 +164,8 @@ class ChanceChecks(ExpansionChecks):
 
     # -- the end --------------------------------------------------------------------------
 
-    def _final_checks(self, decision: Decision | None) -> None:
-        super()._final_checks(decision)
+    def check_draws(self) -> None:
+        """Each chance node's draws against its outcomes' probabilities (after the last iteration)."""
         for node in sorted(self.chance_nodes):
             kids = self.kids(node)
             draws = [self.visits[k] - self.visits0[k] for k in kids]

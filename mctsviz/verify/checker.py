@@ -119,6 +119,7 @@ class Checker(ChanceChecks, SimulationChecks, BackupChecks):
         self.report.iterations = self.iterations
         self.line = position if decision is not None else None
         self._final_checks(decision)
+        self.check_draws()
         return True
 
     def _block_marker(self) -> Callable[[BlockRead], None] | None:
