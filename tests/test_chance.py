@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import random
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -280,11 +281,36 @@ def test_openspiel_pig_is_searched_with_chance_nodes_and_verifies(tmp_path):
 def test_openspiel_playouts_draw_chance_outcomes_by_their_probabilities():
     """A loaded die (an efg file's coin: H 0.4, T 0.6) is drawn as the probabilities say."""
     pytest.importorskip("pyspiel")
-    from pathlib import Path
-
     game = games.load(f"openspiel:efg_game(filename={Path(__file__).parent / 'fixtures' / 'openspiel' / 'chance.efg'})")
     right = game.next_state(game.initial_state(), game.legal_actions(game.initial_state())[1])
     assert [p for _, p in game.chance_outcomes(right)] == [0.4, 0.6]
     rng = random.Random(1)
     heads = sum(game.playout(right, rng)[0][0].label == "H" for _ in range(4000))
     assert abs(heads / 4000 - 0.4) < 0.04
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="Debian's chromium is not installed at /usr/bin/chromium")
+def test_the_explorer_shows_chance_nodes_without_breaking_its_layout(tmp_path, tab):
+    """Chance nodes are ovals in the nodes' own boxes; the panel says outcomes are drawn."""
+    from mctsviz.explorer import write_explorer
+
+    _, events = recorded_search("pig", iterations=40, seed=1, record="compact")
+    path = tmp_path / "pig.html"
+    write_explorer(path, explorer_data(Replay(events)))
+    tab.page.goto(path.resolve().as_uri() + "#i=12&p=select&n=2")
+    page = tab.page
+    page.wait_for_selector(".mvx[data-mvx-ready]")
+    boxes = page.evaluate(
+        "() => Array.from(document.querySelectorAll('.mvx-node:not(.mvx-hidden)')).map(g => [g.getAttribute('data-node'),"
+        " g.classList.contains('mvx-chance'), +g.querySelector('.mvx-box').getAttribute('rx'), +g.querySelector('.mvx-box').getAttribute('height')])"
+    )
+    final = Replay(events).snapshot(12, "select")
+    assert {node for node, chance, _, _ in boxes if chance} == {str(n.id) for n in final.nodes() if n.chance}
+    assert {height for *_, height in boxes} == {boxes[0][3]}  # one box size: the layout is the same
+    assert all((rx == height / 2) == chance for _, chance, rx, height in boxes)
+    text = page.inner_text(".mvx")
+    assert "An outcome of chance node P1→roll: drawn by its probability, 0.3333, never scored." in text
+    assert "Step 2: P1→roll is a chance node: P1→1 was drawn by its probability, 0.3333." in text
+    assert "draws 2 outcomes at chance nodes by their probability" in text
+    assert not tab.problems

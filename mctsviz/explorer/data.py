@@ -356,8 +356,12 @@ def _phase_texts(view: IterationView, names: NodeNames | SnapshotNames) -> list[
     else:
         select = "Selection stops at the root: it has no children yet."
     drawn = sum(1 for step in view.steps if step.scores is None)
-    if drawn:
-        select += f" At {drawn} chance node{'s' if drawn != 1 else ''} on the way the outcome is drawn by its probability, not scored."
+    if drawn:  # chance nodes (schema 6): their steps are draws, not scored choices
+        scored = len(view.path) - 1 - drawn
+        select = (
+            f"Selection takes the highest {view.options.policy_name} score {scored} time{'s' if scored != 1 else ''} and draws "
+            f"{drawn} outcome{'s' if drawn != 1 else ''} at chance nodes by {'their' if drawn != 1 else 'its'} probability, down to {names(view.leaf)}."
+        )
     new = [c for c in expand.children if not c.existing]
     if new and expand.rule == "chance":
         grow = f"Expansion adds the {len(new)} outcomes of chance node {names(expand.parent)}; {names(expand.simulate_from)}, drawn by its probability, is simulated."

@@ -1086,7 +1086,9 @@
           written++;
         });
       });
-      if (!written && it && node !== 0) {
+      if (!written && node !== 0 && d.nodes.chance && d.nodes.chance[d.nodes.parent[node]]) {
+        html("p", "mvx-note", box, "An outcome of chance node " + d.nodes.name[d.nodes.parent[node]] + ": drawn by its probability, " + d.nodes.prior[node] + ", never scored.");
+      } else if (!written && it && node !== 0) {
         var parent = d.nodes.parent[node];
         html("p", "mvx-note", box, "Not scored at iteration " + this.k + ": " + (it.path.indexOf(parent) >= 0
           ? "selection stopped at " + d.nodes.name[parent] + ", so its children were not compared."
@@ -1102,6 +1104,11 @@
     var g = this.f.step, fu = this.f.up;
     if (this.p <= 1) {
       it.steps.forEach(function (/** @type {any[]} */ step, /** @type {number} */ j) {
+        var at = step[g.node], drawn = step[g.chosen];
+        if (d.nodes.chance && d.nodes.chance[at]) {
+          html("p", "mvx-note", panel, "Step " + (j + 1) + ": " + d.nodes.name[at] + " is a chance node: " + d.nodes.name[drawn] + " was drawn by its probability, " + d.nodes.prior[drawn] + ".");
+          return;
+        }
         self.scoreTable(panel, "Step " + (j + 1) + ": the children of " + d.nodes.name[step[g.node]] + " (N = " + S[step[g.visits]] + ")", step[g.rows]);
       });
       if (this.p === 1 && it.exp) self.scoreTable(panel, "The child to simulate, among the new children of " + d.nodes.name[it.exp[g.node]], it.exp[g.rows]);
