@@ -314,3 +314,17 @@ def test_the_explorer_shows_chance_nodes_without_breaking_its_layout(tmp_path, t
     assert "Step 2: P1→roll is a chance node: P1→1 was drawn by its probability, 0.3333." in text
     assert "draws 2 outcomes at chance nodes by their probability" in text
     assert not tab.problems
+
+
+def test_a_match_game_draws_chance_outcomes_itself():
+    """No player chooses a die's face: the game draws it from the game's own rng (it asked a
+    player before, who then searched from a chance node and was refused)."""
+    from mctsviz.players import parse_player as make_player
+    from mctsviz.playing import play_game
+
+    game = games.load("pig")
+    record = play_game(game, make_player("mcts:iterations=50"), make_player("random"), seed=3, index=1)
+    again = play_game(game, make_player("mcts:iterations=50"), make_player("random"), seed=3, index=1)
+    assert record == again and record.winner is not None
+    assert "roll" in record.moves and set(record.moves) <= {"roll", "hold", "1", "2", "3"}
+    assert any(move in ("1", "2", "3") for move in record.moves)
