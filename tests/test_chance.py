@@ -328,3 +328,23 @@ def test_a_match_game_draws_chance_outcomes_itself():
     assert record == again and record.winner is not None
     assert "roll" in record.moves and set(record.moves) <= {"roll", "hold", "1", "2", "3"}
     assert any(move in ("1", "2", "3") for move in record.moves)
+
+
+def test_walkthrough_pages_say_outcomes_are_drawn(tmp_path, capsys):
+    trace = tmp_path / "pig.jsonl"
+    assert main(["search", "pig", "--iterations", "40", "--seed", "1", "--record", "compact", "--trace", str(trace), "--no-progress"]) == 0
+    assert main(["site", str(trace), "-o", str(tmp_path / "site")]) == 0
+    second, third = ((tmp_path / "site" / "pig" / f"iteration-0{k}.md").read_text() for k in (2, 3))
+    assert "Selection stops at chance node P1→roll: its outcomes are not in the tree yet." in second
+    assert "| P1→1 | 1 | 0,0,0:1 | 0.3333 |  |" in second
+    assert "P1→roll is a chance node: no score is computed there; **P1→2** is drawn by its probability." in third
+
+
+def test_tikz_draws_chance_nodes_rounded_with_probabilities():
+    from mctsviz.render.tikz import render_tree_tikz as render_tikz
+
+    _, events = recorded_search(TINY, iterations=3, seed=0)
+    text = render_tikz(Replay(events).final()).source
+    lines = {line.split("name=")[1].split(",")[0]: line for line in text.splitlines() if "name=n" in line}
+    assert "rounded corners=8pt" in lines["n1"] and "rounded corners=8pt" not in lines["n2"]
+    assert "\\\\p 1/2" in lines["n2"] and "UCB1" not in lines["n2"] and "{1 (1/2)}" in lines["n2"]

@@ -185,7 +185,7 @@ def render_tree(
         rows.append(f"mean {style.format_number(stats.mean)}")
         chance_child = stats.parent >= 0 and snapshot.node(drawn_parent.get(node, stats.parent)).chance
         if chance_child:
-            rows.append(f"p {probability_text(stats.prior)}")  # an outcome is drawn, not scored
+            rows.append(f"p {style.probability_text(stats.prior)}")  # an outcome is drawn, not scored
         elif stats.parent >= 0:
             # With transpositions a node may hang under another parent than its first; the
             # score shown is the one seen from the parent it is drawn under.
@@ -218,7 +218,7 @@ def render_tree(
         highlighted = (parent, child) in marks.path_edges
         action = style.html_text(snapshot.edge_label(parent, child), 40)
         if snapshot.node(parent).chance:  # an outcome's edge: its probability
-            action += f" ({probability_text(snapshot.node(child).prior)})"
+            action += f" ({style.probability_text(snapshot.node(child).prior)})"
         attrs = {
             "label": f"<<B>{action}</B>>" if highlighted else f"<{action}>",
             "penwidth": str(style.visit_penwidth(snapshot.visits(child)) + (1.5 if highlighted else 0)),
@@ -238,15 +238,6 @@ def render_tree(
         graph.node("outcome", label=_outcome_label(sim, small), shape="note", style="filled", fillcolor="white", color=t.highlight, fontcolor=style.HIGHLIGHT)
         graph.edge(f"n{sim.node}", "outcome", style="dashed", color=t.highlight, penwidth="1.5", arrowhead="none")
     return graph
-
-
-def probability_text(probability: float) -> str:
-    """A chance outcome's probability as drawn: ``1/3`` when it is a small fraction, else ``0.125``."""
-    for denominator in range(2, 21):
-        numerator = round(probability * denominator)
-        if numerator and abs(numerator / denominator - probability) <= 1e-12:
-            return f"{numerator}/{denominator}" if numerator != denominator else "1"
-    return f"{probability:.3g}"
 
 
 def _key_table(low: float, high: float, *, highlight: bool, theme: style.Theme) -> str:
