@@ -348,3 +348,17 @@ def test_tikz_draws_chance_nodes_rounded_with_probabilities():
     lines = {line.split("name=")[1].split(",")[0]: line for line in text.splitlines() if "name=n" in line}
     assert "rounded corners=8pt" in lines["n1"] and "rounded corners=8pt" not in lines["n2"]
     assert "\\\\p 1/2" in lines["n2"] and "UCB1" not in lines["n2"] and "{1 (1/2)}" in lines["n2"]
+
+
+def test_a_traces_index_keeps_its_chance_nodes(tmp_path):
+    """The seek index had no chance nodes: a snapshot through it crashed (no ``chance``)."""
+    from mctsviz.seek import open_indexed
+
+    path = tmp_path / "pig.msgpack"
+    assert main(["search", "pig", "--iterations", "3000", "--seed", "2", "--record", "compact", "--trace", str(path), "--no-progress"]) == 0
+    indexed = open_indexed(path)
+    assert indexed is not None
+    through_index = indexed.snapshot(2500, "expand")
+    replayed = Replay(load_trace(path)).snapshot(2500, "expand")
+    assert [n.chance for n in through_index.nodes()] == [n.chance for n in replayed.nodes()]
+    assert any(n.chance for n in replayed.nodes())
