@@ -126,5 +126,61 @@ def verify_against_search(iterations: int, repeats: int) -> None:
         print(f"{name:18}  {statistics.median(searched):9.2f}  {statistics.median(verified):9.2f}  {statistics.median(ratios):12.2f}x")
 
 
+def chance_search_speed(iterations: int = 1000, repeats: int = 5) -> None:
+    """A chance game's search speed beside OpenSpiel's MCTSBot on it: Pig to 20 with a six-sided
+    die (``openspiel:pig(winscore=20)``), UCB1 with C = 2, one random rollout, expansion ``all``;
+    mctsviz draws chance outcomes by probability as MCTSBot does. Rows: mctsviz on the adapter,
+    mctsviz on its built-in ``pig(target=20,sides=6)`` (the same rules, for scale), MCTSBot.
+    Medians of CPU time over ``repeats`` interleaved rounds after a warm-up; the ratio is
+    MCTSBot's time over the row's."""
+    try:
+        import numpy as np
+        import pyspiel
+        from open_spiel.python.algorithms import mcts
+    except ImportError:
+        return
+    from mctsviz import games
+    from mctsviz.search import search
+
+    adapter, ours = games.load("openspiel:pig(winscore=20)"), games.load("pig(target=20,sides=6)")
+    spiel_game = pyspiel.load_game("pig", {"winscore": 20})
+
+    def run_bot(seed: int) -> None:
+        evaluator = mcts.RandomRolloutEvaluator(random_state=np.random.RandomState(seed))
+        bot = mcts.MCTSBot(spiel_game, 2.0, iterations, evaluator, solve=False, random_state=np.random.RandomState(seed + 1))
+        bot.mcts_search(spiel_game.new_initial_state())
+
+    rows = {
+        "mctsviz on openspiel:pig": lambda seed: search(adapter, iterations=iterations, seed=seed, c=2.0, expand="all"),
+        "mctsviz on pig (built in)": lambda seed: search(ours, iterations=iterations, seed=seed, c=2.0, expand="all"),
+        "OpenSpiel MCTSBot": run_bot,
+    }
+    times: dict[str, list[float]] = {name: [] for name in rows}
+    ratios: dict[str, list[float]] = {name: [] for name in rows}
+    for round_ in range(repeats + 1):
+        measured = {}
+        names = list(rows)
+        for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
+            start = time.process_time()
+            rows[name](round_)
+            measured[name] = time.process_time() - start
+        if round_:  # round 0 warms up
+            for name, seconds in measured.items():
+                times[name].append(seconds)
+                ratios[name].append(measured["OpenSpiel MCTSBot"] / seconds)
+    width = max(map(len, rows))
+    print(f"\nchance nodes: Pig to 20 (d6), {iterations} iterations, median of {repeats} rounds (CPU time)")
+    print(f"{'':{width}}  {'it/s':>9}  {'vs OpenSpiel':>12}")
+    for name in rows:
+        print(f"{name:{width}}  {iterations / statistics.median(times[name]):9.0f}  {statistics.median(ratios[name]):11.2f}x")
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    if status == 0 and "-h" not in sys.argv and "--help" not in sys.argv:
+        chance_parser = argparse.ArgumentParser(add_help=False)
+        chance_parser.add_argument("--iterations", type=int, default=1000)
+        chance_parser.add_argument("--repeats", type=int, default=5)
+        chance_args, _ = chance_parser.parse_known_args()
+        chance_search_speed(chance_args.iterations, chance_args.repeats)
+    sys.exit(status)

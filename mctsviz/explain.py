@@ -66,6 +66,9 @@ def iteration_dict(view: IterationView) -> dict[str, Any]:
             "parent_visits": step.parent_visits,
             "chosen": step.chosen,
             "children": [_score_row(s, s.node == step.chosen) for s in (step.scores or ())],
+            # A chance node's outcome is drawn by probability: a step without scores (schema 6).
+            "drawn": step.scores is None and actions.get(step.chosen) is not None,
+            "chosen_action": actions.get(step.chosen, ""),
         }
         for step in view.steps
     ]
@@ -160,6 +163,13 @@ def format_iteration(detail: dict[str, Any], *, player_name: Callable[[int], str
         lines.append("selection: stopped at the root")
     for i, step in enumerate(detail["steps"], 1):
         where = "root" if step["node"] == 0 else f"node {step['node']} ({safe_text(step['action'])})"
+        if step.get("drawn"):
+            lines.append(
+                f"selection step {i}: at chance node {step['node']} ({safe_text(step['action'])}), N = {step['parent_visits']}: "
+                f"drew {safe_text(step['chosen_action'])} (node {step['chosen']}) by its probability"
+            )
+            lines.append("")
+            continue
         lines.append(f"selection step {i}: at {where}, N = {step['parent_visits']}")
         lines.extend(_score_table(step["children"]))
         lines.append("")
@@ -169,7 +179,8 @@ def format_iteration(detail: dict[str, Any], *, player_name: Callable[[int], str
     else:
         added = (
             ", ".join(
-                f"{safe_text(c['action'])} (node {c['node']}{', shared' if c['existing'] else ''}{', terminal' if c['terminal'] else ''})"
+                f"{safe_text(c['action'])} (node {c['node']}{', shared' if c['existing'] else ''}{', terminal' if c['terminal'] else ''}"
+                f"{', probability ' + format(c['prior'], '.4g') if ex['rule'] == 'chance' else ''})"
                 for c in ex["children"]
             )
             or "none"

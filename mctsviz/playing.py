@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import MctsvizError
+from .games.chance import chance_outcomes, draw_index
 from .types import Game
 
 
@@ -56,6 +57,12 @@ def play_game(game: Game, player_a: Any, player_b: Any, *, seed: int = 0, index:
     state = game.initial_state()
     moves: list[str] = []
     while not game.is_terminal(state):
+        outcomes = chance_outcomes(game, state)
+        if outcomes:  # a chance node: the game's own draw, by probability, from the game's rng
+            action = outcomes[draw_index([p for _, p in outcomes], rng.random())][0]
+            moves.append(game.action_label(action))
+            state = game.next_state(state, action)
+            continue
         player = seats[game.current_player(state)]
         action = player.choose(game, state, rng)
         if action not in game.legal_actions(state):

@@ -61,6 +61,8 @@ class NodeStats:
     value: float
     prior: float
     children: tuple[int, ...]
+    #: Chance moves here (schema version 6): the children are outcomes, ``prior`` their probability.
+    chance: bool = False
 
     @property
     def mean(self) -> float | None:
@@ -85,6 +87,7 @@ class _Structure:
         self.edges: list[list[tuple[int, tuple[int, int]]]] = [[]]
         # Transpositions: the action of an edge to a node first created under another parent.
         self.linked_actions: dict[tuple[int, int], str] = {}
+        self.chance: set[int] = set()  # the chance nodes (schema version 6)
 
     def __len__(self) -> int:
         return len(self.parent)
@@ -115,6 +118,8 @@ class _Structure:
                 self.value0.append(ch.value)
                 self.born.append(born)
                 self.edges.append([])
+                if ch.chance:
+                    self.chance.add(ch.node)
             self.edges[parent].append((ch.node, born))
         if not 0 <= event.simulate_from < len(self.parent):
             raise MctsvizError(f"iteration {iteration}: node {event.simulate_from} was never created")
@@ -198,6 +203,9 @@ def _recompute_steps(options: SearchOptions, structure: _Structure, visits: Sequ
     path, iteration = events.select.path, events.iteration
     steps = []
     for i in range(len(path) - 1):
+        if path[i] in structure.chance:  # an outcome drawn by probability: no scores
+            steps.append(Step(path[i], path[i + 1], visits[path[i]], None))
+            continue
         kids = structure.kids_at(path[i], iteration, "select")
         steps.append(Step(path[i], path[i + 1], visits[path[i]], _scores(options, structure, visits, value, path[i], kids)))
     return tuple(steps)
@@ -279,6 +287,7 @@ class TreeSnapshot:
             self._value[node],
             s.prior[node],
             self.children_ids(node),
+            node in s.chance,
         )
 
     def mean_range(self) -> tuple[float, float] | None:

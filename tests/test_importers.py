@@ -12,7 +12,7 @@ from mctsviz.cli import main
 from mctsviz.errors import MctsvizError
 from mctsviz.foreign.importers import import_katago_analysis, import_mctx_tree, import_trace
 from mctsviz.replay import Replay
-from mctsviz.trace.events import Expand, Header, Select
+from mctsviz.trace.events import SCHEMA_VERSION, Expand, Header, Select
 from mctsviz.trace.grammar import TraceStructure
 from mctsviz.trace.io import load_trace, write_trace
 
@@ -24,7 +24,7 @@ MCTX = FOREIGN / "mctx-tree.npz"
 def test_katago_analysis_becomes_one_snapshot():
     events = import_trace("katago", KATAGO)
     header = events[0]
-    assert isinstance(header, Header) and header.imported == "katago" and header.schema_version == 5
+    assert isinstance(header, Header) and header.imported == "katago" and header.schema_version == SCHEMA_VERSION
     assert not any(isinstance(e, Select) for e in events)
     replay = Replay(events)
     assert replay.iterations == 0

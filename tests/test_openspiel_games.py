@@ -117,7 +117,7 @@ def test_parse_spec_reads_openspiel_values():
         ("openspiel:breakthrough(rows=1)", "has no usable start"),
         ("openspiel:kuhn_poker", "it has imperfect information"),
         ("openspiel:goofspiel", "its players move simultaneously"),
-        ("openspiel:backgammon", "it has chance nodes"),
+        ("openspiel:dark_hex", "it has imperfect information"),
         ("openspiel:turn_based_simultaneous_game(game=goofspiel())", "no nested games"),
     ],
 )

@@ -23,11 +23,8 @@ FEN = "1K1k4/1P6/8/8/8/8/r7/2R5 w - - 0 1"
 @pytest.mark.parametrize(
     ("spec", "words"),
     [
-        # efg_game is registered deterministic; this file has chance nodes (L is worth 0, R -0.8).
-        (f"openspiel:efg_game(filename={CHANCE_EFG})", "cannot be searched by mctsviz: it has chance nodes"),
-        ("openspiel:2048", "it has chance nodes"),
+        ("openspiel:2048", "it gives rewards during play"),
         ("openspiel:mfg_crowd_modelling", "it is a mean-field game"),
-        ("openspiel:chess(chess960=true)", "its start is a chance node"),
         ("openspiel:hex(board_size=40)", "name for action 31 is not UTF-8 text"),
         ("openspiel:havannah(board_size=40)", "is not UTF-8 text"),
         ("openspiel:y(board_size=40)", "is not UTF-8 text"),
@@ -40,6 +37,30 @@ def test_games_are_refused_for_the_right_reason(spec, words, tmp_path, capsys):
     assert main(["search", spec, "--iterations", "10", "--trace", str(tmp_path / "t.jsonl")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and words.split(":")[-1].strip() in err
+
+
+@pytest.mark.parametrize("spec", ["openspiel:chess(chess960=true)", "openspiel:backgammon"])
+def test_a_search_from_a_chance_start_is_refused_in_one_line(spec, capsys):
+    """chess960's random start and backgammon's first roll are chance nodes: the game loads, a
+    search must start at a player's move."""
+    assert games.load(spec).chance_outcomes(games.load(spec).initial_state())
+    assert main(["search", spec, "--iterations", "10"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is a chance node: a search starts at a player's move" in err
+
+
+def test_an_efg_game_with_chance_nodes_is_searched_with_them(tmp_path, capsys):
+    """efg_game is registered deterministic; this file has chance nodes (L is worth 0, R -0.8).
+    It was searched as if chance were an adversary (L -0.958, R -0.943, picking R)."""
+    path = tmp_path / "efg.jsonl"
+    spec = f"openspiel:efg_game(filename={CHANCE_EFG})"
+    assert main(["search", spec, "--iterations", "20000", "--c", "4", "--record", "compact", "--json", "--trace", str(path)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    means = {child["action"]: child["mean"] for child in result["children"]}
+    assert result["move"] == "L" and abs(means["L"]) < 0.05 and abs(means["R"] + 0.8) < 0.15, means
+    final = Replay(load_trace(path)).final()
+    assert [final.node(k).chance for k in final.children_ids(0)] == [True, True]
+    assert main(["verify", str(path)]) == 0
 
 
 def test_verify_of_a_trace_declaring_a_game_with_byte_labels_says_why_it_cannot_check_rules(tmp_path, capsys):

@@ -16,7 +16,9 @@ The dict (``format`` 1)::
     palette, scale        fill colours from low to high mean, and the [low, high] they span
     nodes                 columns by node id: parent, name, action, mover, born (the iteration
                           whose expansion added it; 0 for the root and a memory's nodes),
-                          terminal (0/1), prior, start (a ``stats`` row before any update)
+                          terminal (0/1), prior, start (a ``stats`` row before any update);
+                          chance (0/1) when the tree has chance nodes (an outcome's prior is
+                          its probability)
     links                 edges to a node first created under another parent: [parent, child, born]
     iters                 one dict per iteration (index k - 1), see :class:`IterationRecorder`
     boards                the position at each node, or None (:func:`node_pictures`)
@@ -164,6 +166,8 @@ def node_columns(nodes: Sequence[NodeStats], titles: Sequence[str], born: list[i
         columns["born"] = born
     columns["terminal"] = [int(n.terminal) for n in nodes]
     columns["prior"] = [format_number(n.prior) for n in nodes]
+    if any(n.chance for n in nodes):  # only a chance game's data has the column
+        columns["chance"] = [int(n.chance) for n in nodes]
     return columns
 
 
@@ -351,8 +355,17 @@ def _phase_texts(view: IterationView, names: NodeNames | SnapshotNames) -> list[
         select = "Selection stops at the root: it still has untried moves."
     else:
         select = "Selection stops at the root: it has no children yet."
+    drawn = sum(1 for step in view.steps if step.scores is None)
+    if drawn:  # chance nodes (schema 6): their steps are draws, not scored choices
+        scored = len(view.path) - 1 - drawn
+        select = (
+            f"Selection takes the highest {view.options.policy_name} score {scored} time{'s' if scored != 1 else ''} and draws "
+            f"{drawn} outcome{'s' if drawn != 1 else ''} at chance nodes by {'their' if drawn != 1 else 'its'} probability, down to {names(view.leaf)}."
+        )
     new = [c for c in expand.children if not c.existing]
-    if new and expand.rule == "new":
+    if new and expand.rule == "chance":
+        grow = f"Expansion adds the {len(new)} outcomes of chance node {names(expand.parent)}; {names(expand.simulate_from)}, drawn by its probability, is simulated."
+    elif new and expand.rule == "new":
         grow = f"Expansion adds {names(new[0].node)} under {names(expand.parent)}."
     elif new:
         grow = f"Expansion adds all {len(new)} moves of {names(expand.parent)}; the simulation starts from {names(expand.simulate_from)}."

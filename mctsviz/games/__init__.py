@@ -1,6 +1,6 @@
 """Built-in games and ``load(spec)`` for users' own.
 
-A spec is a built-in name (``tictactoe``, ``connect4``, ``pair``, ``nim``, and ``chess`` when
+A spec is a built-in name (``tictactoe``, ``connect4``, ``pair``, ``nim``, ``pig``, and ``chess`` when
 python-chess is installed), optionally with parameters (``connect4(rows=5,cols=6)``,
 ``chess(fen=8/8/8/8/8/8/8/K6k w - - 0 1)``), a JSON file of an explicit tree
 (``path/to/tree.json``), a user's class as ``path/to/file.py:ClassName``, or a game of an
@@ -25,6 +25,7 @@ BUILTIN_GAMES: dict[str, tuple[str, str, str]] = {
     "connect4": ("connect4", "ConnectFour", "Connect Four on a 6x7 board: drop discs in columns, four in a row wins."),
     "nim": ("nim", "Nim", "Nim (heaps 1,3,5): take any number of objects from one heap; whoever takes the last wins."),
     "pair": ("pair", "PairGame", "The Simple Pair Game: 4 cells, first to hold two adjacent cells wins."),
+    "pig": ("pig", "Pig", "Pig, a dice race with chance nodes: roll a 3-sided die or hold; a 1 loses the turn's points; first to 6 wins."),
     "tictactoe": ("tictactoe", "TicTacToe", "Tic-Tac-Toe: X moves first on a 3x3 board, cells numbered 0-8 row by row."),
 }
 
@@ -39,7 +40,7 @@ ADAPTERS: dict[str, tuple[str, str, str]] = {
     "openspiel": (
         "openspiel",
         "openspiel",
-        "Any OpenSpiel game with perfect information, turns and no chance: openspiel:connect_four, openspiel:breakthrough(rows=6,columns=6).",
+        "Any OpenSpiel game with perfect information, turns and terminal returns, explicit chance included: openspiel:connect_four, openspiel:pig(winscore=20).",
     ),
 }
 

@@ -2,8 +2,9 @@
 
 A spec names an OpenSpiel game and, optionally, its parameters as OpenSpiel spells them:
 ``openspiel:breakthrough(rows=6,columns=6)``. Games with perfect information, sequential moves
-and no chance nodes load (two-player zero-sum or any number of players with terminal returns);
-any other refuses with one line saying why. ``pyspiel`` comes with the ``openspiel`` extra
+and terminal returns load (two-player zero-sum or any number of players), explicit chance nodes
+included (pig, backgammon: searched with chance nodes, ``mctsviz.search.chance``); any other
+refuses with one line saying why. ``pyspiel`` comes with the ``openspiel`` extra
 (``pip install 'mctsviz[openspiel]'``) and is imported only when such a game is loaded.
 
 States are keyed by their **action history**, the OpenSpiel action ids from the initial state
@@ -34,6 +35,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from ..errors import MctsvizError
+from .chance import draw_index
 
 PREFIX = "openspiel:"
 EXTRA = "openspiel"
@@ -226,20 +228,18 @@ def load_openspiel(spec: str, **params: Any) -> OpenSpielGame:
         with _quiet_stderr():
             start = game.new_initial_state() if fen is None else game.new_initial_state(fen)
             chance = start.is_chance_node()
-            playable = start.is_terminal() or (start.current_player() >= 0 and len(start.legal_actions()) > 0)
+            playable = start.is_terminal() or chance or (start.current_player() >= 0 and len(start.legal_actions()) > 0)
     except Exception as exc:  # OpenSpiel raises SpielError, RuntimeError, ValueError, ... for a start it cannot make
         where = "no usable start" if fen is None else f"no start from {START_PARAMETER}={fen[:MAX_PARAMETER_TEXT]!r}"
         raise MctsvizError(f"OpenSpiel game {name!r} with {checked} has {where}: {_one_line(exc)}") from None
-    if chance:
-        raise MctsvizError(
-            f"OpenSpiel game {name!r} with {checked} cannot be searched by mctsviz: its start is a chance node (the game protocol has no chance moves)"
-        )
     if not playable:
         raise MctsvizError(f"OpenSpiel game {name!r} with {checked} has no legal move at its start")
     if not start.is_terminal():
         _check_labels(name, start)
     board = _BOARDS.get(name)
     cls = OpenSpielBoardGame if board is not None else OpenSpielGame
+    if chance or game.get_type().chance_mode != pyspiel.GameType.ChanceMode.DETERMINISTIC:
+        cls = OpenSpielChanceGame  # no board game of _BOARDS has chance; chess960's start is one
     return cls(game, name, checked, fen=fen)
 
 
@@ -290,8 +290,8 @@ def _unsupported(pyspiel: Any, game_type: Any) -> str | None:
         return "its players move simultaneously (the game protocol has one player to move)"
     if game_type.information != kind.Information.PERFECT_INFORMATION:
         return "it has imperfect information (the game protocol shows every player the whole state)"
-    if game_type.chance_mode != kind.ChanceMode.DETERMINISTIC:
-        return "it has chance nodes (the game protocol has no chance moves)"
+    if game_type.chance_mode == kind.ChanceMode.SAMPLED_STOCHASTIC:
+        return "its chance outcomes are sampled inside OpenSpiel without their probabilities (mctsviz searches explicit chance nodes)"
     if game_type.reward_model != kind.RewardModel.TERMINAL:
         return "it gives rewards during play (the game protocol scores only the end)"
     return None
@@ -411,6 +411,8 @@ class OpenSpielGame:
         if spiel.is_terminal() or number not in spiel.legal_actions():
             raise MctsvizError(f"{self.name}: illegal action {action!r} in {history_key(state.history)}")
         mover = int(spiel.current_player())
+        if mover < 0:  # chance moved: the last player to move stays the last mover
+            mover = state.mover
         child = spiel.clone()
         try:
             child.apply_action(number)
@@ -460,6 +462,12 @@ class OpenSpielGame:
         rand = rng.random
         try:
             while not spiel.is_terminal():
+                if spiel.is_chance_node():  # an outcome by its probability, as games.chance draws
+                    outcomes = spiel.chance_outcomes()
+                    action = outcomes[draw_index([p for _, p in outcomes], rand())][0]
+                    actions.append(SpielAction(action, spiel.action_to_string(spiel.current_player(), action)))
+                    spiel.apply_action(action)
+                    continue
                 legal = spiel.legal_actions()
                 action = legal[int(rand() * len(legal))]
                 actions.append(SpielAction(action, spiel.action_to_string(spiel.current_player(), action)))
@@ -484,14 +492,14 @@ class OpenSpielGame:
             for label in labels:
                 # No is_terminal per move (crazyhouse's is costly): a finished game has no legal moves.
                 player = spiel.current_player()
-                if player < 0:
+                if player < 0 and not spiel.is_chance_node():
                     break
                 action = self._action_named(spiel, player, label)
                 if action is None:
                     break
                 spiel.apply_action(action)
                 history.append(action)
-                mover, played = player, played + 1
+                mover, played = (player if player >= 0 else mover), played + 1
         except (UnicodeDecodeError, self.spiel_error) as exc:
             raise self._failed(exc, f"a rollout from {history_key(state.history)} after {played} moves") from None
         return SpielState(tuple(history), mover, spiel), played
@@ -516,6 +524,19 @@ class OpenSpielGame:
             if name == label:
                 return int(candidate)
         return None
+
+
+class OpenSpielChanceGame(OpenSpielGame):
+    """An OpenSpiel game with explicit chance nodes (pig, backgammon): searched with chance
+    nodes, outcomes drawn by the probabilities OpenSpiel gives (``mctsviz.games.chance``)."""
+
+    def chance_outcomes(self, state: SpielState) -> tuple[tuple[SpielAction, float], ...]:
+        """The outcomes and their probabilities where chance moves (as ``legal_actions`` labels them), else none."""
+        spiel = state.spiel
+        if not spiel.is_chance_node():
+            return ()
+        probabilities = dict(spiel.chance_outcomes())
+        return tuple((action, float(probabilities[action.id])) for action in self.legal_actions(state))
 
 
 class OpenSpielBoardGame(OpenSpielGame):

@@ -317,3 +317,12 @@ def html_text(text: object, limit: int = 60) -> str:
 def mpl_text(text: object, limit: int = 60) -> str:
     """Untrusted text for a matplotlib label (see :func:`mctsviz.escape.matplotlib`)."""
     return escape.matplotlib(text, limit)
+
+
+def probability_text(probability: float) -> str:
+    """A chance outcome's probability as drawn: ``1/3`` when it is a small fraction, else ``0.125``."""
+    for denominator in range(2, 21):
+        numerator = round(probability * denominator)
+        if numerator and abs(numerator / denominator - probability) <= 1e-12:
+            return f"{numerator}/{denominator}" if numerator != denominator else "1"
+    return f"{probability:.3g}"

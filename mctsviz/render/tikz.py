@@ -154,6 +154,8 @@ def render_tree_tikz(
         ]
         if node in marks.new_nodes:
             options.append("double")
+        if stats.chance:  # a chance node in its own shape (a pill: no TikZ library needed)
+            options.append("rounded corners=8pt")
         if node in banded:
             options.append("fit=band")
         if up is not None:
@@ -207,7 +209,9 @@ def _node_text(snapshot: TreeSnapshot, node: int, parent: int | None, marks: Ite
         rows.append(_small(" ".join(part for part in (f"\\#{node}" if ids else "", escape.latex(stats.key, 24) if keys else "") if part)))
     rows.append(f"N {stats.visits} $\\cdot$ {symbol} {_number(style.format_total(stats.value))}")
     rows.append(f"mean {_number(style.format_number(stats.mean))}")
-    if parent is not None:
+    if parent is not None and snapshot.node(parent).chance:
+        rows.append(f"p {style.probability_text(stats.prior)}")  # an outcome is drawn, not scored
+    elif parent is not None:
         # With transpositions the score is the one seen from the parent the node is drawn under.
         score = snapshot.score(parent, node)[2]
         rows.append(f"{escape.latex(snapshot.options.policy_name, 12)} {_number(style.format_number(score))}")
@@ -242,4 +246,7 @@ def _edge_style(snapshot: TreeSnapshot, parent: int, child: int, on_path: bool) 
     """The edge parent -> child: (colour, line width by the child's visits, label style, action label)."""
     color, label = ("mctsvizpath", "mctsviz path action") if on_path else ("mctsvizgrey", "mctsviz action")
     width = _pt(style.visit_penwidth(snapshot.visits(child)) + (1.5 if on_path else 0))
-    return color, width, label, escape.latex(snapshot.edge_label(parent, child), 40)
+    action = escape.latex(snapshot.edge_label(parent, child), 40)
+    if snapshot.node(parent).chance:  # an outcome's edge: its probability
+        action += f" ({style.probability_text(snapshot.node(child).prior)})"
+    return color, width, label, action

@@ -183,7 +183,10 @@ def render_tree(
             rows.append(board_drawing.board_table(*drawn_boards[node]))
         rows.append(f"N {stats.visits} · {style.html_text(value_symbol, 4)} {style.format_total(stats.value)}")
         rows.append(f"mean {style.format_number(stats.mean)}")
-        if stats.parent >= 0:
+        chance_child = stats.parent >= 0 and snapshot.node(drawn_parent.get(node, stats.parent)).chance
+        if chance_child:
+            rows.append(f"p {style.probability_text(stats.prior)}")  # an outcome is drawn, not scored
+        elif stats.parent >= 0:
             # With transpositions a node may hang under another parent than its first; the
             # score shown is the one seen from the parent it is drawn under.
             parent = drawn_parent.get(node, stats.parent)
@@ -194,6 +197,8 @@ def render_tree(
             rows.append(f'<FONT COLOR="{purple}"><B>new</B></FONT>')
         if stats.terminal:
             rows.append(f'<FONT POINT-SIZE="{small}" COLOR="{grey}">terminal</FONT>')
+        if stats.chance:
+            rows.append(f'<FONT POINT-SIZE="{small}" COLOR="{grey}">chance</FONT>')
         if node in view.below:
             rows.append(f'<FONT POINT-SIZE="{small}" COLOR="{grey}">+{view.below[node]} below</FONT>')
         attrs = {
@@ -205,11 +210,15 @@ def render_tree(
         }
         if node in marks.new_nodes:
             attrs["peripheries"] = "2"
+        if stats.chance:  # chance nodes in their own shape: an ellipse, as in expectimax drawings
+            attrs.update(shape="ellipse", style="filled", margin="0.02,0.02")
         graph.node(f"n{node}", **attrs)
 
     for parent, child in view.edges:
         highlighted = (parent, child) in marks.path_edges
         action = style.html_text(snapshot.edge_label(parent, child), 40)
+        if snapshot.node(parent).chance:  # an outcome's edge: its probability
+            action += f" ({style.probability_text(snapshot.node(child).prior)})"
         attrs = {
             "label": f"<<B>{action}</B>>" if highlighted else f"<{action}>",
             "penwidth": str(style.visit_penwidth(snapshot.visits(child)) + (1.5 if highlighted else 0)),

@@ -16,10 +16,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import MctsvizError
+from ..games.chance import has_chance
 from ..options import DEFAULTS, RECORD_LEVELS, SQRT2, SearchOptions, build_options, check_seed
 from ..trace.sink import EncodedRecorder
 from ..types import Evaluator, Game, Recorder, State
 from . import engines
+from .chance import ChanceEngine
 from .engines import choose_engine
 from .phases import Engine, resolve_evaluator
 from .records import checked_returns, score_records
@@ -154,7 +156,8 @@ def search(
     if recorded == "full" and isinstance(recorder, EncodedRecorder) and recorder.frame_iterations() is not None:
         recorded = "full-encoded"  # the kernel writes the bytes itself: its saving grows
     chosen = choose_engine(engine, game, checked, memory=memory is not None, evaluator=eval_fn is not None, record=recorded)
-    runner = Engine(game, checked, random.Random(seed), eval_fn, memory, recorder, record, chosen)
+    runner_class = ChanceEngine if has_chance(game) else Engine  # chance nodes: only the reference loop
+    runner = runner_class(game, checked, random.Random(seed), eval_fn, memory, recorder, record, chosen)
     runner.start(root_state, seed)
     kernel_seconds, kernel_compiled = 0.0, False
     if chosen == "compiled":

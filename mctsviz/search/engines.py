@@ -139,6 +139,10 @@ def kernel_problem(game: Game, options: SearchOptions, *, memory: bool = False, 
 
     Numba's presence is not checked here (see :func:`kernel_installed`).
     """
+    from ..games.chance import has_chance
+
+    if has_chance(game):
+        return f"the game {getattr(game, 'name', type(game).__name__)} has chance nodes, which only the Python reference loop searches"
     problem = kernel_game_problem(game)
     if problem:
         return problem

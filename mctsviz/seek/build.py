@@ -120,6 +120,7 @@ class _Builder:
         self.edge_child = array("i")
         self.edge_born = array("i")
         self.linked: list[tuple[int, int, str]] = []
+        self.chance: list[int] = []  # the chance nodes (schema 6; never in a block)
         self.visits = array("q", [header.root_visits])
         self.value = array("d", [float(header.root_value)])
         self.low: float | None = None
@@ -141,6 +142,8 @@ class _Builder:
                 self.key_lengths.append(len(ch.key))
                 self.mover.append(ch.mover)
                 self.terminal.append(1 if ch.terminal else 0)
+                if ch.chance:
+                    self.chance.append(ch.node)
                 self.prior.append(ch.prior)
                 self.visits0.append(ch.visits)
                 self.value0.append(ch.value)
@@ -462,6 +465,8 @@ def _encode(b: _Builder, size: int, digest: str, compression: str, notes: list[s
         "labels": json.dumps(b.labels.names, ensure_ascii=False).encode("utf-8", "surrogatepass"),
         "linked": json.dumps(b.linked, ensure_ascii=False).encode("utf-8", "surrogatepass"),
     }
+    if b.chance:  # only a chance game's index has the section (an older index reads as none)
+        columns["chance"] = json.dumps(b.chance).encode()
     packed_columns = {}
     for name in list(columns):  # each raw column dropped once compressed
         raw = columns.pop(name)

@@ -265,6 +265,12 @@ class _IndexedStructure:
         self.key = _Keys(text, ends)
         self.mover = c.column("mover", "b", nodes)
         self.terminal = _Flags(c.column("terminal", "B", nodes))
+        self.chance: set[int] = set()  # the chance nodes (schema 6): a section only chance games' indexes have
+        if isinstance(c.head.get("sections"), dict) and "chance" in c.head["sections"]:
+            chance = c.json("chance")
+            if not isinstance(chance, list) or not all(type(n) is int and 0 < n < nodes for n in chance):
+                raise IndexDamage("its chance nodes are not node ids")
+            self.chance = set(chance)
         self.depth = _Depths(parent)
         self.prior = c.column("prior", "d", nodes)
         self.visits0 = c.column("visits0", "q", nodes)

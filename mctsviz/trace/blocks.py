@@ -163,6 +163,8 @@ class BlockBuilder:
         # built (a traced search that records its rollouts' moves would build and fail each time).
         if select.steps is not None or expand.scores is not None or simulate.actions is not None or simulate.priors is not None:
             return False
+        if expand.rule not in RULE_CODES or any(child.chance for child in expand.children):
+            return False  # chance nodes (schema version 6) have no block columns
         it = select.iteration
         if expand.iteration != it or simulate.iteration != it or backprop.iteration != it or (self.events and it != self.first + len(self)):
             return False

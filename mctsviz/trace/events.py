@@ -30,7 +30,7 @@ import msgspec
 from ..options import RECORD_LEVELS as RECORD_LEVELS
 from ..options import SearchOptions
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 FORMAT_NAME = "mctsviz-trace"
 
 #: A finite number: decoding rejects NaN and the infinities (MessagePack can carry them; JSON
@@ -85,6 +85,11 @@ class NewChild(_Record, frozen=True):
 
     ``existing`` is True when a transposition linked the edge to a node created earlier.
     ``mover`` is the player who made ``action``; ``terminal`` tells whether the game ends there.
+
+    ``chance`` (since schema version 6) is True when chance moves at the new node (a die in
+    the air): its children are the outcomes, each child's ``prior`` its probability and its
+    ``mover`` the chance node's (the player an outcome is credited to); selection draws among
+    them by probability instead of scoring them.
     """
 
     node: int
@@ -96,6 +101,7 @@ class NewChild(_Record, frozen=True):
     visits: int = 0
     value: float = 0.0
     existing: bool = False
+    chance: bool = False
 
 
 class Update(_Record, frozen=True):
@@ -163,8 +169,9 @@ class Expand(msgspec.Struct, frozen=True, tag="expand", tag_field="kind", omit_d
 
     ``rule`` says how ``simulate_from`` was picked: "new" (the one child added), "score"
     (best score among the children just added; ``scores`` holds them at ``full``), "leaf"
-    (no expansion: a terminal node or a first visit in ``second-visit`` mode) or "root" (the
-    root's expansion before iteration 1).
+    (no expansion: a terminal node or a first visit in ``second-visit`` mode), "root" (the
+    root's expansion before iteration 1) or "chance" (since schema version 6: every outcome
+    of a chance node added at once, ``simulate_from`` the one drawn by its probability).
     """
 
     iteration: int
@@ -261,6 +268,7 @@ class Block(msgspec.Struct, frozen=True, tag="block", tag_field="kind", omit_def
 
 
 #: A block's expansion rules and simulation methods, by code (the order is part of the format).
+#: An iteration whose expansion is a chance node's ("chance") or adds one is written as events.
 EXPAND_RULES = ("new", "score", "leaf")
 SIMULATE_METHODS = ("random", "heuristic", "evaluator", "script", "terminal")
 

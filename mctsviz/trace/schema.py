@@ -14,6 +14,10 @@ from ``MIN_SCHEMA_VERSION`` up to it and refuses newer ones with a message sayin
 the events' shape means bumping ``SCHEMA_VERSION``, adding a migration of the older lines here,
 and keeping an old trace in ``tests/fixtures/traces`` that must still load.
 
+* Version 6: chance nodes. A ``NewChild`` may say ``chance`` (chance moves there; its
+  children's priors are the outcomes' probabilities) and an ``Expand`` may have the rule
+  ``"chance"`` (every outcome added at once, one drawn). Both are additions: a trace without
+  chance nodes is version 5's, so versions 1-5 read as they did.
 * Version 5: the header may name the engine a finished tree was ``imported`` from; such a
   trace holds its tree as expansions of iteration 0 and no iterations. Every other trace is
   version 4's, so versions 1-4 read as they did.

@@ -10,7 +10,7 @@ from ..trace.blocks import BlockRead
 from ..trace.events import Backprop, Decision, Expand, Select, Simulate
 from ..trace.grammar import TraceStructure
 from .backup import BackupChecks
-from .expansion import ExpansionChecks
+from .chance import ChanceChecks
 from .simulation import SimulationChecks
 
 
@@ -50,7 +50,7 @@ COMPILED_FROM: list[int | None] = [65_536]
 Stop = Callable[[int], bool]
 
 
-class Checker(ExpansionChecks, SimulationChecks, BackupChecks):
+class Checker(ChanceChecks, SimulationChecks, BackupChecks):
     """Checks one trace, iteration by iteration, with every phase's checks."""
 
     # -- the fold -------------------------------------------------------------------------
@@ -119,6 +119,7 @@ class Checker(ExpansionChecks, SimulationChecks, BackupChecks):
         self.report.iterations = self.iterations
         self.line = position if decision is not None else None
         self._final_checks(decision)
+        self.check_draws()
         return True
 
     def _block_marker(self) -> Callable[[BlockRead], None] | None:

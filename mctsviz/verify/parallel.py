@@ -84,7 +84,20 @@ def serial_reason(header: Header, game: Any) -> str | None:
         return "scripted outcomes"
     if game is not None and not isinstance(game, str):
         return "a game given as an object (worker processes need its spec)"
+    if _has_chance(header):
+        return "chance nodes (the index's checkpoints do not mark them)"
     return None
+
+
+def _has_chance(header: Header) -> bool:
+    """Whether the header's game has chance nodes (a game that does not load has none to check)."""
+    from ..games import load_recorded
+    from ..games.chance import has_chance
+
+    try:
+        return has_chance(load_recorded(header.game, header.game_params))
+    except MctsvizError:
+        return False
 
 
 def verify_parallel(

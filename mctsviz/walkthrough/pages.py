@@ -175,6 +175,7 @@ def iteration_context(view: IterationView, names: NodeNames | SnapshotNames, gam
             "chosen": step.chosen,
             "chosen_name": names(step.chosen),
             "rows": score_rows(step.scores or (), step.parent_visits, step.chosen, options, names),
+            "drawn": step.scores is None,  # a chance node's outcome, drawn by probability (schema 6)
         }
         for step in view.steps
     ]

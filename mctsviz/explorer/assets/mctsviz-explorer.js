@@ -183,6 +183,7 @@
   ServedModel.prototype.load = function (answer) {
     var t = answer.nodes, ids = t.id, nodes = { parent: {}, name: {}, action: {}, mover: {}, terminal: {}, prior: {} };
     var kids = {}, n = {}, w = {}, q = {}, c = {}, b = {}, more = {}, morePath = {}, shape = [answer.root], f = this.f.stats;
+    if (t.chance) /** @type {any} */ (nodes).chance = {};
     for (var j = 0; j < ids.length; j++) {
       var i = ids[j];
       for (var column in nodes) nodes[column][i] = t[column][j];
@@ -816,8 +817,10 @@
 
   Explorer.prototype.makeNode = function (/** @type {number} */ i) {
     var self = this, d = this.data, w = this.dims.w, h = this.dims.h;
-    var g = svg("g", { class: "mvx-node", "data-node": i, "data-role": "", tabindex: "-1" }, this.nodeLayer);
-    svg("rect", { class: "mvx-box", width: w, height: h, rx: 6 }, g);
+    var chance = !!(d.nodes.chance && d.nodes.chance[i]);
+    var g = svg("g", { class: chance ? "mvx-node mvx-chance" : "mvx-node", "data-node": i, "data-role": "", tabindex: "-1" }, this.nodeLayer);
+    // A chance node in its own shape, in the same box (the layout is unchanged): an oval.
+    svg("rect", { class: "mvx-box", width: w, height: h, rx: chance ? Math.min(w, h) / 2 : 6 }, g);
     var t1 = svg("text", { class: "mvx-label", x: w / 2, y: 15 }, g);
     t1.textContent = clip(this.nodeLabel(i), 12);
     var t2 = svg("text", { class: "mvx-stats", x: w / 2, y: 31 }, g);
@@ -1062,6 +1065,7 @@
       var dl = html("dl", "mvx-facts", box);
       var facts = [["moved by", "mover", d.nodes.mover[node]], ["N (visits)", "n", String(m.n[node])], ["W (total reward)", "w", S[m.w[node]]], ["mean W/N", "mean", S[m.q[node]]], ["prior P", "prior", d.nodes.prior[node]]];
       if (d.nodes.terminal[node]) facts.push(["terminal", "terminal", "yes: the game ends here"]);
+      if (d.nodes.chance && d.nodes.chance[node]) facts.push(["chance node", "chance", "yes: an outcome is drawn by its probability (prior P)"]);
       facts.forEach(function (f) {
         html("dt", "", dl, f[0]);
         html("dd", "mvx-fact-" + f[1], dl, f[2]);
@@ -1082,7 +1086,9 @@
           written++;
         });
       });
-      if (!written && it && node !== 0) {
+      if (!written && node !== 0 && d.nodes.chance && d.nodes.chance[d.nodes.parent[node]]) {
+        html("p", "mvx-note", box, "An outcome of chance node " + d.nodes.name[d.nodes.parent[node]] + ": drawn by its probability, " + d.nodes.prior[node] + ", never scored.");
+      } else if (!written && it && node !== 0) {
         var parent = d.nodes.parent[node];
         html("p", "mvx-note", box, "Not scored at iteration " + this.k + ": " + (it.path.indexOf(parent) >= 0
           ? "selection stopped at " + d.nodes.name[parent] + ", so its children were not compared."
@@ -1098,6 +1104,11 @@
     var g = this.f.step, fu = this.f.up;
     if (this.p <= 1) {
       it.steps.forEach(function (/** @type {any[]} */ step, /** @type {number} */ j) {
+        var at = step[g.node], drawn = step[g.chosen];
+        if (d.nodes.chance && d.nodes.chance[at]) {
+          html("p", "mvx-note", panel, "Step " + (j + 1) + ": " + d.nodes.name[at] + " is a chance node: " + d.nodes.name[drawn] + " was drawn by its probability, " + d.nodes.prior[drawn] + ".");
+          return;
+        }
         self.scoreTable(panel, "Step " + (j + 1) + ": the children of " + d.nodes.name[step[g.node]] + " (N = " + S[step[g.visits]] + ")", step[g.rows]);
       });
       if (this.p === 1 && it.exp) self.scoreTable(panel, "The child to simulate, among the new children of " + d.nodes.name[it.exp[g.node]], it.exp[g.rows]);

@@ -1,0 +1,170 @@
+"""Search with chance nodes: the reference loop for games with dice, shuffles or tiles.
+
+A game with chance (``mctsviz.games.chance``: the ``chance_outcomes`` hook) is searched as
+OpenSpiel's ``MCTSBot`` searches it. A chance node's outcomes are all added the first time
+selection stops at it (the expansion rule ``"chance"``; in ``second-visit`` mode on its second
+visit) and one is drawn by its probability; later selections draw again among them instead of
+scoring them (a :class:`~mctsviz.trace.events.Step` with no scores). An outcome's ``prior`` is
+its probability and its ``mover`` the chance node's, so the backup credits it to the player who
+moved into the chance node: a chance node's value is the average of the outcomes drawn, never
+their maximum. Only this loop searches chance games: the fast loops and the compiled kernel
+refuse them (``mctsviz.search.engines``).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+
+from ..errors import MctsvizError
+from ..games.chance import chance_outcomes, chance_playout, draw_index
+from ..trace.events import Expand, NewChild, Select, Step
+from ..types import Action, State
+from .phases import Engine
+
+__all__ = ["CHANCE_PLAYER", "ChanceEngine", "chance_problem"]
+
+#: The ``Tree.player`` of a chance node (a terminal node's is -1).
+CHANCE_PLAYER = -2
+
+
+def chance_problem(*, transpositions: bool, rollout: str, has_heuristic: bool) -> str | None:
+    """What a search of a chance game cannot do with these options, or None."""
+    if transpositions:
+        return "transpositions are not searched with chance nodes (an outcome's node belongs to its chance node)"
+    if rollout == "heuristic" and not has_heuristic:
+        return "heuristic rollouts need the game's own heuristic_playout when it has chance nodes"
+    return None
+
+
+class ChanceEngine(Engine):
+    """The reference loop with chance nodes (see the module doc); ``search`` picks it for a
+    game with a ``chance_outcomes`` hook."""
+
+    fast_path_enabled = False
+
+    def _playout_function(self, rollout: str) -> Callable[[State, random.Random], tuple[Sequence[Action], Sequence[float]]]:
+        game = self.game
+        problem = chance_problem(transpositions=self.options.transpositions, rollout=rollout, has_heuristic=callable(getattr(game, "heuristic_playout", None)))
+        if problem:
+            raise MctsvizError(f"{game.name}: {problem}")
+        name = "heuristic_playout" if rollout == "heuristic" else "playout"
+        hook = getattr(game, name, None)
+        if callable(hook):
+            playout: Callable[[State, random.Random], tuple[Sequence[Action], Sequence[float]]] = hook
+            return playout
+        return lambda state, rng: chance_playout(game, state, rng)
+
+    def start(self, root_state: State, seed: int) -> None:
+        if chance_outcomes(self.game, root_state):
+            raise MctsvizError(
+                f"the start state {self.game.state_key(root_state)} is a chance node: a search starts at a player's move "
+                "(give --state a position after the chance outcomes)"
+            )
+        super().start(root_state, seed)
+
+    def run(self, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
+        return self.run_general(iterations, deadline, progress)
+
+    def run_general(self, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
+        """The general loop, drawing at chance nodes (see the module doc)."""
+        tree = self.tree
+        terminal, untried, children, player, visits = tree.terminal, tree.untried, tree.children, tree.player, tree.visits
+        expand_mode = self.options.expand
+        one_at_a_time = expand_mode in ("one", "one-random")
+        recorder = self.recorder
+        full = self.full
+        choose = self._choose
+        clock = time.perf_counter
+        done = 0
+        while iterations is None or done < iterations:
+            if deadline is not None and clock() >= deadline:
+                break
+            iteration = done + 1
+            node = 0
+            path = [0]
+            steps: list[Step] | None = [] if full else None
+            while not terminal[node]:
+                kids = children[node]
+                if player[node] == CHANCE_PLAYER:
+                    if not kids:
+                        break
+                    chosen = self._draw(node)
+                    if steps is not None:
+                        steps.append(Step(node, chosen, visits[node], None))
+                    node = chosen
+                elif (one_at_a_time and untried[node]) or not kids:
+                    break
+                else:
+                    node = choose(node, kids, steps)
+                path.append(node)
+            if recorder is not None:
+                recorder(Select(iteration, tuple(path), None if steps is None else tuple(steps)))
+            leaf = node
+            if player[leaf] == CHANCE_PLAYER and not (expand_mode == "second-visit" and visits[leaf] == 0):
+                sim, new_children = self._expand_chance(leaf)
+                if recorder is not None:
+                    recorder(Expand(iteration, leaf, new_children, sim, "chance"))
+            else:
+                sim, new_children, rule, scores = self._expand(leaf, one_at_a_time, expand_mode)
+                if recorder is not None:
+                    recorder(Expand(iteration, leaf, new_children, sim, rule, scores))
+            if sim != leaf:
+                path.append(sim)
+            returns = self._simulate(iteration, sim)
+            self._backpropagate(iteration, path, returns)
+            done = iteration
+            if progress is not None and not done & 255:
+                progress(done)
+        if progress is not None:
+            progress(done)
+        return done
+
+    def _draw(self, node: int) -> int:
+        """The outcome child of chance node ``node`` drawn by its probability (one ``rng.random()``)."""
+        kids = self.tree.children[node]
+        prior = self.tree.prior
+        return kids[draw_index([prior[k] for k in kids], self.rng.random())]
+
+    def _expand_chance(self, leaf: int) -> tuple[int, tuple[NewChild, ...]]:
+        """Add every outcome of chance node ``leaf`` (probability as prior, the chance node's
+        mover as theirs) and draw the one to simulate from."""
+        tree, game = self.tree, self.game
+        outcomes = chance_outcomes(game, tree.state[leaf])
+        mover = tree.mover[leaf]
+        tree.untried[leaf] = []
+        added = []
+        for action, probability in outcomes:
+            state = game.next_state(tree.state[leaf], action)
+            key = game.state_key(state) if self.need_keys else None
+            stats = self.memory.get(key) if self.memory is not None and key is not None else (0, 0.0)
+            child = tree.add(state, leaf, action, mover, probability, key, stats)
+            self._mark_chance(child)
+            tree.children[leaf].append(child)
+            tree.edges[leaf].append(action)
+            added.append((child, action))
+        drawn = self._draw(leaf)
+        if self.recorder is None:
+            return drawn, ()
+        return drawn, tuple(self._new_child_record(child, leaf, action) for child, action in added)
+
+    def _add_child(self, parent: int, action: Action, prior: float) -> int:
+        child = super()._add_child(parent, action, prior)
+        self._mark_chance(child)
+        return child
+
+    def _mark_chance(self, node: int) -> None:
+        """Make ``node`` a chance node when chance moves at its state."""
+        tree = self.tree
+        if not tree.terminal[node] and chance_outcomes(self.game, tree.state[node]):
+            tree.player[node] = CHANCE_PLAYER
+            tree.untried[node] = []
+
+    def _new_child_record(self, child: int, parent: int, action: Action) -> NewChild:
+        record = super()._new_child_record(child, parent, action)
+        if self.tree.player[child] == CHANCE_PLAYER:
+            return NewChild(
+                record.node, record.action, record.key, record.prior, record.mover, record.terminal, record.visits, record.value, record.existing, True
+            )
+        return record
