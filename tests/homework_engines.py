@@ -37,6 +37,7 @@ class HomeworkUCT:
     expand_all = False
     zero_one = False
     record_moves = True
+    full = False  # the tracer records at the full level: scores and statistics too
     c = math.sqrt(2)
 
     def __init__(self, game: Any, tracer: Tracer | None, seed: int = 0) -> None:
@@ -65,7 +66,9 @@ class HomeworkUCT:
 
     def select(self, root: Node) -> list[Node]:
         node, path = root, [root]
+        self.step_scores: list[list[tuple[Node, float]]] = []  # what a full-level trace records
         while node.children and not node.untried:
+            self.step_scores.append([(child, self.ucb1(node, child)) for child in node.children])
             node = self.best_child(node)
             path.append(node)
         return path
@@ -107,13 +110,14 @@ class HomeworkUCT:
         r = returns[self.mover(node)]
         return (r + 1) / 2 if self.zero_one else r
 
-    def backpropagate(self, path: list[Node], returns: tuple[float, ...]) -> list[tuple[Node, float]]:
+    def backpropagate(self, path: list[Node], returns: tuple[float, ...]) -> list[tuple[Node, float, int, float]]:
+        """Each node credited, with its reward and its statistics right after the update."""
         credited = []
         for node in reversed(path):
             reward = self.reward(node, returns)
             node.visits += 1
             node.total += reward
-            credited.append((node, reward))
+            credited.append((node, reward, node.visits, node.total))
         return credited
 
     # -- the search -----------------------------------------------------------------------
@@ -124,15 +128,16 @@ class HomeworkUCT:
         for _ in range(iterations):
             path = self.select(root)
             leaf = path[-1]
-            tracer and tracer.select(path)
+            tracer and tracer.select(path, self.step_scores)
             added, start = self.expand(leaf)
             if start is not leaf:
                 path.append(start)
-            tracer and tracer.expand(leaf, [(c, c.action, c.state) for c in added], simulate_from=start if added else None)
+            chose = [(c, self.ucb1(leaf, c)) for c in added] if self.expand_all and added else None
+            tracer and tracer.expand(leaf, [(c, c.action, c.state) for c in added], simulate_from=start if added else None, scores=chose)
             returns, moves = self.rollout(start)
             tracer and tracer.simulate(start, returns, moves if self.record_moves else None)
             credited = self.backpropagate(path, returns)
-            tracer and tracer.backprop(credited)
+            tracer and tracer.backprop(credited if self.full else [(node, reward) for node, reward, _, _ in credited])
         return max(root.children, key=lambda child: child.visits).action
 
 
@@ -156,7 +161,7 @@ class ParentVisitsNotCounted(HomeworkUCT):
         for node in reversed(path):
             reward = self.reward(node, returns)
             node.total += reward
-            credited.append((node, reward))
+            credited.append((node, reward, node.visits, node.total))
         return credited
 
 
@@ -278,9 +283,9 @@ class RootValueNeverUpdated(HomeworkUCT):
 
     def backpropagate(self, path, returns):
         credited = super().backpropagate(path, returns)
-        root, reward = credited[-1]
+        root, reward, visits, total = credited[-1]
         root.total -= reward
-        credited[-1] = (root, 0.0)
+        credited[-1] = (root, 0.0, visits, root.total)
         return credited
 
 
@@ -303,20 +308,25 @@ class ZeroOne(HomeworkUCT):
     zero_one = True
 
 
-def trace_into(recorder: Any, engine: type[HomeworkUCT], game: str = "tictactoe", iterations: int = 200, seed: int = 1, *, record_moves: bool = True) -> None:
+def trace_into(
+    recorder: Any, engine: type[HomeworkUCT], game: str = "tictactoe", iterations: int = 200, seed: int = 1, *, record_moves: bool = True, record: str = "compact"
+) -> None:
     """Trace one search by ``engine`` on ``game`` into ``recorder`` (a TraceWriter, say)."""
     g = games.load(game)
-    tracer = Tracer(recorder, game=g, root=g.initial_state(), options=engine.options(iterations), seed=seed)
+    tracer = Tracer(recorder, game=g, root=g.initial_state(), options=engine.options(iterations), seed=seed, record=record)
     search = engine(g, tracer, seed=seed)
     search.record_moves = record_moves
+    search.full = record == "full"
     search.run(g.initial_state(), iterations)
     tracer.finish()
 
 
-def traced(engine: type[HomeworkUCT], game: str = "tictactoe", iterations: int = 200, seed: int = 1, *, record_moves: bool = True) -> list[Any]:
+def traced(
+    engine: type[HomeworkUCT], game: str = "tictactoe", iterations: int = 200, seed: int = 1, *, record_moves: bool = True, record: str = "compact"
+) -> list[Any]:
     """The events of one traced search by ``engine`` on ``game``."""
     events = ListRecorder()
-    trace_into(events, engine, game, iterations, seed, record_moves=record_moves)
+    trace_into(events, engine, game, iterations, seed, record_moves=record_moves, record=record)
     return list(events)
 
 

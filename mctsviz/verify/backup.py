@@ -7,6 +7,7 @@ from typing import Any
 
 from ..search import policies
 from ..trace.events import Backprop, Decision
+from .diagnosis import update_causes
 from .report import close_enough
 from .selection import SelectionChecks
 
@@ -59,7 +60,7 @@ class BackupChecks(SelectionChecks):
                 if u.reward != reward and not close_enough(u.reward, reward):
                     self.flag("reward", iteration, node, reward, u.reward, self._reward_message(node, u.reward, reward))
                 if full:
-                    self._update_check(u, node, reward, iteration)
+                    self._update_check(u, node, reward, iteration, chain[-1])
             visits[node] += 1
             value[node] += reward
         self._count_backup(chain)
@@ -98,17 +99,26 @@ class BackupChecks(SelectionChecks):
             text += " (01 rewards map a return r to (r + 1) / 2)"
         return text
 
-    def _update_check(self, u: Any, node: int, reward: float, iteration: int) -> None:
+    def _update_check(self, u: Any, node: int, reward: float, iteration: int, start: int) -> None:
         fields = (u.visits_before, u.value_before, u.visits_after, u.value_after)
         if any(f is None for f in fields):
             self.flag("update", iteration, node, "before/after statistics", None, "a full-level update without its statistics")
             return
         if u.visits_before != self.visits[node] or not close_enough(u.value_before, self.value[node]):
+            # A consequence of an update flagged before (or a trace edited): no cause of its own.
             self.flag("update", iteration, node, (self.visits[node], self.value[node]), (u.visits_before, u.value_before), "the statistics before the update")
-        if u.visits_after != u.visits_before + 1:
-            self.flag("update", iteration, node, u.visits_before + 1, u.visits_after, "one more visit after the update")
-        if not close_enough(u.value_after, u.value_before + u.reward):
-            self.flag("update", iteration, node, u.value_before + u.reward, u.value_after, "the value after adds the reward")
+        wrong_visits = u.visits_after != u.visits_before + 1
+        wrong_value = not close_enough(u.value_after, u.value_before + u.reward)
+        if wrong_visits or wrong_value:
+            causes = update_causes(node, start, (u.visits_before, u.value_before), (u.visits_after, u.value_after), u.reward)
+            if wrong_visits:
+                said = f"one more visit after the update: the engine's node {node} went from {u.visits_before} to {u.visits_after} visits"
+                self._note_causes("update", said, "", [c for c in causes if not c[0].startswith("value")])
+                self.flag("update", iteration, node, u.visits_before + 1, u.visits_after, said)
+            if wrong_value:
+                said = f"the value after adds the reward: the engine's node {node} went from {u.value_before:g} to {u.value_after:g} with a reward of {u.reward:+g}"
+                self._note_causes("update", said, "", [c for c in causes if c[0].startswith("value")])
+                self.flag("update", iteration, node, u.value_before + u.reward, u.value_after, said)
         self.reported[node] = u.visits_after
 
     # -- at the end -----------------------------------------------------------------------
