@@ -38,6 +38,7 @@ class HomeworkUCT:
     zero_one = False
     record_moves = True
     full = False  # the tracer records at the full level: scores and statistics too
+    witness: Any = None  # tests/homework_witness.py: where the engine's numbers first change
     c = math.sqrt(2)
 
     def __init__(self, game: Any, tracer: Tracer | None, seed: int = 0) -> None:
@@ -123,10 +124,11 @@ class HomeworkUCT:
     # -- the search -----------------------------------------------------------------------
 
     def run(self, root_state: Any, iterations: int) -> Any:
-        tracer = self.tracer
+        tracer, witness = self.tracer, self.witness
         root = self.new_node(root_state)
         for _ in range(iterations):
             path = self.select(root)
+            selected = list(path)
             leaf = path[-1]
             tracer and tracer.select(path, self.step_scores)
             added, start = self.expand(leaf)
@@ -138,6 +140,7 @@ class HomeworkUCT:
             tracer and tracer.simulate(start, returns, moves if self.record_moves else None)
             credited = self.backpropagate(path, returns)
             tracer and tracer.backprop(credited if self.full else [(node, reward) for node, reward, _, _ in credited])
+            witness and witness.see(selected, self.step_scores, added, start, chose, returns, moves, credited)
         return max(root.children, key=lambda child: child.visits).action
 
 
@@ -289,6 +292,100 @@ class RootValueNeverUpdated(HomeworkUCT):
         return credited
 
 
+class NoSquareRoot(HomeworkUCT):
+    """Leaves out the square root: C ln N / n for C sqrt(ln N / n)."""
+
+    def ucb1(self, parent, child):
+        if child.visits == 0:
+            return math.inf
+        return child.total / child.visits + self.c * math.log(max(parent.visits, 1)) / child.visits
+
+
+class ConstantUnderTheRoot(HomeworkUCT):
+    """Puts the constant under the square root: sqrt(C ln N / n)."""
+
+    def ucb1(self, parent, child):
+        if child.visits == 0:
+            return math.inf
+        return child.total / child.visits + math.sqrt(self.c * math.log(max(parent.visits, 1)) / child.visits)
+
+
+class TotalForMean(HomeworkUCT):
+    """Uses the child's total reward W where UCB1 has its mean W/n (the division forgotten)."""
+
+    def ucb1(self, parent, child):
+        if child.visits == 0:
+            return math.inf
+        return child.total + self.c * math.sqrt(math.log(max(parent.visits, 1)) / child.visits)
+
+
+class OpponentsMean(HomeworkUCT):
+    """Takes each child's mean from the side of the player to move at the child (-W/n): it
+    picks the move best for the opponent."""
+
+    def ucb1(self, parent, child):
+        if child.visits == 0:
+            return math.inf
+        return -child.total / child.visits + self.c * math.sqrt(math.log(max(parent.visits, 1)) / child.visits)
+
+
+class LeafCountedTwice(HomeworkUCT):
+    """Counts a visit for the node the rollout starts at before the backup loop, which counts
+    it again: that node gains two visits per simulation (the reward once)."""
+
+    def backpropagate(self, path, returns):
+        path[-1].visits += 1
+        return super().backpropagate(path, returns)
+
+
+class LeafCreditedTwice(HomeworkUCT):
+    """Appends the new node to the path and credits it once more on the way up: it is in the
+    backup twice."""
+
+    def backpropagate(self, path, returns):
+        return super().backpropagate([*path, path[-1]] if len(path) > 1 else path, returns)
+
+
+class NewNodeNotUpdated(HomeworkUCT):
+    """Starts the backup at the selection's leaf: the node the rollout started at is skipped."""
+
+    def backpropagate(self, path, returns):
+        return super().backpropagate(path[:-1] if len(path) > 1 else path, returns)
+
+
+class PlayerToMoveCredited(HomeworkUCT):
+    """Credits each node with the return of the player to move there, not of the player who
+    moved into it: every reward has the wrong sign."""
+
+    def reward(self, node, returns):
+        return -super().reward(node, returns)
+
+
+class ValuesNotUpdated(HomeworkUCT):
+    """Counts every visit but never adds the reward to a node's total (the line forgotten); it
+    still passes the tracer the reward it meant to credit."""
+
+    def backpropagate(self, path, returns):
+        credited = []
+        for node in reversed(path):
+            node.visits += 1
+            credited.append((node, self.reward(node, returns), node.visits, node.total))
+        return credited
+
+
+class ValueSubtracted(HomeworkUCT):
+    """Subtracts the reward from each node's total (``-=`` for ``+=``), passing the reward it meant."""
+
+    def backpropagate(self, path, returns):
+        credited = []
+        for node in reversed(path):
+            reward = self.reward(node, returns)
+            node.visits += 1
+            node.total -= reward
+            credited.append((node, reward, node.visits, node.total))
+        return credited
+
+
 class RandomChoice(HomeworkUCT):
     """Selects a child at random: no classic mistake explains that (verify says so)."""
 
@@ -309,12 +406,22 @@ class ZeroOne(HomeworkUCT):
 
 
 def trace_into(
-    recorder: Any, engine: type[HomeworkUCT], game: str = "tictactoe", iterations: int = 200, seed: int = 1, *, record_moves: bool = True, record: str = "compact"
+    recorder: Any,
+    engine: type[HomeworkUCT],
+    game: str = "tictactoe",
+    iterations: int = 200,
+    seed: int = 1,
+    *,
+    record_moves: bool = True,
+    record: str = "compact",
+    witness: Any = None,
 ) -> None:
-    """Trace one search by ``engine`` on ``game`` into ``recorder`` (a TraceWriter, say)."""
+    """Trace one search by ``engine`` on ``game`` into ``recorder`` (a TraceWriter, say);
+    ``witness`` (a :class:`homework_witness.Witness`) watches the search's own numbers."""
     g = games.load(game)
     tracer = Tracer(recorder, game=g, root=g.initial_state(), options=engine.options(iterations), seed=seed, record=record)
     search = engine(g, tracer, seed=seed)
+    search.witness = witness
     search.record_moves = record_moves
     search.full = record == "full"
     search.run(g.initial_state(), iterations)
@@ -333,6 +440,7 @@ def traced(
 __all__ = [
     "Argmin",
     "ChildLog",
+    "ConstantUnderTheRoot",
     "DrawAsLoss",
     "DrawAsLossForBoth",
     "DrawAsLossForBoth01",
@@ -340,16 +448,25 @@ __all__ = [
     "ExpandAll",
     "ExpandsTwice",
     "HomeworkUCT",
+    "LeafCountedTwice",
+    "LeafCreditedTwice",
     "MeanOverParentVisits",
+    "NewNodeNotUpdated",
     "NoSignFlip",
+    "NoSquareRoot",
+    "OpponentsMean",
     "OtherConstant",
     "ParentVisitsNotCounted",
+    "PlayerToMoveCredited",
     "RandomChoice",
     "RolloutFromParent",
     "RootLogEverywhere",
     "RootValueNeverUpdated",
     "RootVisitNotCounted",
+    "TotalForMean",
     "UnvisitedScoredZero",
+    "ValueSubtracted",
+    "ValuesNotUpdated",
     "ZeroOne",
     "trace_into",
     "traced",

@@ -40,6 +40,7 @@ class BackupChecks(SelectionChecks):
         # A drawn game whose every update credits a loss, to nodes of both players' moves.
         loss = 0.0 if zero_one else -1.0
         self.draw_lost_by_all = not any(returns) and len({mover[n] for n in chain}) > 1 and bool(updates) and all(u.reward == loss for u in updates)
+        self.all_inverted = self._inverted(updates, returns)
         got_nodes = [u.node for u in updates]
         pairs: Iterable[tuple[int, Any]]
         if got_nodes == want_nodes and len(set(chain)) == len(chain):
@@ -65,6 +66,26 @@ class BackupChecks(SelectionChecks):
             value[node] += reward
         self._count_backup(chain)
 
+    def _inverted(self, updates: Any, returns: tuple[float, ...]) -> bool:
+        """Whether every update of a backup credited the opposite of its node's reward, at
+        nodes of both players' moves (a search that scores from the side of the player to move)."""
+        mover, players, zero_one = self.mover, len(returns), self.zero_one
+        inverted, movers = 0, set()
+        for u in updates:
+            if not 0 <= u.node < len(mover):
+                return False
+            m = mover[u.node]
+            r = returns[m] if 0 <= m < players else 0.0
+            reward = (r + 1.0) / 2.0 if zero_one else r
+            opposite = 1.0 - reward if zero_one else -reward
+            if reward == opposite:  # a draw: says nothing either way
+                continue
+            if not close_enough(u.reward, opposite):
+                return False
+            inverted += 1
+            movers.add(m)
+        return inverted > 0 and len(movers) > 1
+
     def _count_backup(self, chain: list[int]) -> None:
         """Count the backup where it ended and through each edge of its chain."""
         self.ends[chain[-1]] += 1
@@ -85,7 +106,10 @@ class BackupChecks(SelectionChecks):
             f"got {expected:+g}{_outcome(expected, self.zero_one)} from this simulation: each node is credited {rule} of the player who moved into it"
         )
         if (close_enough(found, 1.0 - expected) if self.zero_one else close_enough(found, -expected)) and found != expected:
-            text += " (the sign is not flipped for the opponent)"
+            if self.all_inverted:
+                text += " (every node of this backup was credited the other side's reward: the return of the player to move at the node, not of the player who moved into it)"
+            else:
+                text += " (the sign is not flipped for the opponent)"
         elif self.draw_lost_by_all and close_enough(expected, 0.5 if self.zero_one else 0.0):
             worth = "0.5" if self.zero_one else "0"
             text += f" (a draw was scored as a loss for both players: with {self.options.reward} rewards a draw is worth {worth} to each)"
@@ -247,6 +271,11 @@ def _update_path_message(want: list[int], got: list[int]) -> tuple[int | None, s
         return want[0], f"{rule}; node {want[0]}, where the simulation started, was not updated"
     twice = sorted({n for n in got if got.count(n) > 1})
     if twice:
+        if twice[0] == want[0]:
+            return twice[0], (
+                f"{rule}; node {twice[0]}, where the simulation started, was updated {got.count(twice[0])} times "
+                "(the leaf counted twice: is it on the path and credited again?)"
+            )
         return twice[0], f"{rule}; node {twice[0]} was updated {got.count(twice[0])} times"
     missing = [n for n in want if n not in got]
     if missing:

@@ -140,6 +140,8 @@ def _attempts(options: SearchOptions, kids: Children, index: int) -> list[Attemp
         how = f"each child's mean from the other player's side ({worst}): a node's value is the reward of the player who moved into it, the one choosing at node {node}"
         flip = (lambda m: 1.0 - m) if options.reward == "01" else (lambda m: -m)
         attempts.append(("opponent's mean", lambda: _ucb1_with(options, kids, lambda w, n, m, e: flip(m) + e), f"it is the highest with {how}", how))
+        how = "every child's value left at 0 (the exploration term alone): are the rewards never added to the values?"
+        attempts.append(("values kept", lambda: _ucb1_with(options, kids, lambda w, n, m, e: e), f"it is the highest with {how}", how))
         log_n = _log_of_parent(options, kids)
         how = "no square root over the exploration term (C ln N / n, not C sqrt(ln N / n))"
         attempts.append(("no sqrt", lambda: _ucb1_with(options, kids, lambda w, n, m, e: m + options.c * log_n / n), f"it is the highest with {how}", how))
@@ -166,7 +168,7 @@ def _attempts(options: SearchOptions, kids: Children, index: int) -> list[Attemp
     if kids.ended and (kids.parent_ended or any(kids.ended)):
         twice = [n + e for n, e in zip(kids.visits, kids.ended)]
         how = (
-            f"the node a simulation starts at counted twice (node {node}'s N would be {big_n + kids.parent_ended}, not {big_n}): "
+            "the node a simulation starts at counted twice (each node one visit higher for every simulation that started at it): "
             "is the new node's visit counted in the expansion or the rollout and again in the backup?"
         )
         attempts.append(("leaf twice", lambda: _scores(options, kids, visits=twice, parent=big_n + kids.parent_ended), f"it is the highest with {how}", how))
@@ -233,19 +235,14 @@ def update_causes(node: int, start: int, before: tuple[int, float], after: tuple
             )
         if node == 0:
             causes.append(("root visit", "the root's visit is not counted: does the loop stop below the root?"))
-        elif node == start:
-            causes.append(("no visit", f"node {node} gained no visit in its backup"))
     elif gained == 2 and node == start:
         causes.append(
             ("leaf twice", "the node the simulation started at counted twice: is its visit counted in the expansion or the rollout and again in the backup?")
         )
     if reward and close_enough(added, 0.0):
-        words = "is its value never updated, only its visits?" if node == 0 else "the value was not updated, only the visits"
-        causes.append(("value kept", words))
+        causes.append(("values kept", "the value was not updated, only the visits: is the reward added to the node's total?"))
     elif reward and close_enough(added, -reward):
-        causes.append(("value sign", "the reward was subtracted from the value, not added (the sign?)"))
-    elif reward and close_enough(added, 2 * reward):
-        causes.append(("value twice", "the reward was added twice"))
+        causes.append(("value sign", "the reward was subtracted from the value, not added"))
     return causes
 
 

@@ -86,6 +86,7 @@ class CheckerState:
         self.explained: dict[str, int] = {}
         self.unexplained: list[tuple[int, str, str, str, list[tuple[str, str]]]] = []
         self.wrong_steps: dict[str, int] = {}  # per kind, the wrong steps found
+        self.all_inverted = False  # the backup being checked credits every node the opposite of its reward
         self.draw_lost_by_all = False  # the backup being checked credits a drawn game as a loss to every node
         self.root_credited = False  # whether any backup so far credited the root other than 0
         self.iterations = 0
