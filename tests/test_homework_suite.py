@@ -50,7 +50,7 @@ CAUSES: dict[type, tuple[str, str]] = {
         "the node a simulation starts at counted twice (each node one visit higher for every simulation that started at it)",
     ),
     hw.NoSignFlip: ("(the sign is not flipped for the opponent)",) * 2,
-    hw.PlayerToMoveCredited: ("the return of the player to move at the node, not of the player who moved into it",) * 2,
+    hw.PlayerToMoveCredited: ("or the return of the player to move at the node, not of the player who moved into it",) * 2,
     hw.ValueSubtracted: ("the reward was subtracted from the value, not added", "each child's mean from the other player's side (-W/n)"),
     hw.DrawAsLoss: ("(a draw was scored as a loss for both players: with 01 rewards a draw is worth 0.5 to each)",) * 2,
     hw.DrawAsLossForBoth: ("(a draw was scored as a loss for both players: with pm1 rewards a draw is worth 0 to each)",) * 2,

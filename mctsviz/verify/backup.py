@@ -107,7 +107,10 @@ class BackupChecks(SelectionChecks):
         )
         if (close_enough(found, 1.0 - expected) if self.zero_one else close_enough(found, -expected)) and found != expected:
             if self.all_inverted:
-                text += " (every node of this backup was credited the other side's reward: the return of the player to move at the node, not of the player who moved into it)"
+                text += (
+                    " (every node of this backup was credited the opposite of its reward: the return negated, or the return of "
+                    "the player to move at the node, not of the player who moved into it)"
+                )
             else:
                 text += " (the sign is not flipped for the opponent)"
         elif self.draw_lost_by_all and close_enough(expected, 0.5 if self.zero_one else 0.0):

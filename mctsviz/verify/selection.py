@@ -12,6 +12,9 @@ from .diagnosis import UNKNOWN_BY_KIND, Children, most_likely, score_causes, sel
 from .report import close_enough
 from .state import CheckerState
 
+#: The checks whose first violation may get its cause past the report's limit (an index each).
+FIRST_CHECKS = ("selection", "expansion", "scores", "update")
+
 
 class SelectionChecks(CheckerState):
     """Selection: the path, where it stops, each choice and the recorded scores."""
@@ -114,7 +117,7 @@ class SelectionChecks(CheckerState):
                 if mine == top:
                     said += f" too: between equal scores the tie-break '{options.tie_break}' takes child {best[0]}"
                 else:
-                    self._note_causes("selection", said, f"; scores {detail}", selection_causes(options, self._children_of(node, kids), chosen))
+                    self._note_causes("selection", said, f"; scores {detail}", selection_causes(options, self._children_of(node, kids), chosen), check)
             self.flag(
                 check,
                 iteration,
@@ -153,16 +156,20 @@ class SelectionChecks(CheckerState):
             return chosen in [kids[i] for i in best]
         return chosen == kids[best[0]]
 
-    def _note_causes(self, kind: str, said: str, rest: str, causes: list[tuple[str, str]]) -> None:
+    def _note_causes(self, kind: str, said: str, rest: str, causes: list[tuple[str, str]], check: str | None = None) -> None:
         """Count the mistakes that explain a wrong step of ``kind`` (a choice, a recorded score,
         a recorded update); the violation about to be flagged gets the likeliest one's words
-        when the whole trace has been read (:meth:`name_causes`)."""
+        when the whole trace has been read (:meth:`name_causes`). ``check`` is the violation's
+        check when it is not ``kind`` (a choice among new children is an expansion's)."""
         self.wrong_steps[kind] = self.wrong_steps.get(kind, 0) + 1
         keyed = [(f"{kind}: {key}", words) for key, words in causes]
         for key, _ in keyed:
             self.explained[key] = self.explained.get(key, 0) + 1
-        if len(self.report.violations) < self.report.limit:
-            self.unexplained.append((len(self.report.violations), kind, said, rest, keyed))
+        report = self.report
+        if len(report.violations) < report.limit:
+            self.unexplained.append((len(report.violations), kind, said, rest, keyed))
+        elif (check or kind) not in report.failed:  # the first of its check, shown by a grader's family past the limit
+            self.unexplained.append((-1 - list(FIRST_CHECKS).index(check or kind), kind, said, rest, keyed))
 
     def name_causes(self) -> None:
         """Add to each wrong step kept the mistake that explains the most wrong steps of its kind in the trace."""
@@ -170,14 +177,21 @@ class SelectionChecks(CheckerState):
             words = most_likely(causes, self.explained, self.wrong_steps.get(kind, 0), UNKNOWN_BY_KIND[kind])
             if words is None:
                 continue
-            if (
-                words == UNKNOWN_BY_KIND[kind]
-                and kind != "update"
-                and (self.report.failed.get("reward") or self.report.failed.get("update-path") or self.report.failed.get("update"))
-            ):
-                words += " (the wrong backups flagged in this trace change the values it chose with: fix those first)"
-            violation = self.report.violations[index]
-            self.report.violations[index] = dataclasses.replace(violation, message=f"{said} ({words}){rest}")
+            report = self.report
+            if kind != "update" and (report.failed.get("reward") or report.failed.get("update-path") or report.failed.get("update")):
+                # Wrong backups make wrong values: what explains the choices may be their doing.
+                if words == UNKNOWN_BY_KIND[kind]:
+                    words += " (the wrong backups flagged in this trace change the values it chose with: fix those first)"
+                else:
+                    words += "; or the wrong backups flagged in this trace, which change the values it chose with: fix those first"
+            if index < 0:
+                check = FIRST_CHECKS[-1 - index]
+                report.first_of_check[check] = dataclasses.replace(report.first_of_check[check], message=f"{said} ({words}){rest}")
+                continue
+            violation = report.violations[index]
+            report.violations[index] = named = dataclasses.replace(violation, message=f"{said} ({words}){rest}")
+            if report.first_of_check.get(violation.check) is violation:
+                report.first_of_check[violation.check] = named
         self.unexplained = []
 
     def _children_of(self, node: int, kids: list[int]) -> Children:
