@@ -292,6 +292,15 @@ class RootValueNeverUpdated(HomeworkUCT):
         return credited
 
 
+class LogOfNPlusOne(HomeworkUCT):
+    """Takes ln(N + 1), as some lecture notes write it, where the declared UCB1 has ln N."""
+
+    def ucb1(self, parent, child):
+        if child.visits == 0:
+            return math.inf
+        return child.total / child.visits + self.c * math.sqrt(math.log(parent.visits + 1) / child.visits)
+
+
 class NoSquareRoot(HomeworkUCT):
     """Leaves out the square root: C ln N / n for C sqrt(ln N / n)."""
 
@@ -450,6 +459,7 @@ __all__ = [
     "HomeworkUCT",
     "LeafCountedTwice",
     "LeafCreditedTwice",
+    "LogOfNPlusOne",
     "MeanOverParentVisits",
     "NewNodeNotUpdated",
     "NoSignFlip",

@@ -32,6 +32,7 @@ CAUSES: dict[type, tuple[str, str]] = {
         "only the node a simulation starts at gains the visit, the other nodes on the path only the reward",
         "it is the highest if only the node a simulation starts at gains the visit (node 0's N would be 0, not 10)",
     ),
+    hw.LogOfNPlusOne: ("ln(N + 1) in place of the declared ln N",) * 2,
     hw.RootLogEverywhere: ("ln of the root's N = 52 in place of node 4's N = 9", "ln of the root's N = 73 in place of node 4's N = 12"),
     hw.NoSquareRoot: ("no square root over the exploration term (C ln N / n, not C sqrt(ln N / n))",) * 2,
     hw.ConstantUnderTheRoot: ("C under the square root (sqrt(C ln N / n), not C sqrt(ln N / n))",) * 2,
@@ -92,7 +93,8 @@ def test_compact_level_names_the_cause_at_the_first_changed_decision(engine):
 def test_full_level_finds_numbers_before_the_choices_they_change():
     # The numbers a compact trace cannot hold: a score, a visit not counted (figures in docs/tracer.md).
     earlier = {}
-    for engine in (hw.ChildLog, hw.MeanOverParentVisits, hw.OtherConstant, hw.RootLogEverywhere, hw.ParentVisitsNotCounted, hw.LeafCountedTwice):
+    engines = (hw.ChildLog, hw.MeanOverParentVisits, hw.OtherConstant, hw.RootLogEverywhere, hw.ParentVisitsNotCounted, hw.LeafCountedTwice, hw.LogOfNPlusOne)
+    for engine in engines:
         full, _ = first_change(engine, "full")
         compact, _ = first_change(engine, "compact")
         earlier[engine.__name__] = (full.iteration, compact.iteration)
@@ -103,6 +105,7 @@ def test_full_level_finds_numbers_before_the_choices_they_change():
         "RootLogEverywhere": (53, 74),
         "ParentVisitsNotCounted": (1, 11),
         "LeafCountedTwice": (1, 20),
+        "LogOfNPlusOne": (10, 117),
     }
 
 

@@ -127,6 +127,10 @@ def _attempts(options: SearchOptions, kids: Children, index: int) -> list[Attemp
                 f"ln of each child's own visits in place of the parent's N = {big_n}",
             )
         )
+    if ucb1:
+        other_log = "ln-n1" if options.log == "ln-n" else "ln-n"
+        how = "ln(N + 1) in place of the declared ln N" if other_log == "ln-n1" else "ln N in place of the declared ln(N + 1)"
+        attempts.append(("log variant", partial(_scores, msgspec.structs.replace(options, log=other_log), kids), f"it is the highest with {how}", how))
     if ucb1 and node != 0 and kids.root_visits > 0 and kids.root_visits != big_n:
         how = f"ln of the root's N = {kids.root_visits} in place of node {node}'s N = {big_n}: UCB1 takes ln of the visits of the node it selects from, at every depth, not the root's"
         attempts.append(("root log", lambda: _scores(options, kids, parent=kids.root_visits), f"it is the highest with {how}", how))
