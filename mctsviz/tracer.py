@@ -47,7 +47,7 @@ from .trace.events import (
     Step,
     Update,
 )
-from .trace.reported import full_updates, score_record, step_scores
+from .trace.reported import full_updates, step_scores
 from .types import Action, Game, Recorder, State
 
 
@@ -286,10 +286,8 @@ class Tracer:
 
     def _scores(self, parent: int, given: Any) -> tuple[Score, ...]:
         """The engine's scores of ``parent``'s children (see :meth:`select`) as Score records."""
-        visits, value, labels, priors = self._reported_visits, self._reported_value, self._node_labels, self._node_priors
-        return step_scores(
-            parent, self._kids.get(parent, []), given, self._id, lambda k, score: score_record(k, labels[k], visits[k], value[k], priors[k], score)
-        )
+        stats = (self._reported_visits, self._reported_value, self._node_labels, self._node_priors)
+        return step_scores(parent, self._kids.get(parent, []), given, self._id, stats)
 
     def expand(self, parent: Hashable, children: Iterable[tuple[Any, ...]], *, simulate_from: Hashable | None = None, scores: Any = None) -> None:
         """The children an expansion added under ``parent``: (node, action) pairs, in order.

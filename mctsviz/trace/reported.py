@@ -45,9 +45,16 @@ def score_record(kid: int, label: str, visits: int, value: float, prior: float, 
     return Score(kid, label, visits, value, prior, exploit, explore, score)
 
 
-def step_scores(parent: int, kids: list[int], given: Any, node_id: Callable[[Hashable], int], record: Callable[[int, Any], Score]) -> tuple[Score, ...]:
+def step_scores(
+    parent: int,
+    kids: list[int],
+    given: Any,
+    node_id: Callable[[Hashable], int],
+    stats: tuple[list[int], list[float], list[str], list[float]],
+) -> tuple[Score, ...]:
     """One step's scores, ``given`` as ``{child: score}`` or (child, score) pairs, as Score
-    records in the order of ``kids`` (``parent``'s children, by id), each made by ``record``.
+    records in the order of ``kids`` (``parent``'s children, by id); ``stats`` are the engine's
+    visits and values, the action labels and the priors, by node id (see :func:`score_record`).
 
     Raises:
         MctsvizError: not a mapping or pairs, or not one score for each child.
@@ -59,7 +66,16 @@ def step_scores(parent: int, kids: list[int], given: Any, node_id: Callable[[Has
         raise MctsvizError(f"the scores of a step are {{child: score}} or (child, score) pairs, not {given!r:.200}") from None
     if sorted(by_id) != kids:
         raise MctsvizError(f"the scores at node {parent} must cover its children, each once: nodes {kids}, scores for {sorted(by_id)}")
-    return tuple(record(kid, by_id[kid]) for kid in kids)
+    visits, values, labels, priors = stats
+    out = []
+    for kid in kids:
+        score, n, w = by_id[kid], visits[kid], values[kid]
+        if type(score) is float and score - score == 0.0:  # a finite bare score, the usual case
+            exploit = w / n if n else 0.0
+            out.append(Score(kid, labels[kid], n, w, priors[kid], exploit, score - exploit, score))
+        else:
+            out.append(score_record(kid, labels[kid], n, w, priors[kid], score))
+    return tuple(out)
 
 
 def full_updates(
