@@ -11,6 +11,11 @@ The tracer turns four calls per iteration into the trace format every mctsviz co
         tracer.backprop([(node, reward), ...])    # each pair: one visit and its reward
     tracer.finish()                               # the decision: the root's children
 
+At the full level (``Tracer(..., record="full")``) the engine also gives its own numbers:
+``select(path, scores=...)`` each step's scores, and ``backprop`` (node, reward, visits, value)
+with the node's statistics after each update, so ``verify`` finds the first number that
+changed, not only the first choice it changed.
+
 Nodes are the engine's own objects (anything hashable): the tracer numbers them in the order
 they are added, the root 0, as mctsviz's engine does. The header declares the options the
 engine claims to follow; ``mctsviz verify`` then checks every step against that claim.
@@ -36,10 +41,13 @@ from .trace.events import (
     Header,
     NewChild,
     RootChild,
+    Score,
     Select,
     Simulate,
+    Step,
     Update,
 )
+from .trace.reported import full_updates, step_scores
 from .types import Action, Game, Recorder, State
 
 
@@ -80,6 +88,10 @@ class Tracer:
             checks the trace against them); the defaults are UCB1 with C = sqrt(2), one child
             per visit, random rollouts, rewards as the game's returns.
         seed: the seed the engine says it used (kept in the header).
+        record: ``"compact"`` (the default: paths, new children, returns, rewards) or
+            ``"full"``: the engine's own scores at each step (``select(path, scores=...)``),
+            its statistics after each update (``backprop`` takes (node, reward, visits, value))
+            and the rollouts' moves, as mctsviz's engine writes them at full.
 
     Raises:
         MctsvizError: a call out of order, a node the tracer has not seen, a return or reward that
@@ -92,6 +104,7 @@ class Tracer:
         "_columns",
         "_write_columns",
         "_held_expand",
+        "_full",
         "_held_select",
         "_held_simulate",
         "_ids",
@@ -104,6 +117,11 @@ class Tracer:
         "_one_at_a_time",
         "_players",
         "_priors",
+        "_kids",
+        "_node_labels",
+        "_node_priors",
+        "_reported_value",
+        "_reported_visits",
         "_returns",
         "_root_children",
         "_root_stats",
@@ -115,7 +133,9 @@ class Tracer:
         "recorder",
     )
 
-    def __init__(self, recorder: Recorder, *, game: Game, root: State, options: SearchOptions | None = None, seed: int = 0) -> None:
+    def __init__(self, recorder: Recorder, *, game: Game, root: State, options: SearchOptions | None = None, seed: int = 0, record: str = "compact") -> None:
+        if record not in ("compact", "full"):
+            raise MctsvizError(f"record must be 'compact' or 'full', not {record!r}")
         if game.is_terminal(root):
             raise MctsvizError("the root state is terminal: there is no search to trace")
         self.recorder = recorder
@@ -149,6 +169,14 @@ class Tracer:
         self._held_expand: Any = None
         self._held_simulate: Any = None
         self._leaf: Hashable = None  # the last path's leaf: what an iteration without expand() expanded
+        self._full = record == "full"
+        # Full level: the engine's own statistics by node id, as its backups reported them, and
+        # each node's children in the order they were added (a step's scores are put in it).
+        self._reported_visits: list[int] = [0]
+        self._reported_value: list[float] = [0.0]
+        self._kids: dict[int, list[int]] = {}
+        self._node_labels: list[str] = [""]
+        self._node_priors: list[float] = [1.0]
         recorder(
             Header(
                 format=FORMAT_NAME,
@@ -164,7 +192,7 @@ class Tracer:
                 root_value=0.0,
                 options=self.options,
                 seed=check_seed(seed),
-                record="compact",
+                record=record,
             )
         )
         # A writer that stores blocks takes the iterations as block columns, appended here with
@@ -175,7 +203,7 @@ class Tracer:
         write_columns = getattr(recorder, "write_columns", None)
         block_size = getattr(recorder, "block_size", None)
         columns = None
-        if self._batch is not None and callable(block_columns) and callable(write_columns) and callable(block_size):
+        if not self._full and self._batch is not None and callable(block_columns) and callable(write_columns) and callable(block_size):
             if game.num_players <= 127 and self.options.rollout in METHOD_CODES:
                 columns = block_columns()
         self._columns: Any = columns
@@ -211,8 +239,17 @@ class Tracer:
             hint = _ORDER_HINTS.get((self._stage, call), "")
             raise MctsvizError(f"{call}() called where {wanted}() was expected (iteration {max(self._iteration, 1)}){hint}")
 
-    def select(self, path: Sequence[Hashable]) -> None:
-        """The nodes selection went through, from the root to the leaf where it stopped."""
+    def select(self, path: Sequence[Hashable], scores: Sequence[Any] | None = None) -> None:
+        """The nodes selection went through, from the root to the leaf where it stopped.
+
+        Args:
+            path: the nodes, root first.
+            scores: at the full level, the engine's own scores of each step down the path (one
+                item per move, ``len(path) - 1``): the scores of every child of the node it
+                chose from, as a mapping ``{child: score}`` or (child, score) pairs. A score is
+                a number (``math.inf`` for an unvisited child) or an (exploit, explore) pair.
+                Read only at the full level.
+        """
         if self._stage:
             self._expect(0, "select")
         if not path:
@@ -227,17 +264,32 @@ class Tracer:
             ids = tuple(self._id(node) for node in path)  # raises the clear error
         if ids[0] != 0:
             raise MctsvizError("a selection path starts at the root")
+        steps = self._steps(path, ids, scores) if self._full else None
         self._iteration += 1
         self._stage = 1
         self._leaf = path[-1]
         if self._columns is not None:
             self._held_select = ids
         elif self._batch is None:
-            self.recorder(Select(self._iteration, ids))
+            self.recorder(Select(self._iteration, ids, steps))
         else:
-            self._held_select = Select(self._iteration, ids)
+            self._held_select = Select(self._iteration, ids, steps)
 
-    def expand(self, parent: Hashable, children: Iterable[tuple[Any, ...]], *, simulate_from: Hashable | None = None) -> None:
+    def _steps(self, path: Sequence[Hashable], ids: tuple[int, ...], scores: Sequence[Any] | None) -> tuple[Step, ...]:
+        """The full level's steps: at each node of the path, the engine's scores of its children."""
+        if len(ids) == 1:
+            return ()
+        if scores is None or len(scores) != len(ids) - 1:
+            given = "none" if scores is None else str(len(scores))
+            raise MctsvizError(f"at the full level select() needs scores=: one item per move down the path ({len(ids) - 1} here, {given} given)")
+        return tuple(Step(node, chosen, self._reported_visits[node], self._scores(node, given)) for node, chosen, given in zip(ids, ids[1:], scores))
+
+    def _scores(self, parent: int, given: Any) -> tuple[Score, ...]:
+        """The engine's scores of ``parent``'s children (see :meth:`select`) as Score records."""
+        stats = (self._reported_visits, self._reported_value, self._node_labels, self._node_priors)
+        return step_scores(parent, self._kids.get(parent, []), given, self._id, stats)
+
+    def expand(self, parent: Hashable, children: Iterable[tuple[Any, ...]], *, simulate_from: Hashable | None = None, scores: Any = None) -> None:
         """The children an expansion added under ``parent``: (node, action) pairs, in order.
 
         An iteration that adds no node (its leaf is terminal, or the expansion mode adds none
@@ -250,6 +302,8 @@ class Tracer:
                 third item, the child's state, saves the tracer computing it again.
             simulate_from: the node the simulation starts from (default: the only new child,
                 or the parent when there is none).
+            scores: at the full level, when several children were added, the engine's scores
+                of them that picked ``simulate_from`` (as one step's in :meth:`select`).
         """
         if self._stage != 1:
             self._expect(1, "expand")
@@ -285,6 +339,12 @@ class Tracer:
             self._states.append(child_state)
             self._terminal.append(terminal)
             self._movers.append(mover)
+            if self._full:
+                self._reported_visits.append(0)
+                self._reported_value.append(0.0)
+                self._node_labels.append(label)
+                self._node_priors.append(prior or 1.0)
+                self._kids.setdefault(leaf, []).append(number)
             if leaf == 0:
                 self._root_children.append((number, label, prior or 1.0))
                 self._root_stats[number] = [0, 0.0]
@@ -301,13 +361,18 @@ class Tracer:
         else:
             raise MctsvizError("several children were added: say which one the simulation starts from (simulate_from=)")
         rule = "leaf" if not added else ("new" if len(added) == 1 and self._one_at_a_time else "score")
+        chose = None
+        if self._full and rule == "score":
+            if scores is None:
+                raise MctsvizError("at the full level expand() needs scores= when it adds several children: the scores that picked simulate_from")
+            chose = self._scores(leaf, scores)
         self._stage = 2
         if columns is not None:
             self._held_expand = (leaf, added, start, rule)
         elif self._batch is None:
-            self.recorder(Expand(self._iteration, leaf, tuple(added), start, rule))
+            self.recorder(Expand(self._iteration, leaf, tuple(added), start, rule, chose))
         else:
-            self._held_expand = Expand(self._iteration, leaf, tuple(added), start, rule)
+            self._held_expand = Expand(self._iteration, leaf, tuple(added), start, rule, chose)
 
     def simulate(self, node: Hashable, returns: Sequence[float], moves: Sequence[Action] | None = None) -> None:
         """The simulation: where it started, its returns (one per player) and the moves it played.
@@ -324,6 +389,10 @@ class Tracer:
         except (KeyError, TypeError):
             start = self._id(node)  # raises the clear error
         method = "terminal" if self._terminal[start] else self.options.rollout
+        if moves is None and self._full:
+            if method != "terminal":
+                raise MctsvizError("at the full level simulate() needs the rollout's moves (moves=[...]): verify replays them")
+            moves = ()
         labels = None
         if moves is not None:
             try:  # most moves were labelled before: looked up in C, labelled only when new
@@ -354,15 +423,27 @@ class Tracer:
             self._returns[returns] = values
         return values
 
-    def backprop(self, updates: Iterable[tuple[Hashable, float]]) -> None:
+    def backprop(self, updates: Iterable[tuple[Any, ...]]) -> None:
         """Every (node, reward) the backup credited, in the order it credited them.
 
-        Each pair is one visit: the trace adds one to the node's visits and ``reward`` to its
-        value (a compact trace holds no other statistics). A node credited twice in one
-        backup is visited twice; a node the backup skips gains no visit.
+        Compact level: each pair is one visit: the trace adds one to the node's visits and
+        ``reward`` to its value (a compact trace holds no other statistics). A node credited
+        twice in one backup is visited twice; a node the backup skips gains no visit.
+
+        Full level: each item is (node, reward, visits, value), the node's visits and value in
+        the engine right after this update: the trace keeps them as they are, so a visit not
+        counted, counted twice or a value left as it was is written down as it happened.
         """
         if self._stage != 3:
             self._expect(3, "backprop")
+        if self._full:
+            event = Backprop(self._iteration, full_updates(updates, self._id, self._reported_visits, self._reported_value, self._reward))
+            self._stage = 0
+            if self._batch is None:
+                self.recorder(event)
+            else:
+                self._batch(self._held_select, self._held_expand, self._held_simulate, event)
+            return
         ids, root_stats = self._ids, self._root_stats
         hits: list[int] = []  # where the root's children are among the updates
         # Two loops, one per destination: a record per update for events, or the bare numbers
@@ -480,8 +561,12 @@ class Tracer:
                 f"finish() inside iteration {self._iteration}: its {('select', 'expand', 'simulate', 'backprop')[self._stage]}() call is missing"
             )
         kids = self._root_children
-        visits = [int(self._root_stats[k][0]) for k, _, _ in kids]
-        values = [self._root_stats[k][1] for k, _, _ in kids]
+        if self._full:  # the engine's own statistics, as its backups reported them
+            visits = [self._reported_visits[k] for k, _, _ in kids]
+            values = [self._reported_value[k] for k, _, _ in kids]
+        else:
+            visits = [int(self._root_stats[k][0]) for k, _, _ in kids]
+            values = [self._root_stats[k][1] for k, _, _ in kids]
         means = [w / n if n else None for w, n in zip(values, visits)]
         by_visits = final_choice(visits, means, rule="visits")
         by_mean = final_choice(visits, means, rule="mean")

@@ -37,6 +37,8 @@ class HomeworkUCT:
     expand_all = False
     zero_one = False
     record_moves = True
+    full = False  # the tracer records at the full level: scores and statistics too
+    witness: Any = None  # tests/homework_witness.py: where the engine's numbers first change
     c = math.sqrt(2)
 
     def __init__(self, game: Any, tracer: Tracer | None, seed: int = 0) -> None:
@@ -65,7 +67,9 @@ class HomeworkUCT:
 
     def select(self, root: Node) -> list[Node]:
         node, path = root, [root]
+        self.step_scores: list[list[tuple[Node, float]]] = []  # what a full-level trace records
         while node.children and not node.untried:
+            self.step_scores.append([(child, self.ucb1(node, child)) for child in node.children])
             node = self.best_child(node)
             path.append(node)
         return path
@@ -107,32 +111,36 @@ class HomeworkUCT:
         r = returns[self.mover(node)]
         return (r + 1) / 2 if self.zero_one else r
 
-    def backpropagate(self, path: list[Node], returns: tuple[float, ...]) -> list[tuple[Node, float]]:
+    def backpropagate(self, path: list[Node], returns: tuple[float, ...]) -> list[tuple[Node, float, int, float]]:
+        """Each node credited, with its reward and its statistics right after the update."""
         credited = []
         for node in reversed(path):
             reward = self.reward(node, returns)
             node.visits += 1
             node.total += reward
-            credited.append((node, reward))
+            credited.append((node, reward, node.visits, node.total))
         return credited
 
     # -- the search -----------------------------------------------------------------------
 
     def run(self, root_state: Any, iterations: int) -> Any:
-        tracer = self.tracer
+        tracer, witness = self.tracer, self.witness
         root = self.new_node(root_state)
         for _ in range(iterations):
             path = self.select(root)
+            selected = list(path)
             leaf = path[-1]
-            tracer and tracer.select(path)
+            tracer and tracer.select(path, self.step_scores)
             added, start = self.expand(leaf)
             if start is not leaf:
                 path.append(start)
-            tracer and tracer.expand(leaf, [(c, c.action, c.state) for c in added], simulate_from=start if added else None)
+            chose = [(c, self.ucb1(leaf, c)) for c in added] if self.expand_all and added else None
+            tracer and tracer.expand(leaf, [(c, c.action, c.state) for c in added], simulate_from=start if added else None, scores=chose)
             returns, moves = self.rollout(start)
             tracer and tracer.simulate(start, returns, moves if self.record_moves else None)
             credited = self.backpropagate(path, returns)
-            tracer and tracer.backprop(credited)
+            tracer and tracer.backprop(credited if self.full else [(node, reward) for node, reward, _, _ in credited])
+            witness and witness.see(selected, self.step_scores, added, start, chose, returns, moves, credited)
         return max(root.children, key=lambda child: child.visits).action
 
 
@@ -156,7 +164,7 @@ class ParentVisitsNotCounted(HomeworkUCT):
         for node in reversed(path):
             reward = self.reward(node, returns)
             node.total += reward
-            credited.append((node, reward))
+            credited.append((node, reward, node.visits, node.total))
         return credited
 
 
@@ -278,9 +286,112 @@ class RootValueNeverUpdated(HomeworkUCT):
 
     def backpropagate(self, path, returns):
         credited = super().backpropagate(path, returns)
-        root, reward = credited[-1]
+        root, reward, visits, total = credited[-1]
         root.total -= reward
-        credited[-1] = (root, 0.0)
+        credited[-1] = (root, 0.0, visits, root.total)
+        return credited
+
+
+class LogOfNPlusOne(HomeworkUCT):
+    """Takes ln(N + 1), as some lecture notes write it, where the declared UCB1 has ln N."""
+
+    def ucb1(self, parent, child):
+        if child.visits == 0:
+            return math.inf
+        return child.total / child.visits + self.c * math.sqrt(math.log(parent.visits + 1) / child.visits)
+
+
+class NoSquareRoot(HomeworkUCT):
+    """Leaves out the square root: C ln N / n for C sqrt(ln N / n)."""
+
+    def ucb1(self, parent, child):
+        if child.visits == 0:
+            return math.inf
+        return child.total / child.visits + self.c * math.log(max(parent.visits, 1)) / child.visits
+
+
+class ConstantUnderTheRoot(HomeworkUCT):
+    """Puts the constant under the square root: sqrt(C ln N / n)."""
+
+    def ucb1(self, parent, child):
+        if child.visits == 0:
+            return math.inf
+        return child.total / child.visits + math.sqrt(self.c * math.log(max(parent.visits, 1)) / child.visits)
+
+
+class TotalForMean(HomeworkUCT):
+    """Uses the child's total reward W where UCB1 has its mean W/n (the division forgotten)."""
+
+    def ucb1(self, parent, child):
+        if child.visits == 0:
+            return math.inf
+        return child.total + self.c * math.sqrt(math.log(max(parent.visits, 1)) / child.visits)
+
+
+class OpponentsMean(HomeworkUCT):
+    """Takes each child's mean from the side of the player to move at the child (-W/n): it
+    picks the move best for the opponent."""
+
+    def ucb1(self, parent, child):
+        if child.visits == 0:
+            return math.inf
+        return -child.total / child.visits + self.c * math.sqrt(math.log(max(parent.visits, 1)) / child.visits)
+
+
+class LeafCountedTwice(HomeworkUCT):
+    """Counts a visit for the node the rollout starts at before the backup loop, which counts
+    it again: that node gains two visits per simulation (the reward once)."""
+
+    def backpropagate(self, path, returns):
+        path[-1].visits += 1
+        return super().backpropagate(path, returns)
+
+
+class LeafCreditedTwice(HomeworkUCT):
+    """Appends the new node to the path and credits it once more on the way up: it is in the
+    backup twice."""
+
+    def backpropagate(self, path, returns):
+        return super().backpropagate([*path, path[-1]] if len(path) > 1 else path, returns)
+
+
+class NewNodeNotUpdated(HomeworkUCT):
+    """Starts the backup at the selection's leaf: the node the rollout started at is skipped."""
+
+    def backpropagate(self, path, returns):
+        return super().backpropagate(path[:-1] if len(path) > 1 else path, returns)
+
+
+class PlayerToMoveCredited(HomeworkUCT):
+    """Credits each node with the return of the player to move there, not of the player who
+    moved into it: every reward has the wrong sign."""
+
+    def reward(self, node, returns):
+        return -super().reward(node, returns)
+
+
+class ValuesNotUpdated(HomeworkUCT):
+    """Counts every visit but never adds the reward to a node's total (the line forgotten); it
+    still passes the tracer the reward it meant to credit."""
+
+    def backpropagate(self, path, returns):
+        credited = []
+        for node in reversed(path):
+            node.visits += 1
+            credited.append((node, self.reward(node, returns), node.visits, node.total))
+        return credited
+
+
+class ValueSubtracted(HomeworkUCT):
+    """Subtracts the reward from each node's total (``-=`` for ``+=``), passing the reward it meant."""
+
+    def backpropagate(self, path, returns):
+        credited = []
+        for node in reversed(path):
+            reward = self.reward(node, returns)
+            node.visits += 1
+            node.total -= reward
+            credited.append((node, reward, node.visits, node.total))
         return credited
 
 
@@ -303,26 +414,42 @@ class ZeroOne(HomeworkUCT):
     zero_one = True
 
 
-def trace_into(recorder: Any, engine: type[HomeworkUCT], game: str = "tictactoe", iterations: int = 200, seed: int = 1, *, record_moves: bool = True) -> None:
-    """Trace one search by ``engine`` on ``game`` into ``recorder`` (a TraceWriter, say)."""
+def trace_into(
+    recorder: Any,
+    engine: type[HomeworkUCT],
+    game: str = "tictactoe",
+    iterations: int = 200,
+    seed: int = 1,
+    *,
+    record_moves: bool = True,
+    record: str = "compact",
+    witness: Any = None,
+) -> None:
+    """Trace one search by ``engine`` on ``game`` into ``recorder`` (a TraceWriter, say);
+    ``witness`` (a :class:`homework_witness.Witness`) watches the search's own numbers."""
     g = games.load(game)
-    tracer = Tracer(recorder, game=g, root=g.initial_state(), options=engine.options(iterations), seed=seed)
+    tracer = Tracer(recorder, game=g, root=g.initial_state(), options=engine.options(iterations), seed=seed, record=record)
     search = engine(g, tracer, seed=seed)
+    search.witness = witness
     search.record_moves = record_moves
+    search.full = record == "full"
     search.run(g.initial_state(), iterations)
     tracer.finish()
 
 
-def traced(engine: type[HomeworkUCT], game: str = "tictactoe", iterations: int = 200, seed: int = 1, *, record_moves: bool = True) -> list[Any]:
+def traced(
+    engine: type[HomeworkUCT], game: str = "tictactoe", iterations: int = 200, seed: int = 1, *, record_moves: bool = True, record: str = "compact"
+) -> list[Any]:
     """The events of one traced search by ``engine`` on ``game``."""
     events = ListRecorder()
-    trace_into(events, engine, game, iterations, seed, record_moves=record_moves)
+    trace_into(events, engine, game, iterations, seed, record_moves=record_moves, record=record)
     return list(events)
 
 
 __all__ = [
     "Argmin",
     "ChildLog",
+    "ConstantUnderTheRoot",
     "DrawAsLoss",
     "DrawAsLossForBoth",
     "DrawAsLossForBoth01",
@@ -330,16 +457,26 @@ __all__ = [
     "ExpandAll",
     "ExpandsTwice",
     "HomeworkUCT",
+    "LeafCountedTwice",
+    "LeafCreditedTwice",
+    "LogOfNPlusOne",
     "MeanOverParentVisits",
+    "NewNodeNotUpdated",
     "NoSignFlip",
+    "NoSquareRoot",
+    "OpponentsMean",
     "OtherConstant",
     "ParentVisitsNotCounted",
+    "PlayerToMoveCredited",
     "RandomChoice",
     "RolloutFromParent",
     "RootLogEverywhere",
     "RootValueNeverUpdated",
     "RootVisitNotCounted",
+    "TotalForMean",
     "UnvisitedScoredZero",
+    "ValueSubtracted",
+    "ValuesNotUpdated",
     "ZeroOne",
     "trace_into",
     "traced",

@@ -10,13 +10,14 @@ from pathlib import Path
 import jsonschema
 import msgspec
 import pytest
-from homework_engines import Argmin, DrawLostByBoth, HomeworkUCT, traced
+from homework_engines import Argmin, DrawLostByBoth, HomeworkUCT, NoSignFlip, traced
 
 import mctsviz
 from mctsviz.cli import main
 from mctsviz.trace.events import Select
 from mctsviz.trace.io import write_trace
 from mctsviz.verify import verify
+from mctsviz.verify.grading import family_results, gradescope_results
 
 SCHEMA = json.loads((Path(__file__).parent / "fixtures" / "gradescope-results.schema.json").read_text())
 
@@ -46,13 +47,13 @@ def test_returns_no_end_of_the_game_gives_are_a_violation_without_rollout_moves(
     report = verify(traced(DrawLostByBoth, iterations=200, record_moves=False))
     v = report.violations[0]
     assert (v.check, v.found) == ("returns", (-1.0, -1.0))
-    assert v.message.endswith("which no end of tictactoe gives: its games end in [1, -1], [-1, 1] or [0, 0]")
+    assert v.message.endswith("which no end of tictactoe gives: its games end in [1, -1], [-1, 1] or [0, 0] (a draw scored as a loss for every player?)")
 
 
 def test_returns_no_end_gives_are_the_rollouts_end_when_its_moves_are_there():
     v = verify(traced(DrawLostByBoth, iterations=200)).violations[0]
     assert (v.check, v.found) == ("simulation", (-1.0, -1.0))
-    assert v.message == "the rollout's returns are those of the state it ends in"
+    assert v.message == "the rollout's returns are those of the state it ends in (the game ended in [0, 0]: a draw scored as a loss for every player?)"
 
 
 def test_a_budget_the_trace_does_not_hold_is_noted():
@@ -202,3 +203,25 @@ def test_the_docs_example_with_a_planted_mistake_graded_end_to_end(tmp_path):
     failed = [t for t in scores["argmin"]["tests"] if t["status"] == "failed"]
     assert [t["tags"] for t in failed] == [["selection"]] and "an argmin instead of an argmax?" in failed[0]["output"]
     assert scores["argmin"]["score"] == pytest.approx(10.0 * 6 / 7)
+
+
+def test_a_trace_with_no_iteration_is_not_every_check_passed():
+    # A search that crashed before its first iteration leaves its header only.
+    events = traced(HomeworkUCT, iterations=30)[:1]
+    report = verify(events)
+    assert report.ok and not report.complete and report.skipped == ["iterations"]
+    assert "iterations: not checked, the trace holds no iteration" in report.format()
+    results = gradescope_results(report)
+    assert results["score"] == 0.0 and all(test["status"] == "failed" for test in results["tests"])
+    jsonschema.validate(results, SCHEMA)
+
+
+def test_each_family_shows_its_first_violation_even_past_the_violations_kept():
+    # The sign mistake at full level: the backups fail from iteration 2, the recorded scores
+    # (the engine's values) much later, past the one violation kept.
+    report = verify(traced(NoSignFlip, iterations=200, record="full"), limit=1)
+    assert [v.check for v in report.violations] == ["reward"] and report.failed.get("scores")
+    selection = next(f for f in family_results(report) if f.name == "selection")
+    first = next(v for v in report.first_of_check.values() if v.check in ("path", "stop", "selection", "scores"))
+    assert selection.first == first and first.iteration > 2
+    assert selection.words().splitlines()[1] == first.format("line")

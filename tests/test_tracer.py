@@ -303,7 +303,7 @@ def test_an_iteration_that_expands_nothing_may_leave_expand_out():
                     tracer.expand(leaf, [(c, c.action, c.state) for c in added], simulate_from=start)
                 returns, moves = self.rollout(start)
                 tracer.simulate(start, returns, moves)
-                tracer.backprop(self.backpropagate(path, returns))
+                tracer.backprop([(node, reward) for node, reward, _, _ in self.backpropagate(path, returns)])
 
     def trace(engine):
         game = games.load("pair")  # a terminal leaf at iteration 26

@@ -106,7 +106,10 @@ def test_a_violation_says_where_and_what():
         f"line 5, iteration 1, node {update.node}: [reward] backpropagation credited node {update.node} with {update.reward:+g}, "
         f"but P1, the player who moved into it, got {-update.reward:+g}"
     )
-    assert "(the sign is not flipped for the opponent)" in first.message
+    # Every node's reward negated (not only the opponent's): the backup's words, not a missed flip.
+    assert first.message.endswith(
+        "(every node of this backup was credited the opposite of its reward: the return negated, or the return of the player to move at the node, not of the player who moved into it)"
+    )
 
 
 def test_a_violation_is_placed_by_line_in_json_lines_and_by_event_elsewhere(tmp_path):

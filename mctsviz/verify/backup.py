@@ -7,6 +7,7 @@ from typing import Any
 
 from ..search import policies
 from ..trace.events import Backprop, Decision
+from .diagnosis import update_causes
 from .report import close_enough
 from .selection import SelectionChecks
 
@@ -39,6 +40,7 @@ class BackupChecks(SelectionChecks):
         # A drawn game whose every update credits a loss, to nodes of both players' moves.
         loss = 0.0 if zero_one else -1.0
         self.draw_lost_by_all = not any(returns) and len({mover[n] for n in chain}) > 1 and bool(updates) and all(u.reward == loss for u in updates)
+        self.all_inverted = self._inverted(updates, returns)
         got_nodes = [u.node for u in updates]
         pairs: Iterable[tuple[int, Any]]
         if got_nodes == want_nodes and len(set(chain)) == len(chain):
@@ -59,10 +61,30 @@ class BackupChecks(SelectionChecks):
                 if u.reward != reward and not close_enough(u.reward, reward):
                     self.flag("reward", iteration, node, reward, u.reward, self._reward_message(node, u.reward, reward))
                 if full:
-                    self._update_check(u, node, reward, iteration)
+                    self._update_check(u, node, reward, iteration, chain[-1])
             visits[node] += 1
             value[node] += reward
         self._count_backup(chain)
+
+    def _inverted(self, updates: Any, returns: tuple[float, ...]) -> bool:
+        """Whether every update of a backup credited the opposite of its node's reward, at
+        nodes of both players' moves (a search that scores from the side of the player to move)."""
+        mover, players, zero_one = self.mover, len(returns), self.zero_one
+        inverted, movers = 0, set()
+        for u in updates:
+            if not 0 <= u.node < len(mover):
+                return False
+            m = mover[u.node]
+            r = returns[m] if 0 <= m < players else 0.0
+            reward = (r + 1.0) / 2.0 if zero_one else r
+            opposite = 1.0 - reward if zero_one else -reward
+            if reward == opposite:  # a draw: says nothing either way
+                continue
+            if not close_enough(u.reward, opposite):
+                return False
+            inverted += 1
+            movers.add(m)
+        return inverted > 0 and len(movers) > 1
 
     def _count_backup(self, chain: list[int]) -> None:
         """Count the backup where it ended and through each edge of its chain."""
@@ -84,7 +106,13 @@ class BackupChecks(SelectionChecks):
             f"got {expected:+g}{_outcome(expected, self.zero_one)} from this simulation: each node is credited {rule} of the player who moved into it"
         )
         if (close_enough(found, 1.0 - expected) if self.zero_one else close_enough(found, -expected)) and found != expected:
-            text += " (the sign is not flipped for the opponent)"
+            if self.all_inverted:
+                text += (
+                    " (every node of this backup was credited the opposite of its reward: the return negated, or the return of "
+                    "the player to move at the node, not of the player who moved into it)"
+                )
+            else:
+                text += " (the sign is not flipped for the opponent)"
         elif self.draw_lost_by_all and close_enough(expected, 0.5 if self.zero_one else 0.0):
             worth = "0.5" if self.zero_one else "0"
             text += f" (a draw was scored as a loss for both players: with {self.options.reward} rewards a draw is worth {worth} to each)"
@@ -98,17 +126,26 @@ class BackupChecks(SelectionChecks):
             text += " (01 rewards map a return r to (r + 1) / 2)"
         return text
 
-    def _update_check(self, u: Any, node: int, reward: float, iteration: int) -> None:
+    def _update_check(self, u: Any, node: int, reward: float, iteration: int, start: int) -> None:
         fields = (u.visits_before, u.value_before, u.visits_after, u.value_after)
         if any(f is None for f in fields):
             self.flag("update", iteration, node, "before/after statistics", None, "a full-level update without its statistics")
             return
         if u.visits_before != self.visits[node] or not close_enough(u.value_before, self.value[node]):
+            # A consequence of an update flagged before (or a trace edited): no cause of its own.
             self.flag("update", iteration, node, (self.visits[node], self.value[node]), (u.visits_before, u.value_before), "the statistics before the update")
-        if u.visits_after != u.visits_before + 1:
-            self.flag("update", iteration, node, u.visits_before + 1, u.visits_after, "one more visit after the update")
-        if not close_enough(u.value_after, u.value_before + u.reward):
-            self.flag("update", iteration, node, u.value_before + u.reward, u.value_after, "the value after adds the reward")
+        wrong_visits = u.visits_after != u.visits_before + 1
+        wrong_value = not close_enough(u.value_after, u.value_before + u.reward)
+        if wrong_visits or wrong_value:
+            causes = update_causes(node, start, (u.visits_before, u.value_before), (u.visits_after, u.value_after), u.reward)
+            if wrong_visits:
+                said = f"one more visit after the update: the engine's node {node} went from {u.visits_before} to {u.visits_after} visits"
+                self._note_causes("update", said, "", [c for c in causes if not c[0].startswith("value")])
+                self.flag("update", iteration, node, u.visits_before + 1, u.visits_after, said)
+            if wrong_value:
+                said = f"the value after adds the reward: the engine's node {node} went from {u.value_before:g} to {u.value_after:g} with a reward of {u.reward:+g}"
+                self._note_causes("update", said, "", [c for c in causes if c[0].startswith("value")])
+                self.flag("update", iteration, node, u.value_before + u.reward, u.value_after, said)
         self.reported[node] = u.visits_after
 
     # -- at the end -----------------------------------------------------------------------
@@ -237,6 +274,11 @@ def _update_path_message(want: list[int], got: list[int]) -> tuple[int | None, s
         return want[0], f"{rule}; node {want[0]}, where the simulation started, was not updated"
     twice = sorted({n for n in got if got.count(n) > 1})
     if twice:
+        if twice[0] == want[0]:
+            return twice[0], (
+                f"{rule}; node {twice[0]}, where the simulation started, was updated {got.count(twice[0])} times "
+                "(the leaf counted twice: is it on the path and credited again?)"
+            )
         return twice[0], f"{rule}; node {twice[0]} was updated {got.count(twice[0])} times"
     missing = [n for n in want if n not in got]
     if missing:

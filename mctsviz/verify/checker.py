@@ -69,6 +69,10 @@ class Checker(ChanceChecks, SimulationChecks, BackupChecks):
             True when the whole trace was read (or a violation ended the checks).
         """
         finished = self._run(events, start, stop)
+        if finished and not self.iterations and self.report.stopped_at is None:
+            # Nothing of a search to check: never "every check passed" (a search that crashed
+            # before its first iteration leaves a trace of its header only).
+            self.report.skip("iterations", "the trace holds no iteration: no step of a search was checked (did the search stop before its first?)")
         if finished:
             unchecked = self.unchecked_rollouts() if self.rules else None
             if unchecked is not None:

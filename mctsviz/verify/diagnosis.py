@@ -3,9 +3,12 @@
 ``verify`` recomputes each selection under the declared formula; when the engine chose another
 child, these functions try the homework mistakes (an argmin, ln of the child's visits, visits
 not counted on the way up, unvisited children not scored +infinity, another exploration
-constant) and list those under which the engine's choice is the best. A wrong choice that
-several mistakes explain is put down to the one that explains the most wrong choices in the
-whole trace. The words are a hint, not a proof.
+constant, ...) and list those under which the engine's choice is the best. At the full level,
+where the engine's own scores and statistics are in the trace, they list the mistakes whose
+formula gives exactly the recorded scores, and what a recorded update did instead of adding one
+visit and the reward. A wrong step that several mistakes explain is put down to the one that
+explains the most wrong steps of its kind in the whole trace, and to none when no mistake
+explains nine in ten of them. The words are a hint, not a proof.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import msgspec
 
 from ..options import SearchOptions
 from ..search import policies
+from .report import close_enough
 
 #: Exploration constants a search might use instead of the declared one.
 COMMON_CONSTANTS = (0.0, 0.5, 1.0, 1.4, math.sqrt(2), 2.0)
@@ -38,6 +42,10 @@ class Children:
     parent_started: int
     started: Sequence[int]
     root_visits: int = 0  # the root's N (in the declared counting)
+    # The backups that ended at the node and at each child: a search that counts the node a
+    # simulation starts at twice has each of those one visit higher.
+    parent_ended: int = 0
+    ended: Sequence[int] = ()
 
 
 def _argmax_is(chosen_index: int, scores: Sequence[float]) -> bool:
@@ -52,28 +60,145 @@ def _scores(options: SearchOptions, kids: Children, *, visits: Sequence[int] | N
     return [policies.score_terms(options, w, n, parent, p)[2] for w, n, p in zip(kids.value, visits, kids.prior)]
 
 
+def _ucb1_with(options: SearchOptions, kids: Children, term: Callable[[float, int, float, float], float]) -> list[float]:
+    """UCB1 with ``term(W, n, mean, explore)`` in place of each visited child's score."""
+    out = []
+    for w, n in zip(kids.value, kids.visits):
+        exploit, explore, score = policies.ucb1(w, n, kids.parent_visits, c=options.c, log=options.log)
+        out.append(score if n == 0 else term(w, n, exploit, explore))
+    return out
+
+
 def _child_log(options: SearchOptions, kids: Children) -> list[float]:
     """UCB1 with ln of the child's own visits where the parent's belong."""
-    out = []
-    for w, n in zip(kids.value, kids.visits):
-        out.append(policies.ucb1(w, n, n, c=options.c, log=options.log)[2])
-    return out
+    return [policies.ucb1(w, n, n, c=options.c, log=options.log)[2] for w, n in zip(kids.value, kids.visits)]
 
 
-def _mean_over_parent(options: SearchOptions, kids: Children) -> list[float]:
-    """UCB1 with each child's total divided by the parent's visits (W/N) where its own belong (W/n)."""
-    parent = kids.parent_visits
-    out = []
-    for w, n in zip(kids.value, kids.visits):
-        exploit, explore, score = policies.ucb1(w, n, parent, c=options.c, log=options.log)
-        out.append(score if n == 0 else w / parent + explore)
-    return out
+def _log_of_parent(options: SearchOptions, kids: Children) -> float:
+    parent = kids.parent_visits + 1 if options.log == "ln-n1" else kids.parent_visits
+    return math.log(max(parent, 1))
 
 
 def _unvisited_as(kids: Children, scores: list[float], score: float | None) -> list[float]:
     """The declared scores with every unvisited child scored ``score`` (None: left out)."""
     low = -math.inf if score is None else score
     return [low if n == 0 else s for n, s in zip(kids.visits, scores)]
+
+
+#: A mistake to try: its key, its scores, its words for a wrong choice and for recorded scores.
+Attempt = tuple[str, Callable[[], list[float]], str, str]
+
+
+def _attempts(options: SearchOptions, kids: Children, index: int) -> list[Attempt]:
+    """Every classic mistake of the selection formula, in the order they are most often the cause."""
+    name = options.policy_name
+    declared = _scores(options, kids)
+    node, big_n = kids.node, kids.parent_visits
+    attempts: list[Attempt] = []
+    if declared[index] == min(declared) and len(set(declared)) > 1:
+        attempts.append(("argmin", lambda: [-s for s in declared], "it took the lowest score: an argmin instead of an argmax?", ""))
+    unvisited = [k for k, n in zip(kids.kids, kids.visits) if n == 0]
+    if unvisited and options.policy == "ucb1" and kids.visits[index] > 0:
+        words = (
+            f"child {unvisited[0]} is unvisited, and {name} scores an unvisited child +inf so that it is tried first: "
+            "was it scored 0 or skipped to avoid dividing by zero?"
+        )
+        attempts.append(("unvisited 0", lambda: _unvisited_as(kids, declared, 0.0), words, ""))
+        attempts.append(("unvisited 0", lambda: _unvisited_as(kids, declared, None), words, ""))
+    if unvisited and options.policy == "ucb1":
+        attempts.append(
+            (
+                "unvisited 0",
+                lambda: _unvisited_as(kids, declared, 0.0),
+                "",
+                f"an unvisited child (child {unvisited[0]}) scored 0, where {name} scores it +inf so that it is tried first "
+                "(set to 0 to avoid dividing by zero?)",
+            )
+        )
+    ucb1 = options.policy == "ucb1"
+    if ucb1:
+        n = kids.visits[index]
+        how = f"ln of the child's visits (n = {n}) in place of the parent's N = {big_n}"
+        attempts.append(
+            (
+                "child log",
+                lambda: _child_log(options, kids),
+                f"it is the highest with {how}",
+                f"ln of each child's own visits in place of the parent's N = {big_n}",
+            )
+        )
+    if ucb1:
+        other_log = "ln-n1" if options.log == "ln-n" else "ln-n"
+        how = "ln(N + 1) in place of the declared ln N" if other_log == "ln-n1" else "ln N in place of the declared ln(N + 1)"
+        attempts.append(("log variant", partial(_scores, msgspec.structs.replace(options, log=other_log), kids), f"it is the highest with {how}", how))
+    if ucb1 and node != 0 and kids.root_visits > 0 and kids.root_visits != big_n:
+        how = f"ln of the root's N = {kids.root_visits} in place of node {node}'s N = {big_n}: UCB1 takes ln of the visits of the node it selects from, at every depth, not the root's"
+        attempts.append(("root log", lambda: _scores(options, kids, parent=kids.root_visits), f"it is the highest with {how}", how))
+    if ucb1 and big_n > 0:
+        how = f"each child's mean taken over node {node}'s N = {big_n} (W/N), not over the child's own visits (W/n)"
+        attempts.append(("mean over N", lambda: _ucb1_with(options, kids, lambda w, n, m, e: w / big_n + e), f"it is the highest with {how}", how))
+    if ucb1:
+        how = "each child's total reward W in place of its mean W/n"
+        attempts.append(("total not mean", lambda: _ucb1_with(options, kids, lambda w, n, m, e: w + e), f"it is the highest with {how}", how))
+        worst = "1 - W/n" if options.reward == "01" else "-W/n"
+        how = f"each child's mean from the other player's side ({worst}): a node's value is the reward of the player who moved into it, the one choosing at node {node}"
+        flip = (lambda m: 1.0 - m) if options.reward == "01" else (lambda m: -m)
+        attempts.append(("opponent's mean", lambda: _ucb1_with(options, kids, lambda w, n, m, e: flip(m) + e), f"it is the highest with {how}", how))
+        how = "every child's value left at 0 (the exploration term alone): are the rewards never added to the values?"
+        attempts.append(("values kept", lambda: _ucb1_with(options, kids, lambda w, n, m, e: e), f"it is the highest with {how}", how))
+        log_n = _log_of_parent(options, kids)
+        how = "no square root over the exploration term (C ln N / n, not C sqrt(ln N / n))"
+        attempts.append(("no sqrt", lambda: _ucb1_with(options, kids, lambda w, n, m, e: m + options.c * log_n / n), f"it is the highest with {how}", how))
+        how = "C under the square root (sqrt(C ln N / n), not C sqrt(ln N / n))"
+        attempts.append(
+            ("C in the root", lambda: _ucb1_with(options, kids, lambda w, n, m, e: m + math.sqrt(options.c * log_n / n)), f"it is the highest with {how}", how)
+        )
+    if kids.parent_started != big_n or list(kids.started) != list(kids.visits):
+        how = (
+            f"only the node a simulation starts at gains the visit (node {node}'s N would be "
+            f"{kids.parent_started}, not {big_n}): backpropagation adds a visit to every node on the path"
+        )
+        attempts.append(
+            (
+                "started only",
+                lambda: _scores(options, kids, visits=kids.started, parent=kids.parent_started),
+                f"it is the highest if {how}",
+                f"visits counted as if {how}",
+            )
+        )
+    if kids.parent_started != big_n:
+        how = f"node {node}'s N = {kids.parent_started}, not {big_n}: node {node}'s own visits were not counted (does backpropagation stop below it?)"
+        attempts.append(("parent not counted", lambda: _scores(options, kids, parent=kids.parent_started), f"it is the highest with {how}", how))
+    if kids.ended and (kids.parent_ended or any(kids.ended)):
+        twice = [n + e for n, e in zip(kids.visits, kids.ended)]
+        how = (
+            "the node a simulation starts at counted twice (each node one visit higher for every simulation that started at it): "
+            "is the new node's visit counted in the expansion or the rollout and again in the backup?"
+        )
+        attempts.append(("leaf twice", lambda: _scores(options, kids, visits=twice, parent=big_n + kids.parent_ended), f"it is the highest with {how}", how))
+    constant = options.c if ucb1 else options.c_puct
+    field = "c" if ucb1 else "c_puct"
+    for other in COMMON_CONSTANTS:
+        if abs(other - constant) > 1e-9:
+            changed = msgspec.structs.replace(options, **{field: other})
+            how = f"C = {other:.4g}, not the declared {constant:.4g}"
+            attempts.append((f"C = {other:.4g}", partial(_scores, changed, kids), f"it is the highest with {how}", how))
+    return attempts
+
+
+def _explains(attempts: list[Attempt], fits: Callable[[list[float]], bool], words_at: int) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    for attempt in attempts:
+        key, scores = attempt[0], attempt[1]
+        words = attempt[3] if words_at == 3 else attempt[2]
+        if not words or any(key == k for k, _ in found):
+            continue
+        try:
+            if fits(scores()):
+                found.append((key, words))
+        except (ValueError, ZeroDivisionError, OverflowError):
+            continue
+    return found
 
 
 def selection_causes(options: SearchOptions, kids: Children, chosen: int) -> list[tuple[str, str]]:
@@ -83,78 +208,46 @@ def selection_causes(options: SearchOptions, kids: Children, chosen: int) -> lis
     many of a trace's wrong choices each one explains.
     """
     index = list(kids.kids).index(chosen)
-    name = options.policy_name
-    declared = _scores(options, kids)
-    node = kids.node
-    attempts: list[tuple[str, Callable[[], list[float]], str]] = []
-    if declared[index] == min(declared) and len(set(declared)) > 1:
-        attempts.append(("argmin", lambda: [-s for s in declared], "it took the lowest score: an argmin instead of an argmax?"))
-    unvisited = [k for k, n in zip(kids.kids, kids.visits) if n == 0]
-    if unvisited and options.policy == "ucb1" and kids.visits[index] > 0:
-        words = (
-            f"child {unvisited[0]} is unvisited, and {name} scores an unvisited child +inf so that it is tried first: "
-            "was it scored 0 or skipped to avoid dividing by zero?"
-        )
-        attempts.append(("unvisited 0", lambda: _unvisited_as(kids, declared, 0.0), words))
-        attempts.append(("unvisited 0", lambda: _unvisited_as(kids, declared, None), words))
-    if options.policy == "ucb1":
-        n = kids.visits[index]
-        attempts.append(
-            (
-                "child log",
-                lambda: _child_log(options, kids),
-                f"it is the highest with ln of the child's visits (n = {n}) in place of the parent's N = {kids.parent_visits}",
+    return _explains(_attempts(options, kids, index), partial(_argmax_is, index), 2)
+
+
+def score_causes(options: SearchOptions, kids: Children, recorded: Sequence[float | None]) -> list[tuple[str, str]]:
+    """Every classic mistake whose formula gives the engine's recorded scores of ``kids``
+    (None: +infinity), each to 1e-9: (key, words)."""
+
+    def same(scores: list[float]) -> bool:
+        return all(close_enough(None if s == math.inf else s, r) for s, r in zip(scores, recorded))
+
+    return _explains(_attempts(options, kids, 0), same, 3)
+
+
+def update_causes(node: int, start: int, before: tuple[int, float], after: tuple[int, float], reward: float) -> list[tuple[str, str]]:
+    """What a recorded update did instead of one visit and ``reward`` (full level): (key, words).
+
+    ``start`` is the node the simulation started at; ``before`` and ``after`` the engine's
+    (visits, value) around the update.
+    """
+    causes = []
+    gained, added = after[0] - before[0], after[1] - before[1]
+    if gained == 0:
+        if node != start:
+            causes.append(
+                (
+                    "started only",
+                    "only the node a simulation starts at gains the visit, the other nodes on the path only the reward: backpropagation adds a visit to every node",
+                )
             )
+        if node == 0:
+            causes.append(("root visit", "the root's visit is not counted: does the loop stop below the root?"))
+    elif gained == 2 and node == start:
+        causes.append(
+            ("leaf twice", "the node the simulation started at counted twice: is its visit counted in the expansion or the rollout and again in the backup?")
         )
-    if options.policy == "ucb1" and node != 0 and kids.root_visits > 0 and kids.root_visits != kids.parent_visits:
-        attempts.append(
-            (
-                "root log",
-                lambda: _scores(options, kids, parent=kids.root_visits),
-                f"it is the highest with ln of the root's N = {kids.root_visits} in place of node {node}'s N = {kids.parent_visits}: "
-                "UCB1 takes ln of the visits of the node it selects from, at every depth, not the root's",
-            )
-        )
-    if options.policy == "ucb1" and kids.parent_visits > 0:
-        attempts.append(
-            (
-                "mean over N",
-                lambda: _mean_over_parent(options, kids),
-                f"it is the highest with each child's mean taken over node {node}'s N = {kids.parent_visits} (W/N), not over the child's own visits (W/n)",
-            )
-        )
-    if kids.parent_started != kids.parent_visits or list(kids.started) != list(kids.visits):
-        attempts.append(
-            (
-                "started only",
-                lambda: _scores(options, kids, visits=kids.started, parent=kids.parent_started),
-                f"it is the highest if only the node a simulation starts at gains the visit (node {node}'s N would be "
-                f"{kids.parent_started}, not {kids.parent_visits}): backpropagation adds a visit to every node on the path",
-            )
-        )
-    if kids.parent_started != kids.parent_visits:
-        attempts.append(
-            (
-                "parent not counted",
-                lambda: _scores(options, kids, parent=kids.parent_started),
-                f"it is the highest with node {node}'s N = {kids.parent_started}, not {kids.parent_visits}: "
-                f"node {node}'s own visits were not counted (does backpropagation stop below it?)",
-            )
-        )
-    constant = options.c if options.policy == "ucb1" else options.c_puct
-    field = "c" if options.policy == "ucb1" else "c_puct"
-    for other in COMMON_CONSTANTS:
-        if abs(other - constant) > 1e-9:
-            changed = msgspec.structs.replace(options, **{field: other})
-            attempts.append((f"C = {other:.4g}", partial(_scores, changed, kids), f"it is the highest with C = {other:.4g}, not the declared {constant:.4g}"))
-    found: list[tuple[str, str]] = []
-    for key, scores, words in attempts:
-        try:
-            if _argmax_is(index, scores()) and all(key != k for k, _ in found):
-                found.append((key, words))
-        except (ValueError, ZeroDivisionError, OverflowError):
-            continue
-    return found
+    if reward and close_enough(added, 0.0):
+        causes.append(("values kept", "the value was not updated, only the visits: is the reward added to the node's total?"))
+    elif reward and close_enough(added, -reward):
+        causes.append(("value sign", "the reward was subtracted from the value, not added"))
+    return causes
 
 
 #: The share of a trace's wrong choices a mistake must explain to be named as their cause.
@@ -162,18 +255,24 @@ EXPLAINS_TRACE = 0.9
 
 #: What verify says when no mistake explains a trace's wrong choices.
 UNKNOWN = "the cause is unknown: none of the classic mistakes makes the wrong choices of this trace the best ones"
+#: ... by the kind of wrong step: a choice, a recorded score or a recorded update (full level).
+UNKNOWN_BY_KIND = {
+    "selection": UNKNOWN,
+    "scores": "the cause is unknown: none of the classic mistakes gives the scores this trace records",
+    "update": "the cause is unknown: none of the classic mistakes makes the updates this trace records",
+}
 
 
-def most_likely(causes: list[tuple[str, str]], explained: dict[str, int], wrong: int = 0) -> str | None:
+def most_likely(causes: list[tuple[str, str]], explained: dict[str, int], wrong: int = 0, unknown: str = UNKNOWN) -> str | None:
     """The words of the cause that explains the most wrong choices in the trace (the first on ties).
 
     With ``wrong``, the number of the trace's wrong choices: a cause that explains fewer than
     :data:`EXPLAINS_TRACE` of them is not named (one that fits a few choices by chance would
-    mislead); then the words say the cause is unknown.
+    mislead); then the words say the cause is ``unknown``.
     """
     if not causes:
-        return UNKNOWN if wrong else None
+        return unknown if wrong else None
     key, words = max(causes, key=lambda cause: explained.get(cause[0], 0))
     if wrong and explained.get(key, 0) < EXPLAINS_TRACE * wrong:
-        return UNKNOWN
+        return unknown
     return words

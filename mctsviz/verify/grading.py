@@ -37,10 +37,11 @@ class FamilyResult:
     first: Violation | None = None  # the first one kept
     not_checked: list[tuple[str, str]] = field(default_factory=list)  # (part, why)
     unreached: int | None = None  # the iteration after which the checks stopped, when it has no violation
+    empty: str | None = None  # why nothing of the family was checked: the trace holds no iteration
 
     @property
     def passed(self) -> bool:
-        return not self.violations and self.unreached is None
+        return not self.violations and self.unreached is None and self.empty is None
 
     def words(self, position: str = "line") -> str:
         """The family's outcome for a student: the first violation, or that none was found,
@@ -51,6 +52,9 @@ class FamilyResult:
             lines.append(f"{self.title}: failed{more}")
             if self.first is not None:
                 lines.append(self.first.format(position))
+        elif self.empty is not None:
+            lines.append(f"{self.title}: not checked, {self.empty}")
+            return "\n".join(lines)
         elif self.unreached is not None:
             lines.append(
                 f"{self.title}: not checked after iteration {self.unreached}: the checks stopped at a violation of "
@@ -71,8 +75,19 @@ def family_results(report: VerifyReport) -> list[FamilyResult]:
         result = results[FAMILY_OF.get(violation.check, "structure")]
         if result.first is None:
             result.first = violation
+    # A family whose violations all came after the ones kept: the earliest of its checks' first
+    # ones (the report keeps them in the order they were found).
+    for violation in report.first_of_check.values():
+        result = results[FAMILY_OF.get(violation.check, "structure")]
+        if result.first is None:
+            result.first = violation
     for part in report.skipped:
         results[FAMILY_OF.get(part, "structure")].not_checked.append((part, report.not_checked.get(part, "no reason given")))
+    empty = report.not_checked.get("iterations")
+    if empty is not None:  # a search with no iteration shows nothing right: no family passes
+        for result in results.values():
+            if not result.violations:
+                result.empty = empty
     if report.stopped_at is not None:
         for result in results.values():
             if not result.violations:

@@ -46,6 +46,7 @@ FAMILIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 #: The family of each check, and of each part that can go unchecked (``VerifyReport.skip``).
 FAMILY_OF: dict[str, str] = {check: name for name, _, checks in FAMILIES for check in checks} | {
     "rollouts": "simulation",
+    "iterations": "structure",
     "prior (one child at a time)": "expansion",
 }
 
@@ -101,6 +102,8 @@ class VerifyReport:
     limit: int = 20
     #: Violations by check, all of them (not only those kept).
     failed: dict[str, int] = field(default_factory=dict)
+    #: The first violation of each check, kept past ``limit`` too: a grader shows each family's first.
+    first_of_check: dict[str, Violation] = field(default_factory=dict)
     #: The iteration where a violation verify cannot follow past ended the checks (None: none did).
     stopped_at: int | None = None
     #: What a violation's position counts: "line" in a JSON Lines file, "event" otherwise
@@ -132,6 +135,7 @@ class VerifyReport:
     def add(self, violation: Violation) -> None:
         self.total += 1
         self.failed[violation.check] = self.failed.get(violation.check, 0) + 1
+        self.first_of_check.setdefault(violation.check, violation)
         if len(self.violations) < self.limit:
             self.violations.append(violation)
 

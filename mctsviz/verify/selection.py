@@ -8,9 +8,12 @@ from typing import Any
 
 from ..search import policies
 from ..trace.events import Score, Select
-from .diagnosis import UNKNOWN, Children, most_likely, selection_causes
+from .diagnosis import UNKNOWN_BY_KIND, Children, most_likely, score_causes, selection_causes
 from .report import close_enough
 from .state import CheckerState
+
+#: The checks whose first violation may get its cause past the report's limit (an index each).
+FIRST_CHECKS = ("selection", "expansion", "scores", "update")
 
 
 class SelectionChecks(CheckerState):
@@ -114,7 +117,7 @@ class SelectionChecks(CheckerState):
                 if mine == top:
                     said += f" too: between equal scores the tie-break '{options.tie_break}' takes child {best[0]}"
                 else:
-                    self._note_causes(said, f"; scores {detail}", selection_causes(options, self._children_of(node, kids), chosen))
+                    self._note_causes("selection", said, f"; scores {detail}", selection_causes(options, self._children_of(node, kids), chosen), check)
             self.flag(
                 check,
                 iteration,
@@ -153,25 +156,42 @@ class SelectionChecks(CheckerState):
             return chosen in [kids[i] for i in best]
         return chosen == kids[best[0]]
 
-    def _note_causes(self, said: str, rest: str, causes: list[tuple[str, str]]) -> None:
-        """Count the mistakes that explain a wrong choice; the violation about to be flagged gets
-        the likeliest one's words when the whole trace has been read (:meth:`name_causes`)."""
-        self.wrong_choices += 1
-        for key, _ in causes:
+    def _note_causes(self, kind: str, said: str, rest: str, causes: list[tuple[str, str]], check: str | None = None) -> None:
+        """Count the mistakes that explain a wrong step of ``kind`` (a choice, a recorded score,
+        a recorded update); the violation about to be flagged gets the likeliest one's words
+        when the whole trace has been read (:meth:`name_causes`). ``check`` is the violation's
+        check when it is not ``kind`` (a choice among new children is an expansion's)."""
+        self.wrong_steps[kind] = self.wrong_steps.get(kind, 0) + 1
+        keyed = [(f"{kind}: {key}", words) for key, words in causes]
+        for key, _ in keyed:
             self.explained[key] = self.explained.get(key, 0) + 1
-        if len(self.report.violations) < self.report.limit:
-            self.unexplained.append((len(self.report.violations), said, rest, causes))
+        report = self.report
+        if len(report.violations) < report.limit:
+            self.unexplained.append((len(report.violations), kind, said, rest, keyed))
+        elif (check or kind) not in report.failed:  # the first of its check, shown by a grader's family past the limit
+            self.unexplained.append((-1 - list(FIRST_CHECKS).index(check or kind), kind, said, rest, keyed))
 
     def name_causes(self) -> None:
-        """Add to each wrong choice kept the mistake that explains the most wrong choices of the trace."""
-        for index, said, rest, causes in self.unexplained:
-            words = most_likely(causes, self.explained, self.wrong_choices)
+        """Add to each wrong step kept the mistake that explains the most wrong steps of its kind in the trace."""
+        for index, kind, said, rest, causes in self.unexplained:
+            words = most_likely(causes, self.explained, self.wrong_steps.get(kind, 0), UNKNOWN_BY_KIND[kind])
             if words is None:
                 continue
-            if words == UNKNOWN and (self.report.failed.get("reward") or self.report.failed.get("update-path")):
-                words += " (the wrong backups flagged in this trace change the values it chose with: fix those first)"
-            violation = self.report.violations[index]
-            self.report.violations[index] = dataclasses.replace(violation, message=f"{said} ({words}){rest}")
+            report = self.report
+            if kind != "update" and (report.failed.get("reward") or report.failed.get("update-path") or report.failed.get("update")):
+                # Wrong backups make wrong values: what explains the choices may be their doing.
+                if words == UNKNOWN_BY_KIND[kind]:
+                    words += " (the wrong backups flagged in this trace change the values it chose with: fix those first)"
+                else:
+                    words += "; or the wrong backups flagged in this trace, which change the values it chose with: fix those first"
+            if index < 0:
+                check = FIRST_CHECKS[-1 - index]
+                report.first_of_check[check] = dataclasses.replace(report.first_of_check[check], message=f"{said} ({words}){rest}")
+                continue
+            violation = report.violations[index]
+            report.violations[index] = named = dataclasses.replace(violation, message=f"{said} ({words}){rest}")
+            if report.first_of_check.get(violation.check) is violation:
+                report.first_of_check[violation.check] = named
         self.unexplained = []
 
     def _children_of(self, node: int, kids: list[int]) -> Children:
@@ -186,6 +206,8 @@ class SelectionChecks(CheckerState):
             parent_started=self.visits0[node] + self.ends[node],
             started=[self.visits0[k] + self.ends[k] for k in kids],
             root_visits=self.visits[0],
+            parent_ended=self.ends[node],
+            ended=[self.ends[k] for k in kids],
         )
 
     def _compare_scores(self, recorded: tuple[Score, ...], kids: list[int], terms: list[tuple[float, float, float]], iteration: int, node: int) -> None:
@@ -201,15 +223,37 @@ class SelectionChecks(CheckerState):
                 return
             # +infinity is recorded as null, all three terms together.
             exploit, explore, score = (None, None, None) if terms_of_k[2] == math.inf else terms_of_k
+            # The score before its terms: an engine that gives a bare score has its terms
+            # split by the tracer, so a wrong score is the number to name.
             pairs = (
                 ("visits", self.visits[k], s.visits),
                 ("value", self.value[k], s.value),
                 ("prior", self.prior[k], s.prior),
+                ("score", score, s.score),
                 ("exploit", exploit, s.exploit),
                 ("explore", explore, s.explore),
-                ("score", score, s.score),
             )
             for name, want, got in pairs:
                 if not close_enough(want, got):
-                    self.flag("scores", iteration, k, want, got, f"recorded {name} of child {k} under node {node}")
+                    if name == "score":
+                        self._wrong_scores(recorded, kids, terms, iteration, node, k)
+                    else:
+                        self.flag("scores", iteration, k, want, got, f"recorded {name} of child {k} under node {node}")
                     return
+
+    def _wrong_scores(self, recorded: tuple[Score, ...], kids: list[int], terms: list[tuple[float, float, float]], iteration: int, node: int, k: int) -> None:
+        """A recorded score that is not the declared formula's: flagged with the mistakes whose
+        formula gives every recorded score of the step (named when the trace is read)."""
+        name = self.options.policy_name
+        want, got = terms[kids.index(k)][2], recorded[kids.index(k)].score
+        shown = [f"{s.node}: {_shown(s.score)}" for s in recorded]
+        said = f"the engine scored child {k} at node {node} (N = {self.visits[node]}) {_shown(got)}, but {name} under the declared options gives {_shown(want)}"
+        self._note_causes(
+            "scores", said, f"; recorded scores {', '.join(shown)}", score_causes(self.options, self._children_of(node, kids), [s.score for s in recorded])
+        )
+        self.flag("scores", iteration, k, None if want == math.inf else want, got, f"{said}; recorded scores {', '.join(shown)}")
+
+
+def _shown(score: float | None) -> str:
+    """A score as a student reads it (None and infinity: inf)."""
+    return "inf" if score is None or score == math.inf else f"{score:.4g}"

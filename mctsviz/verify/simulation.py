@@ -108,6 +108,9 @@ class SimulationChecks(CheckerState):
                 )
                 return
         check, expected, found, message = problem
+        if check == "simulation" and isinstance(expected, tuple):
+            draw = _draw_lost(returns) if not any(expected) else ""
+            message += f" (the game ended in {show_value(expected)}{': ' + draw if draw else ''})"
         self.flag(check, iteration, sim, expected, found, message)
 
     def _outcome_check(self, returns: tuple[float, ...], sim: int, iteration: int) -> None:
@@ -124,7 +127,7 @@ class SimulationChecks(CheckerState):
             sim,
             outcomes if len(outcomes) <= 8 else f"one of {len(outcomes)} outcomes",
             returns,
-            f"the rollout from node {sim} returned {show_value(returns)}, which no end of {self.game.name} gives: its games end in {listed}",
+            f"the rollout from node {sim} returned {show_value(returns)}, which no end of {self.game.name} gives: its games end in {listed}{_in_brackets(_draw_lost(returns))}",
         )
 
     def unchecked_rollouts(self) -> str | None:
@@ -161,3 +164,14 @@ def unchecked_rollouts(unplayed: int, rollouts: int, game: str, outcomes: bool) 
     if not outcomes:
         return f"{what}, and {game} lists no outcomes() to check their returns against"
     return f"{what} (their returns were checked against the game's ends)"
+
+
+def _draw_lost(returns: tuple[float, ...]) -> str:
+    """Words for returns that score a game as the same loss for every player (a draw's, likely)."""
+    if len(returns) > 1 and len(set(returns)) == 1 and returns[0] < 0:
+        return "a draw scored as a loss for every player?"
+    return ""
+
+
+def _in_brackets(words: str) -> str:
+    return f" ({words})" if words else ""

@@ -81,9 +81,12 @@ class CheckerState:
         self.recorded_priors: dict[int, dict[str, float]] = {}
         self.script_used: dict[str, int] = {}
         # Likely causes of wrong choices: how many each explains, and the kept violations awaiting theirs.
+        # Keys are "kind: mistake"; kinds are "selection" (choices another child scored higher
+        # than, not ties), "scores" and "update" (the engine's own numbers, full level).
         self.explained: dict[str, int] = {}
-        self.unexplained: list[tuple[int, str, str, list[tuple[str, str]]]] = []
-        self.wrong_choices = 0  # choices another child scored higher than (not ties)
+        self.unexplained: list[tuple[int, str, str, str, list[tuple[str, str]]]] = []
+        self.wrong_steps: dict[str, int] = {}  # per kind, the wrong steps found
+        self.all_inverted = False  # the backup being checked credits every node the opposite of its reward
         self.draw_lost_by_all = False  # the backup being checked credits a drawn game as a loss to every node
         self.root_credited = False  # whether any backup so far credited the root other than 0
         self.iterations = 0
