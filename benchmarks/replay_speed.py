@@ -69,7 +69,12 @@ def main() -> int:
             trace = folder / f"tictactoe-{n}-{level}.msgpack"
             if not trace.exists():
                 argv = ["-m", "mctsviz", "search", "tictactoe", "--iterations", str(n), "--seed", "1", "--record", level]
-                subprocess.run([sys.executable, *argv, "--trace", str(trace), "--no-index", "--no-progress"], check=True, stdout=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(roots[0])})
+                subprocess.run(
+                    [sys.executable, *argv, "--trace", str(trace), "--no-index", "--no-progress"],
+                    check=True,
+                    stdout=subprocess.DEVNULL,
+                    env={**os.environ, "PYTHONPATH": str(roots[0])},
+                )
             times: dict[tuple[Path, str], list[float]] = {}
             for _ in range(args.rounds):
                 for root in roots:

@@ -268,7 +268,7 @@ def _built_event_by_event(path, monkeypatch, every=EVERY):
     plain = build.read_trace
     with monkeypatch.context() as m:
         m.setattr(build, "read_trace", lambda *args, blocks=False, **kw: plain(*args, **kw))
-        data = build._build_bytes(path, every, None, None, {})
+        data = build.index_bytes(path, every, None, None, {})
     return data
 
 
@@ -288,9 +288,9 @@ def test_an_index_built_from_whole_blocks_is_the_one_built_event_by_event(tmp_pa
     game = options.pop("game")
     events = recorded_search(game, iterations=2600, seed=3, record="compact", **options)[1]
     path = write(tmp_path / "t.msgpack", events)
-    from mctsviz.seek import _build_bytes
+    from mctsviz.seek import index_bytes
 
-    assert _build_bytes(path, EVERY, None, None, {}) == _built_event_by_event(path, monkeypatch)
+    assert index_bytes(path, EVERY, None, None, {}) == _built_event_by_event(path, monkeypatch)
 
 
 def test_a_block_broken_inside_is_read_event_by_event_up_to_the_break(tmp_path):
