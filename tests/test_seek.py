@@ -9,6 +9,7 @@ import struct
 import zlib
 from functools import cache
 
+import msgspec
 import pytest
 
 from mctsviz.cli import main
@@ -167,6 +168,25 @@ def test_an_index_that_disagrees_with_its_trace_is_refused_where_it_is_read(tmp_
     index_path(path).write_bytes(_reheader(data, lambda h: h["checkpoints"][0].__setitem__(1, h["checkpoints"][0][1] + 7)))
     with open_indexed(path, build=False) as indexed, pytest.raises(MctsvizError, match="t.msgpack"):
         indexed.snapshot(EVERY + 10)
+
+
+@pytest.mark.parametrize(("change", "suffix"), [({"mover": 300}, ".jsonl"), ({"visits": 2**63 - 1}, ".msgpack")])
+def test_numbers_an_index_cannot_hold_are_refused_in_one_line(tmp_path, capsys, change, suffix):
+    # Replay takes any whole number for a mover or a child's first visits; the index's typed
+    # columns do not (a byte, 64 bits): building one said OverflowError with a traceback.
+    from mctsviz.trace.events import Expand
+
+    events = []
+    for event in events_of("tictactoe", "compact", iterations=40):
+        if type(event) is Expand and event.iteration == 3:
+            event = msgspec.structs.replace(event, children=(msgspec.structs.replace(event.children[0], **change), *event.children[1:]))
+        events.append(event)
+    path = write(tmp_path / f"t{suffix}", events, block_iterations=1)
+    assert Replay(read_trace(path)).snapshot(40)  # a trace replay reads
+    assert main(["index", str(path), "--every", "1024", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "too large for an index" in err and "Traceback" not in err
+    assert not index_path(path).exists()
 
 
 def test_an_index_that_cannot_be_written_is_kept_in_memory(tmp_path):

@@ -109,6 +109,14 @@ class _Builder:
         self.decided = False
 
     def expand(self, event: Expand) -> None:
+        try:
+            self._expand(event)
+        except OverflowError:
+            # A trace is read as it is (replay takes any whole numbers); the index's typed
+            # columns hold a mover as a byte and visits as 64 bits.
+            raise MctsvizError(f"iteration {event.iteration}: a child's mover or visit count is too large for an index (movers -128 to 127)") from None
+
+    def _expand(self, event: Expand) -> None:
         it = event.iteration
         for ch in event.children:
             if ch.existing:
@@ -134,14 +142,17 @@ class _Builder:
         visits, value = self.visits, self.value
         low, high = self.low, self.high
         # The reward range in the same pass (the first of equal values kept, as min and max keep it).
-        for u in event.updates:
-            node, reward = u.node, u.reward
-            visits[node] += 1
-            value[node] += reward
-            if low is None or reward < low:
-                low = reward
-            if high is None or reward > high:
-                high = reward
+        try:
+            for u in event.updates:
+                node, reward = u.node, u.reward
+                visits[node] += 1
+                value[node] += reward
+                if low is None or reward < low:
+                    low = reward
+                if high is None or reward > high:
+                    high = reward
+        except OverflowError:
+            raise MctsvizError(f"iteration {event.iteration}: a visit count is too large for an index") from None
         self.low, self.high = low, high
         self.iterations = event.iteration
 
@@ -183,9 +194,12 @@ class _Builder:
         order = block_update_order(read)
         visits, value = self.visits, self.value
         rewards = read.update_reward
-        for node, reward in zip(order, rewards):
-            visits[node] += 1
-            value[node] += reward
+        try:
+            for node, reward in zip(order, rewards):
+                visits[node] += 1
+                value[node] += reward
+        except OverflowError:
+            raise MctsvizError(f"iterations {first}-{first + count - 1}: a visit count is too large for an index") from None
         if len(rewards):
             low, high = min(rewards), max(rewards)
             self.low = low if self.low is None or low < self.low else self.low
