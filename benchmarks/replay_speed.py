@@ -5,8 +5,9 @@ Records (or reuses) one 100,000-iteration Tic-Tac-Toe trace per recording level 
 repeatable: the checkouts' rows interleave round after round, so a before and an after are
 measured in one run): ``Replay(read_trace(path))`` of the whole trace, building its index in
 memory, and ``open_indexed(path, build=False).snapshot(middle)`` (the index built by the
-checkout being measured, before the round). Times are taken inside the process, after the
-imports. Prints the medians and each checkout's ratio to the first; asserts nothing.
+checkout being measured, before the round). Times are CPU seconds of that process
+(``time.process_time``), after the imports: on a machine shared with other work, wall time
+measures the neighbours. Prints the medians and each checkout's ratio to the first; asserts nothing.
 
 Usage::
 
@@ -31,7 +32,7 @@ path, what, k = sys.argv[1], sys.argv[2], int(sys.argv[3])
 from mctsviz.replay import Replay
 from mctsviz.seek import open_indexed, build_index
 from mctsviz.trace.io import read_trace
-started = time.perf_counter()
+started = time.process_time()
 if what == "replay":
     size = len(Replay(read_trace(path)).final())
 elif what == "index":
@@ -40,7 +41,7 @@ elif what == "index":
 else:
     with open_indexed(path, build=False) as trace:
         size = len(trace.snapshot(k, "backprop"))
-print(f"{time.perf_counter() - started:.4f} {size}")
+print(f"{time.process_time() - started:.4f} {size}")
 """
 
 
@@ -84,7 +85,7 @@ def main() -> int:
                 first = statistics.median(times[(roots[0], what)])
                 for root in roots:
                     median = statistics.median(times[(root, what)])
-                    print(f"{level:8s} {name:18s} {median:8.3f} s  {median / first:5.2f}x  {root}", flush=True)
+                    print(f"{level:8s} {name:18s} {median:8.3f} s CPU  {median / first:5.2f}x  {root}", flush=True)
             Path(str(trace) + ".idx").unlink(missing_ok=True)
     return 0
 

@@ -176,6 +176,12 @@ class Replay:
             checkpoints[0] = (visits0[:], value0[:])
         return visits, value
 
+    @property
+    def columns(self) -> TreeColumns:
+        """The whole tree as columns by node id. Its ``visits`` and ``value`` are the replay's
+        working statistics, moved by each snapshot: read a snapshot's instead."""
+        return self._columns
+
     # -- positions ------------------------------------------------------------------------
 
     @property

@@ -17,7 +17,7 @@ from ..errors import MctsvizError
 from ..fileutil import atomic_write
 from ..snapshot import IterationEvents, TreeSnapshot, snapshot_before_backup
 from ..trace import limits
-from ..trace.columns import PHASE_INDEX, PHASES, apply_updates
+from ..trace.columns import PHASE_INDEX, PHASES, TreeColumns, apply_updates
 from ..trace.events import Backprop, Decision, Expand, Header, Select, Simulate
 from ..trace.reader import ResumePoint, read_trace
 from .build import DEFAULT_EVERY, index_bytes, index_path, trace_key
@@ -129,9 +129,10 @@ class IndexedTrace:
         return ResumePoint(self.header, c.offset, c.number, c.iteration, c.nodes)
 
     @property
-    def structure(self) -> Any:
-        """The whole tree's structure by node id (``parent``, ``action``, ``mover``, ``terminal``,
-        ``prior``, ``visits0``, ... as typed arrays or sequences over them)."""
+    def structure(self) -> TreeColumns:
+        """The whole tree as a :class:`~mctsviz.trace.columns.TreeColumns` read from the index:
+        typed arrays, or read-only views over them (``action``, ``key``, ``terminal``, ``depth``,
+        ``edges``); its ``visits`` and ``value`` are the initial statistics (see :meth:`statistics`)."""
         return self._structure
 
     def statistics(self, checkpoint: int) -> tuple[array[int], array[float]]:

@@ -37,7 +37,6 @@ __all__ = [
     "TreeColumns",
     "apply_updates",
     "block_update_order",
-    "edge_visible",
 ]
 
 #: An iteration's phases, in order (see :mod:`mctsviz.replay`).
@@ -45,11 +44,6 @@ PHASES = ("start", "select", "expand", "simulate", "backprop")
 PHASE_INDEX = {p: i for i, p in enumerate(PHASES)}
 #: The phase index from which an iteration's new nodes and edges exist.
 EXPAND_PHASE = PHASE_INDEX["expand"]
-
-
-def edge_visible(born: int, iteration: int, phase_index: int) -> bool:
-    """Whether a node or edge made by iteration ``born``'s expansion exists at the position."""
-    return not born or born < iteration or (born == iteration and phase_index >= EXPAND_PHASE)
 
 
 def apply_updates(
