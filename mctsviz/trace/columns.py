@@ -188,6 +188,7 @@ class TreeColumns:
         "linked_actions",
         "visits",
         "value",
+        "_lists",
     )
 
     parent: MutableSequence[int]
@@ -206,8 +207,19 @@ class TreeColumns:
     value: MutableSequence[float]
 
     def __init__(self, **columns: Any) -> None:
-        for name in self.__slots__:
+        for name in self.__slots__[:-1]:
             setattr(self, name, columns[name])
+        # The columns the fold appends to that an index holds as read-only views, as lists
+        # (None for an index's columns).
+        self._lists: tuple[list[str], list[str], list[bool], list[int], list[list[tuple[int, int]]]] | None = None
+        if isinstance(self.action, list):
+            self._lists = (
+                cast("list[str]", self.action),
+                cast("list[str]", self.key),
+                cast("list[bool]", self.terminal),
+                cast("list[int]", self.depth),
+                cast("list[list[tuple[int, int]]]", self.edges),
+            )
 
     @classmethod
     def from_header(cls, header: Header) -> TreeColumns:
@@ -259,7 +271,9 @@ class TreeColumns:
         parent = event.parent
         if not 0 <= parent < count:
             raise MctsvizError(f"iteration {iteration}: node {parent} was never created")
-        action, key, terminal, depths, all_edges = self._growing()
+        if self._lists is None:
+            raise TypeError("the columns of an index are read-only")
+        action, key, terminal, depths, all_edges = self._lists
         edges = all_edges[parent]
         depth = depths[parent] + 1
         for ch in event.children:
@@ -286,18 +300,6 @@ class TreeColumns:
             edges.append((ch.node, iteration))
         if not 0 <= event.simulate_from < len(self.parent):
             raise MctsvizError(f"iteration {iteration}: node {event.simulate_from} was never created")
-
-    def _growing(self) -> tuple[list[str], list[str], list[bool], list[int], list[list[tuple[int, int]]]]:
-        """The columns a fold appends to that an index holds as read-only views."""
-        if not isinstance(self.action, list):
-            raise TypeError("the columns of an index are read-only")
-        return (
-            cast(list[str], self.action),
-            cast(list[str], self.key),
-            cast(list[bool], self.terminal),
-            cast(list[int], self.depth),
-            cast(list[list[tuple[int, int]]], self.edges),
-        )
 
     def backup(self, updates: Iterable[Update]) -> None:
         """Add a backpropagation's updates to the running statistics (:func:`apply_updates`)."""
