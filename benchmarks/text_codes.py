@@ -136,7 +136,7 @@ def micro(repeats: int) -> None:
 def macro(folder: Path, iterations: int, explorer_iterations: int, repeats: int) -> None:
     from mctsviz.explorer import explorer_data
     from mctsviz.replay import Replay
-    from mctsviz.seek import _build_bytes
+    from mctsviz.seek import index_bytes
     from mctsviz.trace.io import read_trace
     from mctsviz.verify import verify
 
@@ -149,7 +149,7 @@ def macro(folder: Path, iterations: int, explorer_iterations: int, repeats: int)
     replay = Replay(read_trace(full))
     rows = [
         (f"verify, connect4 {iterations:,} compact JSONL", lambda: verify(str(compact))),
-        ("index build, the same trace", lambda: _build_bytes(compact, 16384, None, None, {})),
+        ("index build, the same trace", lambda: index_bytes(compact, 16384, None, None, {})),
         (f"explorer_data, tictactoe {explorer_iterations:,} full", lambda: explorer_data(replay)),
     ]
     print(f"macro: median of {repeats}")

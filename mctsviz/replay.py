@@ -17,124 +17,41 @@ recorded values (no floating-point undo), and checkpoints bound the cost of long
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, MutableMapping, MutableSequence, Sequence
-from dataclasses import dataclass
-from itertools import islice
+from collections.abc import Iterable, Iterator, MutableSequence, Sequence
 from typing import Any
 
 from .errors import MctsvizError
-from .options import SearchOptions
-from .search import policies
 from .search.records import score_records
-from .trace.events import Backprop, Decision, Expand, Header, Score, Select, Simulate, Step, Update
+from .snapshot import IterationEvents, NodeStats, TreeSnapshot, recompute_steps, snapshot_before_backup
+from .trace.columns import PHASE_INDEX, PHASES, TreeColumns, apply_updates
+from .trace.events import Backprop, Decision, Expand, Header, Score, Select, Simulate, Step
 from .trace.grammar import TraceStructure
 from .trace.io import gc_paused
 
-PHASES = ("start", "select", "expand", "simulate", "backprop")
-_PHASE_INDEX = {p: i for i, p in enumerate(PHASES)}
+__all__ = [
+    "PHASES",
+    "IterationEvents",
+    "IterationGroups",
+    "NodeStats",
+    "Replay",
+    "TreeSnapshot",
+    "apply_updates",
+    "event_source",
+    "replay",
+    "snapshot_at",
+    "walk",
+]
+
+#: Iterations between the statistics a :class:`Replay` keeps whole, bounding a long jump's cost.
 _CHECKPOINT_EVERY = 4096
 
 
-@dataclass(frozen=True, slots=True)
-class IterationEvents:
-    """The four events of one iteration."""
-
-    iteration: int
-    select: Select
-    expand: Expand
-    simulate: Simulate
-    backprop: Backprop
-
-
-@dataclass(frozen=True, slots=True)
-class NodeStats:
-    """One node as it stood at a snapshot's position."""
-
-    id: int
-    parent: int
-    action: str
-    key: str
-    mover: int
-    terminal: bool
-    depth: int
-    visits: int
-    value: float
-    prior: float
-    children: tuple[int, ...]
-    #: Chance moves here (schema version 6): the children are outcomes, ``prior`` their probability.
-    chance: bool = False
-
-    @property
-    def mean(self) -> float | None:
-        """W / N, or None for an unvisited node."""
-        return self.value / self.visits if self.visits else None
-
-
-class _Structure:
-    """What never changes once created: every node's identity and edges, with birth times."""
-
-    def __init__(self, header: Header) -> None:
-        self.parent = [-1]
-        self.action = [""]
-        self.key = [header.root]
-        self.mover = [header.root_mover]
-        self.terminal = [False]
-        self.depth = [0]
-        self.prior = [1.0]
-        self.visits0 = [header.root_visits]
-        self.value0 = [float(header.root_value)]
-        self.born = [(0, 0)]  # (iteration, phase index) at which the node exists
-        self.edges: list[list[tuple[int, tuple[int, int]]]] = [[]]
-        # Transpositions: the action of an edge to a node first created under another parent.
-        self.linked_actions: dict[tuple[int, int], str] = {}
-        self.chance: set[int] = set()  # the chance nodes (schema version 6)
-
-    def __len__(self) -> int:
-        return len(self.parent)
-
-    def add_children(self, event: Expand, iteration: int) -> None:
-        """Add an expansion's new nodes and edges (checking that the ids are right)."""
-        born = (iteration, _PHASE_INDEX["expand"]) if iteration else (0, 0)
-        count = len(self.parent)
-        if not 0 <= event.parent < count:
-            raise MctsvizError(f"iteration {iteration}: node {event.parent} was never created")
-        parent = event.parent
-        for ch in event.children:
-            if ch.existing:
-                if not 0 <= ch.node < count:
-                    raise MctsvizError(f"iteration {iteration}: node {ch.node} was never created")
-                self.linked_actions[(parent, ch.node)] = ch.action
-            else:
-                if ch.node != len(self.parent):
-                    raise MctsvizError(f"iteration {iteration}: new node {ch.node} where node {len(self.parent)} was expected")
-                self.parent.append(parent)
-                self.action.append(ch.action)
-                self.key.append(ch.key)
-                self.mover.append(ch.mover)
-                self.terminal.append(ch.terminal)
-                self.depth.append(self.depth[parent] + 1)
-                self.prior.append(ch.prior)
-                self.visits0.append(ch.visits)
-                self.value0.append(ch.value)
-                self.born.append(born)
-                self.edges.append([])
-                if ch.chance:
-                    self.chance.add(ch.node)
-            self.edges[parent].append((ch.node, born))
-        if not 0 <= event.simulate_from < len(self.parent):
-            raise MctsvizError(f"iteration {iteration}: node {event.simulate_from} was never created")
-
-    def kids_at(self, node: int, iteration: int, phase: str) -> list[int]:
-        """``node``'s children visible at (iteration, phase), in creation order."""
-        position = (iteration, _PHASE_INDEX[phase])
-        return [c for c, born in self.edges[node] if born <= position]
-
-
-class _Groups:
+class IterationGroups:
     """A trace's events grouped by iteration, checked for order and node ids as they pass.
 
     Iterating yields ``(IterationEvents, nodes before its expansion, nodes after)`` with the
-    expansion already added to ``structure``; the root's expansion and the decision are kept
+    expansion already folded into ``columns`` (its statistics still those before the iteration's
+    backpropagation, which the caller applies); the root's expansion and the decision are kept
     as attributes. Nothing is kept per iteration, so a caller can fold a long trace in
     constant memory.
     """
@@ -144,7 +61,7 @@ class _Groups:
         if not isinstance(header, Header):
             raise MctsvizError("a trace must start with a header event")
         self.header = header
-        self.structure = _Structure(header)
+        self.columns = TreeColumns.from_header(header)
         self.root_expansion: Expand | None = None
         #: Every expansion of iteration 0: the root's, or an imported tree's, in order.
         self.initial_expansions: list[Expand] = []
@@ -152,8 +69,8 @@ class _Groups:
         self._events = events
 
     def __iter__(self) -> Iterator[tuple[IterationEvents, int, int]]:
-        structure = self.structure
-        parents = structure.parent
+        columns = self.columns
+        parents = columns.parent
         # The one order check of every trace reader (mctsviz.trace.grammar); grouping is all
         # that is left to do here.
         check = TraceStructure(imported=self.header.imported is not None).check
@@ -170,13 +87,13 @@ class _Groups:
                 select = event
             elif kind is Expand:
                 if event.iteration == 0:
-                    structure.add_children(event, 0)
+                    columns.expand(event)
                     if self.root_expansion is None:
                         self.root_expansion = event
                     self.initial_expansions.append(event)
                 else:
                     before = len(parents)
-                    structure.add_children(event, event.iteration)
+                    columns.expand(event)
                     after = len(parents)
                     expand = event
             elif kind is Simulate:
@@ -193,194 +110,6 @@ class _Groups:
                 return
 
 
-def _scores(options: SearchOptions, structure: _Structure, visits: Sequence[int], value: Sequence[float], node: int, kids: Sequence[int]) -> tuple[Score, ...]:
-    """The children's scores under ``options`` from the given statistics (None for +infinity)."""
-    return score_records(options, kids, visits[node], visits, value, structure.prior, structure.action)
-
-
-def _recompute_steps(options: SearchOptions, structure: _Structure, visits: Sequence[int], value: Sequence[float], events: IterationEvents) -> tuple[Step, ...]:
-    """An iteration's selection steps from the statistics before its backpropagation."""
-    path, iteration = events.select.path, events.iteration
-    steps = []
-    for i in range(len(path) - 1):
-        if path[i] in structure.chance:  # an outcome drawn by probability: no scores
-            steps.append(Step(path[i], path[i + 1], visits[path[i]], None))
-            continue
-        kids = structure.kids_at(path[i], iteration, "select")
-        steps.append(Step(path[i], path[i + 1], visits[path[i]], _scores(options, structure, visits, value, path[i], kids)))
-    return tuple(steps)
-
-
-class TreeSnapshot:
-    """The tree at one (iteration, phase), with that iteration's events up to the phase.
-
-    Nodes are addressed by id; ``node(i)`` gives a :class:`NodeStats`. Scores are computed
-    with the header's options through ``mctsviz.search.policies`` (the formulas the search used).
-    """
-
-    __slots__ = (
-        "header",
-        "iteration",
-        "phase",
-        "events",
-        "_structure",
-        "_count",
-        "_visits",
-        "_value",
-        "_steps",
-        "__weakref__",
-    )  # weak refs: renderers cache per snapshot
-
-    def __init__(
-        self,
-        header: Header,
-        iteration: int,
-        phase: str,
-        events: IterationEvents | None,
-        structure: _Structure,
-        count: int,
-        visits: list[int],
-        value: list[float],
-        steps: tuple[Step, ...] | None,
-    ) -> None:
-        self.header = header
-        self.iteration = iteration
-        self.phase = phase
-        self.events = events
-        self._structure = structure
-        self._count = count
-        self._visits = visits
-        self._value = value
-        self._steps = steps
-
-    def __len__(self) -> int:
-        return self._count
-
-    def __repr__(self) -> str:
-        return f"TreeSnapshot(iteration={self.iteration}, phase={self.phase!r}, nodes={self._count})"
-
-    @property
-    def options(self) -> SearchOptions:
-        return self.header.options
-
-    @property
-    def root(self) -> NodeStats:
-        return self.node(0)
-
-    def _visible(self, born: tuple[int, int]) -> bool:
-        return born <= (self.iteration, _PHASE_INDEX[self.phase])
-
-    def node(self, node: int) -> NodeStats:
-        """The node ``node`` as it stood here."""
-        if not 0 <= node < self._count:
-            raise MctsvizError(f"node {node} does not exist at iteration {self.iteration} ({self.phase})")
-        s = self._structure
-        return NodeStats(
-            node,
-            s.parent[node],
-            s.action[node],
-            s.key[node],
-            s.mover[node],
-            s.terminal[node],
-            s.depth[node],
-            self._visits[node],
-            self._value[node],
-            s.prior[node],
-            self.children_ids(node),
-            node in s.chance,
-        )
-
-    def mean_range(self) -> tuple[float, float] | None:
-        """The lowest and highest mean W / N over the visited nodes here (None: none visited).
-
-        One pass over the statistics columns, not a :class:`NodeStats` per node: a million
-        nodes take a tenth of a second.
-        """
-        count = self._count
-        means = [w / n for n, w in zip(islice(self._visits, count), islice(self._value, count)) if n]
-        return (min(means), max(means)) if means else None
-
-    def nodes(self) -> list[NodeStats]:
-        """Every node, by id."""
-        return [self.node(i) for i in range(self._count)]
-
-    def children_ids(self, node: int) -> tuple[int, ...]:
-        """Ids of ``node``'s children here, in creation order."""
-        if not 0 <= node < self._count:
-            raise MctsvizError(f"node {node} does not exist at iteration {self.iteration} ({self.phase})")
-        return tuple(child for child, born in self._structure.edges[node] if self._visible(born))
-
-    def children(self, node: int = 0) -> list[NodeStats]:
-        """The children of ``node`` in creation order."""
-        return [self.node(c) for c in self.children_ids(node)]
-
-    def edge_label(self, parent: int, child: int) -> str:
-        """The action label on the edge parent -> child (differs from ``action`` for transpositions)."""
-        s = self._structure
-        return s.linked_actions.get((parent, child), s.action[child])
-
-    def parent(self, node: int) -> int:
-        """The node ``node`` was first created under (-1 for the root), without building its NodeStats."""
-        return self._structure.parent[node]
-
-    def visits(self, node: int) -> int:
-        return self._visits[node]
-
-    def value(self, node: int) -> float:
-        return self._value[node]
-
-    def score(self, parent: int, child: int) -> tuple[float, float, float]:
-        """(exploit, explore, score) of ``child`` seen from ``parent`` at this position."""
-        return policies.score_terms(self.options, self._value[child], self._visits[child], self._visits[parent], self._structure.prior[child])
-
-    @property
-    def path(self) -> tuple[int, ...]:
-        """This iteration's selection path (from the root), once selection has happened."""
-        if self.events is None or _PHASE_INDEX[self.phase] < 1:
-            return ()
-        return self.events.select.path
-
-    @property
-    def steps(self) -> tuple[Step, ...]:
-        """This iteration's selection steps with every child's scores (recorded or recomputed)."""
-        if self.events is None or _PHASE_INDEX[self.phase] < 1:
-            return ()
-        return self._steps or ()
-
-    @property
-    def new_nodes(self) -> tuple[int, ...]:
-        """Nodes added by this iteration's expansion (visible from the expand phase on)."""
-        if self.events is None or _PHASE_INDEX[self.phase] < 2:
-            return ()
-        return tuple(ch.node for ch in self.events.expand.children if not ch.existing)
-
-    @property
-    def simulated(self) -> Simulate | None:
-        if self.events is None or _PHASE_INDEX[self.phase] < 3:
-            return None
-        return self.events.simulate
-
-    @property
-    def updates(self) -> tuple[Update, ...]:
-        if self.events is None or _PHASE_INDEX[self.phase] < 4:
-            return ()
-        return self.events.backprop.updates
-
-    def child_scores(self, node: int) -> tuple[Score, ...]:
-        """The Score record of each of ``node``'s children here (+infinity as None, as recorded)."""
-        s = self._structure
-        return score_records(self.options, self.children_ids(node), self._visits[node], self._visits, self._value, s.prior, s.action)
-
-    def principal_variation(self) -> list[int]:
-        """Node ids from the root following the most-visited child."""
-        line = [0]
-        while True:
-            kids = self.children_ids(line[-1])
-            if not kids:
-                return line
-            line.append(max(kids, key=lambda k: (self._visits[k], -k)))
-
-
 class Replay:
     """A loaded trace, ready to show the tree at any (iteration, phase).
 
@@ -394,15 +123,15 @@ class Replay:
 
     def __init__(self, events: Iterable[Any]) -> None:
         with gc_paused():
-            groups = _Groups(iter(events))
+            groups = IterationGroups(iter(events))
             self.header = groups.header
-            self._structure = groups.structure
+            self._columns = groups.columns
             self._iterations: list[IterationEvents] = []
             # Per iteration: (nodes updated, their visits, their values), after and before.
             self._redo: list[tuple[list[int], list[int], list[float]]] = []
             self._undo: list[tuple[list[int], list[int], list[float]]] = []
             self._counts: list[tuple[int, int]] = []  # node count before / after each iteration's expansion
-            self._checkpoints: dict[int, tuple[list[int], list[float]]] = {}
+            self._checkpoints: dict[int, tuple[MutableSequence[int], MutableSequence[float]]] = {}
             self._visits, self._value = self._load(groups)
             self.root_expansion: Expand | None = groups.root_expansion
             self.initial_expansions: tuple[Expand, ...] = tuple(groups.initial_expansions)
@@ -414,15 +143,16 @@ class Replay:
 
     # -- loading --------------------------------------------------------------------------
 
-    def _load(self, groups: _Groups) -> tuple[list[int], list[float]]:
+    def _load(self, groups: IterationGroups) -> tuple[MutableSequence[int], MutableSequence[float]]:
         """Fold the iterations: each one's redo/undo values, and checkpoints.
 
-        Returns the statistics after the last iteration. One tight loop: a 100,000-iteration
-        trace has about a million updates.
+        Returns the statistics after the last iteration (the columns' own, which the replay
+        then moves back and forth). One tight loop: a 100,000-iteration trace has about a
+        million updates.
         """
-        s = self._structure
+        s = self._columns
         visits0, value0 = s.visits0, s.value0
-        visits, value = visits0[:], value0[:]
+        visits, value = s.visits, s.value
         iterations, redo_list, undo_list, counts = self._iterations, self._redo, self._undo, self._counts
         checkpoints, every = self._checkpoints, _CHECKPOINT_EVERY
         first = True
@@ -430,9 +160,6 @@ class Replay:
             if first:  # the tree before iteration 1 (after the root's expansion, if any)
                 checkpoints[0] = (visits0[:before_count], value0[:before_count])
                 first = False
-            if len(visits) < after_count:
-                visits.extend(visits0[len(visits) : after_count])
-                value.extend(value0[len(value) : after_count])
             updates = events.backprop.updates
             nodes = [u.node for u in updates]
             before = (nodes, [visits[n] for n in nodes], [value[n] for n in nodes])
@@ -447,9 +174,13 @@ class Replay:
                 checkpoints[events.iteration] = (visits[:], value[:])
         if first:
             checkpoints[0] = (visits0[:], value0[:])
-        visits.extend(visits0[len(visits) :])
-        value.extend(value0[len(value) :])
         return visits, value
+
+    @property
+    def columns(self) -> TreeColumns:
+        """The whole tree as columns by node id. Its ``visits`` and ``value`` are the replay's
+        working statistics, moved by each snapshot: read a snapshot's instead."""
+        return self._columns
 
     # -- positions ------------------------------------------------------------------------
 
@@ -479,7 +210,7 @@ class Replay:
         if abs(done - self._at) > done - nearest:
             saved_visits, saved_value = self._checkpoints[nearest]
             # Nodes created after the checkpoint start from their initial statistics.
-            s = self._structure
+            s = self._columns
             count = len(saved_visits)
             self._visits[:] = saved_visits
             self._value[:] = saved_value
@@ -502,7 +233,7 @@ class Replay:
 
     def snapshot(self, iteration: int | None = None, phase: str = "backprop") -> TreeSnapshot:
         """The tree at ``iteration`` (default: the last) and ``phase`` (see the module doc)."""
-        if phase not in _PHASE_INDEX:
+        if phase not in PHASE_INDEX:
             raise MctsvizError(f"unknown phase {phase!r}; choose one of: {', '.join(PHASES)}")
         if iteration is None:
             iteration = self.iterations
@@ -512,20 +243,20 @@ class Replay:
         done = iteration if phase == "backprop" else iteration - 1
         events = self._iterations[iteration - 1] if iteration else None
         steps = None
-        if events is not None and _PHASE_INDEX[phase] >= 1:
+        if events is not None and PHASE_INDEX[phase] >= 1:
             steps = self._steps(events, iteration)
         self._move_to(done)
         if iteration == 0:
-            count = len(self._structure.parent) if not self._counts else self._counts[0][0]
+            count = len(self._columns) if not self._counts else self._counts[0][0]
         else:
             before, after = self._counts[iteration - 1]
-            count = after if _PHASE_INDEX[phase] >= 2 else before
+            count = after if PHASE_INDEX[phase] >= 2 else before
         return TreeSnapshot(
             self.header,
             iteration,
             phase,
             events,
-            self._structure,
+            self._columns,
             count,
             self._visits[:count],
             self._value[:count],
@@ -550,7 +281,7 @@ class Replay:
             return recorded
         # Recompute from the statistics before this iteration's backpropagation.
         self._move_to(iteration - 1)
-        return _recompute_steps(self.header.options, self._structure, self._visits, self._value, events)
+        return recompute_steps(self.header.options, self._columns, self._visits, self._value, events)
 
     def expansion_scores(self, iteration: int) -> tuple[Score, ...] | None:
         """The scores by which the simulated child was picked among new children, if any."""
@@ -560,13 +291,12 @@ class Replay:
         if events.expand.scores is not None:
             return events.expand.scores
         self._move_to(iteration - 1)
-        return self._scores(events.expand.parent, self._structure.kids_at(events.expand.parent, iteration, "expand"))
+        node, s = events.expand.parent, self._columns
+        kids = s.kids_at(node, iteration, PHASE_INDEX["expand"])
+        return score_records(self.header.options, kids, self._visits[node], self._visits, self._value, s.prior, s.action)
 
-    def _scores(self, node: int, kids: Sequence[int]) -> tuple[Score, ...]:
-        return _scores(self.header.options, self._structure, self._visits, self._value, node, kids)
 
-
-def _event_source(source: Any, until: int | None, read_options: dict[str, Any]) -> Iterator[Any]:
+def event_source(source: Any, until: int | None, read_options: dict[str, Any]) -> Iterator[Any]:
     """Events from a path (read lazily, up to ``until``) or from an iterable of events."""
     if isinstance(source, (str, bytes)) or hasattr(source, "__fspath__"):
         from .trace.io import read_trace
@@ -591,7 +321,7 @@ def replay(source: Any, *, until: int | None = None, **read_options: Any) -> Rep
     """
     if isinstance(source, Replay):
         return source
-    return Replay(_event_source(source, until, read_options))
+    return Replay(event_source(source, until, read_options))
 
 
 def walk(source: Any, phases: Sequence[str] = PHASES[1:], *, until: int | None = None, **read_options: Any) -> Iterator[TreeSnapshot]:
@@ -613,47 +343,26 @@ def walk(source: Any, phases: Sequence[str] = PHASES[1:], *, until: int | None =
     if unknown:
         raise MctsvizError(f"unknown phase {sorted(unknown)[0]!r}; choose from: {', '.join(PHASES)}")
     order = [p for p in PHASES if p in wanted]
-    groups = _Groups(_event_source(source, until, read_options))
-    header, structure = groups.header, groups.structure
-    visits, value = structure.visits0[:], structure.value0[:]
+    groups = IterationGroups(event_source(source, until, read_options))
+    header, columns = groups.header, groups.columns
+    visits, value = columns.visits, columns.value
     for events, before, after in groups:
-        if len(visits) < after:
-            visits.extend(structure.visits0[len(visits) : after])
-            value.extend(structure.value0[len(value) : after])
         steps: tuple[Step, ...] | None = None
         applied = False
         for phase in order:
             if phase != "start" and steps is None:
                 steps = events.select.steps
                 if steps is None:
-                    steps = _recompute_steps(header.options, structure, visits, value, events)
+                    steps = recompute_steps(header.options, columns, visits, value, events)
             if phase == "backprop":
-                _apply(events.backprop, visits, value)
+                columns.backup(events.backprop.updates)
                 applied = True
             count = before if phase in ("start", "select") else after
-            yield TreeSnapshot(header, events.iteration, phase, events, structure, count, visits[:count], value[:count], steps)
+            yield TreeSnapshot(header, events.iteration, phase, events, columns, count, visits[:count], value[:count], steps)
         if not applied:
-            _apply(events.backprop, visits, value)
+            columns.backup(events.backprop.updates)
         if until is not None and events.iteration >= until:
             return
-
-
-def apply_updates(
-    updates: Iterable[Update], visits: MutableSequence[int] | MutableMapping[int, int], value: MutableSequence[float] | MutableMapping[int, float]
-) -> None:
-    """Backpropagation's update rule, N <- N + 1 and W <- W + reward, for each update in order.
-
-    The one fold of a trace's statistics: replay, its snapshots and the figures' series all add
-    updates through this function (``verify`` alone keeps its own, from recomputed rewards, on
-    purpose). Statistics are lists or dicts indexed by node id.
-    """
-    for u in updates:
-        visits[u.node] += 1
-        value[u.node] += u.reward
-
-
-def _apply(backprop: Backprop, visits: list[int], value: list[float]) -> None:
-    apply_updates(backprop.updates, visits, value)
 
 
 def snapshot_at(source: Any, iteration: int | None = None, phase: str = "backprop", **read_options: Any) -> TreeSnapshot:
@@ -672,31 +381,28 @@ def snapshot_at(source: Any, iteration: int | None = None, phase: str = "backpro
     Raises:
         MctsvizError: the iteration is not in the trace, or the trace is damaged before it.
     """
-    if phase not in _PHASE_INDEX:
+    if phase not in PHASE_INDEX:
         raise MctsvizError(f"unknown phase {phase!r}; choose one of: {', '.join(PHASES)}")
     if isinstance(source, Replay) or callable(getattr(source, "snapshot", None)):  # a Replay, or an indexed trace
         snapshot: TreeSnapshot = source.snapshot(iteration, phase)
         return snapshot
     if iteration is not None and (not isinstance(iteration, int) or isinstance(iteration, bool) or iteration < 0):
         raise MctsvizError(f"iteration {iteration!r} is out of range: iterations start at 1 (0 is the tree before the first)")
-    groups = _Groups(_event_source(source, None if iteration is None else max(iteration, 1), read_options))
-    header, structure = groups.header, groups.structure
-    visits, value = structure.visits0[:], structure.value0[:]
+    groups = IterationGroups(event_source(source, None if iteration is None else max(iteration, 1), read_options))
+    header, columns = groups.header, groups.columns
+    visits, value = columns.visits, columns.value
     last: tuple[IterationEvents, int, int] | None = None
     undo: tuple[list[int], list[int], list[float]] | None = None
     for item in groups:
         events, before, after = item
         if iteration == 0:
-            return TreeSnapshot(header, 0, "backprop", None, structure, before, structure.visits0[:before], structure.value0[:before], None)
-        if len(visits) < after:
-            visits.extend(structure.visits0[len(visits) : after])
-            value.extend(structure.value0[len(value) : after])
+            return TreeSnapshot(header, 0, "backprop", None, columns, before, columns.visits0[:before], columns.value0[:before], None)
         if events.iteration == iteration:
-            return _snapshot_here(header, structure, visits, value, events, before, after, phase)
+            return snapshot_before_backup(header, columns, visits, value, events, before, after, phase)
         if iteration is None:
             nodes = [u.node for u in events.backprop.updates]
             undo = (nodes, [visits[n] for n in nodes], [value[n] for n in nodes])
-        _apply(events.backprop, visits, value)
+        columns.backup(events.backprop.updates)
         last = item
     if iteration is None and last is not None and undo is not None:
         events, before, after = last
@@ -704,39 +410,9 @@ def snapshot_at(source: Any, iteration: int | None = None, phase: str = "backpro
         for i in range(len(nodes) - 1, -1, -1):  # back to the statistics before the last backprop
             visits[nodes[i]] = old_visits[i]
             value[nodes[i]] = old_value[i]
-        return _snapshot_here(header, structure, visits, value, events, before, after, phase)
-    count = len(structure)
+        return snapshot_before_backup(header, columns, visits, value, events, before, after, phase)
+    count = len(columns)
     if iteration in (None, 0):  # no iteration at all: the root (and its expansion, if any)
-        return TreeSnapshot(header, 0, "backprop", None, structure, count, structure.visits0[:count], structure.value0[:count], None)
+        return TreeSnapshot(header, 0, "backprop", None, columns, count, columns.visits0[:count], columns.value0[:count], None)
     done = last[0].iteration if last is not None else 0
     raise MctsvizError(f"iteration {iteration} is out of range: the trace has iterations 1-{done}")
-
-
-def _snapshot_here(
-    header: Header,
-    structure: _Structure,
-    visits: list[int],
-    value: list[float],
-    events: IterationEvents,
-    before: int,
-    after: int,
-    phase: str,
-    *,
-    owned: bool = False,
-) -> TreeSnapshot:
-    """A snapshot of ``events``' iteration from the statistics before its backpropagation.
-
-    ``owned``: the statistics are a copy made for snapshots, which they keep as they are (a
-    snapshot only reads them; nodes past its count are never read), instead of a copy of their own.
-    """
-    steps = None
-    if phase != "start":
-        steps = events.select.steps
-        if steps is None:
-            steps = _recompute_steps(header.options, structure, visits, value, events)
-    if phase == "backprop":
-        _apply(events.backprop, visits, value)
-    count = before if phase in ("start", "select") else after
-    if owned:
-        return TreeSnapshot(header, events.iteration, phase, events, structure, count, visits, value, steps)
-    return TreeSnapshot(header, events.iteration, phase, events, structure, count, visits[:count], value[:count], steps)

@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import MctsvizError
-from .replay import _PHASE_INDEX, PHASES, IterationEvents, Replay, TreeSnapshot, _apply, _event_source, _Groups, _snapshot_here
+from .replay import IterationGroups, Replay, event_source
 from .seek import indexed_if_worth_it
+from .snapshot import IterationEvents, TreeSnapshot, snapshot_before_backup
+from .trace.columns import PHASE_INDEX, PHASES
 
 __all__ = ["TraceScan", "scan_trace"]
 
@@ -49,7 +51,7 @@ def scan_trace(
     Raises:
         MctsvizError: as :func:`snapshot_at`.
     """
-    if phase not in _PHASE_INDEX:
+    if phase not in PHASE_INDEX:
         raise MctsvizError(f"unknown phase {phase!r}; choose one of: {', '.join(PHASES)}")
     if isinstance(source, Replay):
         rewards = [u.reward for it in source for u in it.backprop.updates]
@@ -60,9 +62,9 @@ def scan_trace(
     if indexed is not None:  # a large or indexed trace: two positions from the nearest checkpoints
         with indexed:
             return TraceScan(indexed.snapshot(iteration, phase), indexed.final(), indexed.lowest_reward, indexed.highest_reward)
-    groups = _Groups(_event_source(source, None, read_options))
-    header, structure = groups.header, groups.structure
-    visits, value = structure.visits0[:], structure.value0[:]
+    groups = IterationGroups(event_source(source, None, read_options))
+    header, columns = groups.header, groups.columns
+    visits, value = columns.visits, columns.value
     low: float | None = None
     high: float | None = None
     snapshot: TreeSnapshot | None = None
@@ -71,10 +73,7 @@ def scan_trace(
     for item in groups:
         events, before, after = item
         if iteration == 0 and snapshot is None:
-            snapshot = TreeSnapshot(header, 0, "backprop", None, structure, before, structure.visits0[:before], structure.value0[:before], None)
-        if len(visits) < after:
-            visits.extend(structure.visits0[len(visits) : after])
-            value.extend(structure.value0[len(value) : after])
+            snapshot = TreeSnapshot(header, 0, "backprop", None, columns, before, columns.visits0[:before], columns.value0[:before], None)
         updates = events.backprop.updates
         if updates:
             rewards = [u.reward for u in updates]
@@ -83,15 +82,15 @@ def scan_trace(
         nodes = [u.node for u in updates]
         undo = (nodes, [visits[n] for n in nodes], [value[n] for n in nodes])
         if events.iteration == iteration:
-            snapshot = _snapshot_here(header, structure, visits, value, events, before, after, phase)
+            snapshot = snapshot_before_backup(header, columns, visits, value, events, before, after, phase)
             if phase != "backprop":
-                _apply(events.backprop, visits, value)
+                columns.backup(events.backprop.updates)
         else:
-            _apply(events.backprop, visits, value)
+            columns.backup(events.backprop.updates)
         last = item
     if last is None:
-        count = len(structure)
-        final = TreeSnapshot(header, 0, "backprop", None, structure, count, structure.visits0[:count], structure.value0[:count], None)
+        count = len(columns)
+        final = TreeSnapshot(header, 0, "backprop", None, columns, count, columns.visits0[:count], columns.value0[:count], None)
     else:
         assert undo is not None
         events, before, after = last
@@ -100,8 +99,8 @@ def scan_trace(
             visits[nodes[i]] = old_visits[i]
             value[nodes[i]] = old_value[i]
         if iteration is None and phase != "backprop":  # the last iteration, at an earlier phase
-            snapshot = _snapshot_here(header, structure, visits, value, events, before, after, phase)
-        final = _snapshot_here(header, structure, visits, value, events, before, after, "backprop")
+            snapshot = snapshot_before_backup(header, columns, visits, value, events, before, after, phase)
+        final = snapshot_before_backup(header, columns, visits, value, events, before, after, "backprop")
     if snapshot is None and (iteration is None or iteration == 0):
         snapshot = final
     if snapshot is None:

@@ -66,7 +66,11 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # The events are the vocabulary the search speaks and every later layer reads; blocks are
     # their columnar form (an engine may write them directly), bounded by the reading limits;
     # the sink's declared shapes say what else a recorder takes (blocks, encoded iterations).
-    ("events", ("mctsviz.trace.events", "mctsviz.trace.blocks", "mctsviz.trace.limits", "mctsviz.trace.sink")),
+    # TreeColumns, the one record of a traced tree and its fold, reads the blocks' columns.
+    (
+        "events",
+        ("mctsviz.trace.events", "mctsviz.trace.blocks", "mctsviz.trace.limits", "mctsviz.trace.sink", "mctsviz.trace.columns"),
+    ),
     ("games", ("mctsviz.games",)),
     ("search", ("mctsviz.search",)),
     ("trace", ("mctsviz.trace", "mctsviz.tracer")),
@@ -74,6 +78,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "replay",
         (
             "mctsviz.replay",
+            "mctsviz.snapshot",  # the tree at one position, made by replay and seek
             "mctsviz.seek",  # the index of checkpoints: replay's arrays, read by scan and the CLI
             "mctsviz.scan",
             "mctsviz.iteration",

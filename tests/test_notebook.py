@@ -283,3 +283,24 @@ def test_the_view_builds_no_html_from_strings():
     assert "textContent" in script and 'encodeURIComponent(model.get("svg"))' in script  # the tree goes in as an image
     assert "export default { render }" in script
     assert notebook.ReplayScrubber._esm == script and notebook.ReplayScrubber._css == assets.joinpath("scrubber.css").read_text(encoding="utf-8")
+
+
+def test_the_display_is_registered_by_the_names_ipython_looks_types_up_by(monkeypatch):
+    # Registered by name when a module is not loaded yet: IPython then matches a shown object
+    # by its class's own module and name, so each pair must name where the class is defined.
+    from types import SimpleNamespace
+
+    import mctsviz.replay
+    import mctsviz.snapshot
+
+    loaded = {"mctsviz.replay": mctsviz.replay, "mctsviz.snapshot": mctsviz.snapshot}
+    registered = []
+    formatter = SimpleNamespace(for_type=lambda cls, f: None, for_type_by_name=lambda module, name, f: registered.append((module, name)))
+    shell = SimpleNamespace(display_formatter=SimpleNamespace(formatters={notebook.SVG_MIME: formatter, notebook.HTML_MIME: formatter}))
+    for module in (*loaded, "matplotlib.axes._axes"):
+        monkeypatch.delitem(sys.modules, module, raising=False)
+    assert notebook.enable(shell)
+    assert ("mctsviz.snapshot", "TreeSnapshot") in registered and ("mctsviz.replay", "Replay") in registered
+    for module, name in registered:
+        if module in loaded:
+            assert getattr(loaded[module], name).__module__ == module, (module, name)

@@ -9,6 +9,7 @@ import struct
 import zlib
 from functools import cache
 
+import msgspec
 import pytest
 
 from mctsviz.cli import main
@@ -169,6 +170,25 @@ def test_an_index_that_disagrees_with_its_trace_is_refused_where_it_is_read(tmp_
         indexed.snapshot(EVERY + 10)
 
 
+@pytest.mark.parametrize(("change", "suffix"), [({"mover": 300}, ".jsonl"), ({"visits": 2**63 - 1}, ".msgpack")])
+def test_numbers_an_index_cannot_hold_are_refused_in_one_line(tmp_path, capsys, change, suffix):
+    # Replay takes any whole number for a mover or a child's first visits; the index's typed
+    # columns do not (a byte, 64 bits): building one said OverflowError with a traceback.
+    from mctsviz.trace.events import Expand
+
+    events = []
+    for event in events_of("tictactoe", "compact", iterations=40):
+        if type(event) is Expand and event.iteration == 3:
+            event = msgspec.structs.replace(event, children=(msgspec.structs.replace(event.children[0], **change), *event.children[1:]))
+        events.append(event)
+    path = write(tmp_path / f"t{suffix}", events, block_iterations=1)
+    assert Replay(read_trace(path)).snapshot(40)  # a trace replay reads
+    assert main(["index", str(path), "--every", "1024", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "too large for an index" in err and "Traceback" not in err
+    assert not index_path(path).exists()
+
+
 def test_an_index_that_cannot_be_written_is_kept_in_memory(tmp_path):
     path = write(tmp_path / "t.jsonl", events_of("nim", "compact"))
     index_path(path).mkdir()  # where the index would go
@@ -268,7 +288,7 @@ def _built_event_by_event(path, monkeypatch, every=EVERY):
     plain = build.read_trace
     with monkeypatch.context() as m:
         m.setattr(build, "read_trace", lambda *args, blocks=False, **kw: plain(*args, **kw))
-        data = build._build_bytes(path, every, None, None, {})
+        data = build.index_bytes(path, every, None, None, {})
     return data
 
 
@@ -288,9 +308,9 @@ def test_an_index_built_from_whole_blocks_is_the_one_built_event_by_event(tmp_pa
     game = options.pop("game")
     events = recorded_search(game, iterations=2600, seed=3, record="compact", **options)[1]
     path = write(tmp_path / "t.msgpack", events)
-    from mctsviz.seek import _build_bytes
+    from mctsviz.seek import index_bytes
 
-    assert _build_bytes(path, EVERY, None, None, {}) == _built_event_by_event(path, monkeypatch)
+    assert index_bytes(path, EVERY, None, None, {}) == _built_event_by_event(path, monkeypatch)
 
 
 def test_a_block_broken_inside_is_read_event_by_event_up_to_the_break(tmp_path):

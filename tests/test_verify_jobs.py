@@ -9,7 +9,7 @@ from homework_engines import NoSignFlip, ParentVisitsNotCounted, traced
 
 from mctsviz.cli import main
 from mctsviz.errors import MctsvizError
-from mctsviz.seek import _build_bytes, build_index, index_path, open_indexed, trace_key
+from mctsviz.seek import build_index, index_bytes, index_path, open_indexed, trace_key
 from mctsviz.testing import recorded_search
 from mctsviz.trace.events import Backprop, Select
 from mctsviz.trace.writer import TraceWriter
@@ -126,7 +126,7 @@ def test_an_index_of_another_trace_is_not_trusted(tmp_path, clean_events):
     hold its fold says so and checks on to the end; the report is the serial one."""
     path = _write(tmp_path, "clean.msgpack", clean_events, every=0)
     other = _write(tmp_path, "other.msgpack", _edited(clean_events, 1500, reward=0.5), every=0)
-    index_path(path).write_bytes(_build_bytes(other, EVERY, None, trace_key(path), {}))  # other's checkpoints, keyed as path's
+    index_path(path).write_bytes(index_bytes(other, EVERY, None, trace_key(path), {}))  # other's checkpoints, keyed as path's
     serial, notes = _same_for_every_jobs(path, jobs=(2, 3))
     assert serial.ok
     assert any("its checkpoint at iteration" in n and "checked on from there in one process" in n for n in notes)

@@ -77,7 +77,7 @@ def enable(shell: Any = None, **tree_options: Any) -> bool:
     if not formatters or SVG_MIME not in formatters or HTML_MIME not in formatters:
         return False
     options = {**TREE_OPTIONS, **tree_options}
-    _register(formatters[SVG_MIME], "mctsviz.replay", "TreeSnapshot", functools.partial(snapshot_svg, **options))
+    _register(formatters[SVG_MIME], "mctsviz.snapshot", "TreeSnapshot", functools.partial(snapshot_svg, **options))
     _register(formatters[HTML_MIME], "mctsviz.replay", "Replay", functools.partial(replay_html, **options))
     _register(formatters[SVG_MIME], "matplotlib.axes._axes", "Axes", axes_svg)
     return True

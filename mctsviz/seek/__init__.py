@@ -19,14 +19,13 @@ A damaged index is rebuilt with a note, never used. The file format is in
 from .build import (
     DEFAULT_EVERY,
     INDEX_SUFFIX,
-    INDEX_VERSION,
     IndexTap,
     build_index,
+    index_bytes,
     index_path,
     trace_key,
 )
-from .build import IndexDamage as IndexDamage
-from .build import _build_bytes as _build_bytes
+from .format import INDEX_VERSION, IndexDamage
 from .indexed import (
     AUTO_INDEX_BYTES,
     AUTO_INDEX_ITERATIONS,
@@ -43,11 +42,14 @@ __all__ = [
     "DEFAULT_EVERY",
     "INDEX_SUFFIX",
     "INDEX_VERSION",
+    "IndexDamage",
     "IndexTap",
     "IndexedTrace",
     "build_index",
+    "index_bytes",
     "index_path",
     "index_wanted",
+    "indexed_if_worth_it",
     "open_indexed",
     "snapshot_of",
     "trace_key",

@@ -11,11 +11,9 @@ import hashlib
 import io
 import json
 import os
-import struct
 import zlib
 from array import array
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from itertools import accumulate, chain, repeat
 from pathlib import Path
 from typing import Any, cast
@@ -26,12 +24,12 @@ from ..textcodes import TextCodes
 from ..trace import limits
 from ..trace.blocks import BlockRead, read_block
 from ..trace.codecs import compression_of
+from ..trace.columns import block_update_order
 from ..trace.events import Backprop, Block, Decision, Expand, Header
 from ..trace.reader import read_trace
 from ..trace.sink import FoldedBlock
+from .format import CRC, INDEX_VERSION, MAGIC, PREFIX, Checkpoint
 
-#: The index's file-format version; an index of another version is rebuilt.
-INDEX_VERSION = 1
 INDEX_SUFFIX = ".idx"
 #: Iterations between checkpoints: a jump reads at most this many iterations of events (about
 #: 0.5 s of a compact MessagePack trace; 65,536 took 2-6 s, measured by benchmarks/seek_speed.py),
@@ -39,11 +37,6 @@ INDEX_SUFFIX = ".idx"
 #: about 1.2 bytes per node and checkpoint for Connect Four).
 DEFAULT_EVERY = 16384
 
-_MAGIC = b"MCTSVIZ-INDEX\n\x00\x00"
-_PREFIX = struct.Struct("<16sIQ")  # magic, version, header length
-_CRC = struct.Struct("<I")
-#: Deflate cannot expand data more than about 1,032 times: a section declaring more is damage.
-_MAX_DEFLATE_RATIO = 1032
 _HASH_CHUNK = 1 << 20
 
 _COLUMNS = {  # structure columns: (typecode, per)
@@ -86,18 +79,6 @@ def trace_key(trace: str | os.PathLike[str]) -> tuple[int, str]:
     return size, digest.hexdigest()
 
 
-class IndexDamage(Exception):
-    """An index that cannot be used (damaged, stale, of another version): the reason."""
-
-
-@dataclass(slots=True)
-class _Checkpoint:
-    iteration: int
-    offset: int
-    number: int
-    nodes: int
-
-
 class _Builder:
     """One pass over a trace gathering the structure's columns and the checkpoints."""
 
@@ -126,11 +107,19 @@ class _Builder:
         self.low: float | None = None
         self.high: float | None = None
         self.iterations = 0
-        self.checkpoints: list[_Checkpoint] = []
+        self.checkpoints: list[Checkpoint] = []
         self.sections: dict[str, tuple[bytes, int]] = {}  # compressed as they come, and their length
         self.decided = False
 
     def expand(self, event: Expand) -> None:
+        try:
+            self._expand(event)
+        except OverflowError:
+            # A trace is read as it is (replay takes any whole numbers); the index's typed
+            # columns hold a mover as a byte and visits as 64 bits.
+            raise MctsvizError(f"iteration {event.iteration}: a child's mover or visit count is too large for an index (movers -128 to 127)") from None
+
+    def _expand(self, event: Expand) -> None:
         it = event.iteration
         for ch in event.children:
             if ch.existing:
@@ -158,14 +147,17 @@ class _Builder:
         visits, value = self.visits, self.value
         low, high = self.low, self.high
         # The reward range in the same pass (the first of equal values kept, as min and max keep it).
-        for u in event.updates:
-            node, reward = u.node, u.reward
-            visits[node] += 1
-            value[node] += reward
-            if low is None or reward < low:
-                low = reward
-            if high is None or reward > high:
-                high = reward
+        try:
+            for u in event.updates:
+                node, reward = u.node, u.reward
+                visits[node] += 1
+                value[node] += reward
+                if low is None or reward < low:
+                    low = reward
+                if high is None or reward > high:
+                    high = reward
+        except OverflowError:
+            raise MctsvizError(f"iteration {event.iteration}: a visit count is too large for an index") from None
         self.low, self.high = low, high
         self.iterations = event.iteration
 
@@ -204,22 +196,15 @@ class _Builder:
             self.edge_born.extend(born)
         # Each update in the recorded order (the simulated node first unless it ends the path,
         # then the path upwards): the same additions in the same order as event by event.
-        if read.update_node is not None:
-            order: Sequence[int] = read.update_node
-        else:
-            flat: list[int] = []
-            start = 0
-            for end, sim, leaf in zip(ends, read.simulate_from, leaves):
-                if sim != leaf:
-                    flat.append(sim)
-                flat.extend(path[end - 1 : start - 1 if start else None : -1])
-                start = end
-            order = flat
+        order = block_update_order(read)
         visits, value = self.visits, self.value
         rewards = read.update_reward
-        for node, reward in zip(order, rewards):
-            visits[node] += 1
-            value[node] += reward
+        try:
+            for node, reward in zip(order, rewards):
+                visits[node] += 1
+                value[node] += reward
+        except OverflowError:
+            raise MctsvizError(f"iterations {first}-{first + count - 1}: a visit count is too large for an index") from None
         if len(rewards):
             low, high = min(rewards), max(rewards)
             self.low = low if self.low is None or low < self.low else self.low
@@ -237,7 +222,7 @@ class _Builder:
         for kind, column in (("visits.", self.visits), ("value.", self.value)):
             raw = column.tobytes()
             self.sections[kind + name] = (zlib.compress(raw, 1), len(raw))
-        self.checkpoints.append(_Checkpoint(iterations, offset, number, nodes))
+        self.checkpoints.append(Checkpoint(iterations, offset, number, nodes))
 
 
 class IndexTap:
@@ -386,16 +371,18 @@ def build_index(
     Raises:
         MctsvizError: the trace cannot be read, or ``every`` is out of range.
     """
-    data = _build_bytes(trace, every, on_progress, key, read_options)
+    data = index_bytes(trace, every, on_progress, key, read_options)
     try:
         return atomic_write(index_path(trace), data)
     except (MctsvizError, OSError):
         return None
 
 
-def _build_bytes(
+def index_bytes(
     trace: str | os.PathLike[str], every: int, on_progress: Callable[[int], None] | None, key: tuple[int, str] | None, read_options: dict[str, Any]
 ) -> bytes:
+    """The bytes of ``trace``'s index (what :func:`build_index` writes), from one pass over it;
+    ``read_options`` is left without its ``on_warning``, which sees the reading's warnings."""
     if not isinstance(every, int) or isinstance(every, bool) or not 1024 <= every <= limits.MAX_INDEX_EVERY:
         raise MctsvizError(f"bad checkpoint interval {every!r}: expected an integer from 1024 to {limits.MAX_INDEX_EVERY}")
     size, digest = key or trace_key(trace)
@@ -495,4 +482,4 @@ def _encode(b: _Builder, size: int, digest: str, compression: str, notes: list[s
         "sections": table,
     }
     text = json.dumps(head, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
-    return b"".join([_PREFIX.pack(_MAGIC, INDEX_VERSION, len(text)), text, _CRC.pack(zlib.crc32(text)), *parts])
+    return b"".join([PREFIX.pack(MAGIC, INDEX_VERSION, len(text)), text, CRC.pack(zlib.crc32(text)), *parts])

@@ -6,37 +6,22 @@ Standard library only.
 
 from __future__ import annotations
 
-import io
-import json
 import os
-import zlib
 from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from functools import cached_property
-from itertools import accumulate
-from operator import lt
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import Any, cast
 
 from ..errors import MctsvizError
 from ..fileutil import atomic_write
-from ..replay import _PHASE_INDEX, PHASES, IterationEvents, TreeSnapshot, _snapshot_here, _Structure
+from ..snapshot import IterationEvents, TreeSnapshot, snapshot_before_backup
 from ..trace import limits
+from ..trace.columns import PHASE_INDEX, PHASES, TreeColumns, apply_updates
 from ..trace.events import Backprop, Decision, Expand, Header, Select, Simulate
 from ..trace.reader import ResumePoint, read_trace
-from .build import (
-    _CRC,
-    _MAGIC,
-    _MAX_DEFLATE_RATIO,
-    _PREFIX,
-    DEFAULT_EVERY,
-    INDEX_VERSION,
-    IndexDamage,
-    _build_bytes,
-    _Checkpoint,
-    index_path,
-    trace_key,
-)
+from .build import DEFAULT_EVERY, index_bytes, index_path, trace_key
+from .format import Checkpoint, IndexDamage, IndexSections, head_int, read_tree
 
 #: A trace file at least this large is indexed on first open by ``render``, ``replay`` and
 #: ``inspect`` (about 250,000 compact MessagePack iterations of Tic-Tac-Toe, 30,000 of compact
@@ -46,275 +31,6 @@ AUTO_INDEX_BYTES = 16 << 20
 #: of blocks holds a million Tic-Tac-Toe iterations in 7 MB, and reading them all takes seconds.
 #: ``mctsviz search --trace`` indexes what it records from this size on.
 AUTO_INDEX_ITERATIONS = 65536
-
-
-class _Columns:
-    """Read access to an index file's sections, each checked before it is decoded."""
-
-    def __init__(self, source: Path | bytes, key: tuple[int, str]) -> None:
-        self.handle: IO[bytes]
-        if isinstance(source, bytes):
-            self.handle, self.size = io.BytesIO(source), len(source)
-        else:
-            try:
-                self.handle = open(source, "rb")
-            except OSError as exc:
-                raise IndexDamage(f"cannot read it ({exc.strerror or exc})") from None
-            self.size = os.fstat(self.handle.fileno()).st_size
-        try:
-            self.head = self._read_head(key)
-            self.check_all()
-        except BaseException:
-            self.handle.close()
-            raise
-
-    def close(self) -> None:
-        self.handle.close()
-
-    def _read_head(self, key: tuple[int, str]) -> dict[str, Any]:
-        prefix = self.handle.read(_PREFIX.size)
-        if len(prefix) != _PREFIX.size:
-            raise IndexDamage("it is cut short")
-        magic, version, length = _PREFIX.unpack(prefix)
-        if magic != _MAGIC:
-            raise IndexDamage("it is not a mctsviz index")
-        if version != INDEX_VERSION:
-            raise IndexDamage(f"it is of index version {version}, not {INDEX_VERSION}")
-        if length > limits.MAX_INDEX_HEADER_BYTES or _PREFIX.size + length + _CRC.size > self.size:
-            raise IndexDamage(f"its header declares {length} bytes")
-        text = self.handle.read(length)
-        (crc,) = _CRC.unpack(self.handle.read(_CRC.size))
-        if zlib.crc32(text) != crc:
-            raise IndexDamage("its header fails its checksum")
-        self.body = _PREFIX.size + length + _CRC.size
-        if limits.json_too_deep(text, 8):
-            raise IndexDamage("its header nests too deep")
-        try:
-            head = json.loads(text)
-        except (ValueError, UnicodeDecodeError):
-            raise IndexDamage("its header is not JSON") from None
-        if not isinstance(head, dict) or head.get("format") != "mctsviz-index":
-            raise IndexDamage("its header is not an index header")
-        trace = head.get("trace")
-        if not isinstance(trace, dict) or [trace.get("size"), trace.get("sha256")] != [key[0], key[1]]:
-            raise IndexDamage("it was made for another version of the trace (stale)")
-        return head
-
-    def check_all(self) -> None:
-        """Check every section's place and checksum (without decompressing): damage anywhere is
-        found when the index is opened, not at the first jump that reads it."""
-        sections = self.head.get("sections")
-        if not isinstance(sections, dict) or len(sections) > 2 * limits.MAX_INDEX_CHECKPOINTS + 64:
-            raise IndexDamage("its sections are not a table")
-        for name in sections:
-            start, packed, crc = self._entry(name)
-            self.handle.seek(self.body + start)
-            value, left = 0, packed
-            while left:
-                chunk = self.handle.read(min(left, 1 << 20))
-                if not chunk:
-                    raise IndexDamage(f"section {name} is cut short")
-                value = zlib.crc32(chunk, value)
-                left -= len(chunk)
-            if value != crc:
-                raise IndexDamage(f"section {name} fails its checksum")
-
-    def _entry(self, name: str) -> tuple[int, int, int]:
-        entry = self.head["sections"].get(name) if isinstance(self.head.get("sections"), dict) else None
-        if not (isinstance(entry, list) and len(entry) == 4 and all(type(x) is int and x >= 0 for x in entry)):
-            raise IndexDamage(f"section {name} is missing")
-        start, packed, size, crc = entry
-        if self.body + start + packed > self.size or size > _MAX_DEFLATE_RATIO * max(packed, 1) or size > limits.MAX_INDEX_SECTION_BYTES:
-            raise IndexDamage(f"section {name} declares more bytes than the file holds")
-        return start, packed, crc
-
-    def raw(self, name: str, length: int | None = None) -> bytes:
-        """Section ``name`` decompressed (``length`` bytes when given), its checksum checked."""
-        start, packed, crc = self._entry(name)
-        size = self.head["sections"][name][2]
-        if length is not None and size != length:
-            raise IndexDamage(f"section {name} holds {size} bytes, not {length}")
-        self.handle.seek(self.body + start)
-        data = self.handle.read(packed)
-        if len(data) != packed or zlib.crc32(data) != crc:
-            raise IndexDamage(f"section {name} fails its checksum")
-        inflate = zlib.decompressobj()
-        try:
-            out = inflate.decompress(data, size + 1)
-        except zlib.error:
-            raise IndexDamage(f"section {name} does not decompress") from None
-        if len(out) != size or not inflate.eof:
-            raise IndexDamage(f"section {name} holds other than {size} bytes")
-        return out
-
-    def column(self, name: str, typecode: str, count: int) -> array[Any]:
-        values = array(typecode)
-        values.frombytes(self.raw(name, count * values.itemsize))
-        return values
-
-    def json(self, name: str) -> Any:
-        try:
-            return json.loads(self.raw(name).decode("utf-8", "surrogatepass"))
-        except (ValueError, UnicodeDecodeError):
-            raise IndexDamage(f"section {name} is not JSON") from None
-
-
-def _int(head: dict[str, Any], name: str, low: int, high: int) -> int:
-    value = head.get(name)
-    if type(value) is not int or not low <= value <= high:
-        raise IndexDamage(f"its {name} is {value!r}")
-    return value
-
-
-class _Labels(Sequence[str]):
-    """Action labels by node id, from a code per node and a table of labels."""
-
-    def __init__(self, codes: array[Any], labels: list[str]) -> None:
-        self.codes, self.labels = codes, labels
-
-    def __len__(self) -> int:
-        return len(self.codes)
-
-    def __getitem__(self, node: Any) -> Any:
-        return self.labels[self.codes[node]]
-
-
-class _Keys(Sequence[str]):
-    """State keys by node id, from one text and where each key ends."""
-
-    def __init__(self, text: str, ends: array[Any]) -> None:
-        self.text, self.ends = text, ends
-
-    def __len__(self) -> int:
-        return len(self.ends)
-
-    def __getitem__(self, node: Any) -> Any:
-        start = self.ends[node - 1] if node else 0
-        return self.text[start : self.ends[node]]
-
-
-class _Flags(Sequence[bool]):
-    def __init__(self, values: array[Any]) -> None:
-        self.values = values
-
-    def __len__(self) -> int:
-        return len(self.values)
-
-    def __getitem__(self, node: Any) -> Any:
-        return self.values[node] != 0
-
-
-class _Depths(Sequence[int]):
-    """Depth by node id, counted up the parents (at most the tree's depth per call)."""
-
-    def __init__(self, parent: array[Any]) -> None:
-        self.parent = parent
-
-    def __len__(self) -> int:
-        return len(self.parent)
-
-    def __getitem__(self, node: Any) -> Any:
-        depth, parent = 0, self.parent
-        node = parent[node]
-        while node >= 0:
-            depth += 1
-            node = parent[node]
-        return depth
-
-
-class _Edges(Sequence[list[tuple[int, tuple[int, int]]]]):
-    """Each node's edges as replay keeps them: ``(child, (iteration born, phase index))``."""
-
-    _EXPAND = _PHASE_INDEX["expand"]
-
-    def __init__(self, starts: array[Any], child: array[Any], born: array[Any]) -> None:
-        self.starts, self.child, self.born = starts, child, born
-
-    def __len__(self) -> int:
-        return len(self.starts) - 1
-
-    def __getitem__(self, node: Any) -> Any:
-        start, end = self.starts[node], self.starts[node + 1]
-        expand = self._EXPAND
-        return [(c, (b, expand) if b else (0, 0)) for c, b in zip(self.child[start:end], self.born[start:end])]
-
-
-class _IndexedStructure:
-    """A trace's whole structure from its index, read like replay's ``_Structure``."""
-
-    def __init__(self, columns: _Columns, nodes: int, edges: int, iterations: int) -> None:
-        c = columns
-        self.parent = parent = c.column("parent", "i", nodes)
-        if parent[0] != -1 or not all(map(lt, parent[1:], range(1, nodes))) or (nodes > 1 and min(parent[1:]) < 0):
-            raise IndexDamage("its parents do not come before their children")
-        labels = c.json("labels")
-        if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
-            raise IndexDamage("its labels are not a list of text")
-        codes = c.column("action", "I", nodes)
-        if max(codes) >= len(labels):
-            raise IndexDamage("an action names a label it does not hold")
-        self.action = _Labels(codes, labels)
-        lengths = c.column("key_lengths", "I", nodes)
-        try:
-            text = c.raw("keys").decode("utf-8", "surrogatepass")
-        except UnicodeDecodeError:
-            raise IndexDamage("its keys are not text") from None
-        ends = array("q", accumulate(lengths))
-        if ends[-1] != len(text):
-            raise IndexDamage("its keys do not add up to their lengths")
-        self.key = _Keys(text, ends)
-        self.mover = c.column("mover", "b", nodes)
-        self.terminal = _Flags(c.column("terminal", "B", nodes))
-        self.chance: set[int] = set()  # the chance nodes (schema 6): a section only chance games' indexes have
-        if isinstance(c.head.get("sections"), dict) and "chance" in c.head["sections"]:
-            chance = c.json("chance")
-            if not isinstance(chance, list) or not all(type(n) is int and 0 < n < nodes for n in chance):
-                raise IndexDamage("its chance nodes are not node ids")
-            self.chance = set(chance)
-        self.depth = _Depths(parent)
-        self.prior = c.column("prior", "d", nodes)
-        self.visits0 = c.column("visits0", "q", nodes)
-        self.value0 = c.column("value0", "d", nodes)
-        self.born = born = c.column("born", "i", nodes)
-        if born[0] != 0 or any(map(lt, born[1:], born[:-1])) or born[-1] > iterations:
-            raise IndexDamage("its nodes are not in the order they were born")
-        counts = c.column("edge_counts", "I", nodes)
-        starts = array("q", [0])
-        starts.extend(accumulate(counts))
-        if starts[-1] != edges:
-            raise IndexDamage("its edge counts do not add up")
-        child = c.column("edge_child", "i", edges)
-        edge_born = c.column("edge_born", "i", edges)
-        if edges and (min(child) < 1 or max(child) >= nodes or min(edge_born) < 0 or max(edge_born) > iterations):
-            raise IndexDamage("an edge names a node or an iteration out of range")
-        self.edges = _Edges(starts, child, edge_born)
-        linked = c.json("linked")
-        self.linked_actions: dict[tuple[int, int], str] = {}
-        if not isinstance(linked, list):
-            raise IndexDamage("its linked edges are not a list")
-        for item in linked:
-            if not (isinstance(item, list) and len(item) == 3 and type(item[0]) is int and type(item[1]) is int and isinstance(item[2], str)):
-                raise IndexDamage("a linked edge is not [parent, child, action]")
-            self.linked_actions[(item[0], item[1])] = item[2]
-        self._nodes = nodes
-
-    def __len__(self) -> int:
-        return self._nodes
-
-    def kids_at(self, node: int, iteration: int, phase: str) -> list[int]:
-        position = (iteration, _PHASE_INDEX[phase])
-        return [c for c, born in self.edges[node] if born <= position]
-
-    def count_at(self, iteration: int) -> int:
-        """How many nodes exist once iteration ``iteration``'s expansion has run."""
-        born, low, high = self.born, 0, len(self.born)
-        while low < high:
-            mid = (low + high) // 2
-            if born[mid] <= iteration:
-                low = mid + 1
-            else:
-                high = mid
-        return low
 
 
 class IndexedTrace:
@@ -333,16 +49,16 @@ class IndexedTrace:
         lowest_reward, highest_reward: the range of the rewards credited (None without any).
     """
 
-    def __init__(self, path: Path, header: Header, columns: _Columns, read_options: dict[str, Any]) -> None:
+    def __init__(self, path: Path, header: Header, columns: IndexSections, read_options: dict[str, Any]) -> None:
         head = columns.head
         self.path = path
         self.header = header
         self._read_options = read_options
-        self.iterations = _int(head, "iterations", 0, limits.MAX_INDEX_ITERATIONS)
-        nodes = _int(head, "nodes", 1, limits.MAX_INDEX_NODES)
-        edges = _int(head, "edges", 0, limits.MAX_INDEX_NODES)
-        self.every = _int(head, "every", 1024, limits.MAX_INDEX_EVERY)
-        if _int(head, "players", 1, limits.MAX_PLAYERS) != header.num_players:
+        self.iterations = head_int(head, "iterations", 0, limits.MAX_INDEX_ITERATIONS)
+        nodes = head_int(head, "nodes", 1, limits.MAX_INDEX_NODES)
+        edges = head_int(head, "edges", 0, limits.MAX_INDEX_NODES)
+        self.every = head_int(head, "every", 1024, limits.MAX_INDEX_EVERY)
+        if head_int(head, "players", 1, limits.MAX_PLAYERS) != header.num_players:
             raise IndexDamage("it names another number of players than the trace")
         rewards = head.get("rewards")
         if not (isinstance(rewards, list) and len(rewards) == 2 and all(r is None or isinstance(r, (int, float)) for r in rewards)):
@@ -355,7 +71,10 @@ class IndexedTrace:
             # passed on then or when it was opened: reading the same bytes again (for a
             # figure's series, say) would only repeat them.
             self._read_options = {**read_options, "on_warning": _ignore}
-        self._structure = _IndexedStructure(columns, nodes, edges, self.iterations)
+        self._structure = read_tree(columns, nodes, edges, self.iterations)
+        # An index's columns are typed arrays, which the working statistics are made of.
+        self._visits0 = cast("array[int]", self._structure.visits0)
+        self._value0 = cast("array[float]", self._structure.value0)
         self._checkpoints = self._check_checkpoints(head.get("checkpoints"), nodes)
         self._columns = columns
         # The working position: statistics after iteration ``_at``, read from checkpoint ``_base``.
@@ -383,15 +102,15 @@ class IndexedTrace:
     def __repr__(self) -> str:
         return f"IndexedTrace({str(self.path)!r}, iterations={self.iterations}, checkpoints={len(self._checkpoints)})"
 
-    def _check_checkpoints(self, items: Any, nodes: int) -> list[_Checkpoint]:
+    def _check_checkpoints(self, items: Any, nodes: int) -> list[Checkpoint]:
         if not isinstance(items, list) or len(items) > limits.MAX_INDEX_CHECKPOINTS:
             raise IndexDamage("its checkpoints are not a list")
-        out: list[_Checkpoint] = []
+        out: list[Checkpoint] = []
         for item in items:
             if not (isinstance(item, list) and len(item) == 4 and all(type(x) is int and x >= 0 for x in item)):
                 raise IndexDamage("a checkpoint is not four whole numbers")
-            c = _Checkpoint(*item)
-            previous = out[-1] if out else _Checkpoint(0, 0, 0, 1)
+            c = Checkpoint(*item)
+            previous = out[-1] if out else Checkpoint(0, 0, 0, 1)
             if not (previous.iteration < c.iteration <= self.iterations and previous.offset < c.offset and previous.number < c.number):
                 raise IndexDamage("its checkpoints are out of order")
             if c.nodes != self._structure.count_at(c.iteration) or c.nodes > nodes:
@@ -406,13 +125,14 @@ class IndexedTrace:
         """Where a read may resume: one :class:`ResumePoint` per checkpoint, in order."""
         return [self._resume_point(c) for c in self._checkpoints]
 
-    def _resume_point(self, c: _Checkpoint) -> ResumePoint:
+    def _resume_point(self, c: Checkpoint) -> ResumePoint:
         return ResumePoint(self.header, c.offset, c.number, c.iteration, c.nodes)
 
     @property
-    def structure(self) -> Any:
-        """The whole tree's structure by node id (``parent``, ``action``, ``mover``, ``terminal``,
-        ``prior``, ``visits0``, ... as typed arrays or sequences over them)."""
+    def structure(self) -> TreeColumns:
+        """The whole tree as a :class:`~mctsviz.trace.columns.TreeColumns` read from the index:
+        typed arrays, or read-only views over them (``action``, ``key``, ``terminal``, ``depth``,
+        ``edges``); its ``visits`` and ``value`` are the initial statistics (see :meth:`statistics`)."""
         return self._structure
 
     def statistics(self, checkpoint: int) -> tuple[array[int], array[float]]:
@@ -431,30 +151,29 @@ class IndexedTrace:
 
     def snapshot(self, iteration: int | None = None, phase: str = "backprop") -> TreeSnapshot:
         """The tree at ``iteration`` (default: the last; 0: before the first) and ``phase``."""
-        if phase not in _PHASE_INDEX:
+        if phase not in PHASE_INDEX:
             raise MctsvizError(f"unknown phase {phase!r}; choose one of: {', '.join(PHASES)}")
         if iteration is None:
             iteration = self.iterations
         if not isinstance(iteration, int) or isinstance(iteration, bool) or not 0 <= iteration <= self.iterations:
             raise MctsvizError(f"iteration {iteration} is out of range: the trace has iterations 1-{self.iterations}")
-        s = self._structure
-        structure = cast(_Structure, s)
+        s = structure = self._structure
         if iteration == 0:
             count = s.count_at(0)
-            return TreeSnapshot(self.header, 0, "backprop", None, structure, count, s.visits0[:count].tolist(), s.value0[:count].tolist(), None)
+            return TreeSnapshot(self.header, 0, "backprop", None, structure, count, self._visits0[:count].tolist(), self._value0[:count].tolist(), None)
         events = self._move_to(iteration - 1)
         before = len(self._visits)
         after = before + sum(1 for ch in events.expand.children if not ch.existing)
         # The statistics stay typed arrays (a snapshot only indexes them): no object per node.
         # The phases before the backup share one copy: a walkthrough asks for all of them.
         if phase == "backprop":
-            visits = self._visits + s.visits0[before:after]
-            value = self._value + s.value0[before:after]
+            visits = self._visits + self._visits0[before:after]
+            value = self._value + self._value0[before:after]
         else:
             if self._shared is None or self._shared[0] != iteration:
-                self._shared = (iteration, self._visits + s.visits0[before:after], self._value + s.value0[before:after])
+                self._shared = (iteration, self._visits + self._visits0[before:after], self._value + self._value0[before:after])
             _, visits, value = self._shared
-        return _snapshot_here(self.header, structure, cast(list[int], visits), cast(list[float], value), events, before, after, phase, owned=True)
+        return snapshot_before_backup(self.header, structure, visits, value, events, before, after, phase, owned=True)
 
     def final(self) -> TreeSnapshot:
         """The tree at the end of the search."""
@@ -543,7 +262,7 @@ class IndexedTrace:
             self._at = c.iteration
         else:
             count = s.count_at(0)
-            self._visits, self._value = s.visits0[:count], s.value0[:count]
+            self._visits, self._value = self._visits0[:count], self._value0[:count]
             self._reader = read_trace(self.path, **self._read_options)
             self._at = 0
         next(self._reader)  # the header
@@ -583,15 +302,12 @@ class IndexedTrace:
         count = len(visits)
         added = sum(1 for ch in events.expand.children if not ch.existing)
         if added:
-            s = self._structure
-            visits.extend(s.visits0[len(visits) : len(visits) + added])
-            value.extend(s.value0[len(value) : len(value) + added])
+            visits.extend(self._visits0[len(visits) : len(visits) + added])
+            value.extend(self._value0[len(value) : len(value) + added])
         updates = events.backprop.updates
         nodes = [u.node for u in updates]
         self._undo.append((count, nodes, [visits[n] for n in nodes], [value[n] for n in nodes]))
-        for u in updates:
-            visits[u.node] += 1
-            value[u.node] += u.reward
+        apply_updates(updates, visits, value)
         self._at += 1
 
 
@@ -629,7 +345,7 @@ def open_indexed(
                 on_note(f"{target}: {exc}; rebuilding it")
     if not build:
         return None
-    data = _build_bytes(path, every, on_progress, key, dict(read_options))
+    data = index_bytes(path, every, on_progress, key, dict(read_options))
     try:
         atomic_write(target, data)
     except (MctsvizError, OSError):
@@ -640,7 +356,7 @@ def open_indexed(
 
 
 def _open(path: Path, header: Header, source: Path | bytes, key: tuple[int, str], read_options: dict[str, Any], *, repeat_notes: bool) -> IndexedTrace:
-    columns = _Columns(source, key)
+    columns = IndexSections(source, key)
     try:
         indexed = IndexedTrace(path, header, columns, read_options)
     except BaseException:
