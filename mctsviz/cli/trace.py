@@ -101,7 +101,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "marked), the expansion, the simulation and the backup's before -> after statistics.",
     )
     p.add_argument("trace", help="a trace file")
-    p.add_argument("--iteration", "-k", type=int, required=True, metavar="K", help="the iteration (from 1)")
+    p.add_argument(
+        "--iteration",
+        "-k",
+        type=int,
+        metavar="K",
+        help="the iteration (from 1); 0 (or none) for an imported tree: its root's children with the engine's numbers",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=run_inspect)
 
@@ -271,11 +277,19 @@ def run_diff(args: argparse.Namespace) -> int:
 
 
 def run_inspect(args: argparse.Namespace) -> int:
+    from ..errors import MctsvizError
     from ..explain import format_iteration, inspect_iteration
     from ..seek import indexed_if_worth_it
     from ..text.names import player_name
+    from ..trace.events import Header
+    from ..trace.io import read_trace
 
     _fast_load()
+    header = next(iter(read_trace(args.trace)), None)
+    if isinstance(header, Header) and header.imported is not None:
+        return _inspect_imported(args)
+    if args.iteration is None:
+        raise MctsvizError("inspect needs --iteration K (from 1); only an imported tree, which has no iterations, is shown without it")
     with index_progress() as progress:
         indexed = indexed_if_worth_it(args.trace, on_warning=_warn, on_progress=progress)
     source: Any = args.trace if indexed is None else indexed
@@ -284,6 +298,23 @@ def run_inspect(args: argparse.Namespace) -> int:
         _print_json(detail)
     else:
         print(format_iteration(detail, player_name=player_name))
+    return EXIT_OK
+
+
+def _inspect_imported(args: argparse.Namespace) -> int:
+    """An imported tree has no iterations: its root's children, with what the engine reported."""
+    from ..errors import MctsvizError
+    from ..foreign.facts import format_imported, imported_tree_dict
+    from ..replay import Replay
+    from ..trace.io import read_trace
+
+    if args.iteration not in (None, 0):
+        raise MctsvizError(f"{args.trace} holds an imported tree, which has no iterations: inspect it with -k 0 (or without -k)")
+    detail = imported_tree_dict(Replay(read_trace(args.trace, on_warning=_warn)))
+    if args.json:
+        _print_json(detail)
+    else:
+        print(format_imported(detail))
     return EXIT_OK
 
 

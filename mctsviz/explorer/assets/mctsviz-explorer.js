@@ -1062,6 +1062,8 @@
       var dl = html("dl", "mvx-facts", box);
       var facts = [["moved by", "mover", d.nodes.mover[node]], ["N (visits)", "n", String(m.n[node])], ["W (total reward)", "w", S[m.w[node]]], ["mean W/N", "mean", S[m.q[node]]], ["prior P", "prior", d.nodes.prior[node]]];
       if (d.nodes.terminal[node]) facts.push(["terminal", "terminal", "yes: the game ends here"]);
+      // An imported tree: the engine's own numbers (KataGo's scoreLead, lcb, ...; Gumbel's considered).
+      if (d.nodes.facts && d.nodes.facts[node]) d.nodes.facts[node].forEach(function (/** @type {string[]} */ pair) { facts.push([pair[0], "engine", pair[1]]); });
       facts.forEach(function (f) {
         html("dt", "", dl, f[0]);
         html("dd", "mvx-fact-" + f[1], dl, f[2]);
