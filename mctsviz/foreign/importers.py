@@ -174,6 +174,9 @@ def _openspiel_events(dump: Any) -> list[Event]:
             value=node.get("value", 0.0),
         )
         states.append(after)
+    # Every mean is an average of the game's returns: within its utilities (verify checks it).
+    spiel_game = game.spiel_game
+    tree.add_facts(0, series={"value_range": [float(spiel_game.min_utility()), float(spiel_game.max_utility())]})
     return tree.events(engine="openspiel", game=game.name, game_params=game.params, options=SearchOptions(policy="ucb1", expand="all"))
 
 

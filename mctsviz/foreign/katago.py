@@ -162,6 +162,7 @@ def import_katago_analysis(
     root_value = -mean(root_info.get("winrate", 0.5)) * root_visits if root_visits else 0.0
     tree = ImportedTree(root_key=f"turn {check_count(turn, 'turnNumber')}", root_visits=root_visits, root_value=root_value, root_player=0, num_players=2)
     copies = 0
+    symmetric: list[str] = []
     for number, info in enumerate(sorted(moves, key=lambda m: m.get("order", 0) if isinstance(m, dict) and isinstance(m.get("order", 0), int) else 0)):
         if not isinstance(info, dict):
             raise MctsvizError(f"moveInfos[{number}] is not an object")
@@ -169,6 +170,7 @@ def import_katago_analysis(
         if "isSymmetryOf" in info:
             # KataGo's docs: a move equivalent by symmetry to the one named, not explored itself.
             copies += 1
+            symmetric.append(f"{move}={check_text(info['isSymmetryOf'], f'moveInfos[{number}].isSymmetryOf')}")
             continue
         visits = check_count(info.get("visits", 0), f"moveInfos[{number}].visits")
         tree.add(
@@ -181,6 +183,8 @@ def import_katago_analysis(
             visits=visits,
             value=mean(info.get("winrate", 0.5)) * visits,
         )
+    # Winrates in [0, 1] are means in [-1, 1]; verify checks every mean against that.
+    tree.add_facts(0, series={"value_range": [-1.0, 1.0]}, texts={"isSymmetryOf": " ".join(symmetric)} if symmetric else None)
     if copies and on_note is not None:
         on_note(f"{copies} moves marked isSymmetryOf (symmetric copies KataGo did not search) were left out")
     return tree.events(engine="katago", game="katago", options=SearchOptions(policy="puct"))
