@@ -136,6 +136,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--to-move", choices=("B", "W"), help="katago with --winrates-as black/white: who is to move (else rootInfo.currentPlayer)")
     p.add_argument("--turn", type=int, metavar="N", help="katago: import the analysis of turn N (turnNumber; default the file's last)")
     p.add_argument("--id", dest="query_id", metavar="ID", help="katago: import the analysis of the query ID (default the file's last)")
+    p.add_argument("--query", metavar="FILE", help="katago: the query KataGo answered (JSON): its moves put the stones on the board")
+    p.add_argument(
+        "--board-size",
+        type=_board_size,
+        metavar="WxH",
+        help="katago: the board's size (default: from ownership or policy, else the query, else 9, 13 or 19 by the moves)",
+    )
     p.set_defaults(handler=run_import)
 
     p = subparsers.add_parser(
@@ -155,6 +162,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Print the JSON Schema every line of a trace file follows (see docs/trace-format.md).",
     )
     p.set_defaults(handler=run_schema)
+
+
+def _board_size(text: str) -> tuple[int, int]:
+    """``19`` or ``19x13``: a Go board's width and height."""
+    width, _, height = text.lower().partition("x")
+    try:
+        size = (int(width), int(height or width))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a size like 19 or 19x13, not {text[:20]!r}") from None
+    if not all(2 <= v <= 25 for v in size):
+        raise argparse.ArgumentTypeError(f"a Go board's sides run from 2 to 25, not {text[:20]!r}")
+    return size
 
 
 def _warn(message: str) -> None:
@@ -336,6 +355,8 @@ def run_import(args: argparse.Namespace) -> int:
         to_move=args.to_move,
         turn=args.turn,
         query_id=args.query_id,
+        query=args.query,
+        board_size=args.board_size,
     )
     write_trace(args.output, events)
     from ..trace.events import Expand, Header

@@ -39,6 +39,7 @@ from ..iteration import IterationView, view_iteration
 from ..options import SearchOptions
 from ..render.boards import node_boards, trace_board_game
 from ..render.extract import reward_range
+from ..render.goboard import go_board_pictures
 from ..render.grid import is_piece, mark_color, mark_symbol
 from ..render.style import value_color
 from ..replay import NodeStats, Replay, TreeSnapshot
@@ -196,6 +197,8 @@ def node_pictures(replay: Replay) -> dict[str, Any] | None:
     (:meth:`BoardPictures.draw`), or None when the game draws no boards or they are too large."""
     final = replay.final()
     pictures = BoardPictures.of(replay.header, final)
+    if pictures is None and len(final) <= MAX_BOARD_NODES:
+        return go_board_pictures(final)  # an imported KataGo analysis: its Go board, else None
     if pictures is None or len(final) > MAX_BOARD_NODES:
         return None
     try:

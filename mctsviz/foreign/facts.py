@@ -9,7 +9,6 @@ escapes for where it lands (a terminal, an HTML-like Graphviz label, a page).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from ..escape import one_line
@@ -85,15 +84,21 @@ def imported_tree_dict(source: Replay | TreeSnapshot) -> dict[str, Any]:
     return {"imported": header.imported, "game": header.game, "root": root, "children": children}
 
 
-def format_imported(detail: dict[str, Any], *, player_name: Callable[[int], str] | None = None) -> str:
-    """:func:`imported_tree_dict` as text for a terminal (every text from the file escaped)."""
-    del player_name  # the rows name actions, not players
+def format_imported(detail: dict[str, Any]) -> str:
+    """:func:`imported_tree_dict` as text for a terminal (every text from the file escaped):
+    a node's line, then its numbers on one line and each longer fact on its own."""
     lines = [f"an imported {terminal_text(detail['imported'])} tree (no iterations): the root and its children, with the engine's own numbers"]
+
+    def facts(pairs: list[list[str]]) -> list[str]:
+        short = [f"{terminal_text(name)} {terminal_text(text)}" for name, text in pairs if len(text) <= 12 and " " not in text]
+        long = [f"  {terminal_text(name)}: {terminal_text(text)}" for name, text in pairs if len(text) > 12 or " " in text]
+        return ([f"  {' · '.join(short)}"] if short else []) + long
+
     root = detail["root"]
     lines.append(f"root: N {root['visits']}, W {root['value']:.4g}")
-    lines += [f"  {terminal_text(name)}: {terminal_text(text)}" for name, text in root["facts"]]
+    lines += facts(root["facts"])
     for child in detail["children"]:
         mean = "-" if child["mean"] is None else f"{child['mean']:.4f}"
         lines.append(f"{terminal_text(child['action'])} (node {child['node']}): N {child['visits']}, mean {mean}, prior {child['prior']:.4g}")
-        lines += [f"  {terminal_text(name)}: {terminal_text(text)}" for name, text in child["facts"]]
+        lines += facts(child["facts"])
     return "\n".join(lines)

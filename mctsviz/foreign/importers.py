@@ -183,8 +183,8 @@ def _openspiel_events(dump: Any) -> list[Event]:
 def import_trace(kind: str, source: str | Path, *, on_note: Callable[[str], None] | None = None, **options: Any) -> list[Event]:
     """The events of ``source`` imported as ``kind`` (one of :data:`IMPORT_KINDS`).
 
-    ``options``: ``batch_index`` and ``policy`` (mctx); ``winrates_as``, ``to_move``, ``turn``
-    and ``query_id`` (KataGo). ``on_note`` hears what the import left out or chose.
+    ``options``: ``batch_index`` and ``policy`` (mctx); ``winrates_as``, ``to_move``, ``turn``,
+    ``query_id``, ``board_size`` and ``query`` (a file, KataGo). ``on_note`` hears what the import left out or chose.
     """
     if kind == "openspiel":
         return import_openspiel_file(source)
@@ -198,5 +198,7 @@ def import_trace(kind: str, source: str | Path, *, on_note: Callable[[str], None
             turn=options.get("turn"),
             query_id=options.get("query_id"),
             on_note=on_note,
+            board_size=options.get("board_size"),
+            query=options.get("query"),
         )
     raise MctsvizError(f"unknown import kind {kind!r}; choose one of: {', '.join(IMPORT_KINDS)}")
