@@ -179,3 +179,32 @@ def test_every_string_from_the_file_is_escaped_where_it_lands(tmp_path, capsys):
     html = tmp_path / "evil.html"
     assert main(["view", str(trace), "-o", str(html)]) == 0
     assert "<img src=x" not in html.read_text()
+
+
+@pytest.mark.browser
+def test_the_panel_shows_katago_s_numbers_as_text(tmp_path, tab):
+    """A click on a candidate shows KataGo's own numbers in the panel; a pv holding markup is
+    shown as text, and its board is drawn."""
+    from test_site_browser import CHROMIUM
+
+    if not CHROMIUM.exists():
+        pytest.skip("Debian's chromium is not installed at /usr/bin/chromium")
+    from mctsviz.explorer import explorer_data, write_explorer
+
+    events = import_trace("katago", MADE_UP, query_id="full9", query=QUERY)
+    path = tmp_path / "k.html"
+    write_explorer(path, explorer_data(Replay(events)))
+    page = tab.page
+    page.goto(path.resolve().as_uri())
+    page.wait_for_selector(".mvx[data-mvx-ready]")
+    final = Replay(events).final()
+    d6 = next(k for k in final.children_ids(0) if final.node(k).action == "D6")
+    page.evaluate(f"document.querySelector('.mvx').mvx.select({d6})")
+    panel = page.locator(".mvx-panel")
+    names = panel.locator("dt").all_inner_texts()
+    values = panel.locator("dd.mvx-fact-engine").all_inner_texts()
+    shown = dict(zip(names[-len(values) :], values))
+    assert shown["scoreLead"] == "0" and shown["lcb"] == "0.47" and shown["pv"] == "D6 <b>&"
+    assert panel.locator("svg.mvx-position").count() == 1
+    assert page.evaluate("document.querySelectorAll('b').length") == 0
+    assert tab.problems == [] and tab.dialogs == []
