@@ -17,7 +17,7 @@ from ..errors import MctsvizError
 from ..options import SearchOptions
 from ..trace import limits
 from ..trace.events import Event
-from .imported import ImportedTree, check_count, check_finite, check_text, decode_json, read_bytes
+from .imported import ImportedTree, check_count, check_finite, check_text, read_bytes
 
 WINRATE_PERSPECTIVES = ("sidetomove", "black", "white")
 #: The most responses a file lists in a note or an error.
@@ -102,8 +102,20 @@ def import_katago_file(
         )
     for message in errors:
         note(f"{path}: KataGo reported an error: {message}")
-    asked = None if query is None else decode_json(read_bytes(query), str(query))
+    asked = None if query is None else _query_for(query, chosen.get("id"))
     return import_katago_analysis(chosen, winrates_as=winrates_as, to_move=to_move, on_note=on_note, board_size=board_size, query=asked)
+
+
+def _query_for(path: str | Path, query_id: Any) -> Any:
+    """The query of ``query_id`` in a file of KataGo queries (one per line, as KataGo reads them,
+    or one pretty-printed), or its only query."""
+    queries = [query for _, query in katago_responses(read_bytes(path), str(path))]
+    matching = [q for q in queries if isinstance(q, dict) and q.get("id") == query_id]
+    if len(matching) == 1 or (not matching and len(queries) == 1):
+        return (matching or queries)[0]
+    raise MctsvizError(
+        f"{path}: {len(matching) or 'no'} queries of id {str(query_id)[:64]!r} among its {len(queries)}: give the file of the one KataGo answered"
+    )
 
 
 def _reported(response: dict[str, Any], kind: str) -> str:
