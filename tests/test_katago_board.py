@@ -158,9 +158,13 @@ def test_the_explorer_boards_place_each_candidate_on_the_stones():
     final = Replay(events).final()
     e5 = next(k for k in final.children_ids(0) if final.node(k).action == "E5")
     assert boards["cells"][0][:9] == ".B......." and boards["moved"][0] == []
+    # The root's board: the candidates as Lizzie colours them, the most visited (E5) cyan.
+    assert boards["cells"][0][4 * 9 + 4] == "0" and boards["colours"][boards["codes"].index("0")] == "#22D3EE"
+    assert boards["cells"][0][6 * 9 + 2] == "3"  # C3: 120 of 300 visits, a middle shade
     assert boards["cells"][e5][4 * 9 + 4] == "W" and boards["moved"][e5] == [4 * 9 + 4]
     facts = dict(map(tuple, data["nodes"]["facts"][e5]))
     assert facts["scoreLead"] == "1.6" and facts["pv"] == "E5 F4 D4"
+    assert dict(map(tuple, data["nodes"]["facts"][0]))["stones"] == "3 black, 2 white (drawn on the board)"
 
 
 def test_every_string_from_the_file_is_escaped_where_it_lands(tmp_path, capsys):
@@ -208,3 +212,29 @@ def test_the_panel_shows_katago_s_numbers_as_text(tmp_path, tab):
     assert panel.locator("svg.mvx-position").count() == 1
     assert page.evaluate("document.querySelectorAll('b').length") == 0
     assert tab.problems == [] and tab.dialogs == []
+
+
+def test_the_query_of_the_response_s_id_is_picked_from_a_file_of_several(tmp_path):
+    """KataGo reads one query a line: --query takes such a file and uses the answered id's."""
+    query = json.loads(QUERY.read_text())
+    other = dict(query, id="other", moves=[])
+    path = tmp_path / "queries.jsonl"
+    path.write_text(json.dumps(other) + "\n" + json.dumps(query) + "\n")
+    root = _facts(import_trace("katago", MADE_UP, query_id="full9", query=path))[0]
+    assert root.texts["stones"].startswith(".B.......")
+    path.write_text(json.dumps(other) + "\n" + json.dumps(dict(query, id="x")) + "\n")
+    with pytest.raises(MctsvizError, match="no queries of id 'full9' among its 2"):
+        import_trace("katago", MADE_UP, query_id="full9", query=path)
+
+
+def test_a_group_without_liberties_is_taken_and_vertices_skip_i():
+    from mctsviz.foreign.goboard import GoPosition, vertex
+
+    assert vertex("J1", 9, 9) == (8, 8) and vertex("I5", 9, 9) is None and vertex("pass", 9, 9) is None and vertex("K1", 9, 9) is None
+    board = GoPosition(5, 5)
+    for color, point in [("W", "A1"), ("W", "B1"), ("B", "A2"), ("B", "B2"), ("B", "C1")]:
+        board.play(color, point)
+    assert board.stones[4] == ["", "", "B", "", ""]  # the two white stones are taken at once
+    board.play("B", "B1")
+    board.play("W", "A1")  # into the corner the black stones enclose: no liberty, taken itself
+    assert board.stones[4][:3] == ["", "B", "B"]

@@ -45,7 +45,13 @@ def fact_pairs(fact: NodeFacts) -> list[tuple[str, str]]:
         else:
             shown = " ".join(_number(v) for v in values[:24])
             out.append((name, shown + (f" ... ({len(values)} numbers)" if len(values) > 24 else "")))
-    out += [(name, text if len(text) <= _TEXT_CHARS else text[:_TEXT_CHARS] + "...") for name, text in fact.texts.items()]
+    for name, text in fact.texts.items():
+        if name == "stones":  # a board's rows ("B", "W", "." by point): drawn, not read
+            out.append(
+                (name, f"{sum(row.count('B') for row in text.split('/'))} black, {sum(row.count('W') for row in text.split('/'))} white (drawn on the board)")
+            )
+        else:
+            out.append((name, text if len(text) <= _TEXT_CHARS else text[:_TEXT_CHARS] + "..."))
     return [(one_line(name), one_line(text)) for name, text in out]
 
 

@@ -239,22 +239,26 @@ def candidates_text(view: GoBoardView) -> list[dict[str, Any]]:
 
 
 #: The explorer's cell codes for a Go board: empty, Black, White, a stone of the side to move
-#: where its colour is unknown.
-_GO_CODES = ".BWS"
-_GO_GLYPHS = ["", "●", "○", "●"]
-_GO_COLOURS = ["", "#111111", "#111111", "#8A8A8A"]
+#: where its colour is unknown; then the root's candidates as Lizzie colours them: the most
+#: visited (cyan), and five shades from few visits (red) to many (green).
+_GO_CODES = ".BWS012345"
+_GO_GLYPHS = ["", "●", "○", "●"] + ["◉"] * 6
+_GO_COLOURS = ["", "#111111", "#111111", "#8A8A8A", BEST] + [style.mix_colors("#EF4444", "#22C55E", step / 4) for step in range(5)]
 
 
 def go_board_pictures(snapshot: TreeSnapshot) -> dict[str, Any] | None:
     """An imported KataGo analysis's nodes as the explorer's boards (the shape of
-    ``mctsviz.explorer.data.BoardPictures.draw``): the root's stones, and each candidate
-    move's stone on them (captures taken), its point marked; None for another trace."""
+    ``mctsviz.explorer.data.BoardPictures.draw``): the root's stones with its candidates as
+    Lizzie colours them (the most visited cyan, the others from red to green by their share of
+    the visits), and each candidate's node its stone on the root's (captures taken), its point
+    marked; None for another trace."""
     if not is_go_trace(snapshot):
         return None
     view = go_board_view(snapshot)
     colour = {"Black": "B", "White": "W"}.get(view.to_move or "", "S")
     base = GoPosition(view.width, view.height, [[c if c in "BW" else "" for c in row] for row in view.stones] if view.stones else [])
     cells, moved = [], []
+    most = max((c.visits for c in view.candidates), default=0)
     for node in range(len(snapshot)):
         position = GoPosition(view.width, view.height, [list(row) for row in base.stones])
         changed: list[int] = []
@@ -269,6 +273,10 @@ def go_board_pictures(snapshot: TreeSnapshot) -> dict[str, Any] | None:
                     if colour == "S":
                         position.stones[point[0]][point[1]] = "S"
                     changed = [point[0] * view.width + point[1]]
+        if not node:
+            for candidate in view.candidates:
+                if candidate.point is not None and not position.stones[candidate.point[0]][candidate.point[1]]:
+                    position.stones[candidate.point[0]][candidate.point[1]] = _candidate_code(candidate, most)
         cells.append("".join(stone or "." for row in position.stones for stone in row))
         moved.append(changed)
     return {
@@ -281,3 +289,11 @@ def go_board_pictures(snapshot: TreeSnapshot) -> dict[str, Any] | None:
         "cells": cells,
         "moved": moved,
     }
+
+
+def _candidate_code(candidate: Candidate, most: int) -> str:
+    """The explorer's code of a candidate's disc: "0" the most visited, "1" to "5" by visit share."""
+    if candidate.best:
+        return "0"
+    share = candidate.visits / most if most else 0.0
+    return str(1 + min(4, int(share * 5)))
