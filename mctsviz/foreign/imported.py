@@ -162,7 +162,14 @@ class ImportedTree:
         if self.facts:
             # Facts are kept by the source's index; the trace numbers nodes breadth first.
             facts = sorted((msgspec.structs.replace(f, node=ids[i]) for i, f in self.facts.items()), key=lambda f: f.node)
-            out[0] = msgspec.structs.replace(header, facts=tuple(facts))
+            header = msgspec.structs.replace(header, facts=tuple(facts))
+            # What a reader would refuse is refused here, before a trace is written.
+            from ..trace.schema import facts_problems
+
+            problems = facts_problems(header)
+            if problems:
+                raise MctsvizError(problems[0])
+            out[0] = header
         root_kids = nodes[0].children
         visits = [nodes[k].visits for k in root_kids]
         means = [nodes[k].value / nodes[k].visits if nodes[k].visits else None for k in root_kids]

@@ -330,7 +330,7 @@ def header_problems(header: Header) -> list[str]:
 
 
 #: The most names, numbers in a series, and marks an imported node's facts may hold.
-MAX_FACT_NAMES = 32
+MAX_FACT_NAMES = 64
 MAX_FACT_SERIES = MAX_CHILDREN
 MAX_FACT_MARKS = 16
 MAX_FACT_NAME = 64
