@@ -238,3 +238,18 @@ def test_a_group_without_liberties_is_taken_and_vertices_skip_i():
     board.play("B", "B1")
     board.play("W", "A1")  # into the corner the black stones enclose: no liberty, taken itself
     assert board.stones[4][:3] == ["", "B", "B"]
+
+
+def test_a_trace_declaring_facts_past_the_bounds_is_refused_in_one_line(tmp_path, capsys):
+    """A hand-made header with a series of 5,000 numbers (or facts in a recorded search) is bad input."""
+    trace = tmp_path / "k.jsonl"
+    assert main(["import", "katago", str(MADE_UP), "--id", "bare13", "-o", str(trace)]) == 0
+    lines = trace.read_text().splitlines()
+    header = json.loads(lines[0])
+    for change in ({"facts": [{"node": 0, "series": {"ownership": [0.0] * 5000}}]}, {"imported": None, "root_visits": 0, "root_value": 0}):
+        bad = tmp_path / "bad.jsonl"
+        bad.write_text("\n".join([json.dumps({k: v for k, v in {**header, **change}.items() if v is not None}), *lines[1:]]) + "\n")
+        capsys.readouterr()
+        assert main(["replay", str(bad)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "facts" in err, err
