@@ -95,6 +95,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _iteration_arguments(p)
     p.add_argument("--node", type=whole_number(0), default=0, metavar="ID", help="whose position (default the root, 0)")
     p.add_argument("--pv", type=whole_number(0), default=8, metavar="N", help="number the first N moves of the most-visited line (default 8; 0: none)")
+    p.add_argument(
+        "--layer",
+        choices=("none", "ownership", "policy"),
+        default="none",
+        help="an imported KataGo analysis: KataGo's ownership or policy under the candidate moves",
+    )
     _look_arguments(p)
     _output_argument(p)
     p.set_defaults(handler=_render_board)
@@ -547,11 +553,23 @@ def _render_board(args: argparse.Namespace) -> int:
     replay = _load_positions(args.trace)
     _check_node(replay, args.node)
     snapshot = _snapshot(replay, args.iteration, args.phase)
+    if args.layer != "none" or (replay.header.imported or "").startswith("katago"):
+        return _render_go_board(args, snapshot)
     game = load_trace_game(replay.header)
     # Extracted first: a game without a board fails here, and the figure fits the board.
     overlay = board_overlay(snapshot, args.node, game=game, pv_length=args.pv)
     ax = new_figure(*board_figure_size(overlay.shape), theme=args.theme)[1][0]
     return write_figure(plot_board_overlay(snapshot, args.node, game=game, ax=ax, pv_length=args.pv, **_look(args)), args.output, args=args)
+
+
+def _render_go_board(args: argparse.Namespace, snapshot: Any) -> int:
+    """An imported KataGo analysis on its Go board (the root's candidates; KataGo has no deeper nodes)."""
+    from ..errors import MctsvizError
+    from ..render.goboard import plot_go_board
+
+    if args.node != 0:
+        raise MctsvizError("a KataGo analysis has its moves at the root only: draw node 0")
+    return write_figure(plot_go_board(snapshot, layer=args.layer, theme=args.theme).figure, args.output, args=args)
 
 
 def _render_ucb_contour(args: argparse.Namespace) -> int:

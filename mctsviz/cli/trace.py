@@ -101,7 +101,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "marked), the expansion, the simulation and the backup's before -> after statistics.",
     )
     p.add_argument("trace", help="a trace file")
-    p.add_argument("--iteration", "-k", type=int, required=True, metavar="K", help="the iteration (from 1)")
+    p.add_argument(
+        "--iteration",
+        "-k",
+        type=int,
+        metavar="K",
+        help="the iteration (from 1); 0 (or none) for an imported tree: its root's children with the engine's numbers",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=run_inspect)
 
@@ -130,6 +136,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--to-move", choices=("B", "W"), help="katago with --winrates-as black/white: who is to move (else rootInfo.currentPlayer)")
     p.add_argument("--turn", type=int, metavar="N", help="katago: import the analysis of turn N (turnNumber; default the file's last)")
     p.add_argument("--id", dest="query_id", metavar="ID", help="katago: import the analysis of the query ID (default the file's last)")
+    p.add_argument("--query", metavar="FILE", help="katago: the query KataGo answered (JSON): its moves put the stones on the board")
+    p.add_argument(
+        "--board-size",
+        type=_board_size,
+        metavar="WxH",
+        help="katago: the board's size (default: from ownership or policy, else the query, else 9, 13 or 19 by the moves)",
+    )
     p.set_defaults(handler=run_import)
 
     p = subparsers.add_parser(
@@ -149,6 +162,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Print the JSON Schema every line of a trace file follows (see docs/trace-format.md).",
     )
     p.set_defaults(handler=run_schema)
+
+
+def _board_size(text: str) -> tuple[int, int]:
+    """``19`` or ``19x13``: a Go board's width and height."""
+    width, _, height = text.lower().partition("x")
+    try:
+        size = (int(width), int(height or width))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a size like 19 or 19x13, not {text[:20]!r}") from None
+    if not all(2 <= v <= 25 for v in size):
+        raise argparse.ArgumentTypeError(f"a Go board's sides run from 2 to 25, not {text[:20]!r}")
+    return size
 
 
 def _warn(message: str) -> None:
@@ -271,11 +296,19 @@ def run_diff(args: argparse.Namespace) -> int:
 
 
 def run_inspect(args: argparse.Namespace) -> int:
+    from ..errors import MctsvizError
     from ..explain import format_iteration, inspect_iteration
     from ..seek import indexed_if_worth_it
     from ..text.names import player_name
+    from ..trace.events import Header
+    from ..trace.io import read_trace
 
     _fast_load()
+    header = next(iter(read_trace(args.trace)), None)
+    if isinstance(header, Header) and header.imported is not None:
+        return _inspect_imported(args)
+    if args.iteration is None:
+        raise MctsvizError("inspect needs --iteration K (from 1); only an imported tree, which has no iterations, is shown without it")
     with index_progress() as progress:
         indexed = indexed_if_worth_it(args.trace, on_warning=_warn, on_progress=progress)
     source: Any = args.trace if indexed is None else indexed
@@ -284,6 +317,23 @@ def run_inspect(args: argparse.Namespace) -> int:
         _print_json(detail)
     else:
         print(format_iteration(detail, player_name=player_name))
+    return EXIT_OK
+
+
+def _inspect_imported(args: argparse.Namespace) -> int:
+    """An imported tree has no iterations: its root's children, with what the engine reported."""
+    from ..errors import MctsvizError
+    from ..foreign.facts import format_imported, imported_tree_dict
+    from ..replay import Replay
+    from ..trace.io import read_trace
+
+    if args.iteration not in (None, 0):
+        raise MctsvizError(f"{args.trace} holds an imported tree, which has no iterations: inspect it with -k 0 (or without -k)")
+    detail = imported_tree_dict(Replay(read_trace(args.trace, on_warning=_warn)))
+    if args.json:
+        _print_json(detail)
+    else:
+        print(format_imported(detail))
     return EXIT_OK
 
 
@@ -305,6 +355,8 @@ def run_import(args: argparse.Namespace) -> int:
         to_move=args.to_move,
         turn=args.turn,
         query_id=args.query_id,
+        query=args.query,
+        board_size=args.board_size,
     )
     write_trace(args.output, events)
     from ..trace.events import Expand, Header

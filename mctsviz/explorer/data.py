@@ -18,7 +18,8 @@ The dict (``format`` 1)::
                           whose expansion added it; 0 for the root and a memory's nodes),
                           terminal (0/1), prior, start (a ``stats`` row before any update);
                           chance (0/1) when the tree has chance nodes (an outcome's prior is
-                          its probability)
+                          its probability); facts (an imported tree only: per node
+                          ``[[name, text], ...]`` the engine reported, or None)
     links                 edges to a node first created under another parent: [parent, child, born]
     iters                 one dict per iteration (index k - 1), see :class:`IterationRecorder`
     boards                the position at each node, or None (:func:`node_pictures`)
@@ -34,10 +35,12 @@ from typing import Any
 
 from ..errors import MctsvizError
 from ..escape import one_line as plain_line
+from ..foreign.facts import fact_pairs, facts_by_node
 from ..iteration import IterationView, view_iteration
 from ..options import SearchOptions
 from ..render.boards import node_boards, trace_board_game
 from ..render.extract import reward_range
+from ..render.goboard import go_board_pictures
 from ..render.grid import is_piece, mark_color, mark_symbol
 from ..render.style import value_color
 from ..replay import NodeStats, Replay, TreeSnapshot
@@ -122,12 +125,21 @@ def explorer_data(replay: Replay, *, title: str | None = None, budget: int = DEF
     start_stats = [stats_row(*((start.visits(i), start.value(i)) if i < len(start) else (0, 0.0)), strings, colours) for i in range(len(final))]
     return {
         **explorer_meta(header, replay.iterations, colours, title=title, budget=budget),
-        "nodes": {**node_columns(structure, names.titles, born), "start": start_stats},
+        "nodes": {**node_columns(structure, names.titles, born), "start": start_stats, **engine_facts_column(header, len(final))},
         "links": links,
         "iters": iters,
         "strings": strings.names,
         "boards": node_pictures(replay),
     }
+
+
+def engine_facts_column(header: Header, count: int) -> dict[str, list[Any]]:
+    """``{"facts": [...]}``: per node, what an importing engine reported beyond visits and value
+    (``[[name, text], ...]`` of plain text, or None); nothing for a recorded search."""
+    if not header.facts:
+        return {}
+    facts = facts_by_node(header)
+    return {"facts": [[list(pair) for pair in fact_pairs(facts[node])] if node in facts else None for node in range(count)]}
 
 
 def formula_kinds(options: SearchOptions) -> list[str]:
@@ -188,6 +200,8 @@ def node_pictures(replay: Replay) -> dict[str, Any] | None:
     (:meth:`BoardPictures.draw`), or None when the game draws no boards or they are too large."""
     final = replay.final()
     pictures = BoardPictures.of(replay.header, final)
+    if pictures is None and len(final) <= MAX_BOARD_NODES:
+        return go_board_pictures(final)  # an imported KataGo analysis: its Go board, else None
     if pictures is None or len(final) > MAX_BOARD_NODES:
         return None
     try:

@@ -20,7 +20,7 @@ from ..errors import MctsvizError
 from ..options import SearchOptions
 from ..search.policies import final_choice
 from ..trace import limits
-from ..trace.events import FORMAT_NAME, SCHEMA_VERSION, Decision, Event, Expand, Header, NewChild, RootChild
+from ..trace.events import FORMAT_NAME, SCHEMA_VERSION, Decision, Event, Expand, Header, NewChild, NodeFacts, RootChild
 
 #: The most nodes an imported tree may have, and the largest file an importer reads.
 MAX_NODES = 1_000_000
@@ -51,6 +51,35 @@ class ImportedTree:
         self.root_value = check_finite(root_value, "the root's value") if self.root_visits else 0.0
         self.root_player = root_player
         self.num_players = num_players
+        #: What the engine reported beyond visits and value, by node index in the source's order.
+        self.facts: dict[int, NodeFacts] = {}
+
+    def add_facts(
+        self,
+        node: int,
+        *,
+        numbers: dict[str, Any] | None = None,
+        series: dict[str, Any] | None = None,
+        texts: dict[str, Any] | None = None,
+        marks: tuple[str, ...] = (),
+    ) -> None:
+        """Keep what the engine reported about ``node`` (an index this tree gave) beyond its
+        statistics; each number is checked finite and each text bounded."""
+        if not 0 <= node < len(self.nodes):
+            raise MctsvizError(f"facts about node {node}, which is not in the tree")
+        checked_series = {}
+        for name, values in (series or {}).items():
+            if not isinstance(values, (list, tuple)) or len(values) > limits.MAX_CHILDREN:
+                raise MctsvizError(f"{name} must be a list of at most {limits.MAX_CHILDREN} numbers")
+            checked_series[name] = tuple(check_finite(v, f"a number of {name}") for v in values)
+        fact = NodeFacts(
+            node,
+            numbers={name: check_finite(v, name) for name, v in (numbers or {}).items()},
+            series=checked_series,
+            texts={name: check_text(v, name) for name, v in (texts or {}).items()},
+            marks=tuple(marks),
+        )
+        self.facts[node] = fact
 
     def add(self, parent: int, *, label: str, key: str, prior: Any, mover: int, terminal: bool, visits: Any, value: Any) -> int:
         """Add a node under ``parent`` (an earlier node); return its index in the source order."""
@@ -130,6 +159,17 @@ class ImportedTree:
                 n = nodes[kid]
                 children.append(NewChild(ids[kid], n.label, n.key, n.prior, n.mover, n.terminal, n.visits, n.value))
             out.append(Expand(0, ids[source], tuple(children), ids[source], "root"))
+        if self.facts:
+            # Facts are kept by the source's index; the trace numbers nodes breadth first.
+            facts = sorted((msgspec.structs.replace(f, node=ids[i]) for i, f in self.facts.items()), key=lambda f: f.node)
+            header = msgspec.structs.replace(header, facts=tuple(facts))
+            # What a reader would refuse is refused here, before a trace is written.
+            from ..trace.schema import facts_problems
+
+            problems = facts_problems(header)
+            if problems:
+                raise MctsvizError(problems[0])
+            out[0] = header
         root_kids = nodes[0].children
         visits = [nodes[k].visits for k in root_kids]
         means = [nodes[k].value / nodes[k].visits if nodes[k].visits else None for k in root_kids]

@@ -174,14 +174,17 @@ def _openspiel_events(dump: Any) -> list[Event]:
             value=node.get("value", 0.0),
         )
         states.append(after)
+    # Every mean is an average of the game's returns: within its utilities (verify checks it).
+    spiel_game = game.spiel_game
+    tree.add_facts(0, series={"value_range": [float(spiel_game.min_utility()), float(spiel_game.max_utility())]})
     return tree.events(engine="openspiel", game=game.name, game_params=game.params, options=SearchOptions(policy="ucb1", expand="all"))
 
 
 def import_trace(kind: str, source: str | Path, *, on_note: Callable[[str], None] | None = None, **options: Any) -> list[Event]:
     """The events of ``source`` imported as ``kind`` (one of :data:`IMPORT_KINDS`).
 
-    ``options``: ``batch_index`` and ``policy`` (mctx); ``winrates_as``, ``to_move``, ``turn``
-    and ``query_id`` (KataGo). ``on_note`` hears what the import left out or chose.
+    ``options``: ``batch_index`` and ``policy`` (mctx); ``winrates_as``, ``to_move``, ``turn``,
+    ``query_id``, ``board_size`` and ``query`` (a file, KataGo). ``on_note`` hears what the import left out or chose.
     """
     if kind == "openspiel":
         return import_openspiel_file(source)
@@ -195,5 +198,7 @@ def import_trace(kind: str, source: str | Path, *, on_note: Callable[[str], None
             turn=options.get("turn"),
             query_id=options.get("query_id"),
             on_note=on_note,
+            board_size=options.get("board_size"),
+            query=options.get("query"),
         )
     raise MctsvizError(f"unknown import kind {kind!r}; choose one of: {', '.join(IMPORT_KINDS)}")

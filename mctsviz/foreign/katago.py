@@ -55,13 +55,16 @@ def import_katago_file(
     turn: int | None = None,
     query_id: str | None = None,
     on_note: Callable[[str], None] | None = None,
+    board_size: tuple[int, int] | None = None,
+    query: str | Path | None = None,
 ) -> list[Event]:
     """The trace of a KataGo analysis response read from a file.
 
     The candidates are the final responses (``isDuringSearch`` false) with ``moveInfos``, those
     of ``query_id`` and ``turn`` where given; the last candidate is imported, and when several
     were left ``on_note`` hears which turns the file holds. KataGo's warnings go to ``on_note``;
-    with no candidate, KataGo's own errors are the message.
+    with no candidate, KataGo's own errors are the message. ``query``: the file of the query
+    KataGo answered (JSON), whose moves give the stones on the board.
     """
     note = on_note or (lambda _message: None)
     candidates: list[tuple[int, dict[str, Any]]] = []
@@ -99,7 +102,20 @@ def import_katago_file(
         )
     for message in errors:
         note(f"{path}: KataGo reported an error: {message}")
-    return import_katago_analysis(chosen, winrates_as=winrates_as, to_move=to_move, on_note=on_note)
+    asked = None if query is None else _query_for(query, chosen.get("id"))
+    return import_katago_analysis(chosen, winrates_as=winrates_as, to_move=to_move, on_note=on_note, board_size=board_size, query=asked)
+
+
+def _query_for(path: str | Path, query_id: Any) -> Any:
+    """The query of ``query_id`` in a file of KataGo queries (one per line, as KataGo reads them,
+    or one pretty-printed), or its only query."""
+    queries = [query for _, query in katago_responses(read_bytes(path), str(path))]
+    matching = [q for q in queries if isinstance(q, dict) and q.get("id") == query_id]
+    if len(matching) == 1 or (not matching and len(queries) == 1):
+        return (matching or queries)[0]
+    raise MctsvizError(
+        f"{path}: {len(matching) or 'no'} queries of id {str(query_id)[:64]!r} among its {len(queries)}: give the file of the one KataGo answered"
+    )
 
 
 def _reported(response: dict[str, Any], kind: str) -> str:
@@ -118,7 +134,13 @@ def _listing(present: list[tuple[str, Any]]) -> str:
 
 
 def import_katago_analysis(
-    response: Any, *, winrates_as: str = "sidetomove", to_move: str | None = None, on_note: Callable[[str], None] | None = None
+    response: Any,
+    *,
+    winrates_as: str = "sidetomove",
+    to_move: str | None = None,
+    on_note: Callable[[str], None] | None = None,
+    board_size: tuple[int, int] | None = None,
+    query: Any = None,
 ) -> list[Event]:
     """The trace of one KataGo analysis-engine response: the root and one child per searched move.
 
@@ -129,6 +151,13 @@ def import_katago_analysis(
     ``isSymmetryOf`` was not searched (KataGo copies a symmetric move's statistics to it): it is
     left out, and ``on_note`` hears how many. The ``pv`` beyond its first move is not imported:
     KataGo reports no statistics for those nodes.
+
+    What else KataGo reported is kept in the header's facts (:data:`MOVE_NUMBERS` and the
+    others below), turned like the winrates to the side to move at the root: the root's
+    ``rootInfo`` numbers, ``ownership`` (positive for Black where who moves is known) and
+    ``policy``, the board's size (``board_size``, else from those arrays or the moves) and, with
+    the ``query`` KataGo answered, its stones; each move's score lead, lcb, utility, pv and
+    pvVisits, human prior, ...
 
     Raises:
         MctsvizError: a missing or malformed field, or more moves than a trace holds.
@@ -162,6 +191,7 @@ def import_katago_analysis(
     root_value = -mean(root_info.get("winrate", 0.5)) * root_visits if root_visits else 0.0
     tree = ImportedTree(root_key=f"turn {check_count(turn, 'turnNumber')}", root_visits=root_visits, root_value=root_value, root_player=0, num_players=2)
     copies = 0
+    symmetric: list[str] = []
     for number, info in enumerate(sorted(moves, key=lambda m: m.get("order", 0) if isinstance(m, dict) and isinstance(m.get("order", 0), int) else 0)):
         if not isinstance(info, dict):
             raise MctsvizError(f"moveInfos[{number}] is not an object")
@@ -169,9 +199,10 @@ def import_katago_analysis(
         if "isSymmetryOf" in info:
             # KataGo's docs: a move equivalent by symmetry to the one named, not explored itself.
             copies += 1
+            symmetric.append(f"{move}={check_text(info['isSymmetryOf'], f'moveInfos[{number}].isSymmetryOf')}")
             continue
         visits = check_count(info.get("visits", 0), f"moveInfos[{number}].visits")
-        tree.add(
+        node = tree.add(
             0,
             label=move,
             key=f"{tree.nodes[0].key} {move}",
@@ -181,6 +212,137 @@ def import_katago_analysis(
             visits=visits,
             value=mean(info.get("winrate", 0.5)) * visits,
         )
+        tree.add_facts(node, **_reported_facts(info, MOVE_NUMBERS, MOVE_SERIES, MOVE_TEXTS, flip=flip, where=f"moveInfos[{number}]"))
+    _add_root_facts(tree, response, flip=flip, winrates_as=winrates_as, symmetric=symmetric, to_move=to_move, board_size=board_size, query=query)
     if copies and on_note is not None:
         on_note(f"{copies} moves marked isSymmetryOf (symmetric copies KataGo did not search) were left out")
     return tree.events(engine="katago", game="katago", options=SearchOptions(policy="puct"))
+
+
+#: What a ``moveInfos`` entry holds besides ``move``, ``visits`` and ``prior``, kept as facts
+#: (KataGo's analysis-engine documentation names them); ``winrate`` is also the node's mean.
+MOVE_NUMBERS = (
+    "winrate",
+    "order",
+    "scoreLead",
+    "scoreMean",
+    "scoreSelfplay",
+    "scoreStdev",
+    "lcb",
+    "utility",
+    "utilityLcb",
+    "humanPrior",
+    "edgeVisits",
+    "weight",
+    "edgeWeight",
+    "playSelectionValue",
+)
+MOVE_SERIES = ("pvVisits", "pvEdgeVisits")
+MOVE_TEXTS = ("pv",)
+#: What ``rootInfo`` holds besides ``visits``.
+ROOT_NUMBERS = (
+    "winrate",
+    "scoreLead",
+    "scoreSelfplay",
+    "scoreStdev",
+    "utility",
+    "lcb",
+    "weight",
+    "rawWinrate",
+    "rawLead",
+    "rawScoreSelfplay",
+    "rawScoreSelfplayStdev",
+    "rawNoResultProb",
+    "rawStWrError",
+    "rawStScoreError",
+    "rawVarTimeLeft",
+    "humanWinrate",
+    "humanScoreMean",
+    "humanScoreStdev",
+)
+ROOT_TEXTS = ("currentPlayer", "thisHash", "symHash")
+#: The response's per-point arrays (row-major from the top-left; the policies end with passing).
+BOARD_SERIES = ("ownership", "ownershipStdev", "policy", "humanPolicy")
+#: Numbers for a player, turned when KataGo reports them for the other one: scores and
+#: utilities change sign, winrates and their bounds become 1 - w.
+_NEGATED = frozenset({"scoreLead", "scoreMean", "scoreSelfplay", "utility", "utilityLcb", "rawLead", "rawScoreSelfplay", "humanScoreMean"})
+_COMPLEMENTED = frozenset({"winrate", "lcb", "rawWinrate", "humanWinrate"})
+
+
+def _reported_facts(
+    info: dict[str, Any], numbers: tuple[str, ...], series: tuple[str, ...], texts: tuple[str, ...], *, flip: bool, where: str
+) -> dict[str, Any]:
+    """The fields of ``info`` named in ``numbers``, ``series`` and ``texts`` that it holds, checked."""
+    kept_numbers = {}
+    for name in numbers:
+        if name in info:
+            value = check_finite(info[name], f"{where}.{name}")
+            if flip and name in _NEGATED:
+                value = -value
+            elif flip and name in _COMPLEMENTED:
+                value = 1.0 - value
+            kept_numbers[name] = value
+    kept_series = {name: info[name] for name in series if name in info}
+    kept_texts = {}
+    for name in texts:
+        if name in info:
+            text = info[name]
+            if isinstance(text, list) and all(isinstance(v, str) for v in text):
+                text = " ".join(text)  # a pv: its moves
+            kept_texts[name] = check_text(text, f"{where}.{name}")
+    return {"numbers": kept_numbers, "series": kept_series, "texts": kept_texts}
+
+
+def _add_root_facts(
+    tree: ImportedTree,
+    response: dict[str, Any],
+    *,
+    flip: bool,
+    winrates_as: str,
+    symmetric: list[str],
+    to_move: str | None,
+    board_size: tuple[int, int] | None,
+    query: Any,
+) -> None:
+    """The root's facts: rootInfo's numbers, the board (size, stones, ownership, policy), the
+    players' colours, the symmetric copies left out and the range of the means."""
+    from .goboard import board_size as size_of
+    from .goboard import position_from_query
+
+    facts = _reported_facts(response["rootInfo"], ROOT_NUMBERS, (), ROOT_TEXTS, flip=flip, where="rootInfo")
+    texts: dict[str, str] = facts["texts"]
+    series: dict[str, Any] = {name: response[name] for name in BOARD_SERIES if name in response}
+    for name, values in series.items():
+        if not isinstance(values, list) or len(values) > limits.MAX_CHILDREN:
+            raise MctsvizError(f"{name} must be a list of at most {limits.MAX_CHILDREN} numbers")
+    moves = [str(info.get("move", "")) for info in response["moveInfos"] if isinstance(info, dict)]
+    stones = None
+    if query is not None:
+        stones, query_to_move = position_from_query(query, response.get("turnNumber"))
+        board_size = board_size or (stones.width, stones.height)
+        to_move = to_move or query_to_move
+    width, height = size_of(moves, ownership=series.get("ownership"), policy=series.get("policy"), given=board_size)
+    for name, extra in (("ownership", 0), ("ownershipStdev", 0), ("policy", 1), ("humanPolicy", 1)):
+        if name in series and len(series[name]) != width * height + extra:
+            raise MctsvizError(f"{name} has {len(series[name])} numbers; a {width}x{height} board has {width * height + extra}")
+    if stones is not None:
+        if (stones.width, stones.height) != (width, height):
+            raise MctsvizError(f"the query's board is {stones.width}x{stones.height}, not {width}x{height}")
+        texts["stones"] = "/".join("".join(s or "." for s in row) for row in stones.stones)
+    player = to_move or texts.get("currentPlayer")
+    player = player if player in ("B", "W") else None
+    # Ownership is reported from the winrates' perspective: turned to Black's where who moves is known.
+    if "ownership" in series:
+        # Positive for the colour of reportAnalysisWinratesAs (the side to move by default).
+        positive = {"black": "B", "white": "W"}.get(winrates_as, player)
+        if positive == "W":
+            series["ownership"] = [-check_finite(v, "an ownership value") for v in series["ownership"]]
+        texts["ownershipOf"] = "Black" if positive is not None else "the side to move"
+    if player is not None:
+        colours = ("Black", "White") if player == "B" else ("White", "Black")
+        texts["players"] = f"P1 {colours[0]} (to move), P2 {colours[1]}"
+    if symmetric:
+        texts["isSymmetryOf"] = " ".join(symmetric)
+    # Winrates in [0, 1] are means in [-1, 1]; verify checks every mean against that.
+    series["value_range"] = [-1.0, 1.0]
+    tree.add_facts(0, numbers={**facts["numbers"], "boardXSize": width, "boardYSize": height}, series=series, texts=texts)

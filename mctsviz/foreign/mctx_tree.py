@@ -54,7 +54,7 @@ def import_mctx_npz(path: str | Path, *, batch_index: int = 0, policy: str | Non
     import numpy as np
 
     source = Path(path)
-    extra = ("policy", "action", "root_gumbel")
+    extra = ("policy", "action", "root_gumbel", "max_num_considered_actions")
     try:
         if source.stat().st_size > MAX_FILE_BYTES:
             raise MctsvizError(f"{source}: more than the {MAX_FILE_BYTES} bytes an import reads")
@@ -86,11 +86,25 @@ def import_mctx_npz(path: str | Path, *, batch_index: int = 0, policy: str | Non
             if not 0 <= batch_index < action.shape[0]:
                 raise MctsvizError(f"batch index {batch_index} is outside the batch of {action.shape[0]} actions")
             action = action[batch_index]
-    return import_mctx_tree(arrays, batch_index=batch_index, policy=policy, action=None if action is None else int(action))
+    stored_m = arrays.get("max_num_considered_actions")
+    considered = None
+    if stored_m is not None:
+        if stored_m.dtype.kind not in "iu" or stored_m.ndim != 0 or not 1 <= int(stored_m) <= limits.MAX_CHILDREN:
+            raise MctsvizError(f"{source}: max_num_considered_actions must be one whole number from 1 to {limits.MAX_CHILDREN}")
+        considered = int(stored_m)
+    return import_mctx_tree(
+        arrays, batch_index=batch_index, policy=policy, action=None if action is None else int(action), max_num_considered_actions=considered
+    )
 
 
 def import_mctx_tree(
-    tree: Any, *, batch_index: int = 0, action_labels: Sequence[str] | None = None, policy: str | None = None, action: int | None = None
+    tree: Any,
+    *,
+    batch_index: int = 0,
+    action_labels: Sequence[str] | None = None,
+    policy: str | None = None,
+    action: int | None = None,
+    max_num_considered_actions: int | None = None,
 ) -> list[Event]:
     """The trace of an mctx ``Tree`` (the dataclass, or a mapping of its arrays by field name).
 
@@ -111,6 +125,9 @@ def import_mctx_tree(
         action: the action the policy returned (``policy_output.action[batch_index]``): the
             trace's decision. Without it the decision is the most visited child, except for
             Gumbel MuZero, whose choice is not by visits: then the decision names no move.
+        max_num_considered_actions: Gumbel MuZero's setting of that name (mctx's default 16):
+            with the tree's ``root_gumbel`` it gives the considered actions, marked
+            ``considered`` in the header's facts (:func:`considered_actions`).
 
     Raises:
         MctsvizError: missing or misshapen arrays, a child listed under two parents, a node
@@ -207,9 +224,62 @@ def import_mctx_tree(
             )
             queue.append(child)
     _refuse_unplaced(parents, from_parent, visits, placed, a)
+    gumbel = _root_gumbel(tree, batch_index, a) if policy == "gumbel_muzero_policy" else None
+    if gumbel is not None:
+        considered = considered_actions(gumbel, logits[0], max_num_considered_actions or DEFAULT_CONSIDERED)
+        imported.add_facts(0, series={"considered": considered, "root_gumbel": [float(g) for g in gumbel]})
+        for act in considered:
+            child = int(index[0, act])
+            if child != _UNVISITED:
+                imported.add_facts(placed[child], marks=("considered",))
     chosen = _chosen(policy, action, index, placed, a)
     engine = "mctx" if policy is None else f"mctx {policy}"
     return imported.events(engine=engine, game="mctx", options=SearchOptions(policy="puct"), chosen=chosen)
+
+
+#: mctx's default for gumbel_muzero_policy's max_num_considered_actions.
+DEFAULT_CONSIDERED = 16
+
+
+def considered_actions(root_gumbel: Any, root_logits: Any, max_num_considered_actions: int) -> list[int]:
+    """Gumbel MuZero's considered actions at the root, best first.
+
+    Sequential halving starts from the ``min(m, valid actions)`` valid actions with the
+    largest ``root_gumbel + logits`` (mctx's ``score_considered`` while every child is
+    unvisited, when the completed Q is the same for all), ties to the lower action as
+    mctx's argmax. Invalid actions carry mctx's lowest float as their logit.
+    """
+    import numpy as np
+
+    logits = np.asarray(root_logits)
+    floor = np.finfo(logits.dtype).min if logits.dtype.kind == "f" else -math.inf
+    valid = [act for act in range(logits.shape[0]) if math.isfinite(float(logits[act])) and logits[act] > floor]
+    if not valid:
+        return []
+    # In the tree's own precision, as mctx adds them.
+    shifted = logits - logits[valid].max()
+    score = np.asarray(root_gumbel, dtype=logits.dtype) + shifted
+    ranked = sorted(valid, key=lambda act: (-float(score[act]), act))
+    return ranked[: min(max_num_considered_actions, len(valid))]
+
+
+def _root_gumbel(tree: Any, batch_index: int, actions: int) -> Any:
+    """The root's Gumbel noise (``extra_data.root_gumbel``, or the mapping's ``root_gumbel``), or None."""
+    import numpy as np
+
+    raw = tree.get("root_gumbel") if isinstance(tree, dict) else getattr(getattr(tree, "extra_data", None), "root_gumbel", None)
+    if raw is None:
+        return None
+    gumbel = np.asarray(raw)
+    if gumbel.ndim == 2:
+        if not 0 <= batch_index < gumbel.shape[0]:
+            raise MctsvizError(f"batch index {batch_index} is outside root_gumbel's batch of {gumbel.shape[0]}")
+        gumbel = gumbel[batch_index]
+    if gumbel.shape != (actions,) or gumbel.dtype.kind != "f":
+        raise MctsvizError(f"mctx root_gumbel has shape {gumbel.shape} ({gumbel.dtype}), not ({actions},) numbers")
+    for g in gumbel:
+        check_finite(g, "a root_gumbel value")
+    return gumbel
 
 
 def _players(edges: list[tuple[int, int, int]], discounts: Any) -> int:

@@ -31,7 +31,7 @@ import random
 import re
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from ..errors import MctsvizError
@@ -51,7 +51,7 @@ MAX_PLAYERS = 16
 START_PARAMETER = "fen"
 _LABELS_CHECKED = 4096
 _NAMED_REMEMBERED = 100_000
-_GUESSES = 8  # action ids remembered per name (Nc3 from b1, from d1, from e2, ...)
+_GUESSES = 64  # action ids remembered per name (Nc3 from b1, from d1, from e2, ...; crazyhouse's drops)
 _NOT_TEXT = "OpenSpiel's name for action {action} is not UTF-8 text (its boards past 26 columns name moves with bytes that are not letters)"
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_]{0,63}")  # OpenSpiel names start with a digit too (2048)
@@ -511,8 +511,11 @@ class OpenSpielGame:
         named = self._named
         seen = named.get((player, label))
         if seen is not None:
+            # Naming a move is the cost (crazyhouse's names need its checks); membership is not,
+            # but a set of many legal moves (Chinese Checkers') costs more than a name or two.
+            allowed: Collection[int] = legal if len(seen) <= 2 else set(legal)
             for guess in seen:
-                if guess in legal and spiel.action_to_string(player, guess) == label:
+                if guess in allowed and spiel.action_to_string(player, guess) == label:
                     return guess
         if len(named) >= _NAMED_REMEMBERED:
             named.clear()

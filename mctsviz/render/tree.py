@@ -21,6 +21,7 @@ from typing import Any
 import graphviz
 
 from ..errors import MctsvizError
+from ..foreign.facts import facts_by_node, short_fact_lines
 from ..replay import TreeSnapshot
 from ..types import Game
 from . import boards as board_drawing
@@ -167,6 +168,7 @@ def render_tree(
     if below_tree:
         graph.attr(label=f'<<TABLE BORDER="0" CELLSPACING="0" CELLPADDING="2">{"".join(below_tree)}</TABLE>>', labelloc="b")
 
+    engine_facts = facts_by_node(snapshot.header)
     drawn_parent: dict[int, int] = {}
     for parent, child in view.edges:
         drawn_parent.setdefault(child, parent)
@@ -199,6 +201,8 @@ def render_tree(
             rows.append(f'<FONT POINT-SIZE="{small}" COLOR="{grey}">terminal</FONT>')
         if stats.chance:
             rows.append(f'<FONT POINT-SIZE="{small}" COLOR="{grey}">chance</FONT>')
+        if node in engine_facts:  # an imported tree: what the engine marked (Gumbel's considered) and its numbers
+            rows += [f'<FONT POINT-SIZE="{small}" COLOR="{grey}">{style.html_text(line, 60)}</FONT>' for line in short_fact_lines(engine_facts[node])]
         if node in view.below:
             rows.append(f'<FONT POINT-SIZE="{small}" COLOR="{grey}">+{view.below[node]} below</FONT>')
         attrs = {

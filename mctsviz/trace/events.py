@@ -126,6 +126,28 @@ class RootChild(_Record, frozen=True):
     prior: float
 
 
+class NodeFacts(_Record, frozen=True):
+    """What an engine reported about one imported node beyond its visits, value and prior.
+
+    Only in an imported tree's header (schema version 5). Names are the engine's own (KataGo's
+    ``scoreLead``, ``lcb``, ``utility``, ``humanPrior``, ``pvVisits``, ``ownership``; mctx
+    Gumbel's mark ``considered``).
+
+    Attributes:
+        node: the node's id (0 the root).
+        numbers: single numbers by name.
+        series: lists of numbers by name (a principal variation's visits, a board's ownership).
+        texts: text by name (a principal variation's moves, the player to move).
+        marks: flags the node carries.
+    """
+
+    node: int
+    numbers: dict[str, Finite] = msgspec.field(default_factory=dict)
+    series: dict[str, tuple[Finite, ...]] = msgspec.field(default_factory=dict)
+    texts: dict[str, str] = msgspec.field(default_factory=dict)
+    marks: tuple[str, ...] = ()
+
+
 class Header(msgspec.Struct, frozen=True, tag="header", tag_field="kind", omit_defaults=True, gc=False, forbid_unknown_fields=True):
     """The first line of a trace: what was searched, how, and at which recording level.
 
@@ -136,7 +158,8 @@ class Header(msgspec.Struct, frozen=True, tag="header", tag_field="kind", omit_d
     ``imported`` (since schema version 5) names the engine whose *finished* tree the trace
     holds (``"openspiel"``, ``"mctx"``, ``"katago"``); None (left out) for a recorded search.
     An imported trace has no iterations: its tree comes as expansions of iteration 0, every
-    node with the statistics the engine reported, the root's in ``root_visits``/``root_value``.
+    node with the statistics the engine reported, the root's in ``root_visits``/``root_value``;
+    ``facts`` holds what else the engine reported about its nodes (:class:`NodeFacts`).
     """
 
     format: str
@@ -154,6 +177,7 @@ class Header(msgspec.Struct, frozen=True, tag="header", tag_field="kind", omit_d
     seed: int
     record: str
     imported: str | None = None
+    facts: tuple[NodeFacts, ...] = ()
 
 
 class Select(msgspec.Struct, frozen=True, tag="select", tag_field="kind", omit_defaults=True, gc=False, forbid_unknown_fields=True):

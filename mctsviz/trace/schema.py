@@ -66,7 +66,7 @@ from .events import (
     Simulate,
     Step,
 )
-from .limits import MAX_DEPTH, MAX_PLAYERS, MAX_TEXT, json_too_deep, msgpack_too_deep
+from .limits import MAX_CHILDREN, MAX_DEPTH, MAX_PLAYERS, MAX_TEXT, json_too_deep, msgpack_too_deep
 
 #: The oldest schema version this library reads.
 MIN_SCHEMA_VERSION = 1
@@ -314,6 +314,8 @@ def header_problems(header: Header) -> list[str]:
         problems.append("root statistics (root_visits, root_value) without the memory option (or an imported tree)")
     if header.imported is not None and not 1 <= len(header.imported) <= 64:
         problems.append("imported must name the engine in 1 to 64 characters")
+    if header.facts:
+        problems.extend(facts_problems(header))
     if not header.root:
         problems.append("an empty root key")
     for field in ("game", "root"):
@@ -329,6 +331,38 @@ def header_problems(header: Header) -> list[str]:
         problems.append(parameters)
     problems.extend(option_problems(dict(header.options.items()), complete=True, header=True))
     return problems
+
+
+#: The most names, numbers in a series, and marks an imported node's facts may hold.
+MAX_FACT_NAMES = 64
+MAX_FACT_SERIES = MAX_CHILDREN
+MAX_FACT_MARKS = 16
+MAX_FACT_NAME = 64
+
+
+def facts_problems(header: Header) -> list[str]:
+    """What in the header's ``facts`` breaks the rule: only in an imported tree, one entry per
+    node (at most one per possible child of the root's and the root), bounded names and sizes."""
+    facts = header.facts
+    if header.imported is None:
+        return ["facts without imported: only an imported tree's header holds an engine's facts"]
+    if len(facts) > MAX_CHILDREN + 1:
+        return [f"facts about {len(facts)} nodes, more than {MAX_CHILDREN + 1}"]
+    seen: set[int] = set()
+    for entry in facts:
+        if entry.node < 0 or entry.node in seen:
+            return [f"facts: node {entry.node} is negative or listed twice"]
+        seen.add(entry.node)
+        names = [*entry.numbers, *entry.series, *entry.texts, *entry.marks]
+        if len(names) > MAX_FACT_NAMES or len(entry.marks) > MAX_FACT_MARKS:
+            return [f"facts of node {entry.node}: more than {MAX_FACT_NAMES} names or {MAX_FACT_MARKS} marks"]
+        if any(not 1 <= len(name) <= MAX_FACT_NAME for name in names):
+            return [f"facts of node {entry.node}: a name must have 1 to {MAX_FACT_NAME} characters"]
+        if any(len(values) > MAX_FACT_SERIES for values in entry.series.values()):
+            return [f"facts of node {entry.node}: a series longer than {MAX_FACT_SERIES} numbers"]
+        if any(len(text) > MAX_TEXT for text in entry.texts.values()):
+            return [f"facts of node {entry.node}: a text longer than {MAX_TEXT} characters"]
+    return []
 
 
 # -- the JSON Schema ---------------------------------------------------------------------------

@@ -21,6 +21,10 @@ iteration, that:
   root's visits equal the number of iterations, in the statistics the engine itself reported
   (``visits``, ``root-visits``); the decision matches the final tree (``decision``).
 
+An imported tree (another engine's finished search) has no steps to recompute: its checks are
+in :mod:`mctsviz.verify.imported` (visits as the engine counts them, means within the declared
+range, ``value-range``).
+
 Checks that need the game's rules (legality, keys, movers, terminal flags, rollouts) run when
 the game can be rebuilt: a built-in game or an explicit tree from the header, or a game given
 by the caller; otherwise the report says they were skipped.
@@ -34,8 +38,9 @@ from typing import Any
 
 from ..errors import MctsvizError
 from ..trace.blocks import BlockRead
-from ..trace.events import Expand, Header
+from ..trace.events import Header
 from .checker import Checker
+from .imported import check_imported
 from .report import CHECKS, TOLERANCE, VerifyReport, Violation
 
 
@@ -81,7 +86,7 @@ def verify(source: Any, *, game: Any = None, limit: int = 20, on_warning: Any = 
     if header.imported is not None:
         # block frames (which an imported tree never holds) are checked as the events they stand for
         events = chain.from_iterable(e.events() if type(e) is BlockRead else (e,) for e in events)
-        _check_imported(header, events, report)
+        check_imported(header, events, report)
         return report
     checker = Checker(header, report, game)
     if report.ok:  # a header with unknown options leaves nothing to recompute with
@@ -97,40 +102,3 @@ def _progress_every(period: int, on_progress: Callable[[int], None]) -> Callable
         return True
 
     return stop
-
-
-def _check_imported(header: Header, events: Iterator[Any], report: VerifyReport) -> None:
-    """An imported tree has no steps to recompute: check its events' order and node ids."""
-    from ..trace.grammar import TraceStructure
-
-    report.record = header.record
-    report.game = header.game
-    grammar = TraceStructure(imported=True)
-    visits = {0: header.root_visits}
-    position = 1
-    for event in events:
-        position += 1
-        problem = grammar.check(event)
-        if problem is not None:
-            report.add(Violation(problem.check, problem.iteration, problem.node, problem.expected, problem.found, problem.message, position))
-            return
-        if isinstance(event, Expand):
-            # Every visit to a child passed through its parent: the children's visits add up to
-            # at most the parent's (an engine may also count the parent's own evaluation).
-            below = 0
-            for child in event.children:
-                visits[child.node] = child.visits
-                below += child.visits
-            if below > visits.get(event.parent, 0):
-                found = f"children's visits adding up to {below}"
-                report.add(
-                    Violation(
-                        "visits", 0, event.parent, f"at most {visits.get(event.parent, 0)}", found, "the children's visits against the parent's", position
-                    )
-                )
-                return
-    report.iterations = 0
-    report.notes.append(
-        f"an imported tree (from {header.imported}): it holds no iterations, so the order of its events, its node ids "
-        "and each parent's visits against its children's were checked"
-    )

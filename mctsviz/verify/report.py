@@ -29,6 +29,7 @@ CHECKS: dict[str, str] = {
     "update": "recorded before/after statistics (full level) match the replayed ones",
     "visits": "a parent's visits equal its children's visits plus the visits that ended at it",
     "root-visits": "the root's visits equal its initial visits plus the number of iterations",
+    "value-range": "an imported tree's means lie within the range declared for its engine's values",
     "decision": "the decision matches the final tree and the final-move rule",
 }
 
@@ -39,7 +40,7 @@ FAMILIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("expansion", "Expansion", ("expansion", "prior", "mover", "key", "terminal", "legal")),
     ("simulation", "Simulation", ("simulation", "returns")),
     ("backpropagation", "Backpropagation", ("update-path", "reward", "update")),
-    ("statistics", "Visit counts", ("visits", "root-visits")),
+    ("statistics", "Visit counts", ("visits", "root-visits", "value-range")),
     ("decision", "The decision", ("decision",)),
 )
 

@@ -1066,6 +1066,8 @@
       var facts = [["moved by", "mover", d.nodes.mover[node]], ["N (visits)", "n", String(m.n[node])], ["W (total reward)", "w", S[m.w[node]]], ["mean W/N", "mean", S[m.q[node]]], ["prior P", "prior", d.nodes.prior[node]]];
       if (d.nodes.terminal[node]) facts.push(["terminal", "terminal", "yes: the game ends here"]);
       if (d.nodes.chance && d.nodes.chance[node]) facts.push(["chance node", "chance", "yes: an outcome is drawn by its probability (prior P)"]);
+      // An imported tree: the engine's own numbers (KataGo's scoreLead, lcb, ...; Gumbel's considered).
+      if (d.nodes.facts && d.nodes.facts[node]) d.nodes.facts[node].forEach(function (/** @type {string[]} */ pair) { facts.push([pair[0], "engine", pair[1]]); });
       facts.forEach(function (f) {
         html("dt", "", dl, f[0]);
         html("dd", "mvx-fact-" + f[1], dl, f[2]);
