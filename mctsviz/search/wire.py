@@ -53,8 +53,7 @@ class WireEmitter:
         self.label_at = np.zeros(len(labels) + 1, dtype=np.int64)
         self.label_at[1:] = np.cumsum([len(b) for b in labels])
         self.t, self.ts = templates(options.rollout)
-        self.iopts = np.array([options.policy == "puct", 1 if options.log == "ln-n1" else 0, options.q == "w/(1+n)"], dtype=np.int64)
-        self.fopts = np.array([options.c, options.c_puct, options.fpu], dtype=np.float64)
+        self.opts = state.opts  # the kernel's record of the options (kernel.OPTIONS)
         self.returns = np.zeros((4, 2), dtype=np.float64)
         self.rewards = np.zeros((4, 2), dtype=np.float64)
         for status, pair in returns.items():
@@ -152,8 +151,7 @@ class WireEmitter:
                 first_node,
                 self.returns,
                 self.rewards,
-                self.iopts,
-                self.fopts,
+                self.opts,
                 self.t,
                 self.ts,
                 ends,
