@@ -76,10 +76,9 @@ class WireEmitter:
                     self.nxt[self.tail[p]] = k
                 self.tail[p] = k
         self.position = np.array([0, 0, size], dtype=np.int64)
-        # The most bytes one iteration can take: every step's table, every child, every update.
+        # The most bytes one iteration can take, keys aside: every step's table, every child, every update.
         label = int(np.diff(self.label_at).max(initial=0)) + 5
         score = 60 + label
-        self.key_width = 0
         self.per_iteration = (
             (state.max_depth + 2) * (60 + state.max_branch * score) + state.max_branch * (score + 80) + (state.max_depth + 1) * (label + 100) + 512
         )
@@ -112,6 +111,9 @@ class WireEmitter:
         key_at = np.zeros(len(key_lengths) + 1, dtype=np.int64)
         key_at[1:] = np.cumsum(key_lengths)
         key_bytes = np.frombuffer(keys.encode() or b"\0", dtype=np.uint8)
+        worst = self.per_iteration + state.max_branch * (int(key_lengths.max(initial=0)) + 5)  # with this chunk's keys
+        if len(self.buffer) < 4 * worst:
+            self.buffer = np.zeros(4 * worst, dtype=np.uint8)
         if len(self.ends) < count:
             self.ends = np.zeros(count, dtype=np.int64)
         n = state.nodes
@@ -127,7 +129,7 @@ class WireEmitter:
                 stop,
                 done,
                 len(buffer),
-                self.per_iteration,
+                worst,
                 buffer,
                 self.position,
                 log_path,
