@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..options import SearchOptions
 from ..trace.events import EXPAND_RULES, SIMULATE_METHODS, Backprop, Block, Expand, NewChild, Score, Select, Simulate, Step, Update
 from ..trace.sink import BlockRecorder, EncodedRecorder
 from . import kernel as K
@@ -61,6 +62,22 @@ _COLUMNS = (
     ("untried", np.int64),
     ("legal", np.int8),
 )
+
+
+def kernel_options(options: SearchOptions, game: int, record: int) -> np.ndarray:
+    """The options as the kernel reads them: a one-record array of ``kernel.OPTIONS``."""
+    opts = np.zeros(1, dtype=K.OPTIONS)
+    record_of = opts[0]
+    record_of["game"], record_of["record"] = game, record
+    record_of["puct"] = options.policy == "puct"
+    record_of["log_shift"] = options.log == "ln-n1"
+    record_of["random_ties"] = options.tie_break == "random"
+    record_of["expand"] = _EXPANDS[options.expand]
+    record_of["heuristic"] = options.rollout == "heuristic"
+    record_of["reward01"] = options.reward == "01"
+    record_of["q_plus"] = options.q == "w/(1+n)"
+    record_of["c"], record_of["c_puct"], record_of["fpu"] = options.c, options.c_puct, options.fpu
+    return opts
 
 
 def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -115,21 +132,7 @@ class KernelState:
             self.edges = np.zeros(slots, dtype=K.EDGE)
         else:
             self.nodes, self.edges = spare
-        self.opts = np.array(
-            [
-                self.kind,
-                1 if options.policy == "puct" else 0,
-                1 if options.log == "ln-n1" else 0,
-                1 if options.tie_break == "random" else 0,
-                _EXPANDS[options.expand],
-                1 if options.rollout == "heuristic" else 0,
-                1 if options.reward == "01" else 0,
-                0 if engine.recorder is None else (2 if engine.full else 1),
-                1 if options.q == "w/(1+n)" else 0,
-            ],
-            dtype=np.int64,
-        )
-        self.fopts = np.array([options.c, options.c_puct, options.fpu], dtype=np.float64)
+        self.opts = kernel_options(options, self.kind, 0 if engine.recorder is None else (2 if engine.full else 1))
         version, internal, _ = engine.rng.getstate()
         self.mt = np.fromiter(internal, dtype=np.int64, count=624)
         self.counters = np.array([1, internal[624], 0, 0, 1], dtype=np.int64)
@@ -296,7 +299,6 @@ def run(engine: Engine, iterations: int | None, deadline: float | None, progress
             tuple(state.nodes),
             state.edges,
             state.opts,
-            state.fopts,
             _logs(),
             state.board,
             state.mt,
@@ -411,20 +413,19 @@ def _compile() -> None:
     """Run every kernel function once on tiny inputs (numba compiles, or loads its cache)."""
     nodes = tuple(np.zeros(2, dtype=dtype) for _, dtype in _COLUMNS)
     edges = np.zeros(2, dtype=K.EDGE)
-    ints, floats, counters = np.zeros(9, dtype=np.int64), np.zeros(3, dtype=np.float64), np.array([1, 624, 0, 0, 1], dtype=np.int64)
+    opts, counters = np.zeros(1, dtype=K.OPTIONS), np.array([1, 624, 0, 0, 1], dtype=np.int64)
     win, threats, nth = _tables()
     geo, board = np.array([9, 0, 511], dtype=np.int64), np.zeros(9, dtype=np.int64)
     mt, log = np.zeros(624, dtype=np.int64), np.zeros(1, dtype=np.int64)
     tables = (win, threats, geo, board, board, board, nth)
-    K.expand_root(nodes, edges, ints, tables, counters)
+    K.expand_root(nodes, edges, opts, tables, counters)
     table = np.zeros((1, 6), dtype=np.int64)
     K.fill_logs(np.zeros((2, 2)))
     K.run_iterations(
         0,
         nodes,
         edges,
-        ints,
-        floats,
+        opts,
         np.zeros((2, 2)),
         tables,
         mt,

@@ -69,8 +69,27 @@ F_TERMINAL, F_UNTRIED = 1, 2
 #: ``mctsviz.search.compiled.KernelState``.
 Board = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
-# Integer options, packed (see options_arrays).
-O_GAME, O_POLICY, O_LOG_SHIFT, O_TIE, O_EXPAND, O_ROLLOUT, O_REWARD01, O_RECORD, O_Q = range(9)
+#: The search's options as the kernel reads them: one record, ``opts[0].c`` (made from the
+#: :class:`~mctsviz.options.SearchOptions` by ``mctsviz.search.compiled.kernel_options``). Flags
+#: are 0 or 1; ``game`` is a game code above, ``expand`` an ``EXPAND_*`` code, ``record`` 0
+#: (none), 1 (compact) or 2 (full), ``log_shift`` 1 for ln(N + 1).
+OPTIONS = np.dtype(
+    [
+        ("game", np.int64),
+        ("puct", np.int64),
+        ("log_shift", np.int64),
+        ("random_ties", np.int64),
+        ("expand", np.int64),
+        ("heuristic", np.int64),
+        ("reward01", np.int64),
+        ("record", np.int64),
+        ("q_plus", np.int64),
+        ("c", np.float64),
+        ("c_puct", np.float64),
+        ("fpu", np.float64),
+    ],
+    align=True,
+)
 EXPAND_ONE, EXPAND_ONE_RANDOM, EXPAND_ALL, EXPAND_SECOND_VISIT = range(4)
 RULE_NEW, RULE_LEAF, RULE_SCORE = range(3)
 # Counters shared between calls: node count, Mersenne Twister position, log fill levels, edge
@@ -498,7 +517,7 @@ def _add_child(
     counters: np.ndarray,
 ) -> int:
     (nx, no, nstatus, nplayer, nmover, nparent, naction, nslot, nuntried, nlegal_a) = t
-    game = opts[O_GAME]
+    game = opts[0].game
     child = counters[C_NODES]
     counters[C_NODES] = child + 1
     x, o, status = _next(game, nx[parent], no[parent], action, b)
@@ -574,21 +593,21 @@ def _estimate(edge: Any, cs: float, logs: np.ndarray) -> float:
 
 
 @njit(cache=True, inline="always")
-def _choose(node: int, up: Any, t: Nodes, e: Edges, opts: np.ndarray, fopts: np.ndarray, logs: np.ndarray, mt: np.ndarray, counters: np.ndarray) -> int:
+def _choose(node: int, up: Any, t: Nodes, e: Edges, opts: np.ndarray, logs: np.ndarray, mt: np.ndarray, counters: np.ndarray) -> int:
     """The slot of the child selection picks (``policies.ucb1_argmax`` / ``puct_argmax``, then
     the tie-break) among ``node``'s, whose own edge record is ``up``."""
     nlegal_a = t[9]
     parent_visits = up.visits
-    puct = opts[O_POLICY] == 1
+    puct = opts[0].puct == 1
     prior, c_puct, fpu, sqrt_n, q_plus, c, ln_n = 0.0, 0.0, 0.0, 0.0, False, 0.0, 0.0
     if puct:
         prior = 1.0 / nlegal_a[node]
-        c_puct, fpu = fopts[1], fopts[2]
+        c_puct, fpu = opts[0].c_puct, opts[0].fpu
         sqrt_n = math.sqrt(parent_visits)
-        q_plus = opts[O_Q] == 1
+        q_plus = opts[0].q_plus == 1
     else:
-        c = fopts[0]
-        arg = parent_visits + opts[O_LOG_SHIFT]
+        c = opts[0].c
+        arg = parent_visits + opts[0].log_shift
         ln_n = logs[0, arg] if arg < logs.shape[1] else math.log(arg)
     best = -math.inf
     base: int = up.base
@@ -634,7 +653,7 @@ def _choose(node: int, up: Any, t: Nodes, e: Edges, opts: np.ndarray, fopts: np.
             ties = 1
         elif score == best:
             ties += 1
-    if ties > 1 and opts[O_TIE] == 1:
+    if ties > 1 and opts[0].random_ties == 1:
         pick = _randbelow(ties, mt, counters)
         for s in range(base, end):
             if _score(e[s].visits, e[s].value, puct, q_plus, prior, c_puct, fpu, sqrt_n, c, ln_n) == best:
@@ -683,7 +702,6 @@ def run_iterations(
     t: Nodes,
     e: Edges,
     opts: np.ndarray,
-    fopts: np.ndarray,
     logs: np.ndarray,
     b: Board,
     mt: np.ndarray,
@@ -701,12 +719,12 @@ def run_iterations(
     in log_path, simulated node, expansion rule, final status, node count after, end of its
     rollout in log_roll)``.
     """
-    game = opts[O_GAME]
-    expand = opts[O_EXPAND]
+    game = opts[0].game
+    expand = opts[0].expand
     one = expand == EXPAND_ONE or expand == EXPAND_ONE_RANDOM
-    heuristic = opts[O_ROLLOUT] == 1
-    record = opts[O_RECORD]
-    reward01 = opts[O_REWARD01] == 1
+    heuristic = opts[0].heuristic == 1
+    record = opts[0].record
+    reward01 = opts[0].reward01 == 1
     nx, no, nstatus, nplayer, nmover, nparent, naction, nslot, nuntried, nlegal_a = t
     for i in range(count):
         # Down the tree by edge records alone: the path's nodes, and their slots.
@@ -720,7 +738,7 @@ def run_iterations(
             flags = up.flags
             if flags & F_TERMINAL or (one and flags & F_UNTRIED) or up.kids == 0:
                 break
-            slot = _choose(node, up, t, e, opts, fopts, logs, mt, counters)
+            slot = _choose(node, up, t, e, opts, logs, mt, counters)
             node = e[slot].kid
             depth += 1
             path[depth] = node
@@ -748,7 +766,7 @@ def run_iterations(
             rule = RULE_LEAF
         else:
             _expand_all(leaf, slot, t, e, opts, b, counters)
-            sim = e[_choose(leaf, e[slot], t, e, opts, fopts, logs, mt, counters)].kid
+            sim = e[_choose(leaf, e[slot], t, e, opts, logs, mt, counters)].kid
             rule = RULE_SCORE
         if sim != leaf:
             depth += 1

@@ -53,8 +53,7 @@ class WireEmitter:
         self.label_at = np.zeros(len(labels) + 1, dtype=np.int64)
         self.label_at[1:] = np.cumsum([len(b) for b in labels])
         self.t, self.ts = templates(options.rollout)
-        self.iopts = np.array([options.policy == "puct", 1 if options.log == "ln-n1" else 0, options.q == "w/(1+n)"], dtype=np.int64)
-        self.fopts = np.array([options.c, options.c_puct, options.fpu], dtype=np.float64)
+        self.opts = state.opts  # the kernel's record of the options (kernel.OPTIONS)
         self.returns = np.zeros((4, 2), dtype=np.float64)
         self.rewards = np.zeros((4, 2), dtype=np.float64)
         for status, pair in returns.items():
@@ -77,10 +76,9 @@ class WireEmitter:
                     self.nxt[self.tail[p]] = k
                 self.tail[p] = k
         self.position = np.array([0, 0, size], dtype=np.int64)
-        # The most bytes one iteration can take: every step's table, every child, every update.
+        # The most bytes one iteration can take, keys aside: every step's table, every child, every update.
         label = int(np.diff(self.label_at).max(initial=0)) + 5
         score = 60 + label
-        self.key_width = 0
         self.per_iteration = (
             (state.max_depth + 2) * (60 + state.max_branch * score) + state.max_branch * (score + 80) + (state.max_depth + 1) * (label + 100) + 512
         )
@@ -113,6 +111,9 @@ class WireEmitter:
         key_at = np.zeros(len(key_lengths) + 1, dtype=np.int64)
         key_at[1:] = np.cumsum(key_lengths)
         key_bytes = np.frombuffer(keys.encode() or b"\0", dtype=np.uint8)
+        worst = self.per_iteration + state.max_branch * (int(key_lengths.max(initial=0)) + 5)  # with this chunk's keys
+        if len(self.buffer) < 4 * worst:
+            self.buffer = np.zeros(4 * worst, dtype=np.uint8)
         if len(self.ends) < count:
             self.ends = np.zeros(count, dtype=np.int64)
         n = state.nodes
@@ -128,7 +129,7 @@ class WireEmitter:
                 stop,
                 done,
                 len(buffer),
-                self.per_iteration,
+                worst,
                 buffer,
                 self.position,
                 log_path,
@@ -152,8 +153,7 @@ class WireEmitter:
                 first_node,
                 self.returns,
                 self.rewards,
-                self.iopts,
-                self.fopts,
+                self.opts,
                 self.t,
                 self.ts,
                 ends,

@@ -65,9 +65,6 @@ from . import kernel as K
 # Persistent positions in ``state`` between calls: the next path and rollout entries of the
 # chunk's log, and the nodes announced so far.
 S_PATH, S_ROLL, S_NODES = range(3)
-# Float options: c, c_puct, fpu; integer options: puct, log shift, w/(1+n).
-F_C, F_C_PUCT, F_FPU = range(3)
-I_PUCT, I_LOG_SHIFT, I_Q_PLUS = range(3)
 
 
 def _str(text: str) -> bytes:
@@ -233,8 +230,7 @@ def _scores(  # noqa: PLR0913 - the statistics and options a score table reads
     action: np.ndarray,
     labels: np.ndarray,
     label_at: np.ndarray,
-    iopts: np.ndarray,
-    fopts: np.ndarray,
+    opts: np.ndarray,
     bits: np.ndarray,
 ) -> int:
     """The score table of ``node``'s children, as ``score_records`` makes it."""
@@ -245,11 +241,12 @@ def _scores(  # noqa: PLR0913 - the statistics and options a score table reads
         k = nxt[k]
     at = _array(buf, at, n)
     parent_visits = visits[node]
-    arg = parent_visits + iopts[I_LOG_SHIFT]
+    o = opts[0]
+    arg = parent_visits + o.log_shift
     ln_n = math.log(arg if arg > 0 else 1)
     sqrt_n = math.sqrt(parent_visits)
-    c, c_puct, fpu = fopts[F_C], fopts[F_C_PUCT], fopts[F_FPU]
-    puct, q_plus = iopts[I_PUCT] != 0, iopts[I_Q_PLUS] != 0
+    c, c_puct, fpu = o.c, o.c_puct, o.fpu
+    puct, q_plus = o.puct != 0, o.q_plus != 0
     k = head[node]
     while k >= 0:
         kv, kw, kp = visits[k], value[k], prior[k]
@@ -313,8 +310,7 @@ def encode_iterations(  # noqa: PLR0913, PLR0915 - the kernel's log, its tree an
     key_node0: int,
     returns: np.ndarray,
     rewards: np.ndarray,
-    iopts: np.ndarray,
-    fopts: np.ndarray,
+    opts: np.ndarray,
     t: np.ndarray,
     ts: np.ndarray,
     ends: np.ndarray,
@@ -347,7 +343,7 @@ def encode_iterations(  # noqa: PLR0913, PLR0915 - the kernel's log, its tree an
             at = _template(buf, at, t, ts, T_PARENT_VISITS)
             at = _int(buf, at, visits[node])
             at = _template(buf, at, t, ts, T_SCORES)
-            at = _scores(buf, at, node, visits, value, head, nxt, prior, action, labels, label_at, iopts, fopts, bits)
+            at = _scores(buf, at, node, visits, value, head, nxt, prior, action, labels, label_at, opts, bits)
         leaf = log_path[path_end - 1]
         # Expand: the nodes the kernel made, announced in creation order.
         for node in range(count, nodes_end):
@@ -392,7 +388,7 @@ def encode_iterations(  # noqa: PLR0913, PLR0915 - the kernel's log, its tree an
         at = _template(buf, at, t, ts, T_RULE_NEW if rule == K.RULE_NEW else T_RULE_LEAF if rule == K.RULE_LEAF else T_RULE_SCORE)
         if rule == K.RULE_SCORE:
             at = _template(buf, at, t, ts, T_EXPAND_SCORES)
-            at = _scores(buf, at, leaf, visits, value, head, nxt, prior, action, labels, label_at, iopts, fopts, bits)
+            at = _scores(buf, at, leaf, visits, value, head, nxt, prior, action, labels, label_at, opts, bits)
         # Simulate: how, the returns, the rollout's moves.
         terminal = status[sim] != 0
         at = _template(buf, at, t, ts, T_SIMULATE)
