@@ -257,7 +257,9 @@ def position_table(snap: TreeSnapshot, *, tree: bool = False) -> dict[str, Any]:
 
     def row(parent: int, node: int) -> dict[str, Any]:
         stats = snap.node(node)
-        exploit, explore, score = snap.score(parent, node) if parent >= 0 else (None, None, None)
+        # An outcome of a chance node is drawn by its probability (its prior), never scored.
+        scored = parent >= 0 and not snap.node(parent).chance
+        exploit, explore, score = snap.score(parent, node) if scored else (None, None, None)
         return {
             "node": node,
             "parent": stats.parent,
@@ -271,6 +273,7 @@ def position_table(snap: TreeSnapshot, *, tree: bool = False) -> dict[str, Any]:
             "u": _number(explore),
             "score": _number(score),
             "terminal": stats.terminal,
+            "drawn": parent >= 0 and not scored,  # an outcome: "drawn" in the score column
         }
 
     out: dict[str, Any] = {
@@ -309,7 +312,15 @@ def format_position(table: dict[str, Any]) -> str:
         for r in table["tree"]:
             label = "(root)" if r["node"] == 0 else "  " * (r["depth"] - 1) + safe_text(r["action"])
             rows.append(
-                (label, str(r["node"]), str(r["visits"]), f"{r['value']:g}", _mean(r["mean"]), f"{r['prior']:.4g}", "" if r["node"] == 0 else _fmt(r["score"]))
+                (
+                    label,
+                    str(r["node"]),
+                    str(r["visits"]),
+                    f"{r['value']:g}",
+                    _mean(r["mean"]),
+                    f"{r['prior']:.4g}",
+                    "" if r["node"] == 0 else "drawn" if r.get("drawn") else _fmt(r["score"]),
+                )
             )
     else:
         rows = [("action", "node", "N", "W", "Q", "U", "prior", "score")]

@@ -362,3 +362,21 @@ def test_a_traces_index_keeps_its_chance_nodes(tmp_path):
     replayed = Replay(load_trace(path)).snapshot(2500, "expand")
     assert [n.chance for n in through_index.nodes()] == [n.chance for n in replayed.nodes()]
     assert any(n.chance for n in replayed.nodes())
+
+
+def test_replay_tables_say_an_outcome_is_drawn_not_scored(capsys, tmp_path):
+    _, events = recorded_search(TINY, iterations=3, seed=0)
+    path = tmp_path / "t.jsonl"
+    write_trace(path, events)
+    assert main(["replay", str(path), "--tree"]) == 0
+    rows = {line.split()[0] + line.split()[1]: line for line in capsys.readouterr().out.splitlines()[3:]}
+    assert rows["12"].rstrip().endswith("drawn") and rows["23"].rstrip().endswith("drawn")
+    assert not rows["roll1"].rstrip().endswith("drawn")  # roll, a player's move, keeps its UCB1 score
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -0.5, 1e308])
+def test_a_damaged_probability_is_drawn_as_text_not_a_traceback(bad):
+    from mctsviz.render.style import probability_text
+
+    assert probability_text(bad) == f"{bad:.3g}"
+    assert probability_text(0.25) == "1/4" and probability_text(1.0) == "1" and probability_text(0.123) == "0.123"

@@ -321,6 +321,8 @@ def mpl_text(text: object, limit: int = 60) -> str:
 
 def probability_text(probability: float) -> str:
     """A chance outcome's probability as drawn: ``1/3`` when it is a small fraction, else ``0.125``."""
+    if not 0.0 <= probability <= 1.0:  # a damaged trace's (NaN, infinite, negative): written as it is
+        return f"{probability:.3g}"
     for denominator in range(2, 21):
         numerator = round(probability * denominator)
         if numerator and abs(numerator / denominator - probability) <= 1e-12:

@@ -17,6 +17,8 @@ import random
 import time
 from collections.abc import Callable, Sequence
 
+import msgspec
+
 from ..errors import MctsvizError
 from ..games.chance import chance_outcomes, chance_playout, draw_index
 from ..trace.events import Expand, NewChild, Select, Step
@@ -164,7 +166,5 @@ class ChanceEngine(Engine):
     def _new_child_record(self, child: int, parent: int, action: Action) -> NewChild:
         record = super()._new_child_record(child, parent, action)
         if self.tree.player[child] == CHANCE_PLAYER:
-            return NewChild(
-                record.node, record.action, record.key, record.prior, record.mover, record.terminal, record.visits, record.value, record.existing, True
-            )
+            return msgspec.structs.replace(record, chance=True)
         return record
