@@ -347,6 +347,18 @@ class LeafCountedTwice(HomeworkUCT):
         return super().backpropagate(path, returns)
 
 
+class LeafVisitNotCounted(HomeworkUCT):
+    """Counts the visits of the nodes above the one the rollout starts at, not of that node
+    (its reward is added): the loop's visit line sits after the first step."""
+
+    def backpropagate(self, path, returns):
+        credited = super().backpropagate(path, returns)
+        leaf, reward, visits, total = credited[0]
+        leaf.visits -= 1
+        credited[0] = (leaf, reward, leaf.visits, total)
+        return credited
+
+
 class LeafCreditedTwice(HomeworkUCT):
     """Appends the new node to the path and credits it once more on the way up: it is in the
     backup twice."""
@@ -459,6 +471,7 @@ __all__ = [
     "HomeworkUCT",
     "LeafCountedTwice",
     "LeafCreditedTwice",
+    "LeafVisitNotCounted",
     "LogOfNPlusOne",
     "MeanOverParentVisits",
     "NewNodeNotUpdated",

@@ -46,6 +46,10 @@ CAUSES: dict[type, tuple[str, str]] = {
     hw.RootVisitNotCounted: ("the root (node 0) was not updated, so its visit is not counted (does the loop stop below the root?)",) * 2,
     hw.NewNodeNotUpdated: ("node 1, where the simulation started, was not updated",) * 2,
     hw.LeafCreditedTwice: ("the leaf counted twice: is it on the path and credited again?",) * 2,
+    hw.LeafVisitNotCounted: (
+        "the node the simulation started at gained no visit: does the loop count the visits only above it?",
+        "it is the highest with the node a simulation starts at not counted (each node one visit lower for every simulation that started at it)",
+    ),
     hw.LeafCountedTwice: (
         "the node the simulation started at counted twice: is its visit counted in the expansion or the rollout and again in the backup?",
         "the node a simulation starts at counted twice (each node one visit higher for every simulation that started at it)",

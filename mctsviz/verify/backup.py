@@ -59,7 +59,9 @@ class BackupChecks(SelectionChecks):
                 if node == 0 and u.reward != 0.0:
                     self.root_credited = True
                 if u.reward != reward and not close_enough(u.reward, reward):
-                    self.flag("reward", iteration, node, reward, u.reward, self._reward_message(node, u.reward, reward))
+                    text, causes = self._reward_message(node, u.reward, reward)
+                    self._note_causes("reward", text, "", causes)
+                    self.flag("reward", iteration, node, reward, u.reward, text)
                 if full:
                     self._update_check(u, node, reward, iteration, chain[-1])
             visits[node] += 1
@@ -96,8 +98,10 @@ class BackupChecks(SelectionChecks):
             else:
                 other[(parent, child)] = other.get((parent, child), 0) + 1
 
-    def _reward_message(self, node: int, found: float, expected: float) -> str:
-        """The reward violation in a student's words: who moved into the node, what they got."""
+    def _reward_message(self, node: int, found: float, expected: float) -> tuple[str, list[tuple[str, str]]]:
+        """The reward violation in a student's words (who moved into the node, what they got),
+        and every classic mistake that gives the reward credited, the likeliest first (the one
+        named is the one that explains the most of the trace's wrong rewards)."""
         mover = self.mover[node]
         player = f"P{mover + 1}" if mover >= 0 else "nobody"
         rule = "(r + 1) / 2 of the return" if self.zero_one else "the return"
@@ -105,26 +109,28 @@ class BackupChecks(SelectionChecks):
             f"backpropagation credited node {node} with {found:+g}, but {player}, the player who moved into it, "
             f"got {expected:+g}{_outcome(expected, self.zero_one)} from this simulation: each node is credited {rule} of the player who moved into it"
         )
+        causes = []
         if (close_enough(found, 1.0 - expected) if self.zero_one else close_enough(found, -expected)) and found != expected:
             if self.all_inverted:
-                text += (
-                    " (every node of this backup was credited the opposite of its reward: the return negated, or the return of "
-                    "the player to move at the node, not of the player who moved into it)"
-                )
-            else:
-                text += " (the sign is not flipped for the opponent)"
-        elif self.draw_lost_by_all and close_enough(expected, 0.5 if self.zero_one else 0.0):
+                words = "every node of this backup was credited the opposite of its reward: the return negated, or the return of the player to move at the node, not of the player who moved into it"
+                causes.append(("all inverted", words))
+            causes.append(("sign", "the sign is not flipped for the opponent"))
+        if self.draw_lost_by_all and close_enough(expected, 0.5 if self.zero_one else 0.0):
             worth = "0.5" if self.zero_one else "0"
-            text += f" (a draw was scored as a loss for both players: with {self.options.reward} rewards a draw is worth {worth} to each)"
-        elif self.zero_one and close_enough(expected, 0.5) and found in (0.0, 1.0):
-            text += f" (a draw was scored as a {'loss' if found == 0.0 else 'win'}: with 01 rewards it is worth 0.5)"
-        elif node == 0 and found == 0.0 and not self.root_credited:
-            text += " (the root has been credited 0 in every backup: is its value never updated, only its visits?)"
-        elif not self.zero_one and expected == 0.0 and found in (-1.0, 1.0):
-            text += f" (a draw was scored as a {'loss' if found == -1.0 else 'win'}: with pm1 rewards it is worth 0)"
-        elif self.zero_one and close_enough(found, 2.0 * expected - 1.0):
-            text += " (01 rewards map a return r to (r + 1) / 2)"
-        return text
+            causes.append(
+                ("draw lost by all", f"a draw was scored as a loss for both players: with {self.options.reward} rewards a draw is worth {worth} to each")
+            )
+        if self.zero_one and close_enough(expected, 0.5) and found in (0.0, 1.0):
+            outcome = "loss" if found == 0.0 else "win"
+            causes.append((f"draw as {outcome}", f"a draw was scored as a {outcome}: with 01 rewards it is worth 0.5"))
+        if node == 0 and found == 0.0 and not self.root_credited:
+            causes.append(("root never credited", "the root has been credited 0 in every backup: is its value never updated, only its visits?"))
+        if not self.zero_one and expected == 0.0 and found in (-1.0, 1.0):
+            outcome = "loss" if found == -1.0 else "win"
+            causes.append((f"draw as {outcome}", f"a draw was scored as a {outcome}: with pm1 rewards it is worth 0"))
+        if self.zero_one and close_enough(found, 2.0 * expected - 1.0):
+            causes.append(("01 not mapped", "01 rewards map a return r to (r + 1) / 2"))
+        return text, causes
 
     def _update_check(self, u: Any, node: int, reward: float, iteration: int, start: int) -> None:
         fields = (u.visits_before, u.value_before, u.visits_after, u.value_after)

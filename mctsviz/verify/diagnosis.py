@@ -176,6 +176,15 @@ def _attempts(options: SearchOptions, kids: Children, index: int) -> list[Attemp
             "is the new node's visit counted in the expansion or the rollout and again in the backup?"
         )
         attempts.append(("leaf twice", lambda: _scores(options, kids, visits=twice, parent=big_n + kids.parent_ended), f"it is the highest with {how}", how))
+    if kids.ended and (kids.parent_ended or any(kids.ended)):
+        fewer = [n - e for n, e in zip(kids.visits, kids.ended)]
+        how = (
+            "the node a simulation starts at not counted (each node one visit lower for every simulation that started at it): "
+            "does the loop count the visits only above it?"
+        )
+        attempts.append(
+            ("leaf not counted", lambda: _scores(options, kids, visits=fewer, parent=big_n - kids.parent_ended), f"it is the highest with {how}", how)
+        )
     constant = options.c if ucb1 else options.c_puct
     field = "c" if ucb1 else "c_puct"
     for other in COMMON_CONSTANTS:
@@ -239,6 +248,8 @@ def update_causes(node: int, start: int, before: tuple[int, float], after: tuple
             )
         if node == 0:
             causes.append(("root visit", "the root's visit is not counted: does the loop stop below the root?"))
+        elif node == start:
+            causes.append(("leaf not counted", "the node the simulation started at gained no visit: does the loop count the visits only above it?"))
     elif gained == 2 and node == start:
         causes.append(
             ("leaf twice", "the node the simulation started at counted twice: is its visit counted in the expansion or the rollout and again in the backup?")
@@ -260,11 +271,14 @@ UNKNOWN_BY_KIND = {
     "selection": UNKNOWN,
     "scores": "the cause is unknown: none of the classic mistakes gives the scores this trace records",
     "update": "the cause is unknown: none of the classic mistakes makes the updates this trace records",
+    "reward": "the cause is unknown: none of the classic mistakes gives the rewards this trace credits",
 }
 
 
-def most_likely(causes: list[tuple[str, str]], explained: dict[str, int], wrong: int = 0, unknown: str = UNKNOWN) -> str | None:
-    """The words of the cause that explains the most wrong choices in the trace (the first on ties).
+def most_likely(causes: list[tuple[str, str]], explained: dict[str, int], wrong: int = 0, unknown: str = UNKNOWN, *, ties: bool = True) -> str | None:
+    """The words of the cause that explains the most wrong choices in the trace: with ``ties``,
+    all of those that explain as many, joined by "or" (the trace cannot tell them apart);
+    without, the first of them (``causes`` are then the most specific first).
 
     With ``wrong``, the number of the trace's wrong choices: a cause that explains fewer than
     :data:`EXPLAINS_TRACE` of them is not named (one that fits a few choices by chance would
@@ -272,7 +286,8 @@ def most_likely(causes: list[tuple[str, str]], explained: dict[str, int], wrong:
     """
     if not causes:
         return unknown if wrong else None
-    key, words = max(causes, key=lambda cause: explained.get(cause[0], 0))
-    if wrong and explained.get(key, 0) < EXPLAINS_TRACE * wrong:
+    top = max(explained.get(key, 0) for key, _ in causes)
+    if wrong and top < EXPLAINS_TRACE * wrong:
         return unknown
-    return words
+    best = [words for key, words in causes if explained.get(key, 0) == top]
+    return "; or ".join(dict.fromkeys(best)) if ties else best[0]

@@ -13,7 +13,7 @@ from .report import close_enough
 from .state import CheckerState
 
 #: The checks whose first violation may get its cause past the report's limit (an index each).
-FIRST_CHECKS = ("selection", "expansion", "scores", "update")
+FIRST_CHECKS = ("selection", "expansion", "scores", "update", "reward")
 
 
 class SelectionChecks(CheckerState):
@@ -174,11 +174,13 @@ class SelectionChecks(CheckerState):
     def name_causes(self) -> None:
         """Add to each wrong step kept the mistake that explains the most wrong steps of its kind in the trace."""
         for index, kind, said, rest, causes in self.unexplained:
-            words = most_likely(causes, self.explained, self.wrong_steps.get(kind, 0), UNKNOWN_BY_KIND[kind])
+            # A formula's mistakes that fit as many steps are all said; a backup's are listed
+            # the most specific first (a draw lost by both players is a draw scored as a loss).
+            words = most_likely(causes, self.explained, self.wrong_steps.get(kind, 0), UNKNOWN_BY_KIND[kind], ties=kind in ("selection", "scores"))
             if words is None:
                 continue
             report = self.report
-            if kind != "update" and (report.failed.get("reward") or report.failed.get("update-path") or report.failed.get("update")):
+            if kind in ("selection", "scores") and (report.failed.get("reward") or report.failed.get("update-path") or report.failed.get("update")):
                 # Wrong backups make wrong values: what explains the choices may be their doing.
                 if words == UNKNOWN_BY_KIND[kind]:
                     words += " (the wrong backups flagged in this trace change the values it chose with: fix those first)"
