@@ -54,6 +54,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--title", help="the heading (default: game, iterations and seed)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    from .moves import move_argument
+
+    move_argument(p)
     p.set_defaults(handler=run_view)
 
 
