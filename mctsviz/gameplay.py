@@ -15,10 +15,8 @@ from typing import Any
 from .errors import MctsvizError
 from .players import MCTSPlayer, as_player, player_spec
 from .playing import GameRecord, game_rng
-from .trace.events import Header
 from .trace.game import GameEnd, GameTraceWriter, MoveRecord, new_header
 from .trace.io import TraceWriter
-from .trace.reader import load_trace
 from .types import Game
 
 __all__ = ["play_traced_game"]
@@ -62,10 +60,12 @@ def play_traced_game(
             before = game.state_key(state)
             if isinstance(player, MCTSPlayer):
                 segment = Path(folder) / f"move-{number}.msgpack"
+                # What the memory holds for the root now is what the search starts from.
+                carried = 0 if player.memory is None else player.memory.get(before)[0]
                 with TraceWriter(segment) as recorder:
                     result = player.search_move(game, state, rng, recorder=recorder, record=record)
                 action = result.move
-                summary = _search_summary(result, segment)
+                summary = _search_summary(result, carried)
             else:
                 segment, summary = None, {}
                 action = player.choose(game, state, rng)
@@ -85,13 +85,10 @@ def play_traced_game(
     return GameRecord(first=first, winner=winner, moves=tuple(moves), returns=(ret_a, ret_b))
 
 
-def _search_summary(result: Any, segment: Path) -> dict[str, Any]:
-    """A move record's numbers from the search's result (and its trace's header: the root's
-    visits a memory carried over)."""
+def _search_summary(result: Any, carried: int) -> dict[str, Any]:
+    """A move record's numbers from the search's result and the root's visits carried over."""
     chosen = next((c for c in result.children if c.label == result.move_label), None)
     total = sum(c.visits for c in result.children)
-    header = load_trace(segment, until=1, structure=False)[0]
-    assert isinstance(header, Header)
     return {
         "iterations": result.iterations,
         "visits": 0 if chosen is None else chosen.visits,
@@ -99,5 +96,6 @@ def _search_summary(result: Any, segment: Path) -> dict[str, Any]:
         "share": None if chosen is None or not total else chosen.visits / total,
         "by_visits": result.by_visits,
         "by_mean": result.by_mean,
-        "carried": int(header.root_visits),
+        "carried": carried,
+        "reward": result.options.reward,
     }

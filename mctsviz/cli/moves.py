@@ -55,7 +55,8 @@ def game_moves(args: argparse.Namespace) -> Iterator[None]:
     """
     from ..trace.game import extract_move, is_game_trace, read_game
 
-    if not hasattr(args, "move") or getattr(args, "moves", False):  # inspect --moves reads the game itself
+    # inspect --moves and view without --move (the game view) read the whole game themselves.
+    if not hasattr(args, "move") or getattr(args, "moves", False) or (args.move is None and getattr(args, "whole_game", False)):
         yield
         return
     given = [(name, getattr(args, name)) for name in TRACE_ARGUMENTS if isinstance(getattr(args, name, None), str)]

@@ -122,6 +122,7 @@ class MoveRecord(_GameRecord, frozen=True, tag="move"):
         share: the chosen move's share of the root children's visits.
         by_visits, by_mean: the moves each final rule would choose.
         carried: the root's visits carried over from earlier searches (a memory).
+        reward: the search's reward scheme (``"pm1"``, ``"01"``): the scale of ``mean``.
     """
 
     number: int
@@ -137,6 +138,7 @@ class MoveRecord(_GameRecord, frozen=True, tag="move"):
     by_visits: str | None = None
     by_mean: str | None = None
     carried: int = 0
+    reward: str | None = None
 
 
 class GameEnd(_GameRecord, frozen=True, tag="end"):
