@@ -57,7 +57,13 @@ def test_the_server_answers_the_view_and_each_moves_explorer(game_path):
             meta = json.loads(_get(server, "/move/1/api/meta")[3])
             tree = json.loads(_get(server, f"/move/1/api/tree?i={meta['iterations']}&p=backprop")[3])
             assert tree["iteration"] == meta["iterations"] == 40 and meta["carried"] == []
-            for path, status in (("/move/2/api/meta", 400), ("/move/99/", 400), ("/move/1/../../etc/passwd", 404), ("/nothing", 404), ("/move/1/api/tree?i=x", 400)):
+            for path, status in (
+                ("/move/2/api/meta", 400),
+                ("/move/99/", 400),
+                ("/move/1/../../etc/passwd", 404),
+                ("/nothing", 404),
+                ("/move/1/api/tree?i=x", 400),
+            ):
                 got, kind, _, body = _get(server, path)
                 assert (got, kind) == (status, "application/json; charset=utf-8") and list(json.loads(body)) == ["error"], path
             assert _get(server, "/", host="evil.example:80")[0] == 403
