@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from .errors import MctsvizError
 from .players import MCTSPlayer, as_player, player_spec
-from .playing import GameRecord, game_rng
+from .playing import GameRecord, game_rng, play_game
 from .trace.game import GameEnd, GameTraceWriter, MoveRecord, new_header
 from .trace.io import TraceWriter
 from .types import Game
 
-__all__ = ["play_traced_game"]
+__all__ = ["kept_games", "play_traced_game", "trace_match_games"]
 
 
 def play_traced_game(
@@ -99,3 +100,63 @@ def _search_summary(result: Any, carried: int) -> dict[str, Any]:
         "carried": carried,
         "reward": result.options.reward,
     }
+
+
+def kept_games(records: Sequence[GameRecord], keep: str) -> list[int]:
+    """The indexes of a match's games to trace: ``first:K`` (the first K) or ``lost`` (those
+    player a lost).
+
+    Raises:
+        MctsvizError: another choice.
+    """
+    kind, _, count = keep.partition(":")
+    if kind == "lost" and not count:
+        return [i for i, record in enumerate(records) if record.winner == 1]
+    if kind == "first" and count.isdigit() and int(count) >= 1:
+        return list(range(min(int(count), len(records))))
+    raise MctsvizError(f"bad --keep {keep!r}: first:K (the first K games) or lost (the games player a lost)")
+
+
+def trace_match_games(
+    game: Game,
+    player_a: str,
+    player_b: str,
+    folder: str | os.PathLike[str],
+    records: Sequence[GameRecord],
+    indexes: Sequence[int],
+    *,
+    seed: int = 0,
+    alternate: bool = True,
+    record: str = "compact",
+) -> list[Path]:
+    """Play a match's games ``indexes`` again, traced, into ``folder/game-NNNN.msgpack``.
+
+    A game is repeatable from the match's seed and its index; a player that learns across
+    games (``persistent=1``) has its games before too played again (untraced), so it reaches
+    each traced game knowing what it knew in the match.
+
+    Raises:
+        MctsvizError: a game played again differs from the match's (a player that is not
+            repeatable), or a trace cannot be written.
+    """
+    wanted = sorted(set(indexes))
+    out = Path(folder)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise MctsvizError(f"cannot write the game traces into {out}: {exc.strerror or exc}") from None
+    players = (as_player(player_a), as_player(player_b))
+    learns = any(getattr(p, "persistent", False) for p in players)
+    written: list[Path] = []
+    for index in range(wanted[-1] + 1 if wanted else 0) if learns else wanted:
+        if index not in wanted:
+            play_game(game, *players, seed=seed, index=index, alternate=alternate)
+            continue
+        path = out / f"game-{index:04d}.msgpack"
+        if not learns:
+            players = (as_player(player_a), as_player(player_b))
+        again = play_traced_game(game, *players, path, seed=seed, index=index, alternate=alternate, record=record)
+        if again != records[index]:
+            raise MctsvizError(f"game {index} played again differs from the match's: a player is not repeatable from its seed ({path} kept)")
+        written.append(path)
+    return written

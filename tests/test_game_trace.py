@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import msgspec
 import pytest
 
@@ -198,3 +200,70 @@ class _Cheater:
 
     def choose(self, game, state, rng):
         return "not a move"
+
+
+def test_a_foreign_engine_records_a_game_move_by_move_with_next_move(tmp_path, capsys):
+    """docs/examples/plain_uct.py plays a whole game through Tracer.next_move; each move's search
+    is the trace the same search makes on its own, and verify passes on every move."""
+    import importlib.util
+    from pathlib import Path
+
+    from mctsviz.options import SearchOptions
+    from mctsviz.trace.game import GameRecorder
+    from mctsviz.trace.record import ListRecorder
+    from mctsviz.tracer import Tracer
+
+    example = Path(__file__).resolve().parents[1] / "docs" / "examples" / "plain_uct.py"
+    spec = importlib.util.spec_from_file_location("plain_uct", example)
+    plain_uct = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plain_uct)
+    game = games.load("tictactoe")
+    path = tmp_path / "foreign.msgpack"
+    options = SearchOptions(iterations=60)
+    played = []
+    with GameRecorder(path, game, players=("plain_uct", "plain_uct")) as record:
+        tracer = record.tracer(options=options, seed=len(played))
+        while tracer is not None:
+            move = plain_uct.uct(game, record.state, 60, seed=len(played), tracer=tracer)
+            played.append((game.state_key(record.state), move))
+            tracer = tracer.next_move(move, seed=len(played))
+    traced = read_game(path)
+    assert [m.record.move for m in traced.moves] == [game.action_label(a) for _, a in played]
+    assert traced.end is not None and traced.end.moves == len(played)
+    for number, (key, move) in enumerate(played, 1):
+        alone = ListRecorder()
+        state = games.parse_state(game, key)
+        single = Tracer(alone, game=game, root=state, options=options, seed=number - 1)
+        assert plain_uct.uct(game, state, 60, seed=number - 1, tracer=single) == move
+        single.finish()
+        with open_move(path, number) as copy:
+            assert load_trace(copy) == list(alone)
+        assert main(["verify", str(path), "--move", str(number)]) == 0
+    capsys.readouterr()
+    with pytest.raises(MctsvizError, match="next_move\\(\\) continues a game trace"):
+        Tracer(ListRecorder(), game=game, root=game.initial_state()).next_move(0)
+
+
+def test_match_traces_the_games_it_keeps(tmp_path, capsys):
+    folder = tmp_path / "games"
+    argv = ["match", "learner:iterations=20", "mcts:iterations=30", "--games", "5", "--seed", "4", "--no-progress", "--json"]
+    assert main([*argv, "--trace-games", str(folder), "--keep", "lost"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    from mctsviz.match import play_match
+
+    match = play_match("tictactoe", "learner:iterations=20", "mcts:iterations=30", games=5, seed=4)
+    lost = [i for i, r in enumerate(match.records) if r.winner == 1]
+    assert result["games"] == 5 and sorted(p.name for p in folder.iterdir()) == [f"game-{i:04d}.msgpack" for i in lost]
+    for index in lost:
+        traced = read_game(folder / f"game-{index:04d}.msgpack")
+        assert tuple(m.record.move for m in traced.moves) == match.records[index].moves
+        assert traced.header.index == index and traced.end.winner == 1
+    # The learner reaches a later game knowing what it learnt in the games before.
+    assert lost == [1, 3]
+    first_learner_move = next(m for m in read_game(folder / "game-0003.msgpack").moves if m.record.seat == 0)
+    assert first_learner_move.record.carried > 0
+    assert main([*argv, "--trace-games", str(tmp_path / "two"), "--keep", "first:2"]) == 0
+    assert sorted(p.name for p in (tmp_path / "two").iterdir()) == ["game-0000.msgpack", "game-0001.msgpack"]
+    capsys.readouterr()
+    assert main([*argv, "--trace-games", str(tmp_path / "x"), "--keep", "best"]) == 2
+    assert "bad --keep 'best'" in capsys.readouterr().err and not (tmp_path / "x").exists()

@@ -30,6 +30,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", metavar="RESULTS.json", help="write the results, with every game, to this file")
     p.add_argument("--json", action="store_true", help="print the totals as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--trace-games", metavar="DIR", help="write game traces of the games --keep chooses to DIR/game-NNNN.msgpack (played again, traced)")
+    p.add_argument(
+        "--keep", default="first:10", metavar="WHICH", help="with --trace-games: first:K (the first K games; default first:10) or lost (the games a lost)"
+    )
     p.set_defaults(handler=run_match)
 
     from . import run_arguments, whole_number
@@ -85,6 +89,10 @@ def run_match(args: argparse.Namespace) -> int:
     from ..match import play_match
 
     progress = not args.no_progress and sys.stderr.isatty()
+    if args.trace_games:
+        from ..gameplay import kept_games
+
+        kept_games((), args.keep)  # a bad choice is refused before the match is played
     if args.scheduler:
         from ..extras import require_extra
 
@@ -102,6 +110,15 @@ def run_match(args: argparse.Namespace) -> int:
     )
     for note in result.notes:
         say(note, "note")
+    if args.trace_games:
+        from .. import games
+        from ..gameplay import kept_games, trace_match_games
+
+        kept = kept_games(result.records, args.keep)
+        written = trace_match_games(
+            games.load(args.game), *result.players, args.trace_games, result.records, kept, seed=args.seed, alternate=not args.fixed_sides
+        )
+        say(f"traced {len(written)} game(s) into {args.trace_games} ({args.keep})", "note")
     if args.out:
         atomic_write(args.out, json.dumps(result.to_dict(), indent=1) + "\n")
     print(json.dumps(result.summary(), indent=2) if args.json else format_match(result))
