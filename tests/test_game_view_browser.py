@@ -123,3 +123,29 @@ def test_the_served_game_view_opens_and_marks_alike(learner_game, tab):
     finally:
         served.close()
     assert [p for p in tab.problems if "outside request: http://127.0.0.1" not in p] == []
+
+
+def test_the_games_walkthrough_has_a_page_per_move_with_its_search(learner_game, tmp_path, tab):
+    import subprocess
+
+    from mctsviz.cli import main
+
+    path, _ = learner_game
+    site = tmp_path / "course"
+    assert main(["site", "--init", str(site)]) == 0
+    assert main(["site", str(path), "-o", str(site / "docs" / "walkthroughs")]) == 0
+    folder = site / "docs" / "walkthroughs" / "lt"
+    game = read_game(path)
+    assert sorted(p.name for p in folder.glob("move-*.md")) == [f"move-{n:02d}.md" for n in range(1, len(game.moves) + 1)]
+    assert "(lt/index.md)" in (site / "docs" / "walkthroughs" / "index.md").read_text()
+    subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q"], cwd=site, check=True, capture_output=True)
+    number = max(m.record.number for m in game.moves if m.record.seat == 0)
+    tab.page.goto((site / "site" / "walkthroughs" / "lt" / f"move-{number:02d}.html").as_uri())
+    tab.page.wait_for_selector(f".mvx[data-mvx-ready][data-iteration='{game.moves[number - 1].record.iterations}'][data-phase='backprop']")
+    with open_move(path, number) as copy:
+        carried = set(carried_nodes(copy))
+    drawn = {int(n) for n in tab.page.locator(".mvx-node:not(.mvx-hidden)").evaluate_all("els => els.map(e => e.getAttribute('data-node'))")}
+    marked = {int(n) for n in tab.page.locator(".mvx-node:not(.mvx-hidden)[data-carried]").evaluate_all("els => els.map(e => e.getAttribute('data-node'))")}
+    assert marked and marked == carried & drawn
+    assert f"played {game.moves[number - 1].record.move}" in tab.page.locator("h1").first.text_content()
+    assert tab.problems == []

@@ -14,6 +14,8 @@ from ``MIN_SCHEMA_VERSION`` up to it and refuses newer ones with a message sayin
 the events' shape means bumping ``SCHEMA_VERSION``, adding a migration of the older lines here,
 and keeping an old trace in ``tests/fixtures/traces`` that must still load.
 
+* Version 6: game traces (``mctsviz.trace.game``), a container holding one one-search trace
+  per move; a one-search trace is version 5's and its header still says 5.
 * Version 5: the header may name the engine a finished tree was ``imported`` from; such a
   trace holds its tree as expansions of iteration 0 and no iterations. Every other trace is
   version 4's, so versions 1-4 read as they did.
