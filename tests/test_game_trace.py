@@ -267,3 +267,11 @@ def test_match_traces_the_games_it_keeps(tmp_path, capsys):
     capsys.readouterr()
     assert main([*argv, "--trace-games", str(tmp_path / "x"), "--keep", "best"]) == 2
     assert "bad --keep 'best'" in capsys.readouterr().err and not (tmp_path / "x").exists()
+
+
+def test_a_command_of_one_search_says_a_game_trace_needs_a_move(tmp_path, capsys):
+    path = tmp_path / "g.msgpack"
+    play_traced_game(games.load("tictactoe"), "mcts:iterations=10", "random", path, seed=0)
+    assert main(["index", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is a game trace" in err and "--move N" in err

@@ -55,8 +55,16 @@ def game_moves(args: argparse.Namespace) -> Iterator[None]:
     """
     from ..trace.game import extract_move, is_game_trace, read_game
 
+    if not hasattr(args, "move"):
+        trace = getattr(args, "trace", None)
+        if isinstance(trace, str) and is_game_trace(trace):
+            raise MctsvizError(
+                f"{trace} is a game trace: this command reads one search (replay, inspect, verify, diff, render and view read move N with --move N)"
+            )
+        yield
+        return
     # inspect --moves and view without --move (the game view) read the whole game themselves.
-    if not hasattr(args, "move") or getattr(args, "moves", False) or (args.move is None and getattr(args, "whole_game", False)):
+    if getattr(args, "moves", False) or (args.move is None and getattr(args, "whole_game", False)):
         yield
         return
     given = [(name, getattr(args, name)) for name in TRACE_ARGUMENTS if isinstance(getattr(args, name, None), str)]
