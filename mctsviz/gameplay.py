@@ -40,6 +40,8 @@ def play_traced_game(
     Raises:
         MctsvizError: a player chose an illegal move, or the trace cannot be written.
     """
+    if game.num_players != 2:
+        raise MctsvizError(f"a game between two players needs a two-player game; {game.name} has {game.num_players} player(s)")
     players = (as_player(player_a), as_player(player_b))
     rng = game_rng(seed, index)
     first = index % 2 if alternate else 0

@@ -275,3 +275,24 @@ def test_a_command_of_one_search_says_a_game_trace_needs_a_move(tmp_path, capsys
     assert main(["index", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "is a game trace" in err and "--move N" in err
+
+
+def test_the_same_seed_gives_the_same_game_trace_bytes(tmp_path):
+    first, second = tmp_path / "1.msgpack", tmp_path / "2.msgpack"
+    for path in (first, second):
+        play_traced_game(games.load("tictactoe"), "learner:iterations=15", "mcts:iterations=25", path, seed=7, index=3)
+    assert first.read_bytes() == second.read_bytes()
+
+
+def test_a_game_between_two_players_needs_a_two_player_game(tmp_path, capsys):
+    from mctsviz.games.explicit import ExplicitTree
+    from mctsviz.testing import hostile_tree
+
+    one = ExplicitTree.from_dict(hostile_tree())
+    with pytest.raises(MctsvizError, match="needs a two-player game"):
+        play_traced_game(one, "random", "random", tmp_path / "one.msgpack")
+    assert not (tmp_path / "one.msgpack").exists()
+    spec = tmp_path / "one.json"
+    spec.write_text(json.dumps(hostile_tree()))
+    assert main(["play", "random", "random", "--game", str(spec)]) == 2
+    assert "play needs a two-player game" in capsys.readouterr().err

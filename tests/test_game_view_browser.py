@@ -149,3 +149,32 @@ def test_the_games_walkthrough_has_a_page_per_move_with_its_search(learner_game,
     assert marked and marked == carried & drawn
     assert f"played {game.moves[number - 1].record.move}" in tab.page.locator("h1").first.text_content()
     assert tab.problems == []
+
+
+def test_a_hostile_game_runs_nothing_and_shows_its_labels_as_text(tmp_path, tab):
+    """Every text of a game trace (the game's name, moves, state keys) holds markup: the game
+    view shows it as text, in the page and in the move's explorer, and runs none of it."""
+    from mctsviz.games.explicit import ExplicitTree
+    from mctsviz.search import search
+    from mctsviz.testing import hostile_tree
+    from mctsviz.trace.game import GameRecorder
+
+    game = ExplicitTree.from_dict(hostile_tree())
+    path = tmp_path / "evil.msgpack"
+    with GameRecorder(path, game, players=("<img src=x onerror=window.__pwned=2>",) * game.num_players) as record:
+        result = search(game, record.state, iterations=8, recorder=record.next_recorder(), record="compact")
+        record.played(result.move)
+        while not game.is_terminal(record.state):
+            record.played(game.legal_actions(record.state)[0])
+    view = tmp_path / "evil.html"
+    write_game_view(path, view)
+    tab.page.goto(view.as_uri())
+    tab.page.wait_for_selector(".mvg[data-mvg-ready]")
+    tab.page.click("button.mvg-move[data-move='1']")
+    frame = _frame_explorer(tab.page)
+    assert "<script>" in tab.page.locator(".mvg-title").text_content() or "</title>" in tab.page.locator(".mvg-title").text_content()
+    assert game.action_label(result.move) in tab.page.locator("button.mvg-move[data-move='1']").text_content()
+    assert frame.locator(".mvx-node").count() > 1
+    assert tab.page.evaluate("() => window.__pwned") is None
+    assert tab.page.evaluate("() => document.querySelector('.mvg-frame').contentWindow.__pwned") is None
+    assert tab.page.locator("img").count() == 0 and tab.dialogs == []

@@ -127,10 +127,13 @@ def run_match(args: argparse.Namespace) -> int:
 
 def run_play(args: argparse.Namespace) -> int:
     from .. import games
+    from ..errors import MctsvizError
     from ..players import as_player
     from ..playing import play_game
 
     game = games.load(args.game)
+    if game.num_players != 2:
+        raise MctsvizError(f"play needs a two-player game; {game.name} has {game.num_players} player(s)")
     players = (as_player(args.player_a), as_player(args.player_b))
     alternate = not args.fixed_sides
     if args.trace:

@@ -492,6 +492,8 @@ class GameRecorder:
     """
 
     def __init__(self, path: str | os.PathLike[str], game: Any, *, players: tuple[str, ...], start: Any = None, seed: int = 0) -> None:
+        if len(players) != game.num_players:
+            raise MctsvizError(f"{game.name} has {game.num_players} players: name each ({len(players)} names given)")
         self.writer = GameTraceWriter(path)
         self.game = game
         self.state = game.initial_state() if start is None else start
