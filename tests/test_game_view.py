@@ -77,3 +77,19 @@ def test_view_writes_the_game_view_and_refuses_an_iteration(game_path, tmp_path,
     assert "moves" in capsys.readouterr().out and b'id="mvg-explorers"' in out.read_bytes()
     assert main(["view", str(game_path), "-k", "3"]) == 2
     assert "give --move N" in capsys.readouterr().err
+
+
+def test_the_demos_learner_games_show_its_memory_grow_across_moves_and_games():
+    from mctsviz.demo import LEARNER_GAMES, learner_game_pages
+
+    first, second = learner_game_pages()
+    assert LEARNER_GAMES == 2
+    for pages, name in ((first, "learner-vs-thinker-game-1"), (second, "learner-vs-thinker-game-2")):
+        assert json.loads(pages[f"{name}/.walkthrough.json"])["name"] == name
+        assert f"{name}/move-01.md" in pages and f"{name}/move-01.js" in pages
+    # The learner (a) moves first: game 1's first search starts afresh; a later one (move 5,
+    # at a position its earlier searches reached) and game 2's first start from what it learnt.
+    assert "carried over" not in first["learner-vs-thinker-game-1/move-01.md"]
+    assert "visits carried over" in first["learner-vs-thinker-game-1/move-05.md"]
+    assert "visits carried over" in second["learner-vs-thinker-game-2/move-01.md"]
+    assert not any("carried over" in first[f"learner-vs-thinker-game-1/move-0{n}.md"] for n in (2, 4, 6))  # the thinker's

@@ -109,7 +109,7 @@ def build_game_pages(game_path: str | os.PathLike[str], *, name: str, title: str
             total += rp.iterations
             key = f"{name}/{page}"
             pages[f"{name}/{script}"] = explorer_script(key, explorer)
-            note = " Nodes with a dot were carried over from earlier moves by the player's memory." if explorer["carried"] else ""
+            note = " Nodes with a dot were carried over by the player's memory from earlier moves (or games)." if explorer["carried"] else ""
             parts.append(f"The tree at the decision, after the search's {rp.iterations:,} iterations: step back through the search from here.{note}\n")
             parts.append(
                 f'<div class="mvx" data-mvx-trace="{html_text(key)}" data-mvx-iteration="{rp.iterations}" data-mvx-phase="backprop" markdown="0">'
