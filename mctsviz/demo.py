@@ -10,6 +10,8 @@ never committed); ``mkdocs build`` then makes the site. The pieces:
 * a Tic-Tac-Toe search seen at 10 and at 500 iterations;
 * the PUCT notebook's example: priors 0.8 / 0.2, N = 100, n = 80 / 5, c_puct = 1, Q = W/(1 + n);
 * move heatmaps by number of iterations, the UCB1 exploration term as a contour plot;
+* the learner's first two games against the thinker, traced, one page per move (its memory
+  growing across moves and games: the nodes it carried over marked);
 * matches: MCTS against random and against minimax, the learner against the thinker, and
   MCTS's score against minimax as the exploration constant C varies.
 
@@ -512,7 +514,7 @@ def build_demo(
     jobs = jobs if jobs is not None else min(8, os.cpu_count() or 1)
     figures = figures if figures is not None else RenderFigures()
     specs = demo_walkthroughs()
-    steps = len(specs) + 10
+    steps = len(specs) + 11
     bar = tqdm(total=steps, desc="demo site", unit="step", disable=not progress, leave=False)
 
     def step(name: str) -> None:
@@ -540,6 +542,9 @@ def build_demo(
             pages[f"{spec.name}/{filename}"] = trace_bytes(events, filename)
             written += len(write_pages(pages, walk_dir))
             replays[spec.name] = Replay(events)
+        step("the learner against the thinker")
+        for pages in learner_game_pages():
+            written += len(write_pages(pages, walk_dir))
         pages = index_pages(read_manifests(walk_dir), templates, list_prefix=_relative(walk_dir, docs) + "/")
         written += len(write_pages(pages, walk_dir))
 
@@ -561,6 +566,30 @@ def build_demo(
     finally:
         bar.close()
     return {"walkthroughs": str(walk_dir), "gallery": str(gal_dir), "files_written": written, "names": list(replays)}
+
+
+#: The lecture's learner (a memory kept across moves and games) against the thinker (a fresh
+#: tree every move), the learner moving first: the demo's game walkthroughs show its first games.
+LEARNER_GAMES = 2
+
+
+def learner_game_pages() -> list[Pages]:
+    """The walkthroughs of the learner's first games against the thinker, one page per move:
+    the nodes its memory carried over (from earlier moves, and from the game before) marked."""
+    from . import games
+    from .gameplay import trace_match_games
+    from .match import play_match
+    from .walkthrough.game import build_game_pages
+
+    learner, thinker = "learner", f"thinker:engine={DEMO_ENGINE}"
+    match = play_match("tictactoe", learner, thinker, games=LEARNER_GAMES, seed=0, alternate=False)
+    out = []
+    with tempfile.TemporaryDirectory(prefix="mctsviz-demo-games-") as folder:
+        traces = trace_match_games(games.load("tictactoe"), learner, thinker, folder, match.records, range(LEARNER_GAMES), seed=0, alternate=False)
+        for number, trace in enumerate(traces, 1):
+            title = f"The learner against the thinker, game {number}"
+            out.append(build_game_pages(trace, name=f"learner-vs-thinker-game-{number}", title=title))
+    return out
 
 
 def _relative(path: Path, start: Path) -> str:

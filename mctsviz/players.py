@@ -281,12 +281,19 @@ class MCTSPlayer:
             self.memory = Memory()
 
     def choose(self, game: Game, state: State, rng: random.Random) -> Action:
+        return self.search_move(game, state, rng).move
+
+    def search_move(self, game: Game, state: State, rng: random.Random, *, recorder: Any = None, record: str = "compact") -> Any:
+        """The search behind :meth:`choose` (the same seed drawn from ``rng``), its events to
+        ``recorder`` at level ``record`` when one is given: a game traced move by move plays
+        the moves an untraced one plays."""
         from .search import search
 
         _legal(game, state)
         seed = rng.getrandbits(32)
-        self.last_result = search(game, state, seed=seed, memory=self.memory, engine=self.engine_for(game), **self._search_options)
-        return self.last_result.move
+        traced = {} if recorder is None else {"recorder": recorder, "record": record}
+        self.last_result = search(game, state, seed=seed, memory=self.memory, engine=self.engine_for(game), **traced, **self._search_options)
+        return self.last_result
 
 
 def _show(value: Any) -> str:

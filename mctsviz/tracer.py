@@ -593,3 +593,22 @@ class Tracer:
     def mover(self, node: Hashable) -> int:
         """The player who moved into ``node``: the one whose reward ``backprop`` credits it."""
         return self._movers[self._id(node)]
+
+    def next_move(self, action: Action, *, options: SearchOptions | None = None, seed: int = 0) -> Tracer | None:
+        """End this move's search in a game trace and start the next move's.
+
+        For a tracer made by :meth:`mctsviz.trace.game.GameRecorder.tracer`: writes the
+        decision (:meth:`finish`), records ``action`` as the move played and returns a tracer
+        for the search of the next position (with ``options``, else this one's), or None when
+        the game is over.
+
+        Raises:
+            MctsvizError: the tracer does not record into a game trace, or ``action`` is illegal.
+        """
+        game_recorder = getattr(self.recorder, "game_recorder", None)
+        if game_recorder is None:
+            raise MctsvizError("next_move() continues a game trace: make the first tracer with GameRecorder(...).tracer()")
+        self.finish()
+        if game_recorder.played(action) is None:
+            return None
+        return Tracer(game_recorder.next_recorder(), game=self.game, root=game_recorder.state, options=options or self.options, seed=seed)

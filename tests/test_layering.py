@@ -90,6 +90,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "mctsviz.playing",
             "mctsviz.experiments",
             "mctsviz.match",
+            "mctsviz.gameplay",  # a game with every search traced (mctsviz.trace.game's files)
             "mctsviz.sweep",
             "mctsviz.tournament",
             # Other engines' searches as traces (OpenSpiel's MCTSBot recorded; finished trees imported).

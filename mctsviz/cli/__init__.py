@@ -31,7 +31,9 @@ _printed: set[str] = set()
 def say(message: str, kind: str = "warning") -> None:
     """Print ``mctsviz: KIND: message`` on stderr, once per command, escaped for the terminal
     (a warning quotes what a trace holds)."""
-    line = f"mctsviz: {kind}: {terminal_text(message)}"
+    from .moves import named
+
+    line = f"mctsviz: {kind}: {terminal_text(named(message))}"
     if line in _printed:
         return
     _printed.add(line)
@@ -121,7 +123,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ..extras import require_extra
 
             require_extra(extra, f"mctsviz {args.command}")
-        return int(handler(args) or 0)
+        from .moves import game_moves
+
+        with game_moves(args):
+            return int(handler(args) or 0)
     except MctsvizError as exc:
         print(f"mctsviz: error: {terminal_text(exc)}", file=sys.stderr)  # one line, whatever a trace put in it
         return EXIT_USAGE

@@ -30,9 +30,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", metavar="RESULTS.json", help="write the results, with every game, to this file")
     p.add_argument("--json", action="store_true", help="print the totals as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--trace-games", metavar="DIR", help="write game traces of the games --keep chooses to DIR/game-NNNN.msgpack (played again, traced)")
+    p.add_argument(
+        "--keep", default="first:10", metavar="WHICH", help="with --trace-games: first:K (the first K games; default first:10) or lost (the games a lost)"
+    )
     p.set_defaults(handler=run_match)
 
     from . import run_arguments, whole_number
+
+    p = subparsers.add_parser(
+        "play",
+        help="play one game between two players, every search traced",
+        description="Play one game between players a and b (specs as for match) and print its moves and result. "
+        "With --trace, write a game trace: the players, then per move its search's trace (when an MCTS player moved) "
+        "and the move played; every trace command reads a move's search with --move N (docs/games-traces.md).",
+    )
+    p.add_argument("player_a", metavar="PLAYER", help="player a")
+    p.add_argument("player_b", metavar="PLAYER", help="player b")
+    p.add_argument("--game", default="tictactoe", help="a built-in game (see `mctsviz games`) or FILE.py:Class (default tictactoe)")
+    p.add_argument("--seed", type=int, default=0, help="the game's randomness is seeded by (seed, index) as in a match (default 0)")
+    p.add_argument("--index", type=whole_number(0), default=0, metavar="I", help="play game I of a match with --seed (b moves first in odd games; default 0)")
+    p.add_argument("--fixed-sides", action="store_true", help="player a moves first whatever the index")
+    p.add_argument("--trace", metavar="GAME.msgpack", help="write a game trace here")
+    p.add_argument("--record", choices=("compact", "full"), default="compact", help="the searches' trace level (default compact)")
+    p.add_argument("--json", action="store_true", help="print the game as JSON")
+    p.set_defaults(handler=run_play)
 
     p = subparsers.add_parser(
         "tournament",
@@ -67,6 +89,10 @@ def run_match(args: argparse.Namespace) -> int:
     from ..match import play_match
 
     progress = not args.no_progress and sys.stderr.isatty()
+    if args.trace_games:
+        from ..gameplay import kept_games
+
+        kept_games((), args.keep)  # a bad choice is refused before the match is played
     if args.scheduler:
         from ..extras import require_extra
 
@@ -84,9 +110,49 @@ def run_match(args: argparse.Namespace) -> int:
     )
     for note in result.notes:
         say(note, "note")
+    if args.trace_games:
+        from .. import games
+        from ..gameplay import kept_games, trace_match_games
+
+        kept = kept_games(result.records, args.keep)
+        written = trace_match_games(
+            games.load(args.game), *result.players, args.trace_games, result.records, kept, seed=args.seed, alternate=not args.fixed_sides
+        )
+        say(f"traced {len(written)} game(s) into {args.trace_games} ({args.keep})", "note")
     if args.out:
         atomic_write(args.out, json.dumps(result.to_dict(), indent=1) + "\n")
     print(json.dumps(result.summary(), indent=2) if args.json else format_match(result))
+    return 0
+
+
+def run_play(args: argparse.Namespace) -> int:
+    from .. import games
+    from ..errors import MctsvizError
+    from ..players import as_player
+    from ..playing import play_game
+
+    game = games.load(args.game)
+    if game.num_players != 2:
+        raise MctsvizError(f"play needs a two-player game; {game.name} has {game.num_players} player(s)")
+    players = (as_player(args.player_a), as_player(args.player_b))
+    alternate = not args.fixed_sides
+    if args.trace:
+        from ..gameplay import play_traced_game
+
+        record = play_traced_game(game, *players, args.trace, seed=args.seed, index=args.index, alternate=alternate, record=args.record)
+    else:
+        record = play_game(game, *players, seed=args.seed, index=args.index, alternate=alternate)
+    names = [p.spec if isinstance(getattr(p, "spec", None), str) else str(p) for p in players]
+    winner = None if record.winner is None else names[record.winner]
+    if args.json:
+        data = {"game": game.name, "players": names, "first": record.first, "moves": list(record.moves), "returns": list(record.returns), "winner": winner}
+        print(json.dumps(data, indent=2))
+        return 0
+    print(f"{game.name}: a = {names[0]}, b = {names[1]}; {'ab'[record.first]} moved first")
+    print("moves: " + " ".join(record.moves))
+    print("result: " + ("a draw" if winner is None else f"{'ab'[record.winner or 0]} ({winner}) won"))
+    if args.trace:
+        print(f"game trace: {args.trace} ({len(record.moves)} moves; mctsviz inspect {args.trace} --moves)")
     return 0
 
 

@@ -222,6 +222,9 @@ def _int_list(text: str) -> list[int]:
 
 def _trace_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument("trace", metavar="TRACE", help="a trace file (.jsonl or .msgpack, optionally .gz/.zst)")
+    from .moves import move_argument
+
+    move_argument(p)
 
 
 def _iteration_arguments(p: argparse.ArgumentParser, default_phase: str = "backprop") -> None:

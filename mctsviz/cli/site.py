@@ -106,6 +106,15 @@ def run_site(args: argparse.Namespace) -> int:
             raise MctsvizError(f"no such trace file: {trace}")
     figures = RenderFigures(max_nodes=args.max_nodes)
     for trace, name in zip(args.traces, names):
+        from ..trace.game import is_game_trace
+
+        if is_game_trace(trace):  # a game: one page per move (mctsviz.walkthrough.game)
+            from ..walkthrough.game import build_game_pages
+
+            pages = build_game_pages(trace, name=name, title=args.title)
+            written = write_pages(pages, out)
+            print(f"{trace}: a game, {sum(1 for p in pages if p.startswith(f'{name}/') and p.endswith('.md'))} pages in {out / name}")
+            continue
         # A long trace is read from its index, one tree at a time; the explorer, which holds
         # every iteration, gives way to figures.
         trees = args.trees

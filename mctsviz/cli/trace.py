@@ -18,6 +18,7 @@ from typing import Any
 
 from ..replay import PHASES
 from . import say, whole_number
+from .moves import move_argument
 
 EXIT_OK, EXIT_DIFFERENT = 0, 1
 
@@ -38,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--tree", action="store_true", help="list every node, not only the root's children")
     p.add_argument("--json", action="store_true", help="print JSON")
+    move_argument(p)
     p.set_defaults(handler=run_replay)
 
     p = subparsers.add_parser(
@@ -80,6 +82,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "the report is the same for any N",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    move_argument(p)
     p.set_defaults(handler=run_verify)
 
     p = subparsers.add_parser(
@@ -92,6 +95,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("b", help="the second trace")
     p.add_argument("--all", action="store_true", help="a row for every iteration after the divergence")
     p.add_argument("--json", action="store_true", help="print JSON")
+    move_argument(p)
     p.set_defaults(handler=run_diff)
 
     p = subparsers.add_parser(
@@ -106,9 +110,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "-k",
         type=int,
         metavar="K",
-        help="the iteration (from 1); 0 (or none) for an imported tree: its root's children with the engine's numbers",
+        help="the iteration (from 1; required but with --moves); 0 (or none) for an imported tree: its root's children with the engine's numbers",
     )
     p.add_argument("--json", action="store_true", help="print JSON")
+    move_argument(p)
+    p.add_argument("--moves", action="store_true", help="a game trace's moves, one line each: mover, move, visits, mean, the move by mean when it differs")
     p.set_defaults(handler=run_inspect)
 
     p = subparsers.add_parser(
@@ -303,12 +309,16 @@ def run_inspect(args: argparse.Namespace) -> int:
     from ..trace.events import Header
     from ..trace.io import read_trace
 
+    if args.moves:
+        return _print_moves(args)
     _fast_load()
     header = next(iter(read_trace(args.trace)), None)
     if isinstance(header, Header) and header.imported is not None:
         return _inspect_imported(args)
     if args.iteration is None:
-        raise MctsvizError("inspect needs --iteration K (from 1); only an imported tree, which has no iterations, is shown without it")
+        raise MctsvizError(
+            "inspect needs --iteration K (from 1), or --moves for a game trace's moves; only an imported tree, which has no iterations, is shown without it"
+        )
     with index_progress() as progress:
         indexed = indexed_if_worth_it(args.trace, on_warning=_warn, on_progress=progress)
     source: Any = args.trace if indexed is None else indexed
@@ -334,6 +344,31 @@ def _inspect_imported(args: argparse.Namespace) -> int:
         _print_json(detail)
     else:
         print(format_imported(detail))
+    return EXIT_OK
+
+
+def _print_moves(args: argparse.Namespace) -> int:
+    from ..errors import MctsvizError
+    from ..escape import terminal as terminal_text
+    from .moves import summary_rows
+
+    if args.move is not None or args.iteration is not None:
+        raise MctsvizError("--moves lists every move: give it without --move and --iteration")
+    rows = summary_rows(args.trace)
+    if args.json:
+        _print_json(rows)
+        return EXIT_OK
+    for row in rows:
+        head = f"{row['move']:>3}. {terminal_text(row['player'])} (player {row['mover'] + 1}) played {terminal_text(row['played'])}"
+        if row["visits"] is None:
+            print(head + " without a search")
+            continue
+        share = "" if row["share"] is None else f" ({row['share']:.0%})"
+        mean = "-" if row["mean"] is None else f"{row['mean']:+.3f}"
+        line = f"{head}: {row['visits']:,} visits{share} of {row['iterations']:,}, mean {mean}"
+        if row["by_mean"] is not None and row["by_mean"] != row["by_visits"]:
+            line += f"; by mean: {terminal_text(row['by_mean'])}"
+        print(line)
     return EXIT_OK
 
 

@@ -54,7 +54,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--title", help="the heading (default: game, iterations and seed)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(handler=run_view)
+    from .moves import move_argument
+
+    move_argument(p)
+    # A game trace without --move: the game view (the moves, boards and values; each move's search a click away).
+    p.set_defaults(handler=run_view, whole_game=True)
 
 
 def _warn(message: str) -> None:
@@ -63,7 +67,13 @@ def _warn(message: str) -> None:
 
 def run_view(args: argparse.Namespace) -> int:
     from ..seek import indexed_if_worth_it, open_indexed
+    from ..trace.game import is_game_trace
     from .trace import index_progress
+
+    if is_game_trace(args.trace):
+        from .gameview import run_game_view
+
+        return run_game_view(args)
 
     if args.out is None:
         with index_progress(not args.no_progress) as progress:

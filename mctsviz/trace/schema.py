@@ -14,6 +14,8 @@ from ``MIN_SCHEMA_VERSION`` up to it and refuses newer ones with a message sayin
 the events' shape means bumping ``SCHEMA_VERSION``, adding a migration of the older lines here,
 and keeping an old trace in ``tests/fixtures/traces`` that must still load.
 
+* Version 7: game traces (``mctsviz.trace.game``), a container holding one one-search trace
+  per move; the one-search traces inside are version 6's, unchanged.
 * Version 6: chance nodes. A ``NewChild`` may say ``chance`` (chance moves there; its
   children's priors are the outcomes' probabilities) and an ``Expand`` may have the rule
   ``"chance"`` (every outcome added at once, one drawn). Both are additions: a trace without

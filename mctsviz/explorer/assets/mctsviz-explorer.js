@@ -337,6 +337,10 @@
     /** @type {any} the page's Model or a served explorer's ServedModel: the same questions */
     this.model = this.api ? new ServedModel(data, this.f) : new Model(data, this.f);
     this.budget = data.budget || 250;
+    /** @type {Object<number, boolean>} nodes a memory carried over from earlier moves (a game's search) */
+    this.carried = {};
+    var carried = this.carried;
+    (data.carried || []).forEach(function (/** @type {number} */ i) { carried[i] = true; });
     /** @type {Uint8Array|null} */
     this.shown = null;
     this.layoutK = -1;  // the iteration the drawn nodes and places are for
@@ -825,7 +829,11 @@
     t1.textContent = clip(this.nodeLabel(i), 12);
     var t2 = svg("text", { class: "mvx-stats", x: w / 2, y: 31 }, g);
     if (this.boardsOn) this.drawBoard(g, i, (w - this.boardSize.w) / 2, 38, this.boardSize.cell);
-    svg("title", {}, g).textContent = d.nodes.name[i];
+    if (this.carried[i]) {  // a dot in the corner: born in an earlier move's search
+      g.setAttribute("data-carried", "1");
+      svg("circle", { class: "mvx-carried", cx: 7, cy: 7, r: 3.5 }, g);
+    }
+    svg("title", {}, g).textContent = d.nodes.name[i] + (this.carried[i] ? " (carried over from an earlier move)" : "");
     g.addEventListener("click", function (/** @type {Event} */ e) { e.stopPropagation(); self.select(i); });
     g.addEventListener("dblclick", function (/** @type {Event} */ e) { e.stopPropagation(); self.toggleCollapse(i); });
     this.fitText(t1, w - 8);
