@@ -67,6 +67,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # their columnar form (an engine may write them directly), bounded by the reading limits.
     ("events", ("mctsviz.trace.events", "mctsviz.trace.blocks", "mctsviz.trace.limits")),
     ("games", ("mctsviz.games",)),
+    # Policy/value networks (numpy, loaded only when a network is used); the search loads a
+    # network file named as its evaluator.
+    ("nets", ("mctsviz.nets",)),
     ("search", ("mctsviz.search",)),
     ("trace", ("mctsviz.trace", "mctsviz.tracer")),
     (
@@ -86,6 +89,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "mctsviz.match",
             "mctsviz.sweep",
             "mctsviz.tournament",
+            "mctsviz.selfplay",  # training a network by self-play: searches, games, matches
             # Other engines' searches as traces (OpenSpiel's MCTSBot recorded; finished trees imported).
             "mctsviz.foreign",
         ),
