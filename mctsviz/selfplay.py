@@ -27,20 +27,23 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
-import numpy as np
 
 from .errors import MctsvizError
 from .games import load
-from .nets.encoding import Encoding, encoding_for
-from .nets.evaluator import NetworkEvaluator
-from .nets.network import Adam, Losses, Network, gradients, init_network
 from .players import MinimaxPlayer, RandomPlayer
 from .playing import play_game
 from .stats import score_interval
 from .types import Game
+
+if TYPE_CHECKING:  # numpy loads when training starts: the options and records need none
+    import numpy as np
+
+    from .nets.encoding import Encoding
+    from .nets.evaluator import NetworkEvaluator
+    from .nets.network import Adam, Losses, Network
 
 __all__ = [
     "FORMAT",
@@ -190,6 +193,8 @@ class _Positions:
 
 def self_play_game(game: Game, encoding: Encoding, evaluator: NetworkEvaluator, options: TrainingOptions, rng: random.Random) -> _Positions:
     """One game of the network against itself, and the positions it teaches."""
+    import numpy as np
+
     from .search import search
 
     search_options = player_options(options)
@@ -217,6 +222,10 @@ def self_play_game(game: Game, encoding: Encoding, evaluator: NetworkEvaluator, 
 
 def _learn(net: Network, optimizer: Adam, data: list[_Positions], encoding: Encoding, options: TrainingOptions, rng: np.random.Generator) -> Losses:
     """Adam steps on mini-batches of ``data`` in every symmetry; the mean of the batches' losses."""
+    import numpy as np
+
+    from .nets.network import Losses, gradients
+
     x = np.array([row for d in data for row in d.x])
     legal = np.array([row for d in data for row in d.legal])
     pi = np.array([row for d in data for row in d.pi])
@@ -256,6 +265,12 @@ def train(
     problems = options.problems()
     if problems:
         raise MctsvizError(problems[0])
+    import numpy as np
+
+    from .nets.encoding import encoding_for
+    from .nets.evaluator import NetworkEvaluator
+    from .nets.network import Adam, init_network
+
     encoding = encoding_for(options.game)
     game = load(options.game)
     np_rng = np.random.default_rng(options.seed)
@@ -302,6 +317,8 @@ def train(
 def _evaluate(game: Game, net: Network, encoding: Encoding, options: TrainingOptions, generation: int) -> dict[str, Score]:
     if not options.eval_games:
         return {}
+    from .nets.evaluator import NetworkEvaluator
+
     player = NetPlayer(NetworkEvaluator(net.copy(), encoding), player_options(options))
     seed = options.seed * 1000 + generation
     return {rival: score_against(game, player, rival, options.eval_games, seed) for rival in OPPONENTS}

@@ -191,3 +191,43 @@ def test_training_is_deterministic_for_a_seed(tmp_path):
 def test_no_encoding_for_a_game_is_one_line():
     with pytest.raises(MctsvizError, match="no network encoding for the game 'nim'"):
         encoding_for("nim")
+
+
+def test_train_command_writes_a_network_a_record_and_a_curve(tmp_path, capsys):
+    from mctsviz.cli import main
+    from mctsviz.selfplay import read_record
+
+    net = tmp_path / "net.npz"
+    args = ["train", "tictactoe", "-o", str(net), "--games", "4", "--generation-games", "2", "--iterations", "6", "--hidden", "8", "--steps", "3"]
+    assert main([*args, "--eval-games", "2", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert f"evaluator={net}" in out and "against minimax" in out
+    record = read_record(tmp_path / "net.training.json")
+    assert [g.generation for g in record.generations] == [0, 1, 2]
+    assert record.generations[0].loss is None and record.generations[-1].loss > 0
+    assert record.network_sha256 == load_network(net).sha256
+    assert set(record.generations[-1].scores) == {"random", "minimax"}
+    assert main(["render", "training", str(tmp_path / "net.training.json"), "-o", str(tmp_path / "curve.svg")]) == 0
+    assert (tmp_path / "curve.svg").read_text().count("<path") > 5
+    # the network plays in a match from its file
+    assert main(["match", f"mcts:policy=puct,expand=all,iterations=6,evaluator={net}", "random", "--games", "2", "--no-progress"]) == 0
+
+
+def test_a_damaged_training_record_gets_one_line(tmp_path, capsys):
+    from mctsviz.cli import main
+
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "mctsviz-training", "version": 1, "options": {"games": "many"}, "generations": []}')
+    assert main(["render", "training", str(bad), "-o", str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not a training record" in err
+
+
+def test_plot_training_draws_on_the_axes_it_is_given():
+    from mctsviz.render import new_figure, plot_training
+
+    _, record = train(TINY)
+    _, (ax,) = new_figure()
+    assert plot_training(record, ax=ax) is ax
+    assert [line.get_label() for line in ax.get_lines()][:2] == ["score against random", "score against minimax"]
+    assert plot_training(record).figure is not ax.figure

@@ -107,7 +107,7 @@ def masked_softmax(logits: np.ndarray, legal: np.ndarray) -> np.ndarray:
     shifted = masked - masked.max(axis=1, keepdims=True)  # exp() never overflows
     e = np.exp(shifted) * legal
     total = e.sum(axis=1, keepdims=True)
-    out = np.zeros_like(e)
+    out: np.ndarray = np.zeros_like(e)
     np.divide(e, total, out=out, where=total > 0)
     return out
 
