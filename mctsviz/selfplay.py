@@ -4,8 +4,11 @@ Each generation:
 
 1. **self-play**: the current network guides a PUCT search (it gives the priors and the
    leaf values) for every move of ``games_per_generation`` games against itself; the first
-   ``explore_plies`` moves are drawn in proportion to the root's visits, later ones are the
-   most visited (so the games differ, and the rest is the search's best play);
+   ``random_plies`` moves are drawn uniformly at random, the next ones up to ``explore_plies``
+   in proportion to the root's visits, later ones are the most visited (so the games differ
+   and openings the network would not choose get seen, and the rest is the search's best
+   play; with only visit-share draws, the trained network lost to minimax after the openings
+   its own games never met, such as an edge);
 2. **targets**: every position played gets the root's visit shares as its policy target and
    the game's final return for the player to move as its value target;
 3. **learning**: Adam steps on mini-batches of the positions of the last ``window``
@@ -77,12 +80,14 @@ class TrainingOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         steps: Adam steps per generation.
         window: generations whose positions are trained on.
         explore_plies: moves per game drawn in proportion to the root's visits.
+        random_plies: the first moves of a game drawn uniformly at random (their positions
+            still get the search's targets): openings the network would not choose get seen.
         eval_games: games against each opponent per generation (0: no evaluation).
         seed: seeds the weights, the self-play and the evaluation games.
     """
 
     game: str = "tictactoe"
-    games: int = 600
+    games: int = 1000
     games_per_generation: int = 50
     iterations: int = 50
     c_puct: float = 1.5
@@ -92,7 +97,8 @@ class TrainingOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     batch: int = 64
     steps: int = 150
     window: int = 4
-    explore_plies: int = 3
+    explore_plies: int = 4
+    random_plies: int = 2
     eval_games: int = 20
     seed: int = 0
 
@@ -102,7 +108,7 @@ class TrainingOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         for name in ("games", "games_per_generation", "iterations", "batch", "steps", "window"):
             if getattr(self, name) < 1:
                 out.append(f"bad {name} {getattr(self, name)!r}: expected a whole number >= 1")
-        for name in ("explore_plies", "eval_games"):
+        for name in ("explore_plies", "random_plies", "eval_games"):
             if getattr(self, name) < 0:
                 out.append(f"bad {name} {getattr(self, name)!r}: expected a whole number >= 0")
         if not self.hidden or len(self.hidden) > 8 or any(not 1 <= h <= 1024 for h in self.hidden):
@@ -209,7 +215,9 @@ def self_play_game(game: Game, encoding: Encoding, evaluator: NetworkEvaluator, 
             visits[encoding.index_of(child.action)] = child.visits
         pi = visits / visits.sum()
         played.append((x, legal, pi, player))
-        if ply < options.explore_plies:
+        if ply < options.random_plies:
+            action = rng.choice([c.action for c in result.children])
+        elif ply < options.explore_plies:
             children = result.children
             action = rng.choices([c.action for c in children], weights=[c.visits for c in children])[0]
         else:

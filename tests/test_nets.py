@@ -231,3 +231,29 @@ def test_plot_training_draws_on_the_axes_it_is_given():
     assert plot_training(record, ax=ax) is ax
     assert [line.get_label() for line in ax.get_lines()][:2] == ["score against random", "score against minimax"]
     assert plot_training(record).figure is not ax.figure
+
+
+def test_the_shipped_network_is_small_and_holds_minimax_to_draws():
+    from mctsviz.nets import network_path
+    from mctsviz.selfplay import NetPlayer, score_against
+
+    assert network_path("net:tictactoe").stat().st_size < 8 << 10
+    loaded = load_network("net:tictactoe")
+    assert loaded.network.hidden == (32,) and loaded.training["options"]["games"] == 1000
+    player = NetPlayer(NetworkEvaluator(loaded.network, TICTACTOE), {"iterations": 50, "policy": "puct", "c_puct": 1.5, "expand": "all"})
+    score = score_against(games.load("tictactoe"), player, "minimax", 20, seed=7)
+    assert score.losses == 0 and score.games == 20
+
+
+def test_a_shipped_network_is_named_the_same_on_every_machine(tmp_path, capsys):
+    from mctsviz.cli import main
+    from mctsviz.verify import verify
+
+    trace = tmp_path / "run.jsonl"
+    args = ["search", "tictactoe", "--policy", "puct", "--expand", "all", "--iterations", "20", "--evaluator", "net:tictactoe", "--no-progress"]
+    assert main([*args, "--trace", str(trace)]) == 0
+    assert '"evaluator":"net:tictactoe#sha256=' in trace.read_text()
+    assert verify(trace).ok and "network" not in verify(trace).not_checked
+    capsys.readouterr()
+    assert main(["search", "tictactoe", "--iterations", "5", "--evaluator", "net:chess"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1

@@ -11,7 +11,11 @@ package loads nothing; its modules need numpy (the ``learn`` extra).
 
 from __future__ import annotations
 
-__all__ = ["CHECKSUM", "is_network_spec", "split_spec"]
+from pathlib import Path
+
+from ..errors import MctsvizError
+
+__all__ = ["CHECKSUM", "SHIPPED", "is_network_spec", "network_path", "split_spec"]
 
 #: The marker between a network file's path and its checksum in an evaluator's recorded name.
 CHECKSUM = "#sha256="
@@ -25,6 +29,29 @@ def split_spec(spec: str) -> tuple[str, str | None]:
     return path, digest.lower()
 
 
+#: Networks shipped in the package, named ``net:NAME`` (trained once by ``mctsviz train``; see
+#: docs/networks.md): the name stays the same on every machine, so a trace made with one
+#: verifies anywhere.
+SHIPPED = {"tictactoe": "tictactoe.npz"}
+SHIPPED_PREFIX = "net:"
+
+
 def is_network_spec(spec: str) -> bool:
-    """Whether an evaluator spec names a network file (``net.npz``, ``net.npz#sha256=...``)."""
-    return split_spec(spec)[0].lower().endswith(".npz")
+    """Whether an evaluator spec names a network file (``net.npz``, ``net.npz#sha256=...``,
+    ``net:tictactoe``)."""
+    path = split_spec(spec)[0]
+    return path.lower().endswith(".npz") or path.startswith(SHIPPED_PREFIX)
+
+
+def network_path(path: str) -> Path:
+    """The file a network path names: ``net:NAME`` is a network shipped in the package.
+
+    Raises:
+        MctsvizError: ``net:NAME`` names no shipped network.
+    """
+    if not path.startswith(SHIPPED_PREFIX):
+        return Path(path)
+    name = path[len(SHIPPED_PREFIX) :]
+    if name not in SHIPPED:
+        raise MctsvizError(f"no shipped network {path!r}; shipped: {', '.join(SHIPPED_PREFIX + n for n in SHIPPED)}")
+    return Path(__file__).with_name("data") / SHIPPED[name]

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..errors import MctsvizError
 from ..fileutil import atomic_write
-from . import split_spec
+from . import network_path, split_spec
 from .encoding import ENCODINGS, Encoding
 from .network import Network
 
@@ -103,14 +103,15 @@ def save_network(path: str | Path, net: Network, encoding: Encoding, training: d
 
 
 def load_network(spec: str | Path) -> NetworkFile:
-    """Read a network file (``PATH``, or ``PATH#sha256=HEX`` to insist on those bytes).
+    """Read a network file (``PATH``, or ``PATH#sha256=HEX`` to insist on those bytes;
+    ``net:NAME`` is a network shipped in the package).
 
     Raises:
         MctsvizError: no such file, a file too large, damaged or of another kind, or bytes
             other than the checksum names; one line.
     """
     path, expected = split_spec(str(spec))
-    file = Path(path)
+    file = network_path(path)
     try:
         size = file.stat().st_size
         if size > MAX_FILE_BYTES:

@@ -10,10 +10,9 @@ says so.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from ..nets import split_spec
+from ..nets import network_path, split_spec
 from .report import close_enough
 
 __all__ = ["NetworkCheck", "network_check"]
@@ -64,7 +63,7 @@ def network_check(spec: str, game: Any, report: Any) -> NetworkCheck | None:
         why = "the game's rules are not available to replay the evaluated states"
     elif digest is None:
         why = f"the trace names the network file {path} without its checksum"
-    elif not Path(path).is_file():
+    elif not network_path(path).is_file():
         why = f"the network file {path} is not here (run verify where the search ran)"
     else:
         from ..extras import missing_modules
