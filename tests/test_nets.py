@@ -257,3 +257,26 @@ def test_a_shipped_network_is_named_the_same_on_every_machine(tmp_path, capsys):
     capsys.readouterr()
     assert main(["search", "tictactoe", "--iterations", "5", "--evaluator", "net:chess"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["train", "nim"], "no network encoding for the game 'nim'"),
+        (["train", "tictactoe", "-o", "net.txt"], "must end in .npz"),
+        (["train", "tictactoe", "-o", "n.npz", "--record", "n.npz"], "both be written to n.npz"),
+        (["train", "tictactoe", "--hidden", "64,0"], "expected a whole number"),
+    ],
+)
+def test_train_refuses_bad_input_in_one_line(args, message, capsys, tmp_path, monkeypatch):
+    from mctsviz.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    try:
+        code = main(args)
+    except SystemExit as exit:  # argparse's own errors
+        code = exit.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+    assert not list(tmp_path.iterdir())

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import os
 import tempfile
 from pathlib import Path
 
@@ -79,21 +80,26 @@ def main() -> int:
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     game = load("tictactoe")
+    record = Path(args.record).resolve() if args.record else None
+    home = Path.cwd()
     with tempfile.TemporaryDirectory() as tmp:
-        untrained = str(Path(tmp) / "untrained.npz")
+        # Relative names: the traces, and the figures' metadata, name the files as the page does.
+        os.chdir(tmp)
+        untrained = "untrained.npz"
         save_network(untrained, init_network(18, (32,), 9, np.random.default_rng(0)), encoding_for("tictactoe"))
         state = pick_position(game, untrained, "net:tictactoe")
         key = game.state_key(state)
         traces = {}
         tables = {}
         for name, net in (("untrained", untrained), ("trained", "net:tictactoe")):
-            traces[name] = str(Path(tmp) / f"{name}.jsonl")
+            traces[name] = f"{name}.jsonl"
             tables[name] = _run(["search", "tictactoe", "--state", key, *SEARCH, "--evaluator", net, "--trace", traces[name]])
             _run(["render", "tree", traces[name], "--top", "3", "--depth", "2", "--boards", "-o", str(OUT / f"tree-{name}.svg")])
             _run(["render", "heatmap", traces[name], "--quantity", "prior", "-o", str(OUT / f"priors-{name}.svg")])
-        diff = _run(["diff", traces["untrained"], traces["trained"]]).replace(tmp + "/", "")
-    if args.record:
-        _run(["render", "training", args.record, "-o", str(OUT / "training-curve.svg")])
+        diff = _run(["diff", traces["untrained"], traces["trained"]])
+        os.chdir(home)
+    if record is not None:
+        _run(["render", "training", str(record), "-o", str(OUT / "training-curve.svg")])
     board = "\n".join(" ".join(key[r * 3 : r * 3 + 3].replace(".", "·")) for r in range(3))
     mover = "XO"[game.current_player(state)]
     page = f"""The position (`--state {key}`), {mover} to move:
@@ -102,10 +108,20 @@ def main() -> int:
 {board}
 ```
 
+The priors on the board:
+
 | untrained network | trained network (`net:tictactoe`) |
 | --- | --- |
 | ![priors of the untrained network](figures/networks/priors-untrained.svg) | ![priors of the trained network](figures/networks/priors-trained.svg) |
-| ![the search tree with the untrained network](figures/networks/tree-untrained.svg) | ![the search tree with the trained network](figures/networks/tree-trained.svg) |
+
+The search tree after 50 iterations with the untrained network (the 3 most visited children of
+each node, two plies deep; `mctsviz render tree --top 3 --depth 2 --boards`):
+
+![the search tree with the untrained network](figures/networks/tree-untrained.svg)
+
+and with the trained one:
+
+![the search tree with the trained network](figures/networks/tree-trained.svg)
 
 The untrained network's search, then the trained one's (`mctsviz search tictactoe --state {key}
 --policy puct --expand all --c-puct 1.5 --iterations 50 --evaluator ...`):
@@ -125,7 +141,7 @@ iteration:
 {diff.strip()}
 ```
 """
-    (OUT / "before-after.md").write_text(page, encoding="utf-8")
+    (OUT / ".before-after.md").write_text(page, encoding="utf-8")  # a dot file: MkDocs makes no page of it
     print(f"wrote {OUT} (position {key})")
     return 0
 

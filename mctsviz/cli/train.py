@@ -92,6 +92,8 @@ def run_train(args: argparse.Namespace) -> int:
     if output.suffix.lower() != ".npz":
         raise MctsvizError(f"the network file must end in .npz, not {output.name!r}")
     record_path = Path(args.record or output.with_name(output.stem + ".training.json"))
+    if record_path.resolve() == output.resolve():
+        raise MctsvizError(f"the network and the training record would both be written to {output}: give --record another name")
     for path in (output, record_path):
         if path.is_dir():
             raise MctsvizError(f"{path} is a folder: name the file to write")
