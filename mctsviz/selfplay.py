@@ -342,9 +342,12 @@ def read_record(path: Any) -> TrainingRecord:
 
     file = Path(path)
     try:
-        if file.stat().st_size > MAX_RECORD_BYTES:
+        if not file.is_file():  # a pipe or a device would block or never end
+            raise MctsvizError(f"training record {path}: not a regular file")
+        with open(file, "rb") as handle:
+            data = handle.read(MAX_RECORD_BYTES + 1)
+        if len(data) > MAX_RECORD_BYTES:
             raise MctsvizError(f"training record {path}: more than {MAX_RECORD_BYTES:,} bytes")
-        data = file.read_bytes()
     except OSError as exc:
         raise MctsvizError(f"training record {path}: cannot read it ({exc.strerror or exc})") from None
     try:

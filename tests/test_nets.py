@@ -280,3 +280,33 @@ def test_train_refuses_bad_input_in_one_line(args, message, capsys, tmp_path, mo
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
     assert not list(tmp_path.iterdir())
+
+
+def test_a_network_path_that_is_not_a_regular_file_is_refused_without_blocking(tmp_path):
+    import os
+
+    fifo = tmp_path / "pipe.npz"
+    os.mkfifo(fifo)  # opening it to read would wait for a writer forever
+    with pytest.raises(MctsvizError, match="not a regular file"):
+        load_network(fifo)
+    with pytest.raises(MctsvizError, match="not a regular file"):
+        from mctsviz.selfplay import read_record
+
+        read_record(fifo)
+
+
+def test_members_adding_up_past_the_limit_are_refused_before_they_are_read(tmp_path):
+    from mctsviz.nets import netfile
+
+    data = network_bytes(init_network(18, (8,), 9, np.random.default_rng(2)), TICTACTOE)
+    padding = b"\0" * (MAX_FILE_BYTES // 4)  # compresses to almost nothing
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, src.read(info))
+        for i in range(5):
+            dst.writestr(f"pad{i}.npy", padding)
+    (tmp_path / "padded.npz").write_bytes(out.getvalue())
+    assert len(out.getvalue()) < netfile.MAX_FILE_BYTES
+    with pytest.raises(MctsvizError, match="bytes unpacked"):
+        load_network(tmp_path / "padded.npz")

@@ -18,6 +18,9 @@ from .network import Network
 
 __all__ = ["NetworkEvaluator", "network_evaluator"]
 
+#: States whose answers an evaluator remembers at most (Tic-Tac-Toe has 5,478).
+MAX_MEMO = 1 << 18
+
 
 class NetworkEvaluator:
     """Evaluates states with a network; equal states give equal answers, so they are memoised.
@@ -46,6 +49,8 @@ class NetworkEvaluator:
         value = float(v[0])
         answer = (priors, (value, -value) if player == 0 else (-value, value))
         if memo is not None:
+            if len(memo) >= MAX_MEMO:  # bounded memory for a game with many positions
+                memo.clear()
             memo[state] = answer
         return answer
 

@@ -14,7 +14,7 @@ allow_pickle=False)`` reads it) holding, in this order:
 The archive is written byte for byte the same for the same weights (fixed member dates).
 
 A file is checked before anything is allocated from it: its size, its number of members and
-their sizes, the meta's numbers (at most :data:`MAX_LAYERS` hidden layers of at most
+their sizes (at most :data:`MAX_FILE_BYTES` in all, unpacked), the meta's numbers (at most :data:`MAX_LAYERS` hidden layers of at most
 :data:`MAX_UNITS` units), and every array's header (its dtype and exact shape) before its data
 is read. Objects (pickles) are never read. A damaged file raises one ``MctsvizError`` line.
 
@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import stat
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -112,11 +113,17 @@ def load_network(spec: str | Path) -> NetworkFile:
     """
     path, expected = split_spec(str(spec))
     file = network_path(path)
+    too_big = f"more than the {MAX_FILE_BYTES:,} bytes a network file may hold"
     try:
-        size = file.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise MctsvizError(f"network file {path}: {size:,} bytes, more than the {MAX_FILE_BYTES:,} a network file may hold")
-        data = file.read_bytes()
+        info = file.stat()
+        if not stat.S_ISREG(info.st_mode):  # a pipe or a device would block or never end
+            raise MctsvizError(f"network file {path}: not a regular file")
+        if info.st_size > MAX_FILE_BYTES:
+            raise MctsvizError(f"network file {path}: {info.st_size:,} bytes, {too_big}")
+        with open(file, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)  # the file may have grown since
+        if len(data) > MAX_FILE_BYTES:
+            raise MctsvizError(f"network file {path}: {too_big}")
     except OSError as exc:
         raise MctsvizError(f"network file {path}: cannot read it ({exc.strerror or exc})") from None
     digest = hashlib.sha256(data).hexdigest()
@@ -139,6 +146,9 @@ def _parse(data: bytes, digest: str) -> NetworkFile:
         infos = archive.infolist()
         if len(infos) > 2 * MAX_LAYERS + 5:
             raise MctsvizError(f"{len(infos)} members, more than a network has: not a network file")
+        unpacked = sum(info.file_size for info in infos)
+        if unpacked > MAX_FILE_BYTES:
+            raise MctsvizError(f"{unpacked:,} bytes unpacked, more than the {MAX_FILE_BYTES:,} a network may hold")
         members = {}
         for info in infos:
             if info.file_size > MAX_FILE_BYTES or info.filename in members or not info.filename.endswith(".npy"):
