@@ -15,6 +15,8 @@ from .errors import MctsvizError
 #: The modules each extra brings (import names, not distribution names).
 EXTRAS: dict[str, tuple[str, ...]] = {
     "render": ("graphviz", "matplotlib", "numpy"),
+    # Policy/value networks: training (mctsviz train) and network evaluators (NET.npz).
+    "learn": ("numpy",),
     "site": ("graphviz", "matplotlib", "numpy", "jinja2", "markupsafe", "mkdocs", "material"),
     "notebook": ("graphviz", "matplotlib", "numpy", "anywidget", "IPython"),
     # Sweeps, tournaments and matches on a Dask cluster (--scheduler).

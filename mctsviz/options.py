@@ -69,7 +69,12 @@ class SearchOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         ),
     ] = "one"
     rollout: Annotated[Literal["random", "heuristic"], _doc("the rollout: random moves, or win if possible, else block, else random (heuristic)")] = "random"
-    evaluator: Annotated[str | None, _doc("the evaluator f(state) -> (priors, values) used instead of a rollout, as FILE.py:FUNC or module:name")] = None
+    evaluator: Annotated[
+        str | None,
+        _doc(
+            "the evaluator f(state) -> (priors, values) used instead of a rollout, as FILE.py:FUNC or module:name, or a network file NET.npz (recorded as NET.npz#sha256=HEX)"
+        ),
+    ] = None
     script: Annotated[
         list[Outcome] | dict[str, list[Outcome]] | None,
         _doc(

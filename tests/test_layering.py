@@ -72,6 +72,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("mctsviz.trace.events", "mctsviz.trace.blocks", "mctsviz.trace.limits", "mctsviz.trace.sink", "mctsviz.trace.columns"),
     ),
     ("games", ("mctsviz.games",)),
+    # Policy/value networks (numpy, loaded only when a network is used); the search loads a
+    # network file named as its evaluator.
+    ("nets", ("mctsviz.nets",)),
     ("search", ("mctsviz.search",)),
     ("trace", ("mctsviz.trace", "mctsviz.tracer")),
     (
@@ -93,6 +96,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "mctsviz.gameplay",  # a game with every search traced (mctsviz.trace.game's files)
             "mctsviz.sweep",
             "mctsviz.tournament",
+            "mctsviz.selfplay",  # training a network by self-play: searches, games, matches
             # Other engines' searches as traces (OpenSpiel's MCTSBot recorded; finished trees imported).
             "mctsviz.foreign",
         ),

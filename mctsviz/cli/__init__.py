@@ -18,7 +18,7 @@ from ..errors import MctsvizError
 from ..escape import terminal as terminal_text
 
 #: Subcommand modules in the order their commands appear in ``--help``.
-COMMAND_MODULES = ("play", "search", "trace", "view", "render", "sweep", "site")
+COMMAND_MODULES = ("play", "search", "train", "trace", "view", "render", "sweep", "site")
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_USAGE = 0, 1, 2
 

@@ -198,6 +198,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _output_argument(p)
     p.set_defaults(handler=_render_sweep)
 
+    p = figures.add_parser("training", help="a network's scores and loss by self-play games (from `mctsviz train`)")
+    p.add_argument("record", metavar="TRAINING.json", help="a training record")
+    _look_arguments(p)
+    _output_argument(p)
+    p.set_defaults(handler=_render_training)
+
 
 # -- argument types ---------------------------------------------------------------------------
 
@@ -298,7 +304,9 @@ def _output_argument(p: argparse.ArgumentParser, *, graph: bool = False) -> None
 
 def _missing_figure(parser: argparse.ArgumentParser) -> int:
     parser.print_usage(sys.stderr)
-    print("mctsviz render: error: choose a figure: tree, heatmap, board, ucb-contour, puct, evolution, growth, animation, match, sweep", file=sys.stderr)
+    print(
+        "mctsviz render: error: choose a figure: tree, heatmap, board, ucb-contour, puct, evolution, growth, animation, match, sweep, training", file=sys.stderr
+    )
     return 2
 
 
@@ -679,6 +687,14 @@ def _render_sweep(args: argparse.Namespace) -> int:
     from ..render import plot_sweep
 
     return write_figure(plot_sweep(_read_json(args.results, "sweep results"), ax=new_axes(args), **_look(args)), args.output, args=args)
+
+
+def _render_training(args: argparse.Namespace) -> int:
+    check_output(args.output)
+    from ..render import plot_training
+    from ..selfplay import read_record
+
+    return write_figure(plot_training(read_record(args.record), ax=new_axes(args), **_look(args)), args.output, args=args)
 
 
 def new_axes(args: argparse.Namespace | None = None) -> Any:

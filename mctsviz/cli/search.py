@@ -31,7 +31,7 @@ def _add_option_flags(p: argparse.ArgumentParser) -> None:
             shown = "sqrt 2" if name == "c" else f"{default:g}"
             p.add_argument(flag, type=float, default=default, metavar=name.upper(), help=f"{doc} (default {shown})")
         elif name == "evaluator":
-            p.add_argument(flag, metavar="FILE.py:FUNC", help=doc)
+            p.add_argument(flag, metavar="FILE.py:FUNC|NET.npz", help=doc)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

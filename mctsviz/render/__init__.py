@@ -44,6 +44,7 @@ _EXPORTS = {
     "plot_match": "plots",
     "plot_puct_bars": "plots",
     "plot_sweep": "plots",
+    "plot_training": "training",
     "plot_ucb_contour": "plots",
     "ReplayScrubber": "notebook",
     "render_tree": "tree",

@@ -39,10 +39,20 @@ from .tree import Memory, SearchResult, Tree
 
 
 def resolve_evaluator(evaluator: Evaluator | str | None) -> tuple[Evaluator | None, str | None]:
-    """The evaluator callable and the name written into traces (``FILE.py:FUNC`` specs load)."""
+    """The evaluator callable and the name written into traces (``FILE.py:FUNC`` specs load;
+    a network file ``NET.npz`` is recorded as ``NET.npz#sha256=HEX``, see ``mctsviz.nets``)."""
     if evaluator is None:
         return None, None
     if isinstance(evaluator, str):
+        from ..nets import is_network_spec
+
+        if is_network_spec(evaluator):  # numpy loads only for a network
+            from ..extras import require_extra
+
+            require_extra("learn", f"the network evaluator {evaluator}")
+            from ..nets.evaluator import network_evaluator
+
+            return network_evaluator(evaluator)
         from ..games import load_object
 
         func = load_object(evaluator, what="evaluator")

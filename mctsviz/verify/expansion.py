@@ -94,6 +94,8 @@ class ExpansionChecks(SelectionChecks):
         if untried is None and all_actions:
             count = len(new)
         priors = self.recorded_priors.get(leaf)
+        if self.network is not None:  # the network's own priors, recomputed from its file
+            priors = self.network.priors_at(self, leaf) or priors
         for child in new:
             if child.existing:
                 if not options.transpositions:

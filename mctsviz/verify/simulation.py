@@ -46,6 +46,8 @@ class SimulationChecks(CheckerState):
             self.flag("simulation", iteration, sim, scripted, returns, "the scripted outcome")
         if simulate.priors is not None:
             self.recorded_priors[sim] = dict(simulate.priors)
+        if self.network is not None and simulate.method == "evaluator":
+            self.network.check_simulation(self, simulate, sim, iteration, returns)
         if self.full and simulate.actions is None:
             self.flag("simulation", iteration, sim, "recorded rollout moves", None, "a full-level simulation without its moves")
         if self.rules:

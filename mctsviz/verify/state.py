@@ -104,6 +104,15 @@ class CheckerState:
         # Every returns an end of the game can produce (the game's ``outcomes()``), or None.
         self.outcomes: list[tuple[float, ...]] | None = None
         self.game, self.rules = self._load_game(game)
+        # A network file named as the evaluator: its priors and values are recomputed (verify.network).
+        self.network: Any = None
+        if self.options.evaluator is not None:
+            from ..nets import is_network_spec
+
+            if is_network_spec(self.options.evaluator):
+                from .network import network_check
+
+                self.network = network_check(self.options.evaluator, self.game if self.rules else None, report)
 
     # -- the tree -------------------------------------------------------------------------
 
