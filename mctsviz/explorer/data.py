@@ -104,15 +104,15 @@ def explorer_data(replay: Replay, *, title: str | None = None, budget: int = DEF
     colours = MeanColours(*reward_range(replay))
     kinds = formula_kinds(header.options)
     structure = [final.node(i) for i in range(len(final))]
-    # When each node and each transposition edge appeared: the iteration whose expansion added it.
-    born = [0] * len(final)
+    # When each node and each transposition edge appeared: the iteration whose expansion added it
+    # (the tree's own column; the events are read again only for transpositions' edges).
+    born = list(replay.columns.born[: len(final)])
     linked: dict[tuple[int, int], int] = {}
-    for k, events in enumerate(replay, start=1):
-        for c in events.expand.children:
-            if c.existing:
-                linked.setdefault((events.expand.parent, c.node), k)
-            else:
-                born[c.node] = k
+    if replay.columns.linked_actions:
+        for k, events in enumerate(replay, start=1):
+            for c in events.expand.children:
+                if c.existing:
+                    linked.setdefault((events.expand.parent, c.node), k)
     links = [[parent, child, k] for (parent, child), k in sorted(linked.items())]
     record = IterationRecorder(names, strings, colours, kinds)
     iters = []
