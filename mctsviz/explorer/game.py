@@ -34,9 +34,10 @@ __all__ = ["carried_nodes", "game_view_data", "game_view_html", "move_explorer_h
 
 _ASSETS = Path(__file__).parent / "assets"
 _RANGES = {"pm1": (-1.0, 1.0), "01": (0.0, 1.0)}
-#: The most moves a one-file game view embeds searches for, and their iterations in all: past
-#: either the game is served (``mctsviz view`` decides; ``-o`` forces the file).
-MAX_FILE_ITERATIONS = 200_000
+#: The most iterations, in all, of the searches a one-file game view embeds: past it the game is
+#: served (``mctsviz view`` decides; ``-o`` forces the file). An explorer holds every iteration
+#: (18 MB of HTML for 10,000 Tic-Tac-Toe iterations), so 20,000 keep the file near 40 MB.
+MAX_FILE_ITERATIONS = 20_000
 
 
 def game_asset(name: str) -> str:
