@@ -195,7 +195,9 @@ def test_ctrl_c_lands_the_trace_up_to_its_last_complete_iteration(tmp_path, name
 
     with pytest.raises(KeyboardInterrupt):
         with Interrupted(path) as recorder:
-            search(games.load("tictactoe"), iterations=1000, seed=3, recorder=recorder, record="full")
+            # The Python engine: its events pass through __call__ (the kernel hands a MessagePack
+            # writer bytes; tests/test_wire.py interrupts those).
+            search(games.load("tictactoe"), iterations=1000, seed=3, recorder=recorder, record="full", engine="python")
     notes = []
     events = list(read_trace(path, on_warning=notes.append))
     assert len(events) == 1 + 4 * 299 and not any(isinstance(e, Decision) for e in events)
