@@ -117,3 +117,15 @@ def test_ctrl_c_lands_the_encoded_iterations_written_so_far(tmp_path):
     assert len(events) == 1 + 4 * 256 and notes == [f"{path}: the trace ends after iteration 256 without a decision (an interrupted search?)"]
     _, reference = recorded_search("tictactoe", iterations=1000, seed=3, record="full")
     assert events == reference[: len(events)]
+
+
+def test_the_encoders_first_compilation_is_said_on_stderr(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(wire, "numba_cached", lambda module, function: False)  # as on a fresh install
+    with TraceWriter(tmp_path / "t.msgpack") as writer:
+        search(games.load("tictactoe"), iterations=10, recorder=writer, record="full", engine="compiled")
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == f"{wire.WireEmitter.COMPILING}..." and err[1].startswith(f"{wire.WireEmitter.COMPILING}: done in ")
+    monkeypatch.undo()
+    with TraceWriter(tmp_path / "again.msgpack") as writer:
+        search(games.load("tictactoe"), iterations=10, recorder=writer, record="full", engine="compiled")
+    assert capsys.readouterr().err == ""
