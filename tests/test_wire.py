@@ -16,8 +16,9 @@ from mctsviz import games  # noqa: E402
 from mctsviz.errors import MctsvizError  # noqa: E402
 from mctsviz.search import search, wire  # noqa: E402
 from mctsviz.seek import IndexTap, build_index, index_path  # noqa: E402
+from mctsviz.testing import recorded_search  # noqa: E402
 from mctsviz.trace.events import Select  # noqa: E402
-from mctsviz.trace.io import TraceWriter, load_trace  # noqa: E402
+from mctsviz.trace.io import TraceWriter, load_trace, read_trace  # noqa: E402
 from mctsviz.trace.sink import EncodedRecorder  # noqa: E402
 
 
@@ -97,3 +98,34 @@ def test_only_a_full_messagepack_writer_takes_encoded_iterations(tmp_path):
         assert frames.frame_iterations() == 8
         with pytest.raises(MctsvizError, match="the frame has room for 5"):
             frames.record_encoded(b"", 6)
+
+
+def test_ctrl_c_lands_the_encoded_iterations_written_so_far(tmp_path):
+    path = tmp_path / "t.msgpack"
+
+    class Interrupted(TraceWriter):
+        def record_encoded(self, payload, iterations, stand_ins=None):
+            if self.iterations >= 256:
+                raise KeyboardInterrupt
+            super().record_encoded(payload, iterations, stand_ins)
+
+    with pytest.raises(KeyboardInterrupt):
+        with Interrupted(path) as recorder:
+            search(games.load("tictactoe"), iterations=1000, seed=3, recorder=recorder, record="full", engine="compiled")
+    notes = []
+    events = list(read_trace(path, on_warning=notes.append))
+    assert len(events) == 1 + 4 * 256 and notes == [f"{path}: the trace ends after iteration 256 without a decision (an interrupted search?)"]
+    _, reference = recorded_search("tictactoe", iterations=1000, seed=3, record="full")
+    assert events == reference[: len(events)]
+
+
+def test_the_encoders_first_compilation_is_said_on_stderr(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(wire, "numba_cached", lambda module, function: False)  # as on a fresh install
+    with TraceWriter(tmp_path / "t.msgpack") as writer:
+        search(games.load("tictactoe"), iterations=10, recorder=writer, record="full", engine="compiled")
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == f"{wire.WireEmitter.COMPILING}..." and err[1].startswith(f"{wire.WireEmitter.COMPILING}: done in ")
+    monkeypatch.undo()
+    with TraceWriter(tmp_path / "again.msgpack") as writer:
+        search(games.load("tictactoe"), iterations=10, recorder=writer, record="full", engine="compiled")
+    assert capsys.readouterr().err == ""

@@ -68,24 +68,30 @@ _KERNEL_SOURCE = Path(__file__).with_name("kernel.py")
 
 
 def kernel_cached() -> bool:
-    """Whether numba's disk cache holds the compiled kernel for the current ``kernel.py``.
+    """Whether numba's disk cache holds the compiled kernel for the current ``kernel.py``."""
+    return numba_cached("kernel", "run_iterations")
+
+
+def numba_cached(module: str, function: str) -> bool:
+    """Whether numba's disk cache holds ``function`` of ``mctsviz.search.MODULE`` for its current source.
 
     Looks where numba writes it: ``NUMBA_CACHE_DIR`` when set, else ``__pycache__`` beside the
     source and the user's cache folder (numba's choice when ``__pycache__`` is not writable). An index older than
     the source is stale: numba would compile again.
     """
+    source = _KERNEL_SOURCE.with_name(f"{module}.py")
     if os.environ.get("NUMBA_CACHE_DIR"):
         folders = [Path(os.environ["NUMBA_CACHE_DIR"])]
     else:
         folders = [_KERNEL_SOURCE.parent / "__pycache__", Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "numba"]
     try:
-        source_time = _KERNEL_SOURCE.stat().st_mtime
+        source_time = source.stat().st_mtime
     except OSError:
         return False
     for folder in folders:
         if not folder.is_dir():
             continue
-        for index in folder.rglob("kernel.run_iterations-*.nbi"):
+        for index in folder.rglob(f"{module}.{function}-*.nbi"):
             try:
                 if index.stat().st_mtime >= source_time:
                     return True

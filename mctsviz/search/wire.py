@@ -13,6 +13,8 @@ Imports numpy and numba (the ``fast`` extra).
 
 from __future__ import annotations
 
+import sys
+import time
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
@@ -21,6 +23,7 @@ import numpy as np
 
 from ..trace.events import Block
 from ..trace.sink import EncodedRecorder, FoldedBlock
+from .engines import numba_cached
 from .wirecodec import S_NODES, S_PATH, S_ROLL, encode_iterations, templates
 
 if TYPE_CHECKING:
@@ -37,6 +40,8 @@ class WireEmitter:
 
     #: Bytes of the buffer a call of the encoder fills (iterations are handed over as it fills).
     BUFFER = 1 << 22
+    #: Said on stderr before the encoder's first compilation (seconds measured on 2 busy cores).
+    COMPILING = "mctsviz: compiling the full-level trace encoder, once (about 30 s; later runs load it from numba's cache)"
 
     def __init__(
         self, engine: Engine, state: KernelState, recorder: EncodedRecorder, piece: Callable[..., list[Block]], returns: dict[int, tuple[float, float]]
@@ -86,6 +91,7 @@ class WireEmitter:
         self.ends = np.zeros(1, dtype=np.int64)
         self.span = recorder.stand_ins_every()
         self.last_checkpoint = 0
+        self.compiling = not numba_cached("wirecodec", "encode_iterations")  # announced, never silent
 
     def _grow(self, need: int) -> None:
         capacity = len(self.visits)
@@ -121,6 +127,10 @@ class WireEmitter:
         # Stand-ins (blocks) cover runs of pieces: a watcher needs them whole where it may take a
         # checkpoint (the index tap's rule, mirrored) and at the chunk's end (its log is reused).
         run_start, run_node = 0, first_node
+        started = time.perf_counter()
+        if self.compiling:
+            sys.stderr.write(f"{self.COMPILING}...\n")
+            sys.stderr.flush()
         i = 0
         while i < count:
             stop = min(count, i + every - recorder.iterations % every)
@@ -158,6 +168,9 @@ class WireEmitter:
                 self.ts,
                 ends,
             )
+            if self.compiling:
+                sys.stderr.write(f"{self.COMPILING}: done in {time.perf_counter() - started:.0f} s\n")
+                self.compiling = False
             i += wrote
             after = recorder.iterations + wrote
             checkpoint = span is not None and after % every == 0 and after - self.last_checkpoint >= span
