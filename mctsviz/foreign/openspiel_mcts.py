@@ -25,6 +25,8 @@ its second). Known differences from mctsviz's own search, which ``mctsviz verify
   ``root_mover`` is that player); mctsviz credits each node with the return of the player who
   moved into it (the root's value is used by no choice).
 * Children are in OpenSpiel's shuffled order, and ties go to the first of them.
+* OpenSpiel never stops at a chance node: one iteration may expand a player's node and the
+  chance node below it, which a trace's iteration cannot hold (verify reports chance games).
 """
 
 from __future__ import annotations
