@@ -146,3 +146,16 @@ def test_openspiel_engine_refuses_options_the_bot_has_not(capsys):
 def test_a_finished_state_is_refused():
     with pytest.raises(MctsvizError, match="terminal"):
         record_openspiel_search("openspiel:tic_tac_toe", ListRecorder(), state="[0,3,1,4,2]")
+
+
+def test_what_verify_still_reports_is_openspiels_exact_score_for_a_finished_game():
+    # From a position where games end within the tree, OpenSpiel scores a child whose game has
+    # ended by its outcome alone (no exploration bonus): the one rule the header cannot declare.
+    events = ListRecorder()
+    record_openspiel_search("openspiel:tic_tac_toe", events, state="[4,0,8]", iterations=100, seed=1)
+    report = verify(list(events), limit=1000)
+    final = Replay(events).final()
+    assert report.violations and {v.check for v in report.violations} == {"selection"}
+    for violation in report.violations:
+        passed_over, taken = final.node(violation.expected), final.node(violation.found)
+        assert passed_over.terminal and not taken.terminal and passed_over.value == passed_over.visits  # a won game, scored 1
