@@ -61,11 +61,13 @@ class SearchOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     fpu: Annotated[float, _doc("PUCT's first-play value: the Q of an unvisited child when q is w/n (a finite number)")] = 0.0
     tie_break: Annotated[Literal["first", "random"], _doc("between equal scores: the first child in creation order, or one at random")] = "first"
     expand: Annotated[
-        Literal["one", "one-random", "all", "second-visit"],
+        Literal["one", "one-random", "all", "second-visit", "second-visit-lazy-root"],
         _doc(
             "one child per visit in legal-action order (one) or at random (one-random); all children at "
             "once, then the best-scored one is simulated (all); or a leaf's first visit evaluates the leaf "
-            "and its second expands all children, the root being expanded before iteration 1 (second-visit)"
+            "and its second expands all children, the root being expanded before iteration 1 (second-visit); "
+            "or the same with the root evaluated on iteration 1 and expanded on iteration 2, the children "
+            "in any order the engine chose (second-visit-lazy-root: OpenSpiel's MCTSBot)"
         ),
     ] = "one"
     rollout: Annotated[Literal["random", "heuristic"], _doc("the rollout: random moves, or win if possible, else block, else random (heuristic)")] = "random"
@@ -133,6 +135,8 @@ EXPANSIONS = CHOICES["expand"]
 ROLLOUTS = CHOICES["rollout"]
 REWARDS = CHOICES["reward"]
 FINAL_RULES = CHOICES["final"]
+#: The expansion rules under which a leaf's first visit evaluates it and its second expands it.
+SECOND_VISIT_RULES = ("second-visit", "second-visit-lazy-root")
 
 #: Numeric options: (whole number?, minimum, minimum allowed?, none allowed?). Every number must
 #: be finite (NaN and infinities would poison every score, and JSON cannot store them).

@@ -92,6 +92,9 @@ class Tracer:
             ``"full"``: the engine's own scores at each step (``select(path, scores=...)``),
             its statistics after each update (``backprop`` takes (node, reward, visits, value))
             and the rollouts' moves, as mctsviz's engine writes them at full.
+        credit_root_to_mover: the root is credited with the return of the player who moved
+            into it (True, mctsviz's rule) or of the player to move there (False, OpenSpiel's
+            ``MCTSBot``); the header's ``root_mover`` says which.
 
     Raises:
         MctsvizError: a call out of order, a node the tracer has not seen, a return or reward that
@@ -133,7 +136,17 @@ class Tracer:
         "recorder",
     )
 
-    def __init__(self, recorder: Recorder, *, game: Game, root: State, options: SearchOptions | None = None, seed: int = 0, record: str = "compact") -> None:
+    def __init__(
+        self,
+        recorder: Recorder,
+        *,
+        game: Game,
+        root: State,
+        options: SearchOptions | None = None,
+        seed: int = 0,
+        record: str = "compact",
+        credit_root_to_mover: bool = True,
+    ) -> None:
         if record not in ("compact", "full"):
             raise MctsvizError(f"record must be 'compact' or 'full', not {record!r}")
         if game.is_terminal(root):
@@ -148,6 +161,8 @@ class Tracer:
         self._stage = 0  # the call expected next: 0 select, 1 expand, 2 simulate, 3 backprop
         root_player = game.current_player(root)
         root_mover = (root_player - 1) % game.num_players if game.num_players > 1 else 0
+        if not credit_root_to_mover:  # an engine that credits the root to the player to move there
+            root_mover = root_player
         self._movers.append(root_mover)
         # The tracer's own fold of the updates to the root's children, for the decision at the
         # end: [visits, value] by node id (the other nodes' statistics are the trace's to keep).

@@ -133,7 +133,7 @@ def test_options_a_chance_search_does_not_take_are_refused():
 # -- replay, verify -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("expand", ["one", "one-random", "all", "second-visit"])
+@pytest.mark.parametrize("expand", ["one", "one-random", "all", "second-visit", "second-visit-lazy-root"])
 @pytest.mark.parametrize("record", ["full", "compact"])
 def test_verify_passes_on_correct_chance_traces(expand, record, tmp_path):
     path = tmp_path / "t.msgpack"

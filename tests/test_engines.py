@@ -38,6 +38,7 @@ def without_numba(monkeypatch):
         ("tictactoe", {"evaluator": "m.py:f"}, "an evaluator is Python code"),
         ("tictactoe", {"script": [[1.0, -1.0]]}, "scripted outcomes run in Python"),
         ("connect4", {"transpositions": True}, "transpositions run in Python"),
+        ("tictactoe", {"expand": "second-visit-lazy-root"}, "expand second-visit-lazy-root runs in Python"),
     ],
 )
 def test_auto_takes_python_where_the_kernel_cannot_go_and_says_why(with_numba, game, options, reason):

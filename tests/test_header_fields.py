@@ -84,7 +84,7 @@ HEADER_CASES = {
     "a string script": with_header(options_script="abc"),
     "a missing option": {**PLAIN[0], "options": {k: v for k, v in PLAIN[0]["options"].items() if k != "fpu"}},
     "an unknown option": with_header(options_cc=1.0),
-    "root_mover not before root_player": with_header(root_mover=0),
+    "root_mover not a player": with_header(root_mover=2),
     "root statistics without memory": with_header(root_visits=3, root_value=1.0),
     "NaN root_value": with_header(root_value=math.nan),
     "iterations zero": with_header(options_iterations=0),
@@ -193,7 +193,7 @@ BAD_HEADER_VALUES = {
     "seed": [-1, -(2**63), 1.5, "1", True, None],
     "num_players": [0, -1, "2", 1.5],
     "root_player": [-1, 7, "0"],
-    "root_mover": [-1, 0, 7],
+    "root_mover": [-1, 7],
     "root_visits": [-1, 3, "0"],
     "root_value": [math.nan, math.inf, 1.0, "x"],
     "game": ["", None, 3],
@@ -254,3 +254,13 @@ def test_mutated_fields_are_refused_or_warned_never_accepted(capsys, tmp_path, d
         which = data.draw(st.integers(1, 6), label="iteration")
         _set(events[_event(kind, which)], field, value)
     assert_refused_or_warned(capsys, write_msgpack(tmp_path / "m.msgpack", events))
+
+
+def test_root_mover_may_name_the_player_to_move_and_verify_then_checks_the_roots_credit(capsys, tmp_path):
+    # OpenSpiel's MCTSBot credits the root to the player to move there, so the header may say so;
+    # our own search's trace declared that way reads, but its root credits are then wrong.
+    path = write_jsonl(tmp_path / "t.jsonl", with_header(root_mover=PLAIN[0]["root_player"]))
+    code, err = run(capsys, "replay", path)
+    assert code == 0 and not err
+    assert main(["verify", str(path)]) == 1
+    assert "node 0: [reward] backpropagation credited node 0" in capsys.readouterr().out

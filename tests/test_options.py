@@ -155,5 +155,5 @@ def test_trace_and_search_do_not_import_each_other_through_options():
 
 def test_checked_normalises_a_record_or_refuses_it_in_one_line():
     assert SearchOptions(c=2, script=[1, (0.5,)]).checked() == SearchOptions(c=2.0, script=[(1.0,), (0.5,)])
-    with pytest.raises(MctsvizError, match=r"^bad expand 'some'; choose one of: one, one-random, all, second-visit$"):
+    with pytest.raises(MctsvizError, match=r"^bad expand 'some'; choose one of: one, one-random, all, second-visit, second-visit-lazy-root$"):
         SearchOptions(expand="some").checked()

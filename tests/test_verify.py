@@ -22,14 +22,16 @@ def _game(name):
 
 @pytest.mark.parametrize("game", GAMES)
 @pytest.mark.parametrize("policy", ["ucb1", "puct"])
-@pytest.mark.parametrize("expand", ["one", "one-random", "all", "second-visit"])
+@pytest.mark.parametrize("expand", ["one", "one-random", "all", "second-visit", "second-visit-lazy-root"])
 @pytest.mark.parametrize("record", ["full", "compact"])
 def test_the_real_engine_passes(game, policy, expand, record):
     _, events = recorded_search(_game(game), iterations=60, seed=11, policy=policy, expand=expand, record=record)
     report = verify(events)
     assert report.ok, report.format()
-    # A compact trace records no rollout moves: the report says they were not replayed.
-    assert report.iterations == 60 and report.skipped == (["rollouts"] if record == "compact" and game != "toy" else []), report.format()
+    # A compact trace records no rollout moves: the report says they were not replayed. The toy's
+    # script covers the root's children only; lazy-root also rolls out from the root itself.
+    rolled_out = game != "toy" or expand == "second-visit-lazy-root"
+    assert report.iterations == 60 and report.skipped == (["rollouts"] if record == "compact" and rolled_out else []), report.format()
 
 
 @pytest.mark.parametrize(
@@ -40,6 +42,7 @@ def test_the_real_engine_passes(game, policy, expand, record):
         {"reward": "01", "policy": "puct", "q": "w/(1+n)", "fpu": 0.25},
         {"tie_break": "random", "expand": "all"},
         {"tie_break": "random", "policy": "puct", "expand": "second-visit"},
+        {"tie_break": "random", "expand": "second-visit-lazy-root", "record": "compact"},
         {"transpositions": True},
         {"transpositions": True, "expand": "all", "record": "compact"},
         {"rollout": "heuristic"},
@@ -207,3 +210,34 @@ def test_the_report_as_json():
     assert data["valid"] is False and data["total"] > 3 and len(data["violations"]) == 3
     assert data["violations"][0]["check"] == "update-path" and data["violations"][0]["expected"] == [1, 0]
     assert msgspec.json.decode(msgspec.json.encode(data)) == data
+
+
+def test_the_lazy_root_rule_evaluates_the_root_first_and_verify_tells_it_from_second_visit():
+    _, events = recorded_search("tictactoe", iterations=30, seed=3, expand="second-visit-lazy-root", record="full")
+    expands = [e for e in events if type(e).__name__ == "Expand"]
+    # No expansion before iteration 1: the root is a leaf on its first visit, expanded on its second.
+    assert [(e.iteration, e.parent, e.rule, len(e.children)) for e in expands[:2]] == [(1, 0, "leaf", 0), (2, 0, "score", 9)]
+    assert verify(events).ok
+    # The same iterations declared as second-visit lack the root's expansion before iteration 1.
+    header = msgspec.structs.replace(events[0], options=msgspec.structs.replace(events[0].options, expand="second-visit"))
+    report = verify([header, *events[1:]])
+    assert not report.ok and "second-visit mode expands the root before iteration 1" in report.format()
+    # And a second-visit trace declared lazy-root has an expansion the rule does not make.
+    _, eager = recorded_search("tictactoe", iterations=30, seed=3, expand="second-visit", record="full")
+    header = msgspec.structs.replace(eager[0], options=msgspec.structs.replace(eager[0].options, expand="second-visit-lazy-root"))
+    assert "only second-visit mode expands the root first" in verify([header, *eager[1:]]).format()
+
+
+def test_the_lazy_root_rule_takes_the_children_in_any_order_but_each_legal_action_once():
+    _, events = recorded_search("tictactoe", iterations=30, seed=3, expand="second-visit-lazy-root", record="compact")
+    at = next(i for i, e in enumerate(events) if type(e).__name__ == "Expand" and e.children)
+    kids = events[at].children
+    # The same children in reverse order (node ids kept in creation order), the trace cut after
+    # this iteration so that no later event refers to a node by its old state.
+    reversed_kids = tuple(msgspec.structs.replace(a, node=k.node) for k, a in zip(kids, reversed(kids)))
+    shuffled = [*events[:at], msgspec.structs.replace(events[at], children=reversed_kids), *events[at + 1 : at + 3]]
+    report = verify(shuffled)
+    assert not [v for v in report.violations if v.check == "expansion"], report.format()
+    doubled = list(events)
+    doubled[at] = msgspec.structs.replace(events[at], children=(*kids[:-1], msgspec.structs.replace(kids[-1], action=kids[0].action)))
+    assert "all legal actions are added at once, each once (in any order)" in verify(doubled).format()

@@ -64,6 +64,7 @@ OPTIONS = [
     {"expand": "one-random"},
     {"expand": "all"},
     {"expand": "second-visit"},
+    {"expand": "second-visit-lazy-root"},
     {"log": "ln-n1"},
     {"reward": "01"},
     {"c": 0.3},

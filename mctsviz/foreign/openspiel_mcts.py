@@ -14,17 +14,19 @@ OpenSpiel's iteration maps onto mctsviz's phases: the path down to the node it e
 selection, the children it added (all legal moves, in its shuffled order) the expansion, the
 evaluated node (the chosen new child, or a leaf on its first visit, or a terminal node) the
 simulation. The header declares UCB1 (or PUCT for ``child_selection_fn=SearchNode.puct_value``)
-with ``c = uct_c`` and ``second-visit`` expansion. Known differences from mctsviz's own search,
-which ``mctsviz verify`` reports and ``mctsviz diff`` shows:
+with ``c = uct_c`` and ``second-visit-lazy-root`` expansion (a node, the root included, is
+evaluated on its first visit and has all its children added, in OpenSpiel's shuffled order, on
+its second). Known differences from mctsviz's own search, which ``mctsviz verify`` reports and
+``mctsviz diff`` shows:
 
 * OpenSpiel scores a child whose game has ended (reached once) by its exact outcome, without
   an exploration bonus, even with ``solve=False``; mctsviz's UCB1 adds the bonus to every child.
-* OpenSpiel evaluates the root on the first iteration and expands it on the second; mctsviz's
-  ``second-visit`` mode expands the root before iteration 1.
-* OpenSpiel credits the root with the return of the player *to move* there; mctsviz credits
-  each node with the return of the player who moved into it (the root's value is used by no
-  choice).
+* OpenSpiel credits the root with the return of the player *to move* there (the header's
+  ``root_mover`` is that player); mctsviz credits each node with the return of the player who
+  moved into it (the root's value is used by no choice).
 * Children are in OpenSpiel's shuffled order, and ties go to the first of them.
+* OpenSpiel never stops at a chance node: one iteration may expand a player's node and the
+  chance node below it, which a trace's iteration cannot hold (verify reports chance games).
 """
 
 from __future__ import annotations
@@ -113,7 +115,7 @@ class TracedMCTSBot(mcts.MCTSBot):
             policy="puct" if puct else "ucb1",
             c=self.uct_c if not puct else SearchOptions().c,
             c_puct=self.uct_c if puct else 1.0,
-            expand="all",
+            expand="second-visit-lazy-root",
         )
 
     # -- OpenSpiel's hooks ----------------------------------------------------------------
@@ -125,7 +127,7 @@ class TracedMCTSBot(mcts.MCTSBot):
         if fen != self.adapter.fen:  # a state made from a FEN: its history starts there
             self.adapter = adapter_for(self.spiel_game, fen)
         root_state = state_for(self.adapter, state)
-        self.tracer = Tracer(self.recorder, game=self.adapter, root=root_state, options=self.declared_options(), seed=self.seed)
+        self.tracer = Tracer(self.recorder, game=self.adapter, root=root_state, options=self.declared_options(), seed=self.seed, credit_root_to_mover=False)
         self._states, self._expanded, self._pending = {}, set(), None
         self._root_state = root_state
         root = super().mcts_search(state)

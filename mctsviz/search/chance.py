@@ -21,6 +21,7 @@ import msgspec
 
 from ..errors import MctsvizError
 from ..games.chance import chance_outcomes, chance_playout, draw_index
+from ..options import SECOND_VISIT_RULES
 from ..trace.events import Expand, NewChild, Select, Step
 from ..types import Action, State
 from .phases import Engine
@@ -104,7 +105,7 @@ class ChanceEngine(Engine):
             if recorder is not None:
                 recorder(Select(iteration, tuple(path), None if steps is None else tuple(steps)))
             leaf = node
-            if player[leaf] == CHANCE_PLAYER and not (expand_mode == "second-visit" and visits[leaf] == 0):
+            if player[leaf] == CHANCE_PLAYER and not (expand_mode in SECOND_VISIT_RULES and visits[leaf] == 0):
                 sim, new_children = self._expand_chance(leaf)
                 if recorder is not None:
                     recorder(Expand(iteration, leaf, new_children, sim, "chance"))

@@ -79,8 +79,8 @@ def search(
         q: PUCT's Q, ``"w/n"`` or ``"w/(1+n)"``.
         fpu: PUCT's first-play value: Q of an unvisited child when ``q="w/n"``.
         tie_break: ``"first"`` (the first best child in creation order) or ``"random"``.
-        expand: ``"one"``, ``"one-random"``, ``"all"`` or ``"second-visit"`` (see
-            ``SearchOptions.expand``).
+        expand: ``"one"``, ``"one-random"``, ``"all"``, ``"second-visit"`` or
+            ``"second-visit-lazy-root"`` (see ``SearchOptions.expand``).
         rollout: ``"random"`` or ``"heuristic"`` (win if possible, else block, else random).
         evaluator: ``f(state) -> (priors, values)`` used instead of a rollout, or a
             ``FILE.py:FUNC`` spec; its priors become the children's priors at expansion. The

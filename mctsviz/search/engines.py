@@ -158,6 +158,8 @@ def kernel_problem(game: Game, options: SearchOptions, *, memory: bool = False, 
         return "scripted outcomes run in Python"
     if options.transpositions:
         return "transpositions run in Python"
+    if options.expand == "second-visit-lazy-root":
+        return "expand second-visit-lazy-root runs in Python"
     if memory or options.memory:
         return "a learner's memory runs in Python"
     return None

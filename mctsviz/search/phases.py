@@ -16,7 +16,7 @@ from typing import Any
 
 from .._version import __version__
 from ..errors import MctsvizError
-from ..options import SearchOptions
+from ..options import SECOND_VISIT_RULES, SearchOptions
 from ..trace.events import (
     FORMAT_NAME,
     SCHEMA_VERSION,
@@ -289,7 +289,7 @@ class Engine:
             child = self._add_child(leaf, action, prior)
             one: tuple[NewChild, ...] = (self._new_child_record(child, leaf, action),) if self.recorder is not None else ()
             return child, one, "new", None
-        if expand_mode == "second-visit" and tree.visits[leaf] == 0:
+        if expand_mode in SECOND_VISIT_RULES and tree.visits[leaf] == 0:
             return leaf, (), "leaf", None
         new = self._expand_all(leaf)
         steps: list[Step] | None = [] if self.full else None

@@ -193,7 +193,7 @@ class Expand(msgspec.Struct, frozen=True, tag="expand", tag_field="kind", omit_d
 
     ``rule`` says how ``simulate_from`` was picked: "new" (the one child added), "score"
     (best score among the children just added; ``scores`` holds them at ``full``), "leaf"
-    (no expansion: a terminal node or a first visit in ``second-visit`` mode), "root" (the
+    (no expansion: a terminal node or a first visit in a ``second-visit`` mode), "root" (the
     root's expansion before iteration 1) or "chance" (since schema version 6: every outcome
     of a chance node added at once, ``simulate_from`` the one drawn by its probability).
     """

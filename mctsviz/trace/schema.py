@@ -306,8 +306,10 @@ def header_problems(header: Header) -> list[str]:
         problems.append(f"root_mover {header.root_mover} is not a player of {header.num_players}")
     if not 0 <= header.root_player < max(header.num_players, 1):
         problems.append(f"root_player {header.root_player} is not a player of {header.num_players}")
-    if header.num_players > 1 and header.root_mover != (header.root_player - 1) % header.num_players:
-        problems.append(f"root_mover {header.root_mover} is not the player before root_player {header.root_player}")
+    # The root is credited with the return of the player who moved into it (mctsviz) or of the
+    # player to move there (OpenSpiel's MCTSBot): the root's value steers no choice.
+    if header.num_players > 1 and header.root_mover not in ((header.root_player - 1) % header.num_players, header.root_player):
+        problems.append(f"root_mover {header.root_mover} is neither the player before root_player {header.root_player} nor root_player")
     if header.root_visits < 0:
         problems.append(f"root_visits {header.root_visits} is negative")
     if header.root_visits == 0 and header.root_value != 0:

@@ -17,6 +17,7 @@ import math
 from typing import Any
 
 from ..games.chance import PROBABILITY_TOLERANCE, chance_outcomes
+from ..options import SECOND_VISIT_RULES
 from ..trace.events import Expand
 from .expansion import ExpansionChecks
 from .report import close_enough
@@ -69,7 +70,7 @@ class ChanceChecks(ExpansionChecks):
             sim = super()._expansion(expand, leaf, iteration)  # flags a "chance" rule at a node that is not one
             self._check_chance_flags(expand, iteration)
             return sim
-        if self.options.expand == "second-visit" and self.visits[leaf] == 0:
+        if self.options.expand in SECOND_VISIT_RULES and self.visits[leaf] == 0:
             if expand.rule != "leaf" or expand.children or expand.simulate_from != leaf:
                 self.flag("expansion", iteration, leaf, "rule 'leaf', simulated from itself", expand.rule, "a chance node's first visit in second-visit mode")
             return leaf

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..options import SECOND_VISIT_RULES
 from ..trace.events import Expand
 from .report import close_enough
 from .selection import SelectionChecks
@@ -25,7 +26,7 @@ class ExpansionChecks(SelectionChecks):
             want_rule = "leaf"
         elif mode in ("one", "one-random"):
             want_rule = "new"
-        elif mode == "second-visit" and self.visits[leaf] == 0:
+        elif mode in SECOND_VISIT_RULES and self.visits[leaf] == 0:
             want_rule = "leaf"
         else:
             want_rule = "score"
@@ -88,7 +89,10 @@ class ExpansionChecks(SelectionChecks):
             state, made = None, self.edge_labels(leaf)
         if all_actions and untried is not None:
             labels = [c.action for c in new]
-            if labels != untried:
+            if options.expand == "second-visit-lazy-root":  # the engine's own order (OpenSpiel shuffles): each legal action once
+                if sorted(labels) != sorted(untried) or len(set(labels)) != len(labels):
+                    self.flag("expansion", iteration, leaf, untried, labels, "all legal actions are added at once, each once (in any order)")
+            elif labels != untried:
                 self.flag("expansion", iteration, leaf, untried, labels, "all legal actions are added at once, in legal order")
         count = len(made) + (len(untried) if untried is not None else 0)
         if untried is None and all_actions:
