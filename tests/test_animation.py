@@ -209,9 +209,9 @@ def test_the_mp4_is_the_same_twice_with_even_sides_and_the_held_frames(growth_pn
 
 
 def test_mp4_without_ffmpeg_says_what_to_install(monkeypatch):
-    import mctsviz.render.animation as animation_module
+    import mctsviz.render.animencode as writers  # where ffmpeg is looked for
 
-    monkeypatch.setattr(animation_module.shutil, "which", lambda name: None)
+    monkeypatch.setattr(writers.shutil, "which", lambda name: None)
     animation = Animation((_solid_png((4, 4), "red"),), "png", ("a",), fps=1)
     with pytest.raises(MctsvizError, match="apt-get install ffmpeg"):
         animation_bytes(animation, "mp4")

@@ -136,7 +136,7 @@ def plot_go_board(snapshot: TreeSnapshot, *, layer: str = "none", ax: Axes | Non
     """
     from matplotlib.patches import Circle, Rectangle
 
-    from .plots import new_figure
+    from .plotbase import new_figure
 
     if layer not in GO_LAYERS:
         raise MctsvizError(f"unknown layer {layer!r}; choose one of {', '.join(GO_LAYERS)}")

@@ -19,7 +19,7 @@ from matplotlib.axes import Axes
 from ..errors import MctsvizError
 from . import extract, style
 from .output import PROVENANCE_ATTR
-from .plots import new_figure, themed
+from .plotbase import new_figure, themed
 
 __all__ = ["plot_training"]
 
