@@ -40,6 +40,23 @@ from .walkthrough.figures import FigureMaker, RenderFigures
 from .walkthrough.pages import Pages, build_pages, index_pages, render_template, template_environment, trace_copy_name
 from .walkthrough.write import read_manifests, write_pages
 
+__all__ = [
+    "DEMO_ENGINE",
+    "DemoWalkthrough",
+    "Gallery",
+    "LEARNER_GAMES",
+    "PAIR_SCRIPT",
+    "PUCT_STATS",
+    "PUCT_TREE",
+    "build_demo",
+    "demo_walkthroughs",
+    "gallery_context",
+    "learner_game_pages",
+    "puct_notebook_priors",
+    "record_walkthrough",
+    "trace_bytes",
+]
+
 PAIR_SCRIPT = ((1, -1), (0, 0), (1, -1), (-1, 1))  # the Simple Pair Game guide: P1 wins, draw, P1 wins, P1 loses
 PUCT_TREE = {
     "name": "puct-example",

@@ -27,6 +27,8 @@ import msgspec
 from .search import policies
 from .trace.events import Backprop, Expand, Header, event_kind
 
+__all__ = ["DiffRow", "Divergence", "RootSummary", "SAMPLE_CANDIDATES", "SAMPLE_ROWS", "TraceDiff", "diff_traces", "header_differences"]
+
 _MISSING = object()
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["MctsvizError"]
+
 
 class MctsvizError(Exception):
     """A problem the user caused and can fix: the message is fit for a terminal.

@@ -35,6 +35,8 @@ import re
 import unicodedata
 from typing import Any
 
+__all__ = ["csp_hash", "front_matter_title", "html", "json_for_html", "latex", "markdown", "matplotlib", "one_line", "terminal"]
+
 _LINE_BREAKS = re.compile(r"\r\n|[\r\n\t\u2028\u2029\x0b\x0c\x85]")
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 # The characters Python-Markdown lets a backslash escape (its ESCAPED_CHARS, plus "|" from the

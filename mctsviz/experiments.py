@@ -33,6 +33,8 @@ from typing import Any
 
 from .errors import MctsvizError
 
+__all__ = ["Cell", "DASK_CHUNK", "Experiment", "FORMAT", "RunOutcome", "VERSION", "iter_games", "play_task", "read_record", "run_experiment"]
+
 FORMAT = "mctsviz-games"
 VERSION = 1
 #: Games per task on a Dask cluster: enough that a scheduler holds thousands of games as tens

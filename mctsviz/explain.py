@@ -23,6 +23,8 @@ from .iteration import IterationView, view_iteration
 from .replay import TreeSnapshot
 from .trace.events import Score
 
+__all__ = ["SHOWN_OPTIONS", "format_iteration", "format_position", "inspect_iteration", "iteration_dict", "position_table", "safe_text"]
+
 
 def safe_text(text: Any) -> str:
     """``text`` with control characters escaped, so that a trace cannot drive the terminal."""

@@ -12,6 +12,8 @@ import importlib.util
 
 from .errors import MctsvizError
 
+__all__ = ["EXTRAS", "missing_modules", "require_extra"]
+
 #: The modules each extra brings (import names, not distribution names).
 EXTRAS: dict[str, tuple[str, ...]] = {
     "render": ("graphviz", "matplotlib", "numpy"),

@@ -11,6 +11,8 @@ from typing import IO, Any
 
 from .errors import MctsvizError
 
+__all__ = ["atomic_open", "atomic_write"]
+
 
 @contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]:

@@ -24,6 +24,8 @@ from .options import SearchOptions
 from .replay import Replay, TreeSnapshot, snapshot_at
 from .trace.events import Expand, Header, NewChild, Score, Simulate, Step, Update
 
+__all__ = ["BackupRow", "IterationView", "backup_rows", "iteration_view", "view_iteration"]
+
 
 @dataclass(frozen=True, slots=True)
 class BackupRow:

@@ -25,6 +25,33 @@ import msgspec
 
 from .errors import MctsvizError
 
+__all__ = [
+    "BOOLEANS",
+    "DEFAULTS",
+    "EXPANSIONS",
+    "FINAL_RULES",
+    "LOG_VARIANTS",
+    "NUMBERS",
+    "OPTION_NAMES",
+    "Outcome",
+    "POLICIES",
+    "Q_VARIANTS",
+    "RECORD_LEVELS",
+    "REWARDS",
+    "ROLLOUTS",
+    "SECOND_VISIT_RULES",
+    "SEED_MAX",
+    "SQRT2",
+    "SearchOptions",
+    "TIE_BREAKS",
+    "build_options",
+    "check_seed",
+    "number_rule",
+    "option_doc",
+    "option_problems",
+    "seed_problem",
+]
+
 SQRT2 = math.sqrt(2.0)
 
 #: The trace's recording levels (a header field beside the options, not a search option).

@@ -18,6 +18,20 @@ from typing import Any, Protocol, runtime_checkable
 from .errors import MctsvizError
 from .types import Action, Game, State
 
+__all__ = [
+    "AlphaBetaPlayer",
+    "MCTSPlayer",
+    "MinimaxPlayer",
+    "PLAYER_KINDS",
+    "PRESETS",
+    "Player",
+    "RandomPlayer",
+    "TIE_BREAKS",
+    "as_player",
+    "parse_player",
+    "player_spec",
+]
+
 TIE_BREAKS = ("first", "random")
 
 

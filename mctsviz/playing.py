@@ -14,6 +14,8 @@ from .errors import MctsvizError
 from .games.chance import chance_outcomes, draw_index
 from .types import Game
 
+__all__ = ["GameRecord", "game_rng", "play_game"]
+
 
 @dataclass(frozen=True)
 class GameRecord:

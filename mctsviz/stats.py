@@ -34,6 +34,8 @@ from dataclasses import dataclass
 
 from .errors import MctsvizError
 
+__all__ = ["EloInterval", "ScoreInterval", "Z95", "elo_difference", "intervals_overlap", "score_interval", "wilson_interval"]
+
 #: z of a two-sided 95% interval.
 Z95 = 1.959963984540054
 

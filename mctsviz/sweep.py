@@ -21,6 +21,22 @@ from .errors import MctsvizError
 from .options import NUMBERS, option_problems
 from .stats import ScoreInterval, score_interval
 
+__all__ = [
+    "FORMAT",
+    "PARAMETERS",
+    "SweepPoint",
+    "SweepResult",
+    "VERSION",
+    "describe_curve",
+    "grid_experiment",
+    "grid_options",
+    "grid_sweep",
+    "parse_grid",
+    "parse_values",
+    "sweep",
+    "sweep_result",
+]
+
 FORMAT = "mctsviz-sweep"
 VERSION = 2
 #: Options a sweep can vary, with the type of their values: the numeric fields of

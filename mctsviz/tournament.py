@@ -21,6 +21,8 @@ from typing import Any
 from .errors import MctsvizError
 from .stats import ScoreInterval, score_interval
 
+__all__ = ["FORMAT", "Pairing", "TournamentResult", "VERSION", "format_tournament", "tournament", "tournament_experiment"]
+
 FORMAT = "mctsviz-tournament"
 VERSION = 1
 

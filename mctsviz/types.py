@@ -38,6 +38,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+__all__ = ["Action", "BoardGame", "Evaluator", "GAME_ATTRIBUTES", "GAME_METHODS", "Game", "Priors", "Recorder", "Returns", "State"]
+
 State = Any
 Action = Any
 Returns = Sequence[float]

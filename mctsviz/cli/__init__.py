@@ -17,6 +17,8 @@ from typing import Any
 from ..errors import MctsvizError
 from ..escape import terminal as terminal_text
 
+__all__ = ["COMMAND_MODULES", "build_parser", "main", "run", "run_arguments", "run_options", "say", "whole_number"]
+
 #: Subcommand modules in the order their commands appear in ``--help``.
 COMMAND_MODULES = ("play", "search", "train", "trace", "view", "render", "sweep", "site")
 

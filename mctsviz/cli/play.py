@@ -8,6 +8,8 @@ import sys
 
 from . import say
 
+__all__ = ["format_match", "register", "run_games", "run_match", "run_play", "run_tournament"]
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("games", help="list the built-in games", description="List the built-in games and the other ways to give one.")

@@ -15,6 +15,8 @@ import platform
 import sys
 from collections.abc import Iterator, Sequence
 
+__all__ = ["HELP_WIDTH", "cli_reference", "main", "python_version"]
+
 #: The width the help text is wrapped at (argparse reads it from COLUMNS).
 HELP_WIDTH = 96
 

@@ -11,6 +11,8 @@ from typing import Any
 from ..options import BOOLEANS, CHOICES, DEFAULTS, NUMBERS, OPTION_NAMES, RECORD_LEVELS, option_doc
 from ..search.engines import ENGINES, compile_hint
 
+__all__ = ["IN_PROCESS_INDEX_ITERATIONS", "format_result", "register", "run_search"]
+
 #: Options the command line does not offer (memory is the library's; scripts come with a game).
 _NOT_FLAGS = ("iterations", "seconds", "memory", "script")
 

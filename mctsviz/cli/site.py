@@ -18,6 +18,8 @@ from typing import Any
 from ..errors import MctsvizError
 from . import say, whole_number
 
+__all__ = ["DEFAULT_OUT", "register", "run_site"]
+
 DEFAULT_OUT = Path("docs") / "walkthroughs"
 
 

@@ -11,6 +11,8 @@ from ..errors import MctsvizError
 from ..sweep import PARAMETERS
 from . import run_arguments, run_options, whole_number
 
+__all__ = ["register", "run_sweep"]
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(

@@ -20,6 +20,20 @@ from ..replay import PHASES
 from . import say, whole_number
 from .moves import move_argument
 
+__all__ = [
+    "index_in_fresh_process",
+    "index_progress",
+    "progress_bar",
+    "register",
+    "run_diff",
+    "run_import",
+    "run_index",
+    "run_inspect",
+    "run_replay",
+    "run_schema",
+    "run_verify",
+]
+
 EXIT_OK, EXIT_DIFFERENT = 0, 1
 
 

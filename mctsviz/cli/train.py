@@ -11,6 +11,8 @@ from ..errors import MctsvizError
 from ..selfplay import TrainingOptions, player_options
 from . import whole_number
 
+__all__ = ["register", "run_train"]
+
 _DEFAULTS = TrainingOptions()
 
 

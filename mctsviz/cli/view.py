@@ -20,6 +20,8 @@ from . import say, whole_number
 if TYPE_CHECKING:
     from ..seek import IndexedTrace
 
+__all__ = ["register", "run_view"]
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(

@@ -52,6 +52,27 @@ from ..trace.events import Header, Score
 from ..trace.io import gc_paused
 from ..types import BoardGame
 
+__all__ = [
+    "BoardPictures",
+    "DEFAULT_BUDGET",
+    "FIELDS",
+    "FORMAT",
+    "IterationRecorder",
+    "MAX_BOARD_CELLS",
+    "MAX_BOARD_NODES",
+    "MeanColours",
+    "PALETTE_STEPS",
+    "Progress",
+    "box_label",
+    "engine_facts_column",
+    "explorer_data",
+    "explorer_meta",
+    "formula_kinds",
+    "node_columns",
+    "node_pictures",
+    "stats_row",
+]
+
 FORMAT = 1
 #: Fill colours sampled from the figures' scale (``mctsviz.render.style.value_color``).
 PALETTE_STEPS = 21

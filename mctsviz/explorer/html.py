@@ -16,6 +16,8 @@ from .. import escape
 from ..errors import MctsvizError
 from ..fileutil import atomic_write
 
+__all__ = ["ASSET_FILES", "explorer_assets", "explorer_html", "served_page", "write_explorer"]
+
 ASSET_FILES = ("mctsviz-explorer.js", "mctsviz-explorer.css")
 
 

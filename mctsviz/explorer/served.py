@@ -44,6 +44,8 @@ from ..text.names import SnapshotNames
 from ..textcodes import TextCodes
 from .data import DEFAULT_BUDGET, BoardPictures, IterationRecorder, MeanColours, explorer_meta, formula_kinds, node_columns, stats_row
 
+__all__ = ["BadQuestion", "MAX_BUDGET", "MAX_OPEN", "MAX_PINS", "ServedTrace", "fold"]
+
 #: The most nodes one answer draws per subtree, and the most opened subtrees and pinned nodes.
 MAX_BUDGET = 2000
 MAX_OPEN = 32

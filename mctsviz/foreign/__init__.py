@@ -9,3 +9,5 @@
 
 Nothing here imports OpenSpiel, numpy or jax until it is used.
 """
+
+__all__ = []

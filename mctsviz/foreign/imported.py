@@ -22,6 +22,8 @@ from ..search.policies import final_choice
 from ..trace import limits
 from ..trace.events import FORMAT_NAME, SCHEMA_VERSION, Decision, Event, Expand, Header, NewChild, NodeFacts, RootChild
 
+__all__ = ["ImportedTree", "MAX_FILE_BYTES", "MAX_NODES", "check_count", "check_finite", "check_probability", "check_text", "decode_json", "read_bytes"]
+
 #: The most nodes an imported tree may have, and the largest file an importer reads.
 MAX_NODES = 1_000_000
 MAX_FILE_BYTES = 256 * 2**20

@@ -19,6 +19,19 @@ from ..trace import limits
 from ..trace.events import Event
 from .imported import ImportedTree, check_count, check_finite, check_text, read_bytes
 
+__all__ = [
+    "BOARD_SERIES",
+    "MOVE_NUMBERS",
+    "MOVE_SERIES",
+    "MOVE_TEXTS",
+    "ROOT_NUMBERS",
+    "ROOT_TEXTS",
+    "WINRATE_PERSPECTIVES",
+    "import_katago_analysis",
+    "import_katago_file",
+    "katago_responses",
+]
+
 WINRATE_PERSPECTIVES = ("sidetomove", "black", "white")
 #: The most responses a file lists in a note or an error.
 _LISTED = 12

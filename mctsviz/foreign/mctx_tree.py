@@ -20,6 +20,8 @@ from ..trace import limits
 from ..trace.events import Event
 from .imported import MAX_FILE_BYTES, MAX_NODES, ImportedTree, check_finite
 
+__all__ = ["DEFAULT_CONSIDERED", "MCTX_FIELDS", "MCTX_POLICIES", "considered_actions", "import_mctx_npz", "import_mctx_tree"]
+
 #: The arrays of an mctx ``Tree`` an import reads (``[B, N]`` or ``[B, N, A]``; without the batch axis too).
 MCTX_FIELDS = (
     "node_visits",

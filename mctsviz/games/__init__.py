@@ -19,6 +19,23 @@ from typing import Any
 from ..errors import MctsvizError
 from ..types import GAME_ATTRIBUTES, GAME_METHODS, Game
 
+__all__ = [
+    "ADAPTERS",
+    "BUILTIN_GAMES",
+    "OPTIONAL_GAMES",
+    "adapter_of",
+    "check_game",
+    "describe_games",
+    "game_names",
+    "installed",
+    "load",
+    "load_object",
+    "load_recorded",
+    "parameter_problem",
+    "parse_state",
+    "split_spec",
+]
+
 #: name -> (module, class, one-line description); imported lazily.
 BUILTIN_GAMES: dict[str, tuple[str, str, str]] = {
     "chess": ("chessgame", "Chess", "Chess through python-chess (the 'chess' extra): moves in UCI, games capped at 100 plies (scored by material)."),

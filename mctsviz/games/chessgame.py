@@ -31,6 +31,8 @@ from typing import Any
 
 from ..errors import MctsvizError
 
+__all__ = ["CAPPED_SCORES", "Chess", "ChessState", "MAX_FEN_LENGTH", "MAX_PLIES", "PIECE_VALUES", "require_chess"]
+
 try:
     import chess
 except ImportError:  # the extra is not installed: loading the game says what to install

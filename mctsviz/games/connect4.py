@@ -19,6 +19,8 @@ from typing import Any
 
 from ..errors import MctsvizError
 
+__all__ = ["ConnectFour", "MAX_COLS", "MAX_ROWS", "State"]
+
 State = tuple[int, int, int]
 
 _ONGOING, _X_WON, _O_WON, _DRAW = 0, 1, 2, 3

@@ -35,6 +35,8 @@ from typing import Any
 
 from ..errors import MctsvizError
 
+__all__ = ["EXAMPLES_DIR", "ExplicitTree"]
+
 _KEYS = {"name", "root", "nodes", "script", "description"}
 #: Example trees shipped with mctsviz; ``from_file("toy.json")`` finds them by bare name.
 EXAMPLES_DIR = Path(__file__).parent / "data"

@@ -18,6 +18,8 @@ from typing import Any
 
 from ..errors import MctsvizError
 
+__all__ = ["Action", "MAX_HEAP", "MAX_HEAPS", "Nim", "State"]
+
 Action = tuple[int, int]
 State = tuple[int, tuple[int, ...]]
 

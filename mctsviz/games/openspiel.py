@@ -37,6 +37,30 @@ from typing import Any, NamedTuple
 from ..errors import MctsvizError
 from .chance import draw_index
 
+__all__ = [
+    "EXTRA",
+    "MAX_DISTINCT_ACTIONS",
+    "MAX_PARAMETERS",
+    "MAX_PARAMETER_INT",
+    "MAX_PARAMETER_TEXT",
+    "MAX_PLAYERS",
+    "OpenSpielBoardGame",
+    "OpenSpielChanceGame",
+    "OpenSpielGame",
+    "PREFIX",
+    "START_PARAMETER",
+    "SpielAction",
+    "SpielState",
+    "action_id",
+    "history_key",
+    "installed_version",
+    "load_openspiel",
+    "parse_spec",
+    "playable_games",
+    "pyspiel_module",
+    "start_fen_of",
+]
+
 PREFIX = "openspiel:"
 EXTRA = "openspiel"
 

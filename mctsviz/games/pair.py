@@ -17,6 +17,8 @@ from typing import Any
 
 from ..errors import MctsvizError
 
+__all__ = ["MAX_CELLS", "PairGame", "State"]
+
 State = tuple[int, ...]
 
 _P1_WINS, _P2_WINS, _DRAW = (1.0, -1.0), (-1.0, 1.0), (0.0, 0.0)

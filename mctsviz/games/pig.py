@@ -22,6 +22,8 @@ from typing import Any
 
 from ..errors import MctsvizError
 
+__all__ = ["Action", "MAX_SIDES", "MAX_TARGET", "Pig", "State"]
+
 State = tuple[int, int, int, int, bool]
 Action = Any
 

@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 from ..errors import MctsvizError
 from ..types import Action, Game, State
 
+__all__ = ["PLAYOUT_KINDS", "Playout", "get_playout", "heuristic_playout", "random_playout"]
+
 Playout = Callable[[State, random.Random], tuple[list[Action], tuple[float, ...]]]
 
 PLAYOUT_KINDS = ("random", "heuristic")

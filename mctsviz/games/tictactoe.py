@@ -19,6 +19,8 @@ from typing import Any
 
 from ..errors import MctsvizError
 
+__all__ = ["State", "TicTacToe"]
+
 State = tuple[int, int]
 
 _LINES = (

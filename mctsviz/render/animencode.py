@@ -26,6 +26,19 @@ from .. import escape
 from ..errors import MctsvizError
 from ..fileutil import atomic_write
 
+__all__ = [
+    "ANIMATION_FORMATS",
+    "Animation",
+    "FFMPEG_MISSING",
+    "animation_bytes",
+    "animation_format_for_path",
+    "animation_html",
+    "check_frame_options",
+    "ffmpeg_program",
+    "png_size",
+    "same_size_frames",
+]
+
 #: Animation formats by file suffix.
 ANIMATION_FORMATS = {".gif": "gif", ".mp4": "mp4", ".html": "html", ".htm": "html"}
 

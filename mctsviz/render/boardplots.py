@@ -22,6 +22,8 @@ from . import extract, style
 from .grid import PLAYER_SYMBOLS, mark_color, mark_symbol
 from .plotbase import axes_for, current_theme, float_array, font, new_figure, remember_provenance, themed
 
+__all__ = ["CELL_INCHES", "board_figure_size", "heatmap_norm", "plot_board_overlay", "plot_heatmap", "plot_heatmaps"]
+
 _VALUE_CMAP = LinearSegmentedColormap.from_list("mctsviz-value", [style.VALUE_LOW, style.VALUE_MID, style.VALUE_HIGH])
 _MISSING = "#EEEEEE"
 

@@ -20,6 +20,8 @@ from ..types import BoardGame, Game
 from . import style
 from .grid import Marks, board_marks, is_piece, mark_color, mark_player, mark_symbol, move_noun, supports_boards
 
+__all__ = ["board_cells", "board_game", "board_table", "node_boards", "rollout_boards", "trace_board_game"]
+
 _MOVE_TINT = style.mix_colors(style.WHITE, style.YELLOW, 0.55)
 _DARK_SQUARE = style.mix_colors(style.WHITE, style.LIGHT_GREY, 0.6)
 

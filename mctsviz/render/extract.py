@@ -44,6 +44,36 @@ from .treeview import stats_before_backup as stats_before_backup
 from .treeview import tree_view as tree_view
 from .treeview import warn_if_large as warn_if_large
 
+__all__ = [
+    "BoardOverlay",
+    "ChildRow",
+    "ExploreGrid",
+    "MAX_EXPLORE_N",
+    "MoveGrid",
+    "OverlayMove",
+    "OverlayStep",
+    "PV_LENGTH",
+    "QUANTITIES",
+    "ScoreBars",
+    "best_children",
+    "board_overlay",
+    "caption",
+    "child_rows",
+    "default_value_range",
+    "explore_grid",
+    "load_trace_game",
+    "move_grid",
+    "move_grids",
+    "nodes_value_range",
+    "policy_text",
+    "provenance",
+    "provenance_text",
+    "quantity_title",
+    "reward_range",
+    "score_bars",
+    "term_labels",
+]
+
 #: The quantities a move heatmap can show.
 QUANTITIES = ("visits", "mean", "prior", "score")
 

@@ -28,6 +28,8 @@ from .output import pipe_graph
 from .tree import RANKDIRS, LargeTree, render_tree
 from .treeview import tree_view
 
+__all__ = ["MIN_FONT_PX", "SCREEN_DPI", "TreeFit", "choose_fit", "fit_tree"]
+
 #: The smallest label, in pixels, a figure may show at its canvas size (1280 x 720 for a 16:9
 #: slide at 96 dpi): ten pixels is the smallest text a projected slide is read at.
 MIN_FONT_PX = 10.0

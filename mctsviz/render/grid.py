@@ -17,6 +17,8 @@ from .. import games
 from ..types import BoardGame, Game
 from . import style
 
+__all__ = ["Marks", "PLAYER_SYMBOLS", "board_marks", "is_piece", "mark_color", "mark_player", "mark_symbol", "move_cell", "move_noun", "supports_boards"]
+
 Marks = tuple[tuple[str, ...], ...]
 
 #: The player whose mark a board cell holds, by the mark's text (the built-in games' marks).

@@ -20,6 +20,19 @@ from .._version import __version__
 from ..errors import MctsvizError
 from .extract import provenance_text
 
+__all__ = [
+    "CANVAS_ATTR",
+    "DPI_ATTR",
+    "FORMATS",
+    "GRAPHVIZ_MISSING",
+    "GRAPH_ONLY",
+    "PROVENANCE_ATTR",
+    "figure_bytes",
+    "format_for_path",
+    "merge_pdf_pages",
+    "pipe_graph",
+]
+
 #: Output formats by file suffix.
 FORMATS = {".svg": "svg", ".pdf": "pdf", ".png": "png", ".dot": "dot", ".gv": "dot", ".tex": "tex"}
 #: Formats only a tree can be written in (``tex``: a TikZ tree from ``render_tree_tikz``).

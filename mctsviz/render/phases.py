@@ -34,6 +34,8 @@ from ..replay import PHASES, Replay
 from .output import CANVAS_ATTR, pipe_graph
 from .tree import render_tree
 
+__all__ = ["ITERATION_PHASES", "beamer_overlay", "render_on_one_canvas", "render_phases"]
+
 #: The phases an iteration is drawn in (``"start"`` is the previous iteration's end).
 ITERATION_PHASES = PHASES[1:]
 

@@ -22,6 +22,8 @@ from matplotlib.figure import Figure
 from . import extract, style
 from .output import CANVAS_ATTR, DPI_ATTR, PROVENANCE_ATTR
 
+__all__ = ["axes_for", "current_theme", "float_array", "font", "new_figure", "remember_provenance", "themed"]
+
 
 def new_figure(
     width: float = 6.4,

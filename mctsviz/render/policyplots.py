@@ -16,6 +16,8 @@ from ..replay import TreeSnapshot
 from . import extract, style
 from .plotbase import axes_for, current_theme, float_array, font, remember_provenance, themed
 
+__all__ = ["plot_puct_bars", "plot_ucb_contour"]
+
 # -- the UCB1 exploration term ----------------------------------------------------------------
 
 

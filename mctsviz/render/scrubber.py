@@ -20,6 +20,8 @@ from ..replay import PHASES, Replay
 from . import extract
 from .notebook import TREE_OPTIONS, tree_svg
 
+__all__ = ["PHASE_NOTES", "ReplayScrubber", "STEP_PHASES"]
+
 #: The positions ``step`` goes through in one iteration (``start`` shows the same tree as the
 #: previous iteration's ``backprop``).
 STEP_PHASES = PHASES[1:]

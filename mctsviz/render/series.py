@@ -19,6 +19,8 @@ from ..search import policies
 from ..trace.blocks import BlockRead
 from ..trace.events import Backprop, Expand, Update
 
+__all__ = ["ChildSeries", "Evolution", "Growth", "MAX_SERIES_POINTS", "evolution", "growth", "series_points"]
+
 # -- evolution of a node's children -----------------------------------------------------------
 
 

@@ -24,6 +24,52 @@ from dataclasses import dataclass, replace
 from .. import escape
 from ..errors import MctsvizError
 
+__all__ = [
+    "BLACK",
+    "BLUE",
+    "BLUISH_GREEN",
+    "CYCLE",
+    "FONT",
+    "FONT_SIZE",
+    "GREY",
+    "HIGHLIGHT",
+    "HIGHLIGHT_TEXT",
+    "INFINITY",
+    "LIGHT_GREY",
+    "MINUS",
+    "MoveStyle",
+    "ORANGE",
+    "PLAYER_COLORS",
+    "REDDISH_PURPLE",
+    "SEQUENTIAL_CMAP",
+    "SKY_BLUE",
+    "SLIDE_16_9",
+    "SLIDE_4_3",
+    "SLIDE_FONT_SCALE",
+    "SMALL_FONT_SIZE",
+    "TEXT_CONTRAST",
+    "THEMES",
+    "Theme",
+    "VERMILLION",
+    "WHITE",
+    "YELLOW",
+    "contrast_ratio",
+    "format_number",
+    "format_total",
+    "grey_level",
+    "html_text",
+    "mix_colors",
+    "move_styles",
+    "mpl_text",
+    "plain_text",
+    "probability_text",
+    "readable_on",
+    "relative_luminance",
+    "theme_of",
+    "value_color",
+    "visit_penwidth",
+]
+
 #: Okabe–Ito colours by name.
 BLACK = "#000000"
 ORANGE = "#E69F00"

@@ -21,6 +21,8 @@ from . import style
 from .extract import nodes_value_range, provenance, provenance_text
 from .treeview import IterationMarks, iteration_marks, outcome_note, stats_before_backup, tree_view, warn_if_large
 
+__all__ = ["PREAMBLE", "RANKDIRS", "TikzTree", "render_tree_tikz"]
+
 #: Layout directions: root on top (TB), or on the left (LR).
 RANKDIRS = ("TB", "LR")
 #: What a document that ``\\input``-s the body needs in its preamble (forest loads TikZ and xcolor).

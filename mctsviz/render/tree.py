@@ -33,6 +33,8 @@ from .treeview import NODE_BUDGET as NODE_BUDGET  # re-exported: the budget and 
 from .treeview import LargeTree as LargeTree
 from .treeview import iteration_marks, outcome_note, stats_before_backup, tree_view, warn_if_large
 
+__all__ = ["BoardsUnavailable", "RANKDIRS", "render_tree"]
+
 #: Layout directions: root on top, or on the left.
 RANKDIRS = ("TB", "LR")
 

@@ -15,6 +15,21 @@ from ..errors import MctsvizError
 from ..replay import PHASES, TreeSnapshot
 from ..trace.events import Simulate, Update
 
+__all__ = [
+    "Fold",
+    "IterationMarks",
+    "LargeTree",
+    "NODE_BUDGET",
+    "SHOW_MODES",
+    "SIMULATION_METHODS",
+    "TreeView",
+    "iteration_marks",
+    "outcome_note",
+    "stats_before_backup",
+    "tree_view",
+    "warn_if_large",
+]
+
 #: What a tree view keeps: every node, the principal variation, or this iteration's path.
 SHOW_MODES = ("all", "pv", "path")
 

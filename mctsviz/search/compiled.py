@@ -32,6 +32,24 @@ from .tree import ChildStats, Tree
 if TYPE_CHECKING:
     from .phases import Engine
 
+__all__ = [
+    "CHUNK",
+    "COMPILING",
+    "HUGE_PAGES",
+    "KernelState",
+    "KernelTree",
+    "LOG_TABLE",
+    "RETURNS",
+    "SPARE_NODES",
+    "UPFRONT",
+    "kernel_cached",
+    "kernel_options",
+    "kernel_ready",
+    "key_cells",
+    "run",
+    "warm_up",
+]
+
 #: Iterations per kernel call: the deadline and progress are checked between calls.
 CHUNK = 4096
 #: The most nodes a search makes room for before it starts (bigger trees grow as they go).

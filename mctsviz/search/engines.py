@@ -33,6 +33,25 @@ from ..types import Game
 from .adapters import KERNEL_MAX_CELLS as KERNEL_MAX_CELLS  # re-exported: where it was
 from .adapters import kernel_game_problem
 
+__all__ = [
+    "COMPILE_SECONDS",
+    "ENGINES",
+    "INSTALL_HINT",
+    "LOAD_SECONDS",
+    "PLAYER_SEARCHES",
+    "PYTHON_SPEED",
+    "RECORDED_SAVING",
+    "budget_problem",
+    "choose_engine",
+    "compile_hint",
+    "kernel_cached",
+    "kernel_installed",
+    "kernel_problem",
+    "kernel_readiness",
+    "numba_cached",
+    "which_engine",
+]
+
 #: The engine choices: ``auto`` takes the kernel when it can run the search, else Python.
 ENGINES = ("auto", "python", "compiled")
 

@@ -34,6 +34,8 @@ from .records import checked_returns
 if TYPE_CHECKING:
     from .phases import Engine
 
+__all__ = ["applies", "run_recorded", "run_unrecorded"]
+
 #: A simulation's (returns as floats, rewards credited), as the fast loops remember them.
 _Converted = tuple[tuple[float, ...], tuple[float, ...]]
 

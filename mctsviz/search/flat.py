@@ -31,6 +31,8 @@ from typing import Any
 from ..types import Action, Game, State
 from .tree import ChildStats, Tree
 
+__all__ = ["FlatTree", "NO_ACTIONS", "NO_CHILDREN", "StateColumn", "state_column"]
+
 #: A leaf's children: one shared empty tuple until its first child arrives.
 NO_CHILDREN: tuple[int, ...] = ()
 #: A terminal node's untried actions.

@@ -30,6 +30,21 @@ from typing import Any, TypeVar
 import numpy as np
 from numba import njit
 
+__all__ = [
+    "Board",
+    "EDGE",
+    "Edges",
+    "NIM_BITS",
+    "Nodes",
+    "OPTIONS",
+    "backup_rewards",
+    "expand_root",
+    "fill_logs",
+    "palette",
+    "run_iterations",
+    "tictactoe_tables",
+]
+
 TICTACTOE, CONNECT4, NIM, PAIR = 0, 1, 2, 3
 #: Bits per Nim heap in a packed state (``x``): heaps of up to 63 objects, at most 10 heaps.
 NIM_BITS = 6

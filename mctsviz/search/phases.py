@@ -37,6 +37,8 @@ from . import fast, policies
 from .records import _short, checked_returns, score_records
 from .tree import Memory, SearchResult, Tree
 
+__all__ = ["Engine", "resolve_evaluator"]
+
 
 def resolve_evaluator(evaluator: Evaluator | str | None) -> tuple[Evaluator | None, str | None]:
     """The evaluator callable and the name written into traces (``FILE.py:FUNC`` specs load;

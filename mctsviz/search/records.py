@@ -15,6 +15,8 @@ from ..options import SearchOptions
 from ..trace.events import Score
 from . import policies
 
+__all__ = ["checked_returns", "score_records"]
+
 
 def _short(value: Any, limit: int = 80) -> str:
     """``repr(value)`` cut to one short line for an error message."""

@@ -13,6 +13,8 @@ from typing import Any
 from ..options import SearchOptions
 from ..types import Action, Game, State
 
+__all__ = ["ChildStats", "Memory", "SearchResult", "Tree"]
+
 
 class Memory:
     """Node statistics kept across searches, keyed by state (the lecture's learner).

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from .compiled import KernelState
     from .phases import Engine
 
+__all__ = ["WireEmitter"]
+
 
 class WireEmitter:
     """Encodes each chunk of a full-level kernel search for an :class:`EncodedRecorder`.

@@ -21,6 +21,8 @@ from numba import njit
 
 from . import kernel as K
 
+__all__ = ["encode_iterations", "templates"]
+
 # Template numbers: the constant parts of the events, in :func:`templates`'s order.
 (
     T_SELECT,

@@ -30,6 +30,8 @@ from ..trace.reader import read_trace
 from ..trace.sink import FoldedBlock
 from .format import CRC, INDEX_VERSION, MAGIC, PREFIX, Checkpoint
 
+__all__ = ["DEFAULT_EVERY", "INDEX_SUFFIX", "IndexTap", "build_index", "index_bytes", "index_path", "trace_key"]
+
 INDEX_SUFFIX = ".idx"
 #: Iterations between checkpoints: a jump reads at most this many iterations of events (about
 #: 0.5 s of a compact MessagePack trace; 65,536 took 2-6 s, measured by benchmarks/seek_speed.py),

@@ -24,6 +24,8 @@ from typing import IO, Any
 from ..trace import limits
 from ..trace.columns import ActionColumn, DepthColumn, EdgeColumn, FlagColumn, KeyColumn, TreeColumns
 
+__all__ = ["CRC", "Checkpoint", "INDEX_VERSION", "IndexDamage", "IndexSections", "MAGIC", "MAX_DEFLATE_RATIO", "PREFIX", "head_int", "read_tree"]
+
 #: The index's file-format version; an index of another version is rebuilt.
 INDEX_VERSION = 1
 MAGIC = b"MCTSVIZ-INDEX\n\x00\x00"

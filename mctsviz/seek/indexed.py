@@ -23,6 +23,8 @@ from ..trace.reader import ResumePoint, read_trace
 from .build import DEFAULT_EVERY, index_bytes, index_path, trace_key
 from .format import Checkpoint, IndexDamage, IndexSections, head_int, read_tree
 
+__all__ = ["AUTO_INDEX_BYTES", "AUTO_INDEX_ITERATIONS", "IndexedTrace", "index_wanted", "indexed_if_worth_it", "open_indexed", "snapshot_of"]
+
 #: A trace file at least this large is indexed on first open by ``render``, ``replay`` and
 #: ``inspect`` (about 250,000 compact MessagePack iterations of Tic-Tac-Toe, 30,000 of compact
 #: JSON Lines): below it, one pass over the file takes well under two seconds anyway.

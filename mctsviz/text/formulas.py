@@ -17,6 +17,8 @@ from ..options import SearchOptions
 from ..trace.events import Score
 from .numbers import INFINITY, format_exact, format_score
 
+__all__ = ["formula_kind", "formula_legend", "formula_slots", "formula_template", "log_text", "score_formula"]
+
 
 def log_text(parent_visits: int, options: SearchOptions) -> str:
     """UCB1's logarithm as written: "ln 3", or "ln(3 + 1)" with ``log="ln-n1"``."""

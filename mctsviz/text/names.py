@@ -22,6 +22,8 @@ from ..trace.events import Score
 from .formulas import score_formula
 from .numbers import format_exact, format_number, format_score
 
+__all__ = ["EAGER_NAMES", "NodeNames", "SnapshotNames", "names_of", "node_title", "outcome_text", "player_name", "score_rows", "update_rows"]
+
 # -- naming nodes and players -------------------------------------------------------------
 
 

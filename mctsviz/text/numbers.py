@@ -15,6 +15,8 @@ import math
 
 from ..render import style
 
+__all__ = ["INFINITY", "PAGE_DIGITS", "format_compact", "format_exact", "format_number", "format_score"]
+
 #: Significant digits of computed values (scores, terms, means) on a page.
 PAGE_DIGITS = 4
 INFINITY = style.INFINITY

@@ -38,6 +38,20 @@ from .events import (
     Update,
 )
 
+__all__ = [
+    "BLOCK_ITERATIONS",
+    "BlockBuilder",
+    "BlockColumns",
+    "BlockRead",
+    "MAX_BLOCK_ITERATIONS",
+    "METHOD_CODES",
+    "RULE_CODES",
+    "block_events",
+    "palette",
+    "palette_of",
+    "read_block",
+]
+
 #: Iterations per block: a kernel chunk, about 0.7 MB of Tic-Tac-Toe (1.6 MB of Connect Four)
 #: before compression. A killed search loses at most this many iterations.
 BLOCK_ITERATIONS = 4096

@@ -13,6 +13,8 @@ from typing import IO, Any
 from ..errors import MctsvizError
 from . import limits
 
+__all__ = ["COMPRESSION_SUFFIXES", "DEFAULT_LEVELS", "FORMAT_SUFFIXES", "PARTIAL_SUFFIX", "compression_of", "format_of", "trace_stem", "trace_suffix"]
+
 PARTIAL_SUFFIX = ".partial"
 #: Default compression levels: the fastest, since traces are compressed while the search runs
 #: (a compact Tic-Tac-Toe iteration still takes under 90 bytes of gzip, 45 of zstd).

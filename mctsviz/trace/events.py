@@ -30,6 +30,30 @@ import msgspec
 from ..options import RECORD_LEVELS as RECORD_LEVELS
 from ..options import SearchOptions
 
+__all__ = [
+    "Backprop",
+    "Block",
+    "Decision",
+    "EVENT_TYPES",
+    "EXPAND_RULES",
+    "Event",
+    "Expand",
+    "FORMAT_NAME",
+    "Finite",
+    "Header",
+    "NewChild",
+    "NodeFacts",
+    "RootChild",
+    "SCHEMA_VERSION",
+    "SIMULATE_METHODS",
+    "Score",
+    "Select",
+    "Simulate",
+    "Step",
+    "Update",
+    "event_kind",
+]
+
 SCHEMA_VERSION = 6
 FORMAT_NAME = "mctsviz-trace"
 

@@ -27,6 +27,8 @@ from .events import (
     event_kind,
 )
 
+__all__ = ["GrammarProblem", "TraceStructure"]
+
 
 @dataclass(frozen=True, slots=True)
 class GrammarProblem:

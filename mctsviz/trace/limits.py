@@ -14,6 +14,28 @@ import re
 
 from ..errors import MctsvizError
 
+__all__ = [
+    "EXPANSION_FLOOR",
+    "EXPANSION_VARIABLE",
+    "MAX_CHILDREN",
+    "MAX_DEPTH",
+    "MAX_EXPANSION",
+    "MAX_IDLE_BYTES",
+    "MAX_IDLE_FRAMES",
+    "MAX_INDEX_CHECKPOINTS",
+    "MAX_INDEX_EVERY",
+    "MAX_INDEX_HEADER_BYTES",
+    "MAX_INDEX_ITERATIONS",
+    "MAX_INDEX_NODES",
+    "MAX_INDEX_SECTION_BYTES",
+    "MAX_LINE_BYTES",
+    "MAX_PLAYERS",
+    "MAX_TEXT",
+    "json_too_deep",
+    "max_expansion",
+    "msgpack_too_deep",
+]
+
 #: The longest line (JSON Lines) or frame (MessagePack) a reader holds. The longest line
 #: measured in full-level traces of 20,000 iterations is 6.5 KB (a Connect Four selection; a
 #: Tic-Tac-Toe expansion of all children: 4.7 KB); the deepest possible Connect Four selection

@@ -34,6 +34,8 @@ from .schema import (
     event_decoders,
 )
 
+__all__ = ["ResumePoint", "TraceWarning", "gc_paused", "load_trace", "read_trace"]
+
 
 class TraceWarning(UserWarning):
     """A trace was damaged after its header; the complete iterations before the damage were kept."""

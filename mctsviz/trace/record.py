@@ -6,6 +6,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+__all__ = ["ListRecorder", "capture_events"]
+
 
 class ListRecorder(list[Any]):
     """Collects events in memory, in order (a list you can call)."""

@@ -70,6 +70,32 @@ from .events import (
 )
 from .limits import MAX_CHILDREN, MAX_DEPTH, MAX_PLAYERS, MAX_TEXT, json_too_deep, msgpack_too_deep
 
+__all__ = [
+    "DECODE_ERRORS",
+    "JSON_ENCODER",
+    "MAX_FACT_MARKS",
+    "MAX_FACT_NAME",
+    "MAX_FACT_NAMES",
+    "MAX_FACT_SERIES",
+    "MIN_SCHEMA_VERSION",
+    "MSGPACK_ENCODER",
+    "SCHEMA_FILE",
+    "check_header",
+    "decode_event",
+    "decode_frame",
+    "decode_header",
+    "decode_header_frame",
+    "describe_decode_error",
+    "encode_event",
+    "encode_lines",
+    "event_decoders",
+    "facts_problems",
+    "header_problems",
+    "json_schema",
+    "json_schema_text",
+    "shipped_schema_text",
+]
+
 #: The oldest schema version this library reads.
 MIN_SCHEMA_VERSION = 1
 

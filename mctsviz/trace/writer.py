@@ -44,6 +44,8 @@ from .schema import (
 )
 from .sink import StandIns
 
+__all__ = ["DEFAULT_FLUSH_EVERY", "TraceWriter", "write_trace"]
+
 DEFAULT_FLUSH_EVERY = 64
 
 _raw_signal: Any

@@ -11,6 +11,8 @@ from .diagnosis import update_causes
 from .report import close_enough
 from .selection import SelectionChecks
 
+__all__ = ["BackupChecks"]
+
 
 class BackupChecks(SelectionChecks):
     """Backpropagation and the end of the trace: updates, rewards, visit sums and the decision."""

@@ -13,6 +13,8 @@ from .backup import BackupChecks
 from .chance import ChanceChecks
 from .simulation import SimulationChecks
 
+__all__ = ["COMPILED_FROM", "Checker", "Start", "Stop"]
+
 
 @dataclass(frozen=True)
 class Start:

@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+__all__ = ["selection_marks"]
+
 
 @njit(cache=True, inline="always")
 def _node_int(column: np.ndarray, extra: np.ndarray, k: int, base: int) -> int:

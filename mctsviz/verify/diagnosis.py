@@ -24,6 +24,19 @@ from ..options import SearchOptions
 from ..search import policies
 from .report import close_enough
 
+__all__ = [
+    "Attempt",
+    "COMMON_CONSTANTS",
+    "Children",
+    "EXPLAINS_TRACE",
+    "UNKNOWN",
+    "UNKNOWN_BY_KIND",
+    "most_likely",
+    "score_causes",
+    "selection_causes",
+    "update_causes",
+]
+
 #: Exploration constants a search might use instead of the declared one.
 COMMON_CONSTANTS = (0.0, 0.5, 1.0, 1.4, math.sqrt(2), 2.0)
 

@@ -9,6 +9,8 @@ from ..trace.events import Expand
 from .report import close_enough
 from .selection import SelectionChecks
 
+__all__ = ["ExpansionChecks"]
+
 
 class ExpansionChecks(SelectionChecks):
     """Expansion: the rule, the children and their order, priors, movers, keys and terminal flags."""

@@ -49,6 +49,8 @@ from .checker import Checker, Start
 from .report import VerifyReport
 from .simulation import unchecked_rollouts
 
+__all__ = ["MIN_ITERATIONS_PER_JOB", "jobs_wanted", "serial_reason", "verify_parallel"]
+
 #: Iterations between a worker's looks at the other workers (and its progress reports).
 _PULSE = 1024
 #: Below this many iterations per job, starting processes costs more than it saves (verify

@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+__all__ = ["CHECKS", "FAMILIES", "FAMILY_OF", "TOLERANCE", "VerifyReport", "Violation", "close_enough", "show_value"]
+
 #: Each check's name and what it asserts.
 CHECKS: dict[str, str] = {
     "header": "the header's options are ones the search accepts",

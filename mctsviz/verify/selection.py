@@ -12,6 +12,8 @@ from .diagnosis import UNKNOWN_BY_KIND, Children, most_likely, score_causes, sel
 from .report import close_enough
 from .state import CheckerState
 
+__all__ = ["FIRST_CHECKS", "SelectionChecks"]
+
 #: The checks whose first violation may get its cause past the report's limit (an index each).
 FIRST_CHECKS = ("selection", "expansion", "scores", "update", "reward")
 

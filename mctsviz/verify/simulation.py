@@ -6,6 +6,8 @@ from ..trace.events import Simulate
 from .report import close_enough, show_value
 from .state import CheckerState
 
+__all__ = ["SimulationChecks", "unchecked_rollouts"]
+
 
 class SimulationChecks(CheckerState):
     """Simulation: where it starts, its method, its returns, and the rollout's legality."""

@@ -18,6 +18,8 @@ from ..textcodes import TextCodes
 from ..trace.events import Header
 from .report import VerifyReport, Violation
 
+__all__ = ["ACTION_NAMES", "CheckerState", "KIDS_CACHE", "STATE_CACHE", "UNKNOWN"]
+
 #: Game states cached at most (then the cache starts again from the root's): bounded memory.
 STATE_CACHE = 4096
 #: Nodes whose children lists are cached at most (the ones near the root are read every iteration).

@@ -10,6 +10,8 @@ from markupsafe import Markup
 
 from .. import escape
 
+__all__ = ["front_matter_title", "html_text", "markdown_text", "plain_line"]
+
 
 def plain_line(text: object) -> str:
     """``text`` on one line (line breaks become spaces, control characters ``\\xNN``)."""

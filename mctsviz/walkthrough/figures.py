@@ -13,6 +13,8 @@ from typing import Any, Protocol
 
 from ..replay import Replay, TreeSnapshot
 
+__all__ = ["FigureMaker", "PLOT_KINDS", "RenderFigures"]
+
 PLOT_KINDS = ("evolution", "heatmap")
 
 

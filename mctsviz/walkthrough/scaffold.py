@@ -13,6 +13,8 @@ from pathlib import Path
 
 from .escape import plain_line
 
+__all__ = ["SHIM_DIR", "SHIM_FILES", "site_files"]
+
 #: The vendored search worker shim and its licence (see the folder's README.md), and the
 #: site-wide stylesheet that meets WCAG 2.1 AA where Material's defaults fall short.
 SHIM_DIR = Path(__file__).parent / "theme" / "assets" / "mctsviz"

@@ -19,6 +19,8 @@ from ..errors import MctsvizError
 from ..fileutil import atomic_write
 from .pages import MANIFEST, index_pages
 
+__all__ = ["read_manifests", "write_index", "write_pages"]
+
 #: Suffixes of the files mctsviz writes into a walkthrough folder (the only ones it removes).
 _GENERATED = (".md", ".svg", ".png")
 
