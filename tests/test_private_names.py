@@ -28,10 +28,7 @@ KNOWN: frozenset[tuple[str, str, str]] = frozenset(
         ("mctsviz.trace.reader", "mctsviz.trace.codecs", "_chunks"),
         ("mctsviz.trace.reader", "mctsviz.trace.codecs", "_StreamDamage"),
         # the renderers' options and the CLI's split (issue 32, item 6).
-        ("mctsviz.cli.render", "mctsviz.render.output", "_figure_of"),
         ("mctsviz.render.animation", "mctsviz.render.plots", "_norm"),
-        ("mctsviz.sweep", "mctsviz.players", "_search_options"),
-        ("mctsviz.sweep", "mctsviz.players", "_convert"),
     }
 )
 
