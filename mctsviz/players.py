@@ -217,7 +217,7 @@ class AlphaBetaPlayer:
 _NOT_FOR_PLAYERS = ("memory", "script")
 
 
-def _search_options() -> dict[str, Any]:
+def player_search_options() -> dict[str, Any]:
     """The search options (``mctsviz.options.SearchOptions``) a player may set, with their defaults."""
     from .options import DEFAULTS, OPTION_NAMES
 
@@ -244,7 +244,7 @@ class MCTSPlayer:
     def __init__(self, *, persistent: bool = False, engine: str = "auto", **options: Any) -> None:
         from .search.engines import ENGINES
 
-        valid = _search_options()
+        valid = player_search_options()
         unknown = sorted(set(options) - set(valid))
         if unknown:
             raise MctsvizError(f"mcts: unknown option(s) {', '.join(unknown)}; valid: {', '.join(sorted([*valid, 'engine', 'persistent']))}")
@@ -282,7 +282,7 @@ class MCTSPlayer:
         if self._auto is None or self._auto[0] is not game:
             from .search.engines import PLAYER_SEARCHES, which_engine
 
-            iterations = self.options.get("iterations", _search_options()["iterations"])
+            iterations = self.options.get("iterations", player_search_options()["iterations"])
             planned = None if iterations is None else int(iterations) * PLAYER_SEARCHES
             self._auto = (game, which_engine(game, planned_iterations=planned, memory=self.persistent, **self.options)[0])
         return self._auto[1]
@@ -347,7 +347,7 @@ _BOOL_OPTIONS = {"persistent"}
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
-def _convert(kind: str, key: str, text: str) -> Any:
+def option_value(kind: str, key: str, text: str) -> Any:
     """A spec's text as the value the option's field holds (its type comes from the record)."""
     from .options import BOOLEANS, NUMBERS
 
@@ -420,7 +420,7 @@ def parse_player(spec: str) -> Any:
     elif kind in ("minimax", "alphabeta"):
         valid = ["tie_break"]
     else:
-        valid = sorted([*_search_options(), "engine", "persistent"])
+        valid = sorted([*player_search_options(), "engine", "persistent"])
     options: dict[str, Any] = {}
     for item in rest.split(",") if rest else []:
         key, eq, value = item.partition("=")
@@ -431,7 +431,7 @@ def parse_player(spec: str) -> Any:
             raise MctsvizError(f"player {spec!r}: unknown option {key!r} for {kind}; valid: {choices}")
         if key in options:
             raise MctsvizError(f"player {spec!r}: option {key!r} given twice")
-        options[key] = _convert(kind, key, value)
+        options[key] = option_value(kind, key, value)
     if kind == "random":
         return RandomPlayer()
     if kind == "minimax":

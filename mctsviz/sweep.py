@@ -242,9 +242,9 @@ def _checked(parameter: str, kind: type, number: Any) -> float | int:
 #: budget would make the results depend on the machine's speed).
 def grid_options() -> list[str]:
     """The options ``--grid`` may vary."""
-    from .players import _search_options
+    from .players import player_search_options
 
-    return [name for name in _search_options() if name != "seconds"]
+    return [name for name in player_search_options() if name != "seconds"]
 
 
 def parse_grid(items: Sequence[str]) -> dict[str, list[Any]]:
@@ -255,7 +255,7 @@ def parse_grid(items: Sequence[str]) -> dict[str, list[Any]]:
     Raises:
         MctsvizError: an unknown option, an axis given twice, or a bad or missing value.
     """
-    from .players import _convert
+    from .players import option_value
 
     valid = grid_options()
     axes: dict[str, list[Any]] = {}
@@ -267,7 +267,7 @@ def parse_grid(items: Sequence[str]) -> dict[str, list[Any]]:
             raise MctsvizError(f"cannot sweep {name!r}; choose from: {', '.join(valid)}")
         if name in axes:
             raise MctsvizError(f"grid axis {name!r} given twice")
-        values = [_convert("mcts", name, v) for v in text.split(",") if v]
+        values = [option_value("mcts", name, v) for v in text.split(",") if v]
         if not values:
             raise MctsvizError(f"grid axis {name!r} has no values")
         for value in values:

@@ -23,7 +23,6 @@ engine claims to follow; ``mctsviz verify`` then checks every step against that 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
 
@@ -48,28 +47,14 @@ from .trace.events import (
     Update,
 )
 from .trace.reported import full_updates, step_scores
+from .tracer_checks import STAGES, finite_returns, finite_reward, order_error
 from .types import Action, Game, Recorder, State
+
+__all__ = ["Tracer"]
 
 
 def _nothing() -> None:
     pass
-
-
-_EACH = "; each iteration calls select(path), expand(leaf, children) (leave it out when it adds no node), simulate(node, returns), backprop(updates)"
-#: What to call instead, by (the stage the tracer is at, the call made).
-_ORDER_HINTS = {
-    (1, "backprop"): ": call simulate(node, returns) before the backup" + _EACH,
-    (1, "select"): ": the iteration's simulate() and backprop() are missing" + _EACH,
-    (2, "expand"): ": expand() was already called in this iteration; give every child it adds in one call",
-    (2, "select"): ": the iteration's simulate() and backprop() are missing" + _EACH,
-    (2, "backprop"): ": call simulate(node, returns) before the backup" + _EACH,
-    (3, "select"): ": the iteration's backprop() is missing" + _EACH,
-    (3, "expand"): ": the iteration's backprop() is missing" + _EACH,
-    (3, "simulate"): ": simulate() was already called in this iteration; call backprop() next",
-    (0, "expand"): ": an iteration starts with select(path)" + _EACH,
-    (0, "simulate"): ": an iteration starts with select(path)" + _EACH,
-    (0, "backprop"): ": an iteration starts with select(path)" + _EACH,
-}
 
 
 class Tracer:
@@ -250,9 +235,7 @@ class Tracer:
 
     def _expect(self, stage: int, call: str) -> None:
         if self._stage != stage:
-            wanted = ("select", "expand", "simulate", "backprop")[self._stage]
-            hint = _ORDER_HINTS.get((self._stage, call), "")
-            raise MctsvizError(f"{call}() called where {wanted}() was expected (iteration {max(self._iteration, 1)}){hint}")
+            raise order_error(self._stage, call, self._iteration)
 
     def select(self, path: Sequence[Hashable], scores: Sequence[Any] | None = None) -> None:
         """The nodes selection went through, from the root to the leaf where it stopped.
@@ -427,12 +410,7 @@ class Tracer:
             self._held_simulate = Simulate(self._iteration, start, method, values, labels)
 
     def _float_returns(self, returns: Sequence[float]) -> tuple[float, ...]:
-        try:
-            values = tuple(list(map(float, returns)))  # not tuple(map()): see select()
-        except (TypeError, ValueError):
-            raise MctsvizError(f"simulate() returns must be numbers, one per player, not {returns!r}") from None
-        if not all(map(math.isfinite, values)):  # a trace cannot hold them (JSON has no NaN)
-            raise MctsvizError(f"simulate() returns must be finite numbers, not {returns!r}")
+        values = finite_returns(returns)
         # Kept for the next time, but for zeros: -0.0 == 0.0 would hand one the other's sign.
         if type(returns) is tuple and len(self._returns) < 256 and 0.0 not in values:
             self._returns[returns] = values
@@ -452,7 +430,7 @@ class Tracer:
         if self._stage != 3:
             self._expect(3, "backprop")
         if self._full:
-            event = Backprop(self._iteration, full_updates(updates, self._id, self._reported_visits, self._reported_value, self._reward))
+            event = Backprop(self._iteration, full_updates(updates, self._id, self._reported_visits, self._reported_value, finite_reward))
             self._stage = 0
             if self._batch is None:
                 self.recorder(event)
@@ -473,7 +451,7 @@ class Tracer:
                     except (KeyError, TypeError):
                         number = self._id(node)  # raises the clear error
                     if type(reward) is not float or reward - reward != 0.0:  # x - x is 0.0 for every finite x
-                        reward = self._reward(reward)
+                        reward = finite_reward(reward)
                     if number in root_stats:
                         hits.append(len(records))
                     append(Update(number, reward))
@@ -487,7 +465,7 @@ class Tracer:
                     except (KeyError, TypeError):
                         number = self._id(node)  # raises the clear error
                     if type(reward) is not float or reward - reward != 0.0:
-                        reward = self._reward(reward)
+                        reward = finite_reward(reward)
                     if number in root_stats:
                         hits.append(len(numbers))
                     add_number(number)
@@ -555,26 +533,13 @@ class Tracer:
             Backprop(it, tuple(list(map(Update, numbers, rewards)))),
         )
 
-    @staticmethod
-    def _reward(reward: Any) -> float:
-        """``reward`` as a float, or the clear error when it is not a finite number."""
-        try:
-            value = float(reward)
-        except (TypeError, ValueError):
-            raise MctsvizError(f"backprop() rewards must be numbers, not {reward!r}") from None
-        if value - value != 0.0:  # NaN or an infinity
-            raise MctsvizError(f"backprop() rewards must be finite numbers, not {reward!r}")
-        return value
-
     def finish(self) -> None:
         """End the trace with the decision: the root's children and the move each final rule picks.
 
         The recorder is left open (close a TraceWriter, or leave its ``with`` block, after).
         """
         if self._stage:
-            raise MctsvizError(
-                f"finish() inside iteration {self._iteration}: its {('select', 'expand', 'simulate', 'backprop')[self._stage]}() call is missing"
-            )
+            raise MctsvizError(f"finish() inside iteration {self._iteration}: its {STAGES[self._stage]}() call is missing")
         kids = self._root_children
         if self._full:  # the engine's own statistics, as its backups reported them
             visits = [self._reported_visits[k] for k, _, _ in kids]

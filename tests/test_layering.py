@@ -76,7 +76,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # network file named as its evaluator.
     ("nets", ("mctsviz.nets",)),
     ("search", ("mctsviz.search",)),
-    ("trace", ("mctsviz.trace", "mctsviz.tracer")),
+    ("trace", ("mctsviz.trace", "mctsviz.tracer", "mctsviz.tracer_checks")),
     (
         "replay",
         (

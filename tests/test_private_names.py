@@ -11,28 +11,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "mctsviz"
 
-#: Private names still read across modules, each waiting on work in a module another change
-#: owns (the list only shrinks: a new private import fails the test).
-KNOWN: frozenset[tuple[str, str, str]] = frozenset(
-    {
-        # search/ and trace/writer.py are being rebuilt on one sink (issue 32, items 2-3).
-        ("mctsviz.search.phases", "mctsviz.search.records", "_short"),
-        ("mctsviz.trace.writer", "mctsviz.trace.codecs", "_BIN32"),
-        ("mctsviz.trace.writer", "mctsviz.trace.codecs", "_BIN32_PREFIX"),
-        ("mctsviz.trace.writer", "mctsviz.trace.codecs", "_check_level"),
-        ("mctsviz.trace.writer", "mctsviz.trace.codecs", "_make_sink"),
-        ("mctsviz.trace.writer", "mctsviz.trace.codecs", "_zstandard"),
-        ("mctsviz.trace.reader", "mctsviz.trace.codecs", "_ARRAYS"),
-        ("mctsviz.trace.reader", "mctsviz.trace.codecs", "_BIN32"),
-        ("mctsviz.trace.reader", "mctsviz.trace.codecs", "_Budget"),
-        ("mctsviz.trace.reader", "mctsviz.trace.codecs", "_chunks"),
-        ("mctsviz.trace.reader", "mctsviz.trace.codecs", "_StreamDamage"),
-        # the renderers' options and the CLI's split (issue 32, item 6).
-        ("mctsviz.cli.render", "mctsviz.render.output", "_figure_of"),
-        ("mctsviz.sweep", "mctsviz.players", "_search_options"),
-        ("mctsviz.sweep", "mctsviz.players", "_convert"),
-    }
-)
+#: Private names allowed to be read across modules: none (kept so an exception, if one is ever
+#: needed, is written down here with its reason).
+KNOWN: frozenset[tuple[str, str, str]] = frozenset()
 
 
 def _private(name: str) -> bool:

@@ -148,7 +148,7 @@ def test_a_long_line_is_cut_off_before_it_is_read_whole(tmp_path, monkeypatch):
     trace = tmp_path / "long.jsonl.gz"
     trace.write_bytes(gzip_repeat(header_line(), b"7" * (4 * MIB), 12))
     chunks = 0
-    real = trace_reader._chunks
+    real = trace_reader.chunks
 
     def counting(*args, **kwargs):
         nonlocal chunks
@@ -156,7 +156,7 @@ def test_a_long_line_is_cut_off_before_it_is_read_whole(tmp_path, monkeypatch):
             chunks += len(chunk)
             yield chunk
 
-    monkeypatch.setattr(trace_reader, "_chunks", counting)
+    monkeypatch.setattr(trace_reader, "chunks", counting)
     notes: list[str] = []
     assert len(list(trace_reader.read_trace(trace, on_warning=notes.append))) == 1  # the header
     assert len(notes) == 1 and "line 2: longer than 16 MiB" in notes[0] and "kept the 0 complete iterations" in notes[0]

@@ -173,7 +173,7 @@ def _plot_bytes(figure: Any, fmt: str) -> bytes:
 
     if fmt not in ("svg", "pdf", "png"):
         raise MctsvizError(f"a plot cannot be written as {fmt!r}; choose one of: svg, pdf, png")
-    fig = _figure_of(figure)
+    fig = owning_figure(figure)
     info = _figure_provenance(fig)
     description = " | ".join(provenance_text(p) for p in info)
     creator = f"mctsviz {__version__} (matplotlib {matplotlib.__version__})"
@@ -194,7 +194,8 @@ def _plot_bytes(figure: Any, fmt: str) -> bytes:
     return buf.getvalue()
 
 
-def _figure_of(figure: Any) -> Any:
+def owning_figure(figure: Any) -> Any:
+    """The matplotlib Figure that holds ``figure``: a Figure, an Axes or subfigure, or the first of a list of axes."""
     if isinstance(figure, (list, tuple)):
         if not figure:
             raise MctsvizError("nothing to write: an empty list of axes")

@@ -34,7 +34,7 @@ from ..trace.events import (
 )
 from ..types import Action, Evaluator, Game, Recorder, State
 from . import fast, policies
-from .records import _short, checked_returns, score_records
+from .records import checked_returns, score_records, short_repr
 from .tree import Memory, SearchResult, Tree
 
 __all__ = ["Engine", "resolve_evaluator"]
@@ -318,14 +318,14 @@ class Engine:
         result = self.evaluator(state)  # type: ignore[misc]
         shape = "(priors, values): priors a map from action to a finite number >= 0, or None; values one number per player"
         if not isinstance(result, (tuple, list)) or len(result) != 2:
-            raise MctsvizError(f"evaluator {self.options.evaluator} returned {_short(result)}: expected {shape}")
+            raise MctsvizError(f"evaluator {self.options.evaluator} returned {short_repr(result)}: expected {shape}")
         priors, values = result
         if priors is not None:
             ok = isinstance(priors, Mapping) and all(
                 isinstance(p, (int, float)) and not isinstance(p, bool) and math.isfinite(p) and p >= 0 for p in priors.values()
             )
             if not ok:
-                raise MctsvizError(f"evaluator {self.options.evaluator} returned priors {_short(priors)}: expected {shape}")
+                raise MctsvizError(f"evaluator {self.options.evaluator} returned priors {short_repr(priors)}: expected {shape}")
         return priors, values
 
     def _prior(self, node: int, action: Action, count: int) -> float:

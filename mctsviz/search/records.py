@@ -15,10 +15,10 @@ from ..options import SearchOptions
 from ..trace.events import Score
 from . import policies
 
-__all__ = ["checked_returns", "score_records"]
+__all__ = ["checked_returns", "score_records", "short_repr"]
 
 
-def _short(value: Any, limit: int = 80) -> str:
+def short_repr(value: Any, limit: int = 80) -> str:
     """``repr(value)`` cut to one short line for an error message."""
     text = repr(value).replace("\n", " ")
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -34,7 +34,7 @@ def checked_returns(raw: Any, method: str, num_players: int) -> tuple[float, ...
     try:
         returns = tuple(map(float, raw))
     except (TypeError, ValueError):
-        raise MctsvizError(f"{method} returned {_short(raw)}: expected one number per player") from None
+        raise MctsvizError(f"{method} returned {short_repr(raw)}: expected one number per player") from None
     if len(returns) != num_players:
         raise MctsvizError(f"{method} returned {len(returns)} values for {num_players} players")
     if not all(map(math.isfinite, returns)):

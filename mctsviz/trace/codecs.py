@@ -13,7 +13,26 @@ from typing import IO, Any
 from ..errors import MctsvizError
 from . import limits
 
-__all__ = ["COMPRESSION_SUFFIXES", "DEFAULT_LEVELS", "FORMAT_SUFFIXES", "PARTIAL_SUFFIX", "compression_of", "format_of", "trace_stem", "trace_suffix"]
+__all__ = [
+    "ARRAY_HEADS",
+    "BIN32",
+    "BIN32_PREFIX",
+    "COMPRESSION_SUFFIXES",
+    "DEFAULT_LEVELS",
+    "FORMAT_SUFFIXES",
+    "PARTIAL_SUFFIX",
+    "ReadBudget",
+    "StreamDamage",
+    "check_level",
+    "chunks",
+    "compression_of",
+    "format_of",
+    "make_sink",
+    "trace_stem",
+    "trace_suffix",
+    "zstandard_module",
+]
+
 
 PARTIAL_SUFFIX = ".partial"
 #: Default compression levels: the fastest, since traces are compressed while the search runs
@@ -32,9 +51,9 @@ _GZIP_PIECE = 1 << 16
 
 
 #: A MessagePack frame is a bin32 (marker, big-endian length) holding an array of events.
-_BIN32_PREFIX = struct.Struct(">BI")
-_BIN32 = 0xC6
-_ARRAYS = (0xDC, 0xDD)  # array16, array32 (a fixarray is 0x90-0x9F)
+BIN32_PREFIX = struct.Struct(">BI")
+BIN32 = 0xC6
+ARRAY_HEADS = (0xDC, 0xDD)  # array16, array32 (a fixarray is 0x90-0x9F)
 _COMPRESSION_SUFFIXES = (".gz", ".zst", ".zstd")
 
 
@@ -84,7 +103,7 @@ def format_of(path: str | os.PathLike[str]) -> str:
     return "msgpack" if name.endswith(".msgpack") else "jsonl"
 
 
-def _zstandard() -> Any:
+def zstandard_module() -> Any:
     try:
         import zstandard
     except ImportError:
@@ -92,7 +111,7 @@ def _zstandard() -> Any:
     return zstandard
 
 
-def _check_level(codec: str, level: int | None) -> int | None:
+def check_level(codec: str, level: int | None) -> int | None:
     if codec == "none":
         return None
     if level is None:
@@ -147,7 +166,7 @@ class _GzipSink:
 
 class _ZstdSink:
     def __init__(self, handle: IO[bytes], level: int) -> None:
-        zstandard = _zstandard()
+        zstandard = zstandard_module()
         self.handle = handle
         self.flush_block = zstandard.COMPRESSOBJ_FLUSH_BLOCK
         self.compressor = zstandard.ZstdCompressor(level=level, write_checksum=True).compressobj()
@@ -166,7 +185,7 @@ class _ZstdSink:
         self.handle.flush()
 
 
-def _make_sink(codec: str, handle: IO[bytes], level: int | None) -> Any:
+def make_sink(codec: str, handle: IO[bytes], level: int | None) -> Any:
     if codec == "gzip":
         return _GzipSink(handle, level)  # type: ignore[arg-type]
     if codec == "zstd":
@@ -174,7 +193,7 @@ def _make_sink(codec: str, handle: IO[bytes], level: int | None) -> Any:
     return _PlainSink(handle)
 
 
-class _StreamDamage(Exception):
+class StreamDamage(Exception):
     """The bytes of a file end or break in the middle (after the lines already yielded)."""
 
 
@@ -197,7 +216,7 @@ def _open_for_reading(path: Path) -> IO[bytes]:
         raise MctsvizError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
-class _Budget:
+class ReadBudget:
     """What one read of a trace has spent of the limits in :mod:`mctsviz.trace.limits`."""
 
     __slots__ = ("path", "max_expansion", "produced", "idle_bytes", "idle_frames", "idle_members")
@@ -238,8 +257,8 @@ class _Budget:
             raise MctsvizError(f"{self.path}: more than {limits.MAX_IDLE_FRAMES} empty {kind}s: not a trace")
 
 
-def _chunks(path: Path, budget: _Budget, unit: str = "line", skip: int = 0) -> Iterator[bytes]:
-    """The decompressed bytes of ``path`` in chunks; raises _StreamDamage at a broken end.
+def chunks(path: Path, budget: ReadBudget, unit: str = "line", skip: int = 0) -> Iterator[bytes]:
+    """The decompressed bytes of ``path`` in chunks; raises StreamDamage at a broken end.
 
     ``skip`` leaves out that many decompressed bytes first: an uncompressed file seeks there, a
     compressed one is decompressed and dropped up to there (no random access into gzip or zstd).
@@ -263,7 +282,7 @@ def _chunks(path: Path, budget: _Budget, unit: str = "line", skip: int = 0) -> I
                 handle.seek(skip)
                 first = handle.read(_CHUNK)
                 if not first:
-                    raise _StreamDamage(f"the file ends before byte {skip} (it changed since it was indexed?)")
+                    raise StreamDamage(f"the file ends before byte {skip} (it changed since it was indexed?)")
             yield first
             while True:
                 block = handle.read(_CHUNK)
@@ -280,7 +299,7 @@ def _chunks(path: Path, budget: _Budget, unit: str = "line", skip: int = 0) -> I
                 left = 0
             yield out
         if left:
-            raise _StreamDamage(f"the data ends before byte {skip} (the file changed since it was indexed?)")
+            raise StreamDamage(f"the data ends before byte {skip} (the file changed since it was indexed?)")
 
 
 class _Corrupt(Exception):
@@ -291,7 +310,7 @@ class _Corrupt(Exception):
         self.piece = piece
 
 
-def _inflated(handle: IO[bytes], first: bytes, codec: str, budget: _Budget) -> Iterator[bytes]:
+def _inflated(handle: IO[bytes], first: bytes, codec: str, budget: ReadBudget) -> Iterator[bytes]:
     """The decompressed bytes of a gzip or zstd file, up to the first corrupt byte.
 
     A decompressor that meets corrupt data raises, dropping the output of the call that met
@@ -319,7 +338,7 @@ def _inflated(handle: IO[bytes], first: bytes, codec: str, budget: _Budget) -> I
                     yield out
         except _Corrupt:
             pass
-        raise _StreamDamage(str(exc)) from None
+        raise StreamDamage(str(exc)) from None
 
 
 def _gunzip(handle: IO[bytes], data: bytes, careful: int = -1, empty: Callable[[str], None] | None = None) -> Iterator[bytes]:
@@ -339,7 +358,7 @@ def _gunzip(handle: IO[bytes], data: bytes, careful: int = -1, empty: Callable[[
                 tail = decompressor.flush()
                 if tail:
                     yield tail
-                raise _StreamDamage("the gzip data ends early (an interrupted write?)")
+                raise StreamDamage("the gzip data ends early (an interrupted write?)")
         end = min(at + _GZIP_PIECE, len(data))
         step = 1 if piece == careful else end - at
         piece += 1
@@ -367,7 +386,7 @@ def _gunzip(handle: IO[bytes], data: bytes, careful: int = -1, empty: Callable[[
                     if not rest:
                         return
                 if rest[:2] != _GZIP_MAGIC:
-                    raise _StreamDamage("unexpected bytes after the end of the gzip data")
+                    raise StreamDamage("unexpected bytes after the end of the gzip data")
                 decompressor = zlib.decompressobj(zlib.MAX_WBITS | 16)
                 data, at = rest, 0
                 break
@@ -380,7 +399,7 @@ def _unzstd(handle: IO[bytes], data: bytes, careful: int = -1, empty: Callable[[
     is told of each frame that decompresses to nothing. Raises _Corrupt naming the piece that
     broke.
     """
-    zstandard = _zstandard()
+    zstandard = zstandard_module()
     factory = zstandard.ZstdDecompressor()
     decompressor = factory.decompressobj()
     fed = False  # has the current decompressor started a frame?
@@ -412,5 +431,5 @@ def _unzstd(handle: IO[bytes], data: bytes, careful: int = -1, empty: Callable[[
         data = handle.read(_CHUNK)
         if not data:
             if fed and not decompressor.eof:
-                raise _StreamDamage("the zstd data ends early (an interrupted write?)")
+                raise StreamDamage("the zstd data ends early (an interrupted write?)")
             return

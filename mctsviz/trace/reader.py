@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import MctsvizError
 from . import limits
 from .blocks import BlockRead, read_block
-from .codecs import _ARRAYS, _BIN32, _Budget, _chunks, _StreamDamage, format_of
+from .codecs import ARRAY_HEADS, BIN32, ReadBudget, StreamDamage, chunks, format_of
 from .events import (
     Backprop,
     Block,
@@ -60,7 +60,7 @@ class ResumePoint:
     nodes: int
 
 
-def _line_batches(path: Path, budget: _Budget, skip: int = 0, count: int = 0) -> Iterator[tuple[list[bytes], bool, int]]:
+def _line_batches(path: Path, budget: ReadBudget, skip: int = 0, count: int = 0) -> Iterator[tuple[list[bytes], bool, int]]:
     """The lines of ``path`` (without newlines) a chunk at a time, whether they ended in one, and
     the byte (in the decompressed stream) where the first of them starts.
 
@@ -72,12 +72,12 @@ def _line_batches(path: Path, budget: _Budget, skip: int = 0, count: int = 0) ->
     first = not skip
     at = skip  # where the next chunk starts
     start = skip  # where ``pending`` starts
-    for chunk in _chunks(path, budget, skip=skip):
+    for chunk in chunks(path, budget, skip=skip):
         chunk_at = at
         at += len(chunk)
         if first:
             end = chunk.find(b"\n", 0, 65536)
-            if len(chunk) > 5 and chunk[0] == _BIN32 and (0x90 <= chunk[5] <= 0x9F or chunk[5] in _ARRAYS):
+            if len(chunk) > 5 and chunk[0] == BIN32 and (0x90 <= chunk[5] <= 0x9F or chunk[5] in ARRAY_HEADS):
                 raise MctsvizError(f"{path}: line 1: the file is a MessagePack trace but its name does not end in .msgpack (rename it)")
             if b"\x00" in chunk[: end if end >= 0 else 65536]:
                 raise MctsvizError(f"{path}: line 1: binary data: not a trace file")
@@ -124,7 +124,7 @@ class _Damage(Exception):
         self.reason = reason
 
 
-def _jsonl_events(source: Path, budget: _Budget, start: ResumePoint | None = None) -> Iterator[tuple[int, Any, int]]:
+def _jsonl_events(source: Path, budget: ReadBudget, start: ResumePoint | None = None) -> Iterator[tuple[int, Any, int]]:
     """``(line number, event, where the line starts)`` for each line of a JSON Lines trace, the
     checked header first (from ``start``: its header, then the lines from there)."""
     number = 0
@@ -155,22 +155,22 @@ def _jsonl_events(source: Path, budget: _Budget, start: ResumePoint | None = Non
             yield number, event, line_at
 
 
-def _frames(source: Path, budget: _Budget, skip: int = 0, number: int = 0) -> Iterator[tuple[int, bytes, int]]:
+def _frames(source: Path, budget: ReadBudget, skip: int = 0, number: int = 0) -> Iterator[tuple[int, bytes, int]]:
     """``(frame number, payload, where the frame starts)`` for each frame of a MessagePack trace
     (from byte ``skip``, after ``number`` frames, when given)."""
     pending = bytearray()  # grown in place: a frame may span many chunks
     at = skip  # where pending starts
-    for chunk in _chunks(source, budget, "frame", skip):
+    for chunk in chunks(source, budget, "frame", skip):
         if not number and not pending:
             if chunk[:1] == b"{":
                 raise MctsvizError(f"{source}: frame 1: the file is a JSON Lines trace but its name ends in .msgpack (rename it)")
-            if chunk[0] != _BIN32:
+            if chunk[0] != BIN32:
                 raise MctsvizError(f"{source}: frame 1: not a MessagePack trace (it does not start with a frame)")
         pending += chunk
         start = 0
         available = len(pending)
         while available - start >= 5:
-            if pending[start] != _BIN32:
+            if pending[start] != BIN32:
                 raise _Damage(number + 1, "not the start of a frame (a damaged file?)")
             size = int.from_bytes(pending[start + 1 : start + 5], "big")
             if size > limits.MAX_LINE_BYTES:  # refused before it is held
@@ -187,7 +187,7 @@ def _frames(source: Path, budget: _Budget, skip: int = 0, number: int = 0) -> It
         raise _Damage(number + 1, "the file ends in the middle of this frame (an interrupted write?)")
 
 
-def _msgpack_events(source: Path, budget: _Budget, start: ResumePoint | None = None, whole: bool = False) -> Iterator[tuple[int, Any, int]]:
+def _msgpack_events(source: Path, budget: ReadBudget, start: ResumePoint | None = None, whole: bool = False) -> Iterator[tuple[int, Any, int]]:
     """``(frame number, event, where the frame starts)`` for each event of a MessagePack trace,
     the checked header first (from ``start``: its header, then the frames from there).
 
@@ -277,7 +277,7 @@ def read_trace(
             damage when ``strict``.
     """
     source = Path(path)
-    budget = _Budget(source, max_expansion)
+    budget = ReadBudget(source, max_expansion)
 
     def warn(message: str) -> None:
         if on_warning is not None:
@@ -371,7 +371,7 @@ def read_trace(
             raise MctsvizError(f"{source}: {unit} {exc.number}: {exc.reason}") from None
         _damage(source, unit, exc.number, exc.reason, iteration_done, strict, warn)
         return
-    except _StreamDamage as exc:
+    except StreamDamage as exc:
         if not header_seen:
             raise MctsvizError(f"{source}: {unit} 1: {exc}") from None
         _damage(source, unit, number + 1, str(exc), iteration_done, strict, warn)

@@ -18,14 +18,14 @@ from ..errors import MctsvizError
 from ..fileutil import atomic_open
 from .blocks import BLOCK_ITERATIONS, MAX_BLOCK_ITERATIONS, BlockBuilder, BlockColumns
 from .codecs import (
-    _BIN32,
-    _BIN32_PREFIX,
+    BIN32,
+    BIN32_PREFIX,
     PARTIAL_SUFFIX,
-    _check_level,
-    _make_sink,
-    _zstandard,
+    check_level,
     compression_of,
     format_of,
+    make_sink,
+    zstandard_module,
 )
 from .events import (
     SCHEMA_VERSION,
@@ -140,9 +140,9 @@ class TraceWriter:
         self.path = Path(path)
         self.partial_path = self.path.with_name(self.path.name + PARTIAL_SUFFIX)
         self.codec = compression_of(self.path)
-        self.level = _check_level(self.codec, level)
+        self.level = check_level(self.codec, level)
         if self.codec == "zstd":
-            _zstandard()
+            zstandard_module()
         if not isinstance(flush_every, int) or isinstance(flush_every, bool) or flush_every < 1:
             raise MctsvizError(f"bad flush_every {flush_every!r}: expected an integer >= 1")
         self.flush_every = flush_every
@@ -218,7 +218,7 @@ class TraceWriter:
         if self._digest is not None:
             self._digest.handle = handle
             handle = self._digest  # type: ignore[assignment]  # a file's write and flush
-        self._sink = _make_sink(self.codec, handle, self.level)
+        self._sink = make_sink(self.codec, handle, self.level)
 
     @property
     def written_key(self) -> tuple[int, str] | None:
@@ -463,7 +463,7 @@ class TraceWriter:
         # A MessagePack array's header, then its items: what msgspec writes for the list of events.
         head = bytes([0x90 | total]) if total < 16 else b"\xdc" + total.to_bytes(2, "big") if total < 65536 else b"\xdd" + total.to_bytes(4, "big")
         payload = head + b"".join(parts)
-        data = _BIN32_PREFIX.pack(_BIN32, len(payload)) + payload
+        data = BIN32_PREFIX.pack(BIN32, len(payload)) + payload
         with _sigint_deferred():
             self._write(data)
         if self.on_written is not None:
@@ -515,7 +515,7 @@ class TraceWriter:
         self._check_open()
         if self.format == "msgpack":
             payload = MSGPACK_ENCODER.encode(events)
-            data = _BIN32_PREFIX.pack(_BIN32, len(payload)) + payload
+            data = BIN32_PREFIX.pack(BIN32, len(payload)) + payload
         else:
             data = encode_lines(events)
         with _sigint_deferred():
