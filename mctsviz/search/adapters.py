@@ -41,7 +41,7 @@ KERNEL_MAX_CELLS = 62
 #: every (heap, count) move of the start position as one bit of another.
 KERNEL_MAX_NIM_HEAPS, KERNEL_MAX_NIM_HEAP, KERNEL_MAX_NIM_ACTIONS = 10, 63, 62
 
-# The kernel's game codes (``mctsviz.search.kernel``: TICTACTOE, CONNECT4, NIM, PAIR).
+# The kernel's game codes (``mctsviz.search.kernelgames``: TICTACTOE, CONNECT4, NIM, PAIR).
 _TICTACTOE, _CONNECT4, _NIM, _PAIR = range(4)
 
 

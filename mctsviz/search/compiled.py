@@ -3,7 +3,8 @@
 The engine has started (its tree holds the root, the header is written); :func:`run` copies
 the root and the rng's Mersenne Twister state into the kernel's arrays, runs iterations in
 chunks (between chunks: the deadline, the progress callback, room for more nodes), turns the
-kernel's log into the same events the Python engine emits when there is a recorder, and
+kernel's log into the same events the Python engine emits when there is a recorder
+(``mctsviz.search.emitters``), and
 leaves a :class:`KernelTree` in ``engine.tree``: the tree's lists made from the arrays only
 when read, so a search whose tree nobody inspects never pays for them.
 
@@ -22,11 +23,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..options import SearchOptions
-from ..trace.events import EXPAND_RULES, SIMULATE_METHODS, Backprop, Block, Expand, NewChild, Score, Select, Simulate, Step, Update
-from ..trace.sink import BlockRecorder, EncodedRecorder
+from ..trace.sink import EncodedRecorder
 from . import kernel as K
+from . import kernelgames as G
 from .adapters import adapter_for
-from .records import score_records
+from .emitters import RETURNS, BlockMaker, EventEmitter
 from .tree import ChildStats, Tree
 
 if TYPE_CHECKING:
@@ -58,9 +59,6 @@ UPFRONT = 1 << 17
 HUGE_PAGES = 1 << 22
 
 _EXPANDS = {"one": K.EXPAND_ONE, "one-random": K.EXPAND_ONE_RANDOM, "all": K.EXPAND_ALL, "second-visit": K.EXPAND_SECOND_VISIT}
-_RULES = ("new", "leaf", "score")
-#: The returns (X, O) of a game over, by the kernel's status (X won, O won, a draw).
-RETURNS = {1: (1.0, -1.0), 2: (-1.0, 1.0), 3: (0.0, 0.0)}
 _TABLES: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 _LOGS: np.ndarray | None = None
 #: Visit counts whose logarithm (and inverse square root, for estimates) the kernel looks up.
@@ -159,15 +157,15 @@ class KernelState:
 
     @property
     def connect4(self) -> bool:
-        return bool(self.kind == K.CONNECT4)
+        return bool(self.kind == G.CONNECT4)
 
     def packed(self, state: Any) -> tuple[int, int, int]:
         """The kernel's (x, o, status) of a game state."""
-        if self.kind == K.NIM:
+        if self.kind == G.NIM:
             player, heaps = state
             x = sum(h << (K.NIM_BITS * i) for i, h in enumerate(heaps))
             return x, player, 0 if x else (2 if player == 0 else 1)
-        if self.kind == K.PAIR:
+        if self.kind == G.PAIR:
             x = sum(1 << i for i, m in enumerate(state) if m == 1)
             o = sum(1 << i for i, m in enumerate(state) if m == 2)
             full = (x | o) == int(self.board[2][2])
@@ -180,10 +178,10 @@ class KernelState:
 
     def state_of(self, x: int, o: int, status: int) -> Any:
         """The game state of the kernel's (x, o, status)."""
-        if self.kind == K.NIM:
+        if self.kind == G.NIM:
             mask = (1 << K.NIM_BITS) - 1
             return (o, tuple((x >> (K.NIM_BITS * i)) & mask for i in range(int(self.board[2][0]))))
-        if self.kind == K.PAIR:
+        if self.kind == G.PAIR:
             return tuple(1 if x >> i & 1 else 2 if o >> i & 1 else 0 for i in range(int(self.board[2][0])))
         return (x, o, status) if self.connect4 else (x, o)
 
@@ -216,13 +214,13 @@ class KernelState:
 
     @property
     def size(self) -> int:
-        return int(self.counters[K.C_NODES])
+        return int(self.counters[G.C_NODES])
 
     def reserve(self, iterations: int) -> None:
         """Make room for the nodes and edge slots ``iterations`` more iterations may add (each
         makes at most ``per_iteration`` nodes and one parent's slots)."""
         _grow(self.nodes, self.size + iterations * self.per_iteration)
-        need = int(self.counters[K.C_SLOTS]) + iterations * self.max_branch
+        need = int(self.counters[G.C_SLOTS]) + iterations * self.max_branch
         capacity = len(self.edges)
         if need > capacity:
             # The edges are one array of records: resized in place (realloc moves a large block
@@ -235,7 +233,7 @@ class KernelState:
         """The state keys of nodes ``first`` to ``end - 1``: one string, and each key's length."""
         n = self.columns
         x, o, status = n["x"][first:end], n["o"][first:end], n["status"][first:end]
-        if self.kind == K.NIM:  # Nim: keys are numbers, not cells; few nodes, asked one by one
+        if self.kind == G.NIM:  # Nim: keys are numbers, not cells; few nodes, asked one by one
             key, state_of = self.game.state_key, self.state_of
             texts = [key(state_of(*v)) for v in zip(x.tolist(), o.tolist(), status.tolist())]
             return "".join(texts), np.array([len(t) for t in texts], dtype=np.int64)
@@ -295,10 +293,10 @@ def run(engine: Engine, iterations: int | None, deadline: float | None, progress
     warm_up()
     state = KernelState(engine, CHUNK if iterations is None else min(iterations, UPFRONT))
     record = engine.recorder is not None
-    blocks = _BlockMaker.for_engine(engine, state)
+    blocks = BlockMaker.for_engine(engine, state)
     chunk = CHUNK if blocks is None else blocks.size
     wire = _wire_emitter(engine, state)
-    emitter = _Emitter(engine, state) if record and blocks is None and wire is None else None
+    emitter = EventEmitter(engine, state) if record and blocks is None and wire is None else None
     log_path = np.zeros(chunk * (state.max_depth + 2) if record else 1, dtype=np.int64)
     log_iter = np.zeros((chunk, 6) if record else (1, 6), dtype=np.int64)
     log_roll = np.zeros(chunk * (state.max_depth + 1) if engine.full else 1, dtype=np.int64)
@@ -311,7 +309,7 @@ def run(engine: Engine, iterations: int | None, deadline: float | None, progress
             break
         count = int(min(chunk, limit - done))
         state.reserve(count)
-        state.counters[K.C_PATH] = state.counters[K.C_ROLL] = 0
+        state.counters[G.C_PATH] = state.counters[G.C_ROLL] = 0
         K.run_iterations(
             count,
             tuple(state.nodes),
@@ -338,7 +336,7 @@ def run(engine: Engine, iterations: int | None, deadline: float | None, progress
         if progress is not None:
             progress(done)
     # The rng goes on from where the kernel left it, as the Python engine's would.
-    engine.rng.setstate((state.rng_version, tuple(state.mt.tolist()) + (int(state.counters[K.C_MT_POS]),), None))
+    engine.rng.setstate((state.rng_version, tuple(state.mt.tolist()) + (int(state.counters[G.C_MT_POS]),), None))
     engine.tree = KernelTree(engine.game, state)
     return done
 
@@ -351,7 +349,7 @@ def _wire_emitter(engine: Engine, state: KernelState) -> Any:
     from .wire import WireEmitter
 
     # A watcher of the written trace (the write-time index) folds the iterations as compact blocks.
-    stand_ins = _BlockMaker(engine, state, CHUNK, lambda block: None)
+    stand_ins = BlockMaker(engine, state, CHUNK, lambda block: None)
     return WireEmitter(engine, state, recorder, stand_ins.piece, RETURNS)
 
 
@@ -459,230 +457,6 @@ def _compile() -> None:
     K.palette(np.zeros(1, dtype="<u8"), np.zeros(1, dtype=np.uint8), np.zeros(256, dtype="<u8"))
 
 
-class _Emitter:
-    """Turns the kernel's log into the events the Python engine records, iteration by iteration.
-
-    It keeps its own copy of the statistics (updated as backpropagation reports) for the
-    full level's before/after values and score tables, computed by the same
-    :func:`score_records` the Python engine uses.
-    """
-
-    def __init__(self, engine: Engine, state: KernelState) -> None:
-        self.engine = engine
-        self.state = state
-        self.arrays = state.columns
-        self.recorder = engine.recorder
-        self.full = engine.full
-        self.options = engine.options
-        self.rollout = engine.options.rollout
-        self.game = engine.game
-        tree = engine.tree
-        self.count = len(tree)  # nodes already announced (the root, and its children at second-visit)
-        self.visits = list(tree.visits)
-        self.value = list(tree.value)
-        self.mover = list(tree.mover)
-        self.children = [list(k) for k in tree.children]
-        self.labels = list(tree.label)
-        self.prior = list(tree.prior)
-        self.label_of = {a: self.game.action_label(action) for a, action in enumerate(state.actions)}
-        self.log_shift = 1 if self.options.log == "ln-n1" else 0
-        self.rewards = {s: tuple((r + 1.0) / 2.0 for r in v) if self.options.reward == "01" else v for s, v in RETURNS.items()}
-
-    def _state(self, node: int) -> Any:
-        n = self.state.nodes
-        return self.state.state_of(int(n[0][node]), int(n[1][node]), int(n[2][node]))
-
-    def _add_nodes(self, end: int) -> list[NewChild]:
-        """Announce the nodes the kernel made up to ``end`` (ids in creation order)."""
-        n = self.arrays  # this chunk's arrays (growing the tree between chunks replaces them)
-        status, mover, parent, action, legal = n["status"], n["mover"], n["parent"], n["action"], n["legal"]
-        records = []
-        key = self.game.state_key
-        for node in range(self.count, end):
-            p = int(parent[node])
-            label = self.label_of[int(action[node])]
-            prior = 1.0 / int(legal[p])
-            m = int(mover[node])
-            self.visits.append(0)
-            self.value.append(0.0)
-            self.mover.append(m)
-            self.children.append([])
-            self.children[p].append(node)
-            self.labels.append(label)
-            self.prior.append(prior)
-            records.append(NewChild(node, label, key(self._state(node)), prior, m, bool(status[node]), 0, 0.0, False))
-        self.count = end
-        return records
-
-    def _scores(self, node: int) -> tuple[Score, ...]:
-        return score_records(self.options, self.children[node], self.visits[node], self.visits, self.value, self.prior, self.labels)
-
-    def _ucb1_scores(self, node: int) -> tuple[Score, ...]:
-        """``score_records`` for UCB1, inlined as the Python engine's fast loop inlines it:
-        W/n + C * sqrt(ln N / n), the same operations in the same order (tests compare bytes)."""
-        visits, value, labels, prior = self.visits, self.value, self.labels, self.prior
-        arg = visits[node] + self.log_shift
-        ln_n = math.log(arg if arg > 0 else 1)
-        c, sqrt = self.options.c, math.sqrt
-        out = []
-        for k in self.children[node]:
-            n = visits[k]
-            if n == 0:  # +infinity: recorded as None, the events' convention
-                out.append(Score(k, labels[k], 0, value[k], prior[k], None, None, None))
-            else:
-                exploit = value[k] / n
-                explore = c * sqrt(ln_n / n)
-                out.append(Score(k, labels[k], n, value[k], prior[k], exploit, explore, exploit + explore))
-        return tuple(out)
-
-    def emit(self, done: int, count: int, log_path: np.ndarray, log_iter: np.ndarray, log_roll: np.ndarray) -> None:
-        recorder, full, options = self.recorder, self.full, self.options
-        assert recorder is not None
-        self.arrays = self.state.columns
-        visits, value, mover = self.visits, self.value, self.mover
-        status_of = self.state.nodes[2]
-        paths = log_path.tolist()
-        table = log_iter[:count].tolist()
-        rolls = log_roll.tolist() if full else None
-        path_at = roll_at = 0
-        scores_of = self._ucb1_scores if options.policy == "ucb1" else self._scores
-        for i in range(count):
-            iteration = done + i + 1
-            path_end, sim, rule, status, nodes_end, roll_end = table[i]
-            path = paths[path_at:path_end]
-            path_at = path_end
-            steps = None
-            if full:
-                steps = tuple(Step(node, chosen, visits[node], scores_of(node)) for node, chosen in zip(path, path[1:]))
-            recorder(Select(iteration, tuple(path), steps))
-            leaf = path[-1]
-            new = self._add_nodes(nodes_end)
-            scores = None
-            if rule == K.RULE_SCORE and full:
-                scores = scores_of(leaf)
-            recorder(Expand(iteration, leaf, tuple(new), sim, _RULES[rule], scores))
-            terminal = bool(status_of[sim])
-            rollout_labels: tuple[str, ...] | None = None
-            if full:
-                assert rolls is not None
-                rollout_labels = () if terminal else tuple(self.label_of[a] for a in rolls[roll_at:roll_end])
-                roll_at = roll_end
-            recorder(Simulate(iteration, sim, "terminal" if terminal else self.rollout, RETURNS[status], rollout_labels, None))
-            rewards = self.rewards[status]
-            if sim != leaf:
-                path.append(sim)
-            updates = []
-            for node in reversed(path):
-                reward = rewards[mover[node]]
-                before_n, before_w = visits[node], value[node]
-                after_n = visits[node] = before_n + 1
-                after_w = value[node] = before_w + reward
-                updates.append(Update(node, reward, before_n, before_w, after_n, after_w) if full else Update(node, reward))
-            recorder(Backprop(iteration, tuple(updates)))
-
-
-class _BlockMaker:
-    """Writes each chunk's iterations as one block (``mctsviz.trace.blocks``) with array operations.
-
-    Used when the recorder stores blocks (a compact MessagePack :class:`TraceWriter`): the
-    columns are exactly those the writer's :class:`BlockBuilder` makes from the Python engine's
-    events, so both engines write the same bytes, with no Python object per event here.
-    """
-
-    def __init__(self, engine: Engine, state: KernelState, size: int, record_block: Callable[[Block], None]) -> None:
-        self.state = state
-        self.size = size
-        self.record_block = record_block
-        self.count = len(engine.tree)
-        game = engine.game
-        self.labels = np.array([game.action_label(action) for action in state.actions], dtype=object)
-        self.method = SIMULATE_METHODS.index(engine.options.rollout)
-        self.terminal = SIMULATE_METHODS.index("terminal")
-        self.rules = np.array([EXPAND_RULES.index(rule) for rule in _RULES], dtype=np.uint8)  # by kernel code
-        self.returns = np.array([(0.0, 0.0), *(RETURNS[s] for s in (1, 2, 3))], dtype="<f8")  # by status
-        self.reward01 = engine.options.reward == "01"
-        self.rewards = np.zeros(size * (state.max_depth + 3), dtype="<f8")
-        self.codes = np.zeros(len(self.rewards), dtype=np.uint8)
-        self.values = np.zeros(256, dtype="<u8")
-        self.game = game
-
-    def piece(self, done: int, first_node: int, start: int, stop: int, log_path: np.ndarray, log_iter: np.ndarray) -> list[Block]:
-        """The block of a chunk's iterations ``start`` to ``stop - 1`` (its first node ``first_node``)."""
-        made: list[Block] = []
-        self.record_block = made.append
-        self.count = first_node
-        base = int(log_iter[start - 1, 0]) if start else 0
-        table = log_iter[start:stop].copy()
-        table[:, 0] -= base
-        self.write(done + start, stop - start, log_path[base:], table)
-        return made
-
-    def _palette(self, column: np.ndarray) -> tuple[bytes, bytes]:
-        """``column`` as palette indices and palette, as ``mctsviz.trace.blocks.palette`` makes them."""
-        column = np.ascontiguousarray(column, dtype="<f8")
-        distinct = K.palette(column.view("<u8"), self.codes, self.values)
-        if distinct < 0:
-            return column.tobytes(), b""
-        return self.codes[: len(column)].tobytes(), self.values[:distinct].tobytes()
-
-    @classmethod
-    def for_engine(cls, engine: Engine, state: KernelState) -> _BlockMaker | None:
-        """The block maker for a compact search whose recorder stores blocks, else None."""
-        recorder = engine.recorder
-        if engine.full or not isinstance(recorder, BlockRecorder):
-            return None
-        size = recorder.block_size()
-        if not isinstance(size, int) or size < 1:
-            return None
-        return cls(engine, state, size, recorder.record_block)
-
-    def write(self, done: int, count: int, log_path: np.ndarray, log_iter: np.ndarray) -> None:
-        n = self.state.columns
-        table = log_iter[:count]
-        path_end, sim, status, nodes_end = table[:, 0], table[:, 1], table[:, 3], table[:, 4]
-        starts = np.concatenate(([0], path_end[:-1]))
-        path_lengths = path_end - starts
-        path = log_path[: path_end[-1]]
-        first, end = self.count, int(nodes_end[-1])
-        self.count = end
-        nodes = np.arange(first, end)
-        # Labels numbered in order of first use, as the builder numbers them.
-        actions = n["action"][first:end].astype(np.int64)
-        used, at = np.unique(actions, return_index=True)
-        order = np.argsort(at, kind="stable")
-        code = np.zeros(len(self.labels), dtype="<u4")
-        code[used[order]] = np.arange(len(used), dtype="<u4")
-        keys, key_lengths = self.state.keys_of(first, end)
-        terminal = n["status"][sim] != 0
-        rewards = self.rewards[: len(path) + count]
-        total = K.backup_rewards(count, log_path, table, n["mover"], self.reward01, rewards)
-        update_reward, reward_values = self._palette(rewards[:total])
-        returns, return_values = self._palette(self.returns[status].reshape(-1))
-        block = Block(
-            done + 1,
-            count,
-            tuple(self.labels[used[order]].tolist()),
-            path_lengths.astype("<u4").tobytes(),
-            path.astype("<i4").tobytes(),
-            np.diff(nodes_end, prepend=first).astype("<u4").tobytes(),
-            nodes.astype("<i4").tobytes(),
-            code[actions].tobytes(),
-            keys,
-            key_lengths.astype("<u4").tobytes(),
-            (1.0 / n["legal"][n["parent"][first:end]].astype("<f8")).tobytes(),
-            n["mover"][first:end].astype("<i1").tobytes(),
-            (n["status"][first:end] != 0).astype("<u1").tobytes(),
-            sim.astype("<i4").tobytes(),
-            self.rules[table[:, 2]].tobytes(),
-            np.where(terminal, self.terminal, self.method).astype("<u1").tobytes(),
-            returns,
-            update_reward,
-            return_values=return_values,
-            reward_values=reward_values,
-        )
-        self.record_block(block)
-
-
 def key_cells(game: Any, state: KernelState) -> tuple[np.ndarray, list[tuple[int, int, int, int]]]:
     """How the game spells a board in its state key: the empty board's characters, and for each
     cell bit the key's column it shows in and its X and O characters (found by asking the game)."""
@@ -738,7 +512,7 @@ class KernelTree(Tree):
         self.by_key: dict[str, int] = {}
         size = state.size
         self.arrays = {name: array[:size] for name, array in state.columns.items()}
-        self.edge_arrays = {name: array[: int(state.counters[K.C_SLOTS])] for name, array in state.edge_columns.items()}
+        self.edge_arrays = {name: array[: int(state.counters[G.C_SLOTS])] for name, array in state.edge_columns.items()}
         self.state_of = state.state_of
         self.actions = state.actions
         # When this tree is gone (with its views of the columns), the columns serve again.
