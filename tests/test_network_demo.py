@@ -29,3 +29,16 @@ def test_the_networks_part_shows_both_trees_the_priors_the_diff_and_the_curve() 
 
 def test_the_gallery_page_includes_the_networks_part() -> None:
     assert '--8<-- "gallery/generated/.networks.md"' in (DOCS / "gallery.md").read_text(encoding="utf-8")
+
+
+def test_the_demo_build_writes_the_networks_part_where_the_gallery_page_finds_it(tmp_path: Path) -> None:
+    from mctsviz.demo import build_demo
+
+    docs = tmp_path / "docs"
+    build_demo(docs, quick=True, jobs=1, progress=False)
+    page = (docs / "gallery" / "generated" / ".networks.md").read_text(encoding="utf-8")
+    linked = re.findall(r"\]\((gallery/generated/networks/[^)]+)\)", page)
+    names = {Path(link).name for link in linked}
+    assert {"tree-untrained.svg", "tree-trained.svg", "training-curve.svg"} <= names
+    for link in linked:  # relative to docs/gallery.md, which includes the part
+        assert (docs / link).is_file(), link
