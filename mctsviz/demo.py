@@ -12,6 +12,8 @@ never committed); ``mkdocs build`` then makes the site. The pieces:
 * move heatmaps by number of iterations, the UCB1 exploration term as a contour plot;
 * the learner's first two games against the thinker, traced, one page per move (its memory
   growing across moves and games: the nodes it carried over marked);
+* AlphaTicTacToe: one position searched with an untrained and with the shipped network
+  (:mod:`mctsviz.network_demo`), and the shipped network's training curve;
 * matches: MCTS against random and against minimax, the learner against the thinker, and
   MCTS's score against minimax as the exploration constant C varies.
 
@@ -29,7 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .demo_slides import slide_figures
 from .errors import MctsvizError
+from .network_demo import network_pages
 from .replay import Replay
 from .text.formulas import score_formula
 from .text.names import NodeNames
@@ -52,6 +56,8 @@ __all__ = [
     "demo_walkthroughs",
     "gallery_context",
     "learner_game_pages",
+    "network_pages",
+    "slide_figures",
     "puct_notebook_priors",
     "record_walkthrough",
     "trace_bytes",
@@ -397,93 +403,9 @@ def gallery_context(
     step("figures at slide size")
     ctx["slides"] = [
         {"title": title, "command": command, "figure": add(f"slide-{name}", svg)}
-        for name, title, command, svg in _slide_figures(heat, ttt, puct, results[0], swept)
+        for name, title, command, svg in slide_figures(heat, ttt, puct, results[0], swept)
     ]
     return out
-
-
-def _slide_figures(heat: Replay, ttt: Replay, puct: Replay, match: Any, swept: Any) -> list[tuple[str, str, str, bytes]]:
-    """Every figure kind drawn with the slide theme on a 16:9 canvas: (name, title, command, SVG)."""
-    from .render import (
-        figure_bytes,
-        fit_tree,
-        new_figure,
-        plot_board_overlay,
-        plot_evolution_panels,
-        plot_growth_panels,
-        plot_heatmaps,
-        plot_match,
-        plot_puct_bars,
-        plot_sweep,
-        plot_ucb_contour,
-    )
-    from .render.extract import load_trace_game, reward_range
-    from .render.phases import render_phases
-
-    def plot(draw: Callable[[Any], Any]) -> bytes:
-        return figure_bytes(draw(new_figure(theme="slide")[1][0]), "svg")
-
-    phases = render_phases(ttt, 12, theme="slide", max_nodes=16, value_range=reward_range(ttt))
-    budgets = sorted({max(1, heat.iterations // 100), max(1, heat.iterations // 10), heat.iterations})  # 50, 500, 5000
-    trace = "ttt.msgpack"
-    return [
-        (
-            "tree",
-            "A fitted tree",
-            f"mctsviz render tree {trace} --theme slide --no-highlight -o tree.svg",
-            figure_bytes(fit_tree(heat.final(), theme="slide", highlight=False), "svg"),
-        ),
-        (
-            "phase-expand",
-            "One phase of a Beamer overlay set (expansion, iteration 12)",
-            f"mctsviz render tree {trace} --iteration 12 --phases all --theme slide -o it12.pdf",
-            figure_bytes(phases["expand"], "svg"),
-        ),
-        (
-            "heatmaps",
-            "Heatmaps",
-            f"mctsviz render heatmap {trace} --iterations {','.join(map(str, budgets))} --theme slide -o heatmaps.svg",
-            # The game, as the command loads it from the trace: its moves on the board, not in a row.
-            figure_bytes(plot_heatmaps(heat, budgets, game=load_trace_game(heat.header), theme="slide"), "svg"),
-        ),
-        (
-            "board",
-            "The search on the board",
-            f"mctsviz render board {trace} --theme slide -o board.svg",
-            plot(lambda ax: plot_board_overlay(heat.final(), ax=ax, theme="slide")),
-        ),
-        (
-            "ucb-contour",
-            "The UCB1 exploration term",
-            "mctsviz render ucb-contour --theme slide -o contour.svg",
-            plot(lambda ax: plot_ucb_contour(ax=ax, theme="slide")),
-        ),
-        (
-            "puct",
-            "PUCT bars",
-            f"mctsviz render puct {trace} --iteration 1 --theme slide -o puct.svg",
-            plot(lambda ax: plot_puct_bars(puct.snapshot(1, "select"), ax=ax, theme="slide")),
-        ),
-        (
-            "evolution",
-            "Evolution of the root's children",
-            f"mctsviz render evolution {trace} --theme slide -o evolution.svg",
-            figure_bytes(plot_evolution_panels(heat, theme="slide"), "svg"),
-        ),
-        (
-            "growth",
-            "Growth of the tree",
-            f"mctsviz render growth {trace} --theme slide -o growth.svg",
-            figure_bytes(plot_growth_panels(heat, theme="slide"), "svg"),
-        ),
-        ("match", "A match", "mctsviz render match results.json --theme slide -o match.svg", plot(lambda ax: plot_match(match, ax=ax, theme="slide"))),
-        (
-            "sweep",
-            "A sweep of C",
-            "mctsviz render sweep sweep.json --theme slide -o sweep.svg",
-            plot(lambda ax: plot_sweep(swept, ax=ax, theme="slide").set_xscale("log") or ax),
-        ),
-    ]
 
 
 # -- the whole demo -------------------------------------------------------------------------
@@ -531,7 +453,7 @@ def build_demo(
     jobs = jobs if jobs is not None else min(8, os.cpu_count() or 1)
     figures = figures if figures is not None else RenderFigures()
     specs = demo_walkthroughs()
-    steps = len(specs) + 11
+    steps = len(specs) + 12
     bar = tqdm(total=steps, desc="demo site", unit="step", disable=not progress, leave=False)
 
     def step(name: str) -> None:
@@ -580,6 +502,8 @@ def build_demo(
         gallery_pages: Pages = dict(gallery.figures)
         gallery_pages[".gallery.md"] = render_template(env, "gallery.md.j2", **gallery.context)
         written += len(write_pages(gallery_pages, gal_dir))
+        step("networks before and after training")
+        written += len(write_pages(network_pages(prefix=_relative(gal_dir, page_dir) + "/networks/"), gal_dir))
     finally:
         bar.close()
     return {"walkthroughs": str(walk_dir), "gallery": str(gal_dir), "files_written": written, "names": list(replays)}

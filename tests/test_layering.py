@@ -104,7 +104,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("render", ("mctsviz.render", "mctsviz.text")),
     ("explorer", ("mctsviz.explorer",)),
     ("site", ("mctsviz.walkthrough",)),
-    ("cli", ("mctsviz.cli", "mctsviz.demo", "mctsviz.__main__", "mctsviz")),
+    ("cli", ("mctsviz.cli", "mctsviz.demo", "mctsviz.demo_slides", "mctsviz.network_demo", "mctsviz.__main__", "mctsviz")),
 )
 
 

@@ -21,7 +21,7 @@ TTT = games.load("tictactoe")
 @pytest.fixture(scope="module")
 def gallery_slides():
     """The gallery's "At slide size" figures, drawn from small searches: name -> (command, SVG text)."""
-    from mctsviz.demo import _slide_figures, demo_walkthroughs, record_walkthrough
+    from mctsviz.demo import demo_walkthroughs, record_walkthrough, slide_figures
     from mctsviz.match import play_match
     from mctsviz.replay import Replay
     from mctsviz.sweep import sweep
@@ -30,7 +30,7 @@ def gallery_slides():
     puct = Replay(record_walkthrough(next(w for w in demo_walkthroughs() if w.name == "puct-example")))
     match = play_match("tictactoe", "mcts:iterations=5", "random", games=2, seed=0)
     swept = sweep("tictactoe", "c", (0.5, 2.0), player="mcts:iterations=5", opponent="random", games=2, seed=0)
-    return {name: (command, svg.decode()) for name, _, command, svg in _slide_figures(ttt, ttt, puct, match, swept)}
+    return {name: (command, svg.decode()) for name, _, command, svg in slide_figures(ttt, ttt, puct, match, swept)}
 
 
 def _image_shapes(svg: str) -> list[tuple[float, float]]:

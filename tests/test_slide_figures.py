@@ -268,7 +268,7 @@ def test_the_overlay_snippet_builds_a_beamer_frame_of_four_slides(tmp_path, caps
 
 @needs_dot
 def test_the_gallery_draws_every_figure_kind_on_a_16_9_canvas():
-    from mctsviz.demo import _slide_figures
+    from mctsviz.demo import slide_figures
     from mctsviz.match import play_match
     from mctsviz.sweep import sweep
 
@@ -279,7 +279,7 @@ def test_the_gallery_draws_every_figure_kind_on_a_16_9_canvas():
     puct = Replay(record_walkthrough(next(w for w in demo_walkthroughs() if w.name == "puct-example")))
     match = play_match("tictactoe", "mcts:iterations=5", "random", games=2, seed=0)
     swept = sweep("tictactoe", "c", (0.5, 2.0), player="mcts:iterations=5", opponent="random", games=2, seed=0)
-    figures = _slide_figures(ttt, ttt, puct, match, swept)
+    figures = slide_figures(ttt, ttt, puct, match, swept)
     names = [name for name, *_ in figures]
     assert names == ["tree", "phase-expand", "heatmaps", "board", "ucb-contour", "puct", "evolution", "growth", "match", "sweep"]
     for name, _, command, svg in figures:

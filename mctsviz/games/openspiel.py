@@ -28,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import os
 import random
-import re
 import sys
 import tempfile
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -36,6 +35,7 @@ from typing import Any, NamedTuple
 
 from ..errors import MctsvizError
 from .chance import draw_index
+from .openspiel_spec import MAX_PARAMETER_INT, MAX_PARAMETER_TEXT, MAX_PARAMETERS, check_parameters, parse_spec
 
 __all__ = [
     "EXTRA",
@@ -52,6 +52,7 @@ __all__ = [
     "SpielAction",
     "SpielState",
     "action_id",
+    "check_parameters",
     "history_key",
     "installed_version",
     "load_openspiel",
@@ -64,10 +65,7 @@ __all__ = [
 PREFIX = "openspiel:"
 EXTRA = "openspiel"
 
-#: Bounds on what a spec (or a trace's header) may ask OpenSpiel to build.
-MAX_PARAMETERS = 16
-MAX_PARAMETER_INT = 1000
-MAX_PARAMETER_TEXT = 100
+#: Bounds on the game a spec (or a trace's header) may ask OpenSpiel to build (its parameters: openspiel_spec).
 MAX_DISTINCT_ACTIONS = 1_000_000
 MAX_PLAYERS = 16
 #: mctsviz's own parameter: a position to start from, given to OpenSpiel's ``new_initial_state(text)``
@@ -77,11 +75,6 @@ _LABELS_CHECKED = 4096
 _NAMED_REMEMBERED = 100_000
 _GUESSES = 64  # action ids remembered per name (Nc3 from b1, from d1, from e2, ...; crazyhouse's drops)
 _NOT_TEXT = "OpenSpiel's name for action {action} is not UTF-8 text (its boards past 26 columns name moves with bytes that are not letters)"
-
-_NAME = re.compile(r"[a-z0-9][a-z0-9_]{0,63}")  # OpenSpiel names start with a digit too (2048)
-_PARAMETER = re.compile(r"([A-Za-z_][A-Za-z0-9_]{0,63})=([^,()=]*)")
-_INT = re.compile(r"[+-]?[0-9]{1,10}")
-_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def pyspiel_module() -> Any:
@@ -109,42 +102,6 @@ def installed_version() -> str | None:
         return "unknown version"
 
 
-def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """``"breakthrough(rows=6,columns=6)"`` -> ``("breakthrough", {"rows": 6, "columns": 6})``.
-
-    Values are read as OpenSpiel writes them: ``true``/``false``, whole numbers, decimals, else
-    text. A game as a parameter (``game=tic_tac_toe()``) is not accepted.
-
-    Raises:
-        MctsvizError: the text is not a game name with optional ``(key=value,...)``.
-    """
-    text = spec.strip()
-    name, _, rest = text.partition("(")
-    if not _NAME.fullmatch(name):
-        raise MctsvizError(f"OpenSpiel game {spec[:120]!r}: expected a name like connect_four, optionally with (key=value,...)")
-    params: dict[str, Any] = {}
-    if rest:
-        if not rest.endswith(")") or "(" in rest[:-1] or ")" in rest[:-1]:
-            raise MctsvizError(f"OpenSpiel game {spec[:120]!r}: parameters are (key=value,...) with plain values (no nested games)")
-        body = rest[:-1].strip()
-        for item in body.split(",") if body else []:
-            match = _PARAMETER.fullmatch(item.strip())
-            if match is None:
-                raise MctsvizError(f"OpenSpiel game {spec[:120]!r}: parameter {item.strip()[:40]!r} is not key=value")
-            params[match.group(1)] = _value(match.group(2).strip())
-    return name, params
-
-
-def _value(text: str) -> Any:
-    if text in ("true", "false", "True", "False"):
-        return text.lower() == "true"
-    if _INT.fullmatch(text):
-        return int(text)
-    if _FLOAT.fullmatch(text):
-        return float(text)
-    return text
-
-
 @contextlib.contextmanager
 def _quiet_stderr() -> Iterator[None]:
     """Hide what OpenSpiel's C++ prints to the process's stderr (file descriptor 2) while it
@@ -164,50 +121,6 @@ def _quiet_stderr() -> Iterator[None]:
                 os.dup2(saved, 2)
     finally:
         os.close(saved)
-
-
-def _check_parameters(name: str, params: dict[str, Any], spec_defaults: dict[str, Any]) -> dict[str, Any]:
-    """The parameters, checked against the game's own specification and our bounds."""
-    if len(params) > MAX_PARAMETERS:
-        raise MctsvizError(f"OpenSpiel game {name!r}: {len(params)} parameters, more than {MAX_PARAMETERS}")
-    checked: dict[str, Any] = {}
-    for key, value in params.items():
-        if key not in spec_defaults:
-            known = ", ".join(sorted(spec_defaults)) or "none"
-            raise MctsvizError(f"OpenSpiel game {name!r} has no parameter {str(key)[:40]!r} (its parameters: {known})")
-        default = spec_defaults[key]
-        if isinstance(default, dict):
-            raise MctsvizError(f"OpenSpiel game {name!r}: parameter {key!r} takes a game, which mctsviz does not load")
-        if isinstance(default, bool):
-            ok = isinstance(value, bool)
-        elif isinstance(default, int):
-            ok = isinstance(value, int) and not isinstance(value, bool)
-            # OpenSpiel's C++ does not check every size (connect_four(rows=0) crashes the
-            # process): a parameter whose default is positive must stay positive.
-            low = 1 if default >= 1 else 0 if default == 0 else -MAX_PARAMETER_INT
-            if ok and not low <= value <= MAX_PARAMETER_INT:
-                raise MctsvizError(f"OpenSpiel game {name!r}: parameter {key}={value} is outside {low}-{MAX_PARAMETER_INT}")
-        elif isinstance(default, float):
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-            value = float(value) if ok else value
-            if ok and not abs(value) <= 1e9:
-                raise MctsvizError(f"OpenSpiel game {name!r}: parameter {key}={value} is not a finite number of reasonable size")
-        else:
-            ok = isinstance(value, str) and len(value) <= MAX_PARAMETER_TEXT
-        if not ok:
-            raise MctsvizError(f"OpenSpiel game {name!r}: parameter {key}={str(value)[:40]!r} should be {_type_name(default)}, like its default {default!r}")
-        checked[key] = value
-    return checked
-
-
-def _type_name(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true or false"
-    if isinstance(value, int):
-        return "a whole number"
-    if isinstance(value, float):
-        return "a number"
-    return f"text of at most {MAX_PARAMETER_TEXT} characters"
 
 
 def load_openspiel(spec: str, **params: Any) -> OpenSpielGame:
@@ -233,7 +146,7 @@ def load_openspiel(spec: str, **params: Any) -> OpenSpielGame:
     fen = given.pop(START_PARAMETER, None) if START_PARAMETER not in spec_defaults else None
     if fen is not None and (not isinstance(fen, str) or not 0 < len(fen) <= MAX_PARAMETER_TEXT):
         raise MctsvizError(f"OpenSpiel game {name!r}: {START_PARAMETER} must be a position's text of 1 to {MAX_PARAMETER_TEXT} characters")
-    checked = _check_parameters(name, given, spec_defaults)
+    checked = check_parameters(name, given, spec_defaults)
     try:
         with _quiet_stderr():
             game = pyspiel.load_game(name, checked)
