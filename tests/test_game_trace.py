@@ -296,3 +296,24 @@ def test_a_game_between_two_players_needs_a_two_player_game(tmp_path, capsys):
     spec.write_text(json.dumps(hostile_tree()))
     assert main(["play", "random", "random", "--game", str(spec)]) == 2
     assert "play needs a two-player game" in capsys.readouterr().err
+
+
+def test_a_41_move_connect_four_game_at_10000_iterations_a_move_traced(tmp_path):
+    """The issue's game at full size (seed 0, both players at 10,000 iterations: 41 moves), on
+    the compiled engine: every move's trace is the bytes of that search traced on its own."""
+    pytest.importorskip("numba", reason="a game at 10,000 iterations a move runs in seconds only on the compiled kernel: pip install 'mctsviz[fast]'")
+    spec = "mcts:iterations=10000,engine=compiled"
+    game = games.load("connect4")
+    path = tmp_path / "c4.msgpack"
+    record = play_traced_game(game, spec, spec, path, seed=0)
+    assert record == play_game(game, parse_player(spec), parse_player(spec), seed=0)
+    traced = read_game(path)
+    assert len(traced.moves) >= 40 and all(m.searched for m in traced.moves)
+    rng = game_rng(0, 0)
+    options = parse_player(spec).options
+    for move in traced.moves:
+        single = tmp_path / "single.msgpack"
+        with TraceWriter(single) as recorder:
+            result = search(game, games.parse_state(game, move.record.state), seed=rng.getrandbits(32), recorder=recorder, record="compact", **options)
+        assert move_segment(traced, move.record.number) == single.read_bytes(), f"move {move.record.number}"
+        assert (result.move_label, move.record.iterations) == (move.record.move, 10_000)
