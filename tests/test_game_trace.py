@@ -209,7 +209,7 @@ def test_a_foreign_engine_records_a_game_move_by_move_with_next_move(tmp_path, c
     from pathlib import Path
 
     from mctsviz.options import SearchOptions
-    from mctsviz.trace.game import GameRecorder
+    from mctsviz.trace.gamerecorder import GameRecorder
     from mctsviz.trace.record import ListRecorder
     from mctsviz.tracer import Tracer
 
@@ -317,3 +317,41 @@ def test_a_41_move_connect_four_game_at_10000_iterations_a_move_traced(tmp_path)
             result = search(game, games.parse_state(game, move.record.state), seed=rng.getrandbits(32), recorder=recorder, record="compact", **options)
         assert move_segment(traced, move.record.number) == single.read_bytes(), f"move {move.record.number}"
         assert (result.move_label, move.record.iterations) == (move.record.move, 10_000)
+
+
+def test_each_moves_index_is_written_beside_its_search_as_the_index_built_from_it(c4_game, tmp_path):
+    """The index a move's search carries in the game is the one ``mctsviz index`` builds from
+    its trace, so opening the move seeks without reading the search first."""
+    from mctsviz.gameplay import checkpoint_interval
+    from mctsviz.seek import build_index
+    from mctsviz.trace.game import extract_move
+
+    path, _ = c4_game
+    game = read_game(path)
+    for number in (1, 2, len(game.moves)):
+        copy = extract_move(game, number, tmp_path)
+        index = copy.with_name(copy.name + ".idx")
+        carried = index.read_bytes()
+        assert game.moves[number - 1].index_size == len(carried) > 0
+        index.unlink()
+        build_index(copy, every=checkpoint_interval(game.moves[number - 1].record.iterations))
+        assert index.read_bytes() == carried, f"move {number}"
+
+
+def test_a_damaged_index_in_a_game_is_rebuilt_with_a_note(tmp_path, capsys):
+    from mctsviz.explorer.gameserver import ServedGame
+
+    path = tmp_path / "c4.msgpack"
+    play_traced_game(games.load("connect4"), C4_A, C4_B, path, seed=3, index=1)
+    move = read_game(path).moves[2]
+    data = bytearray(path.read_bytes())
+    data[move.index_offset : move.index_offset + 8] = b"NOTINDEX"
+    path.write_bytes(data)
+    served = ServedGame(path)
+    try:
+        opened = served.opened(3)
+        assert opened.indexed.iterations == 300 or opened.indexed.iterations == 200
+    finally:
+        served.close()
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "c4-move-3.msgpack.idx" in err and "rebuilding it" in err
