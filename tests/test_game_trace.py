@@ -355,3 +355,14 @@ def test_a_damaged_index_in_a_game_is_rebuilt_with_a_note(tmp_path, capsys):
         served.close()
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "c4-move-3.msgpack.idx" in err and "rebuilding it" in err
+
+
+def test_play_no_index_writes_the_same_searches_without_their_indexes(c4_game, tmp_path, capsys):
+    path, _ = c4_game
+    bare = tmp_path / "bare.msgpack"
+    argv = ["play", C4_A, C4_B, "--game", "connect4", "--seed", "3", "--index", "1", "--trace", str(bare), "--no-index"]
+    assert main(argv) == 0
+    capsys.readouterr()
+    indexed, plain = read_game(path), read_game(bare)
+    assert all(m.index_size == 0 for m in plain.moves) and all(m.index_size > 0 for m in indexed.moves)
+    assert [move_segment(plain, m.record.number) for m in plain.moves] == [move_segment(indexed, m.record.number) for m in indexed.moves]
