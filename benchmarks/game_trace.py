@@ -5,14 +5,15 @@ view opens in at most 2 s and a move's search opens in at most 200 ms. Rows (med
 ``--repeats``):
 
 * ``untraced`` / ``traced``: the whole game (both players ``mcts:iterations=10000``, seed 0: 41
-  moves) played by ``play_game`` and by ``play_traced_game`` (compact searches), on the engine
-  asked for; the ratio is the peer comparison;
+  moves) played by ``play_game`` and by ``play_traced_game`` (compact searches, each move's
+  seek index built as it is written), on the engine asked for; the ratio is the peer
+  comparison; ``traced, no index``: the same without the indexes (``play --no-index``);
 * ``size``: the game trace's bytes, and per move;
 * ``game listed``: ``read_game`` (the header and every move record, the searches skipped);
 * ``game view``: the served game view's start (the game's records, boards and graph) and, with
   Chromium, the page opened until its graph is drawn;
-* ``move opened``: a move's search made ready to show at its last iteration, cold (copied out,
-  indexed, its final tree, the first answer) and from the server's cache of opened moves.
+* ``move opened``: a move's search made ready to show at its last iteration, cold (copied out
+  with its index, its final tree, the first answer) and from the server's cache of opened moves.
 
 Prints figures and exits 0; asserts nothing.
 
@@ -56,7 +57,7 @@ def main() -> None:
         play_game(game, parse_player(spec), parse_player(spec), seed=SEED + 1)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "c4.msgpack"
-        untraced, traced = [], []
+        untraced, traced, unindexed = [], [], []
         for _ in range(args.repeats):
             t = time.perf_counter()
             plain = play_game(game, parse_player(spec), parse_player(spec), seed=SEED)
@@ -66,6 +67,11 @@ def main() -> None:
             record = play_traced_game(game, spec, spec, path, seed=SEED)
             traced.append(time.perf_counter() - t)
             assert record == plain, "the traced game played other moves"
+            bare = Path(tmp) / "bare.msgpack"
+            bare.unlink(missing_ok=True)
+            t = time.perf_counter()
+            play_traced_game(game, spec, spec, bare, seed=SEED, seek_index=False)
+            unindexed.append(time.perf_counter() - t)
         moves = len(record.moves)
         size = path.stat().st_size
         listed = []
@@ -76,7 +82,10 @@ def main() -> None:
         print(f"Connect Four, {spec}, seed {SEED}: {moves} moves, {args.repeats} repeats (medians)")
         print(f"  untraced            {_median(untraced):8.2f} s")
         print(f"  traced              {_median(traced):8.2f} s   ratio {_median(traced) / _median(untraced):.2f}x (target <= 1.5x)")
-        print(f"  size                {size / 1e6:8.1f} MB  ({size / moves / 1e6:.2f} MB a move)")
+        print(
+            f"  traced, no index    {_median(unindexed):8.2f} s   ratio {_median(unindexed) / _median(untraced):.2f}x (play --no-index: moves indexed when opened)"
+        )
+        print(f"  size                {size / 1e6:8.1f} MB  ({size / moves / 1e6:.2f} MB a move; {bare.stat().st_size / 1e6:.1f} MB without indexes)")
         print(f"  game listed         {_median(listed) * 1000:8.1f} ms")
         _view_rows(path, moves, browser=not args.no_browser)
 
@@ -97,7 +106,7 @@ def _view_rows(path: Path, moves: int, *, browser: bool) -> None:
         t = time.perf_counter()
         served.opened(number).tree(served.opened(number).indexed.iterations, "backprop")
         warm.append(time.perf_counter() - t)
-    print(f"  move opened, cold   {_median(cold) * 1000:8.1f} ms  (target <= 200 ms; copied out, indexed, final tree, first answer)")
+    print(f"  move opened, cold   {_median(cold) * 1000:8.1f} ms  (target <= 200 ms; copied out with its index, final tree, first answer)")
     print(f"  move opened, cached {_median(warm) * 1000:8.1f} ms")
     if not browser:
         served.close()

@@ -577,7 +577,7 @@ class Tracer:
     def next_move(self, action: Action, *, options: SearchOptions | None = None, seed: int = 0) -> Tracer | None:
         """End this move's search in a game trace and start the next move's.
 
-        For a tracer made by :meth:`mctsviz.trace.game.GameRecorder.tracer`: writes the
+        For a tracer made by :meth:`mctsviz.trace.gamerecorder.GameRecorder.tracer`: writes the
         decision (:meth:`finish`), records ``action`` as the move played and returns a tracer
         for the search of the next position (with ``options``, else this one's), or None when
         the game is over.

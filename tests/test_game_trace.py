@@ -209,7 +209,7 @@ def test_a_foreign_engine_records_a_game_move_by_move_with_next_move(tmp_path, c
     from pathlib import Path
 
     from mctsviz.options import SearchOptions
-    from mctsviz.trace.game import GameRecorder
+    from mctsviz.trace.gamerecorder import GameRecorder
     from mctsviz.trace.record import ListRecorder
     from mctsviz.tracer import Tracer
 
@@ -296,3 +296,113 @@ def test_a_game_between_two_players_needs_a_two_player_game(tmp_path, capsys):
     spec.write_text(json.dumps(hostile_tree()))
     assert main(["play", "random", "random", "--game", str(spec)]) == 2
     assert "play needs a two-player game" in capsys.readouterr().err
+
+
+def test_a_41_move_connect_four_game_at_10000_iterations_a_move_traced(tmp_path):
+    """The issue's game at full size (seed 0, both players at 10,000 iterations: 41 moves), on
+    the compiled engine: every move's trace is the bytes of that search traced on its own."""
+    pytest.importorskip("numba", reason="a game at 10,000 iterations a move runs in seconds only on the compiled kernel: pip install 'mctsviz[fast]'")
+    spec = "mcts:iterations=10000,engine=compiled"
+    game = games.load("connect4")
+    path = tmp_path / "c4.msgpack"
+    record = play_traced_game(game, spec, spec, path, seed=0)
+    assert record == play_game(game, parse_player(spec), parse_player(spec), seed=0)
+    traced = read_game(path)
+    assert len(traced.moves) >= 40 and all(m.searched for m in traced.moves)
+    rng = game_rng(0, 0)
+    options = parse_player(spec).options
+    for move in traced.moves:
+        single = tmp_path / "single.msgpack"
+        with TraceWriter(single) as recorder:
+            result = search(game, games.parse_state(game, move.record.state), seed=rng.getrandbits(32), recorder=recorder, record="compact", **options)
+        assert move_segment(traced, move.record.number) == single.read_bytes(), f"move {move.record.number}"
+        assert (result.move_label, move.record.iterations) == (move.record.move, 10_000)
+
+
+def test_each_moves_index_is_written_beside_its_search_as_the_index_built_from_it(c4_game, tmp_path):
+    """The index a move's search carries in the game is the one ``mctsviz index`` builds from
+    its trace, so opening the move seeks without reading the search first."""
+    from mctsviz.gameplay import checkpoint_interval
+    from mctsviz.seek import build_index
+    from mctsviz.trace.game import extract_move
+
+    path, _ = c4_game
+    game = read_game(path)
+    for number in (1, 2, len(game.moves)):
+        copy = extract_move(game, number, tmp_path)
+        index = copy.with_name(copy.name + ".idx")
+        carried = index.read_bytes()
+        assert game.moves[number - 1].index_size == len(carried) > 0
+        index.unlink()
+        build_index(copy, every=checkpoint_interval(game.moves[number - 1].record.iterations))
+        assert index.read_bytes() == carried, f"move {number}"
+
+
+def test_a_damaged_index_in_a_game_is_rebuilt_with_a_note(tmp_path, capsys):
+    from mctsviz.explorer.gameserver import ServedGame
+
+    path = tmp_path / "c4.msgpack"
+    play_traced_game(games.load("connect4"), C4_A, C4_B, path, seed=3, index=1)
+    move = read_game(path).moves[2]
+    data = bytearray(path.read_bytes())
+    data[move.index_offset : move.index_offset + 8] = b"NOTINDEX"
+    path.write_bytes(data)
+    served = ServedGame(path)
+    try:
+        opened = served.opened(3)
+        assert opened.indexed.iterations == 300 or opened.indexed.iterations == 200
+    finally:
+        served.close()
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "c4-move-3.msgpack.idx" in err and "rebuilding it" in err
+
+
+def test_play_no_index_writes_the_same_searches_without_their_indexes(c4_game, tmp_path, capsys):
+    path, _ = c4_game
+    bare = tmp_path / "bare.msgpack"
+    argv = ["play", C4_A, C4_B, "--game", "connect4", "--seed", "3", "--index", "1", "--trace", str(bare), "--no-index"]
+    assert main(argv) == 0
+    capsys.readouterr()
+    indexed, plain = read_game(path), read_game(bare)
+    assert all(m.index_size == 0 for m in plain.moves) and all(m.index_size > 0 for m in indexed.moves)
+    assert [move_segment(plain, m.record.number) for m in plain.moves] == [move_segment(indexed, m.record.number) for m in indexed.moves]
+
+
+def test_a_learners_moves_are_indexed_when_opened_and_open(tmp_path):
+    """A memory's searches start from carried statistics, whose write-time index is not trusted
+    (see the next test): they carry none, and the served view builds one that seeks right."""
+    from mctsviz.explorer.gameserver import ServedGame
+
+    path = tmp_path / "lt.msgpack"
+    play_traced_game(games.load("tictactoe"), "learner", "mcts:iterations=2000,engine=python", path, seed=0)
+    game = read_game(path)
+    learner = [m for m in game.moves if m.searched and m.record.seat == 0]
+    assert learner and all(m.index_size == 0 for m in learner)
+    assert all(m.index_size > 0 for m in game.moves if m.searched and m.record.seat == 1)
+    served = ServedGame(path)
+    try:
+        for move in learner:
+            opened = served.opened(move.record.number)
+            for k in range(1, opened.indexed.iterations + 1):
+                opened.tree(k, "backprop")
+    finally:
+        served.close()
+
+
+@pytest.mark.xfail(strict=True, reason="IndexTap's index of a search from carried statistics differs from build_index's (gameplay does not use it there)")
+def test_the_write_time_index_of_a_search_from_carried_statistics_is_build_indexs(tmp_path):
+    from mctsviz.seek import IndexTap, build_index
+
+    game = games.load("tictactoe")
+    player = parse_player("learner")
+    rng, state = game_rng(0, 0), game.initial_state()
+    for number in range(3):
+        segment = tmp_path / f"move-{number}.msgpack"
+        with TraceWriter(segment) as recorder:
+            tap = IndexTap(True, every=1024)
+            tap.attach(recorder)
+            result = player.search_move(game, state, rng, recorder=recorder, record="compact")
+        written = tap.index(segment)
+        build_index(segment, every=1024)
+        assert written == segment.with_name(segment.name + ".idx").read_bytes(), f"move {number + 1}"
+        state = game.next_state(state, result.move)

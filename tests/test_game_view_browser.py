@@ -157,7 +157,7 @@ def test_a_hostile_game_runs_nothing_and_shows_its_labels_as_text(tmp_path, tab)
     from mctsviz.games.explicit import ExplicitTree
     from mctsviz.search import search
     from mctsviz.testing import hostile_tree
-    from mctsviz.trace.game import GameRecorder
+    from mctsviz.trace.gamerecorder import GameRecorder
 
     game = ExplicitTree.from_dict(hostile_tree())
     path = tmp_path / "evil.msgpack"

@@ -55,6 +55,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--fixed-sides", action="store_true", help="player a moves first whatever the index")
     p.add_argument("--trace", metavar="GAME.msgpack", help="write a game trace here")
     p.add_argument("--record", choices=("compact", "full"), default="compact", help="the searches' trace level (default compact)")
+    p.add_argument(
+        "--no-index", action="store_true", help="with --trace: do not index each move's search as it is written (its move then opens slower the first time)"
+    )
     p.add_argument("--json", action="store_true", help="print the game as JSON")
     p.set_defaults(handler=run_play)
 
@@ -141,7 +144,9 @@ def run_play(args: argparse.Namespace) -> int:
     if args.trace:
         from ..gameplay import play_traced_game
 
-        record = play_traced_game(game, *players, args.trace, seed=args.seed, index=args.index, alternate=alternate, record=args.record)
+        record = play_traced_game(
+            game, *players, args.trace, seed=args.seed, index=args.index, alternate=alternate, record=args.record, seek_index=not args.no_index
+        )
     else:
         record = play_game(game, *players, seed=args.seed, index=args.index, alternate=alternate)
     names = [p.spec if isinstance(getattr(p, "spec", None), str) else str(p) for p in players]

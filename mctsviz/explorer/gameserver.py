@@ -31,6 +31,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from ..errors import MctsvizError
 from ..escape import terminal as terminal_text
+from ..gameplay import checkpoint_interval
 from ..seek import IndexedTrace, open_indexed
 from ..trace.game import extract_move, read_game
 from .data import DEFAULT_BUDGET
@@ -46,8 +47,6 @@ _NUMBER = re.compile(r"[0-9]{1,10}")
 _TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
 #: The most moves' searches kept open at once (each holds its final tree).
 MAX_OPEN_MOVES = 64
-#: The closest checkpoints an index takes (``mctsviz.seek``'s limit).
-MIN_EVERY = 1024
 
 
 class ServedGame:
@@ -94,10 +93,9 @@ class ServedGame:
             folder = Path(self._folder.name) / str(number)
             folder.mkdir(exist_ok=True)
             copy = extract_move(self.game, number, folder)
-            # Checkpoints every eighth of the search (at least 1,024 iterations apart): the final
-            # tree the explorer folds by is read from a checkpoint near the end, not replayed
-            # from the start (0.35 s instead of 1 s to open a 10,000-iteration Connect Four move).
-            indexed = open_indexed(copy, every=max(MIN_EVERY, -(-move.record.iterations // 8)))
+            # The index the game holds (built as the search was written) is used as it is; a
+            # game without one, or with a damaged one, has it built here (a note says so).
+            indexed = open_indexed(copy, every=checkpoint_interval(move.record.iterations), on_note=_note)
             if indexed is None:
                 raise MctsvizError(f"{self.path}: move {number}'s search cannot be indexed")
             served = ServedTrace(indexed, budget=self.budget or DEFAULT_BUDGET)
@@ -284,6 +282,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: a request log would bury the line that says where the view is."""
+
+
+def _note(message: str) -> None:
+    """A note from opening a move (its index in the game damaged, rebuilt): one line on stderr."""
+    print(f"mctsviz: {terminal_text(message)}", file=sys.stderr)
 
 
 def _query(text: str) -> dict[str, str]:

@@ -329,12 +329,16 @@ class IndexTap:
         builder.visits, builder.value = visits, value
         self.stale = False
 
-    def write(self, trace: str | os.PathLike[str], key: tuple[int, str] | None = None) -> Path | None:
-        """Write ``TRACE.idx`` for the trace the writer closed; None when it could not be written."""
+    def index(self, trace: str | os.PathLike[str], key: tuple[int, str] | None = None) -> bytes:
+        """The bytes of the index of the trace the writer closed (what :meth:`write` writes)."""
         if self.builder is None:
             raise MctsvizError(f"{trace}: the index tap saw no header")
         size, digest = key or trace_key(trace)
-        data = _encode(self.builder, size, digest, compression_of(trace), [])
+        return _encode(self.builder, size, digest, compression_of(trace), [])
+
+    def write(self, trace: str | os.PathLike[str], key: tuple[int, str] | None = None) -> Path | None:
+        """Write ``TRACE.idx`` for the trace the writer closed; None when it could not be written."""
+        data = self.index(trace, key)
         try:
             return atomic_write(index_path(trace), data)
         except (MctsvizError, OSError):

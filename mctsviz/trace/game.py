@@ -24,6 +24,7 @@ the file and the frame. A one-search trace is unchanged (its schema version stay
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import struct
@@ -39,9 +40,7 @@ import msgspec
 from .._version import __version__
 from ..errors import MctsvizError
 from .codecs import compression_of, trace_stem
-from .events import Decision, Header
 from .limits import MAX_PLAYERS, MAX_TEXT
-from .writer import TraceWriter
 
 __all__ = [
     "GAME_FORMAT",
@@ -52,7 +51,6 @@ __all__ = [
     "GameEnd",
     "GameHeader",
     "GameMove",
-    "GameRecorder",
     "GameTrace",
     "GameTraceWriter",
     "MoveRecord",
@@ -126,6 +124,9 @@ class MoveRecord(_GameRecord, frozen=True, tag="move"):
         by_visits, by_mean: the moves each final rule would choose.
         carried: the root's visits carried over from earlier searches (a memory).
         reward: the search's reward scheme (``"pm1"``, ``"01"``): the scale of ``mean``.
+        index: the bytes of the search's seek index, in the frame after its trace (0: none; it
+            is built when the move is opened). Built as the search was written, so opening the
+            move seeks at once.
     """
 
     number: int
@@ -142,6 +143,7 @@ class MoveRecord(_GameRecord, frozen=True, tag="move"):
     by_mean: str | None = None
     carried: int = 0
     reward: str | None = None
+    index: int = 0
 
 
 class GameEnd(_GameRecord, frozen=True, tag="end"):
@@ -163,6 +165,8 @@ class GameMove:
     record: MoveRecord
     offset: int
     size: int
+    index_offset: int = 0
+    index_size: int = 0
 
     @property
     def searched(self) -> bool:
@@ -273,19 +277,24 @@ class GameTraceWriter:
         self._write(_record_frame(header))
         self._state = "moves"
 
-    def move(self, record: MoveRecord, segment: str | os.PathLike[str] | None = None) -> None:
-        """Write one move's record and, when it was searched, the search's trace file ``segment``."""
+    def move(self, record: MoveRecord, segment: str | os.PathLike[str] | None = None, index: bytes | None = None) -> None:
+        """Write one move's record and, when it was searched, the search's trace file ``segment``
+        and its seek index's bytes ``index`` (when one was built as the search was written)."""
         if self._state != "moves":
             raise MctsvizError(f"{self.path}: a move comes after the header and before the end")
         size = 0 if segment is None else os.path.getsize(segment)
-        if size > 0xFFFFFFFF:
-            raise MctsvizError(f"{self.path}: move {record.number}'s search trace is {size} bytes, more than a frame holds (4 GiB)")
-        self._write(_record_frame(msgspec.structs.replace(record, segment=size)))
+        index_size = len(index) if index and segment is not None else 0
+        if max(size, index_size) > 0xFFFFFFFF:
+            raise MctsvizError(f"{self.path}: move {record.number}'s search trace or index is more than a frame holds (4 GiB)")
+        self._write(_record_frame(msgspec.structs.replace(record, segment=size, index=index_size)))
         if segment is not None:
             self._write(_FRAME.pack(_BIN32, size))
             assert self._handle is not None
             with open(segment, "rb") as source:
                 shutil.copyfileobj(source, self._handle, 1 << 20)
+            if index_size:
+                assert index is not None
+                self._write(_FRAME.pack(_BIN32, index_size) + index)
         self.moves += 1
 
     def end(self, end: GameEnd) -> None:
@@ -333,6 +342,7 @@ def read_game(path: str | os.PathLike[str]) -> GameTrace:
         end: GameEnd | None = None
         number = 0
         pending: MoveRecord | None = None  # a record whose search's frame comes next
+        indexed: GameMove | None = None  # a searched move whose index's frame comes next
         while True:
             at = handle.tell()
             head = handle.read(_FRAME.size)
@@ -351,8 +361,18 @@ def read_game(path: str | os.PathLike[str]) -> GameTrace:
             if pending is not None:
                 if size != pending.segment:
                     raise damaged(f"move {pending.number}'s search trace should be {pending.segment} bytes, not {size}")
-                moves.append(GameMove(pending, at + _FRAME.size, size))
+                if pending.index:
+                    indexed = GameMove(pending, at + _FRAME.size, size)
+                else:
+                    moves.append(GameMove(pending, at + _FRAME.size, size))
                 pending = None
+                handle.seek(size, os.SEEK_CUR)
+                continue
+            if indexed is not None:
+                if size != indexed.record.index:
+                    raise damaged(f"move {indexed.record.number}'s index should be {indexed.record.index} bytes, not {size}")
+                moves.append(dataclasses.replace(indexed, index_offset=at + _FRAME.size, index_size=size))
+                indexed = None
                 handle.seek(size, os.SEEK_CUR)
                 continue
             if end is not None:
@@ -379,6 +399,8 @@ def read_game(path: str | os.PathLike[str]) -> GameTrace:
             raise MctsvizError(f"{source}: the game trace has no header")
         if pending is not None:
             raise MctsvizError(f"{source}: the file ends before move {pending.number}'s search trace (a cut-short game trace?)")
+        if indexed is not None:
+            raise MctsvizError(f"{source}: the file ends before move {indexed.record.number}'s index (a cut-short game trace?)")
         return GameTrace(source, header, tuple(moves), end)
 
 
@@ -410,7 +432,9 @@ def _problem(record: Any, header: GameHeader | None, moves: int) -> str | None:
             return f"move {record.number}: seat {record.seat} or player {record.mover} is not in the game"
         if len(record.move) > MAX_TEXT or len(record.state) > MAX_TEXT:
             return f"move {record.number}: a label longer than {MAX_TEXT} characters"
-        if record.segment < 0 or record.iterations < 0 or record.visits < 0 or record.carried < 0:
+        if record.index and not record.segment:
+            return f"move {record.number}: an index without a search"
+        if record.segment < 0 or record.index < 0 or record.iterations < 0 or record.visits < 0 or record.carried < 0:
             return f"move {record.number}: a negative count"
         return None
     if len(record.returns) != header.num_players:
@@ -431,19 +455,33 @@ def move_segment(game: GameTrace, number: int | None) -> bytes:
 
 
 def extract_move(game: GameTrace, number: int | None, folder: str | os.PathLike[str]) -> Path:
-    """Copy move ``number``'s search trace into ``folder`` as ``STEM-move-N.msgpack``; return its path."""
+    """Copy move ``number``'s search trace into ``folder`` as ``STEM-move-N.msgpack``, and its
+    index (when the game holds one) beside it as ``STEM-move-N.msgpack.idx``; return the trace's path.
+
+    The index is copied unchecked: its reader checks it against the trace's bytes and rebuilds
+    a damaged or stale one (``mctsviz.seek.open_indexed``).
+    """
     chosen = game.move(number)
     target = Path(folder) / f"{trace_stem(game.path)}-move-{chosen.record.number}.msgpack"
-    with open(game.path, "rb") as source, open(target, "wb") as out:
-        source.seek(chosen.offset)
-        left = chosen.size
+    with open(game.path, "rb") as source:
+        _copy_out(source, chosen.offset, chosen.size, target, f"{game.path}: the file ends inside move {chosen.record.number}'s search trace")
+        if chosen.index_size:
+            index = target.with_name(target.name + ".idx")
+            _copy_out(source, chosen.index_offset, chosen.index_size, index, f"{game.path}: the file ends inside move {chosen.record.number}'s index")
+    return target
+
+
+def _copy_out(source: IO[bytes], offset: int, size: int, target: Path, cut: str) -> None:
+    """Copy ``size`` bytes at ``offset`` of ``source`` into the file ``target``."""
+    source.seek(offset)
+    with open(target, "wb") as out:
+        left = size
         while left:
             data = source.read(min(left, 1 << 20))
             if not data:
-                raise MctsvizError(f"{game.path}: the file ends inside move {chosen.record.number}'s search trace")
+                raise MctsvizError(cut)
             out.write(data)
             left -= len(data)
-    return target
 
 
 @contextmanager
@@ -455,123 +493,3 @@ def open_move(path: str | os.PathLike[str], number: int | None = None) -> Iterat
     game = read_game(path)
     with tempfile.TemporaryDirectory(prefix="mctsviz-move-") as folder:
         yield extract_move(game, number, folder)
-
-
-class _MoveWriter(TraceWriter):
-    """A move's search trace file that keeps its header and decision for the move's record."""
-
-    def __init__(self, path: Path, game_recorder: GameRecorder) -> None:
-        super().__init__(path)
-        self.game_recorder = game_recorder
-        self.header: Header | None = None
-        self.decision: Decision | None = None
-
-    def __call__(self, event: Any) -> None:
-        if type(event) is Header:
-            self.header = event
-        elif type(event) is Decision:
-            self.decision = event
-        super().__call__(event)
-
-
-class GameRecorder:
-    """Records a game played by any engine, move by move, as a game trace: each move's search
-    through a :class:`~mctsviz.Tracer` (``tracer.next_move(action)`` ends one and starts the
-    next), a move without a search through :meth:`played`::
-
-        with GameRecorder("game.msgpack", game, players=("my-mcts", "random")) as record:
-            tracer = record.tracer(options=SearchOptions(c=1.4))
-            while tracer is not None:  # None once the game is over
-                ...  # the engine's search, calling tracer.select/expand/simulate/backprop
-                tracer = tracer.next_move(my_engine.best_action())
-
-    Args:
-        path: the game trace to write.
-        game: the game (the mctsviz protocol); the game starts at ``start`` (default its initial state).
-        players: a name for each seat, in the order the game's players move (seat i is player i).
-    """
-
-    def __init__(self, path: str | os.PathLike[str], game: Any, *, players: tuple[str, ...], start: Any = None, seed: int = 0) -> None:
-        if len(players) != game.num_players:
-            raise MctsvizError(f"{game.name} has {game.num_players} players: name each ({len(players)} names given)")
-        self.writer = GameTraceWriter(path)
-        self.game = game
-        self.state = game.initial_state() if start is None else start
-        self.players = players
-        self.seed = seed
-        self.moves = 0
-        self._folder: tempfile.TemporaryDirectory[str] | None = None
-        self._current: _MoveWriter | None = None
-
-    def __enter__(self) -> GameRecorder:
-        self.writer.__enter__()
-        self._folder = tempfile.TemporaryDirectory(prefix="mctsviz-record-")
-        key = self.game.state_key(self.state)
-        self.writer.header(new_header(self.game, self.players, first=0, seed=self.seed, index=0, start=key))
-        return self
-
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        try:
-            if self._current is not None:
-                self._current.close(interrupted=True)
-            if exc_type is None and self.game.is_terminal(self.state):
-                returns = tuple(float(v) for v in self.game.returns(self.state))
-                best = max(returns)
-                winner = returns.index(best) if returns.count(best) == 1 else None
-                self.writer.end(GameEnd(returns=returns, winner=winner, moves=self.moves))
-        finally:
-            self.writer.__exit__(exc_type, exc, tb)
-            if self._folder is not None:
-                self._folder.cleanup()
-
-    def next_recorder(self) -> TraceWriter:
-        """A trace writer for the search of the move to play now (what a Tracer records into)."""
-        if self._folder is None:
-            raise MctsvizError("use the GameRecorder in a with block")
-        if self._current is not None:
-            raise MctsvizError(f"move {self.moves + 1}'s search is being recorded: play its move first")
-        self._current = _MoveWriter(Path(self._folder.name) / f"move-{self.moves + 1}.msgpack", self)
-        self._current.open()
-        return self._current
-
-    def tracer(self, *, options: Any = None, seed: int = 0) -> Any:
-        """A :class:`~mctsviz.Tracer` for the search of the move to play now."""
-        from ..tracer import Tracer
-
-        return Tracer(self.next_recorder(), game=self.game, root=self.state, options=options, seed=seed)
-
-    def played(self, action: Any) -> Any:
-        """Record ``action`` as the move played (with the search recorded since the last move,
-        if any); returns the state after it, or None when the game is over.
-
-        Raises:
-            MctsvizError: an illegal move, or a search without its decision (``finish()``).
-        """
-        if action not in self.game.legal_actions(self.state):
-            raise MctsvizError(f"move {self.moves + 1}: {action!r} is not a legal move in {self.game.state_key(self.state)}")
-        mover = self.game.current_player(self.state)
-        label = self.game.action_label(action)
-        record = MoveRecord(number=self.moves + 1, seat=mover, mover=mover, state=self.game.state_key(self.state), move=label)
-        current, self._current = self._current, None
-        if current is not None:
-            current.close()
-            if current.decision is None or current.header is None:
-                raise MctsvizError(f"move {record.number}: its search has no decision (call the tracer's finish() or next_move())")
-            decision = current.decision
-            chosen = next((c for c in decision.children if c.action == label), None)
-            total = sum(c.visits for c in decision.children)
-            record = msgspec.structs.replace(
-                record,
-                iterations=decision.iterations,
-                visits=0 if chosen is None else chosen.visits,
-                mean=None if chosen is None else chosen.mean,
-                share=None if chosen is None or not total else chosen.visits / total,
-                by_visits=decision.by_visits,
-                by_mean=decision.by_mean,
-                carried=current.header.root_visits,
-                reward=current.header.options.reward,
-            )
-        self.writer.move(record, None if current is None else current.path)
-        self.moves += 1
-        self.state = self.game.next_state(self.state, action)
-        return None if self.game.is_terminal(self.state) else self.state
