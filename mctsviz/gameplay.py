@@ -38,13 +38,13 @@ def play_traced_game(
     index: int = 0,
     alternate: bool = True,
     record: str = "compact",
-    seek_index: bool = True,
+    seek_index: bool = False,
 ) -> GameRecord:
     """Play game ``index`` of a match as :func:`mctsviz.playing.play_game` does, writing a game
     trace to ``path`` (:mod:`mctsviz.trace.game`): each MCTS move's search at level ``record``,
-    with its seek index built as it is written unless ``seek_index`` is False (then a move's
-    index is built when it is first opened; with the compiled kernel the index costs about
-    100 ms a 10,000-iteration move, 15 times its search).
+    with its seek index built as it is written when ``seek_index`` is True (else a move's index
+    is built when it is first opened, and only for the moves opened: with the compiled kernel an
+    index costs about 100 ms a 10,000-iteration move, 15 times its search).
 
     Raises:
         MctsvizError: a player chose an illegal move, or the trace cannot be written.

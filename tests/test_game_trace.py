@@ -24,7 +24,7 @@ C4_B = "mcts:iterations=200,c=1,rollout=heuristic,engine=python"
 @pytest.fixture(scope="module")
 def c4_game(tmp_path_factory):
     path = tmp_path_factory.mktemp("game") / "c4.msgpack"
-    record = play_traced_game(games.load("connect4"), C4_A, C4_B, path, seed=3, index=1)
+    record = play_traced_game(games.load("connect4"), C4_A, C4_B, path, seed=3, index=1, seek_index=True)
     return path, record
 
 
@@ -342,7 +342,7 @@ def test_a_damaged_index_in_a_game_is_rebuilt_with_a_note(tmp_path, capsys):
     from mctsviz.explorer.gameserver import ServedGame
 
     path = tmp_path / "c4.msgpack"
-    play_traced_game(games.load("connect4"), C4_A, C4_B, path, seed=3, index=1)
+    play_traced_game(games.load("connect4"), C4_A, C4_B, path, seed=3, index=1, seek_index=True)
     move = read_game(path).moves[2]
     data = bytearray(path.read_bytes())
     data[move.index_offset : move.index_offset + 8] = b"NOTINDEX"
@@ -357,13 +357,12 @@ def test_a_damaged_index_in_a_game_is_rebuilt_with_a_note(tmp_path, capsys):
     assert err.count("\n") == 1 and "c4-move-3.msgpack.idx" in err and "rebuilding it" in err
 
 
-def test_play_no_index_writes_the_same_searches_without_their_indexes(c4_game, tmp_path, capsys):
-    path, _ = c4_game
-    bare = tmp_path / "bare.msgpack"
-    argv = ["play", C4_A, C4_B, "--game", "connect4", "--seed", "3", "--index", "1", "--trace", str(bare), "--no-index"]
-    assert main(argv) == 0
+def test_play_indexes_moves_only_when_asked_and_writes_the_same_searches(tmp_path, capsys):
+    bare, indexed_path = tmp_path / "bare.msgpack", tmp_path / "indexed.msgpack"
+    argv = ["play", C4_A, C4_B, "--game", "connect4", "--seed", "3", "--index", "1", "--trace"]
+    assert main([*argv, str(bare)]) == 0 and main([*argv, str(indexed_path), "--index-moves"]) == 0
     capsys.readouterr()
-    indexed, plain = read_game(path), read_game(bare)
+    indexed, plain = read_game(indexed_path), read_game(bare)
     assert all(m.index_size == 0 for m in plain.moves) and all(m.index_size > 0 for m in indexed.moves)
     assert [move_segment(plain, m.record.number) for m in plain.moves] == [move_segment(indexed, m.record.number) for m in indexed.moves]
 
@@ -374,7 +373,7 @@ def test_a_learners_moves_are_indexed_when_opened_and_open(tmp_path):
     from mctsviz.explorer.gameserver import ServedGame
 
     path = tmp_path / "lt.msgpack"
-    play_traced_game(games.load("tictactoe"), "learner", "mcts:iterations=2000,engine=python", path, seed=0)
+    play_traced_game(games.load("tictactoe"), "learner", "mcts:iterations=2000,engine=python", path, seed=0, seek_index=True)
     game = read_game(path)
     learner = [m for m in game.moves if m.searched and m.record.seat == 0]
     assert learner and all(m.index_size == 0 for m in learner)

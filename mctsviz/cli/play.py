@@ -56,7 +56,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--trace", metavar="GAME.msgpack", help="write a game trace here")
     p.add_argument("--record", choices=("compact", "full"), default="compact", help="the searches' trace level (default compact)")
     p.add_argument(
-        "--no-index", action="store_true", help="with --trace: do not index each move's search as it is written (its move then opens slower the first time)"
+        "--index-moves",
+        action="store_true",
+        help="with --trace: index each move's search as it is written, so every move opens at once (by default a move is "
+        "indexed when first opened; with the compiled engine indexing while writing takes several times the searches' time)",
     )
     p.add_argument("--json", action="store_true", help="print the game as JSON")
     p.set_defaults(handler=run_play)
@@ -145,7 +148,7 @@ def run_play(args: argparse.Namespace) -> int:
         from ..gameplay import play_traced_game
 
         record = play_traced_game(
-            game, *players, args.trace, seed=args.seed, index=args.index, alternate=alternate, record=args.record, seek_index=not args.no_index
+            game, *players, args.trace, seed=args.seed, index=args.index, alternate=alternate, record=args.record, seek_index=args.index_moves
         )
     else:
         record = play_game(game, *players, seed=args.seed, index=args.index, alternate=alternate)
