@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from mctsviz import games  # noqa: E402
-from mctsviz.search import kernel  # noqa: E402
+from mctsviz.search import kernel, kernelgames  # noqa: E402
 from mctsviz.search.engine import search  # noqa: E402
 from mctsviz.testing import capture_events, encode_events  # noqa: E402
 from mctsviz.trace.io import TraceWriter, load_trace  # noqa: E402
@@ -114,11 +114,11 @@ def _kernel_rng(seed):
 def test_the_kernels_mersenne_twister_is_cpythons(seed):
     mt, counters = _kernel_rng(seed)
     rng = random.Random(seed)
-    assert [kernel._random(mt, counters) for _ in range(1500)] == [rng.random() for _ in range(1500)]
+    assert [kernelgames.mt_random(mt, counters) for _ in range(1500)] == [rng.random() for _ in range(1500)]
     # randrange(n) draws getrandbits(k) with rejection: the same draws, even for n = 1.
     sizes = [1, 2, 3, 5, 7, 8, 9, 12, 100, 2**31 + 1] * 60
-    assert [kernel._randbelow(n, mt, counters) for n in sizes] == [rng.randrange(n) for n in sizes]
-    assert kernel._random(mt, counters) == rng.random()
+    assert [kernelgames.mt_randbelow(n, mt, counters) for n in sizes] == [rng.randrange(n) for n in sizes]
+    assert kernelgames.mt_random(mt, counters) == rng.random()
 
 
 # -- the same trace, the same tree ------------------------------------------------------------

@@ -26,9 +26,23 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from .kernelgames import C_NODES, C_PATH, C_ROLL, C_SLOTS, NIM, NIM_BITS, Board, borrowed, legal_mask, next_state, nth_bit, playout, popcount, tictactoe_tables
-from .kernelgames import mt_randbelow as _randbelow
-from .kernelgames import mt_random as _random  # noqa: F401 - tests/test_kernel.py checks the twister through this module
+from .kernelgames import (
+    C_NODES,
+    C_PATH,
+    C_ROLL,
+    C_SLOTS,
+    NIM,
+    NIM_BITS,
+    Board,
+    borrowed,
+    legal_mask,
+    mt_randbelow,
+    next_state,
+    nth_bit,
+    playout,
+    popcount,
+    tictactoe_tables,
+)
 
 __all__ = [
     "Board",
@@ -249,7 +263,7 @@ def _choose(node: int, up: Any, t: Nodes, e: Edges, opts: np.ndarray, logs: np.n
         elif score == best:
             ties += 1
     if ties > 1 and opts[0].random_ties == 1:
-        pick = _randbelow(ties, mt, counters)
+        pick = mt_randbelow(ties, mt, counters)
         for s in range(base, end):
             if _score(e[s].visits, e[s].value, puct, q_plus, prior, c_puct, fpu, sqrt_n, c, ln_n) == best:
                 if pick == 0:
@@ -348,7 +362,7 @@ def run_iterations(
             rule = RULE_LEAF
         elif one:
             todo = nuntried[leaf]
-            k = _randbelow(popcount(todo), mt, counters) if expand == EXPAND_ONE_RANDOM else 0
+            k = mt_randbelow(popcount(todo), mt, counters) if expand == EXPAND_ONE_RANDOM else 0
             action = nth_bit(todo, k)
             todo &= ~(1 << action)
             nuntried[leaf] = todo
