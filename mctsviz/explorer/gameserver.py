@@ -18,7 +18,6 @@ answer and a Content-Security-Policy on every page.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 import tempfile
@@ -27,7 +26,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 from ..errors import MctsvizError
 from ..escape import terminal as terminal_text
@@ -37,13 +36,12 @@ from ..trace.game import extract_move, read_game
 from .data import DEFAULT_BUDGET
 from .game import carried_nodes, game_asset, game_view_data, game_view_html
 from .html import explorer_assets, served_page
-from .served import MAX_BUDGET, BadQuestion, ServedTrace
-from .server import HOST
+from .served import BadQuestion, ServedTrace
+from .server import HOST, Query, Refused, error_bytes, json_bytes
 
 __all__ = ["GameServer", "ServedGame"]
 
 _MOVE_PATH = re.compile(r"/move/([0-9]{1,6})/(.*)")
-_NUMBER = re.compile(r"[0-9]{1,10}")
 _TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
 #: The most moves' searches kept open at once (each holds its final tree).
 MAX_OPEN_MOVES = 64
@@ -188,7 +186,7 @@ class GameServer:
             return HTTPStatus.OK, asset, _TYPES[url.path[url.path.rindex(".") :]], None
         match = _MOVE_PATH.fullmatch(url.path)
         if match is None:
-            raise _Refused(HTTPStatus.NOT_FOUND, "no such page: this server answers /, /assets/ and /move/N/ only")
+            raise Refused(HTTPStatus.NOT_FOUND, "no such page: this server answers /, /assets/ and /move/N/ only")
         number, rest = int(match.group(1)), match.group(2)
         if rest.startswith("assets/") and rest[7:] in self.explorer_assets:
             return HTTPStatus.OK, self.explorer_assets[rest[7:]], _TYPES[rest[rest.rindex(".") :]], None
@@ -199,30 +197,24 @@ class GameServer:
                 # Framed by the game view on this server, and by nothing else.
                 return HTTPStatus.OK, page.encode("utf-8"), "text/html; charset=utf-8", policy.replace("frame-ancestors 'none'", "frame-ancestors 'self'")
             if rest == "api/meta":
-                return HTTPStatus.OK, _json(meta), "application/json", None
-            query = _query(url.query)
+                return HTTPStatus.OK, json_bytes(meta), "application/json", None
+            query = Query(url.query)
             served = self.served.opened(number)
             answer = served.tree(
-                _number(query, "i"),
-                query.get("p", "backprop"),
-                root=_number(query, "node", 0),
-                budget=_number(query, "n", served.budget),
-                opened=_numbers(query, "open"),
-                pinned=_numbers(query, "pin"),
+                query.number("i"),
+                query.text("p", "backprop"),
+                root=query.number("node", 0),
+                budget=query.number("n", served.budget),
+                opened=query.numbers("open"),
+                pinned=query.numbers("pin"),
             )
-            return HTTPStatus.OK, _json(answer), "application/json", None
-        raise _Refused(HTTPStatus.NOT_FOUND, "no such page under /move/N/: its page, assets/ and api/ only")
+            return HTTPStatus.OK, json_bytes(answer), "application/json", None
+        raise Refused(HTTPStatus.NOT_FOUND, "no such page under /move/N/: its page, assets/ and api/ only")
 
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     game: GameServer
-
-
-class _Refused(Exception):
-    def __init__(self, status: HTTPStatus, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -240,7 +232,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer(send_body=False)
 
     def _not_allowed(self) -> None:
-        self._send(HTTPStatus.METHOD_NOT_ALLOWED, _error("only GET and HEAD are answered"), "application/json", {"Allow": "GET, HEAD"})
+        self._send(HTTPStatus.METHOD_NOT_ALLOWED, error_bytes("only GET and HEAD are answered"), "application/json", {"Allow": "GET, HEAD"})
 
     do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _not_allowed
 
@@ -249,22 +241,22 @@ class _Handler(BaseHTTPRequestHandler):
         policy = None
         try:
             if len(self.path) > 4096:
-                raise _Refused(HTTPStatus.REQUEST_URI_TOO_LONG, "the address is too long")
+                raise Refused(HTTPStatus.REQUEST_URI_TOO_LONG, "the address is too long")
             if not self.path.startswith("/") or self.path.startswith("//"):
-                raise _Refused(HTTPStatus.BAD_REQUEST, "only paths on this server are answered")
+                raise Refused(HTTPStatus.BAD_REQUEST, "only paths on this server are answered")
             if self.headers.get("Host", "") not in game.hosts:
-                raise _Refused(HTTPStatus.FORBIDDEN, f"ask for {game.url}")
+                raise Refused(HTTPStatus.FORBIDDEN, f"ask for {game.url}")
             status, body, kind, policy = game.answer(self.path)
-        except _Refused as refused:
-            status, body, kind = refused.status, _error(str(refused)), "application/json"
+        except Refused as refused:
+            status, body, kind = refused.status, error_bytes(str(refused)), "application/json"
         except BadQuestion as exc:
-            status, body, kind = HTTPStatus.BAD_REQUEST, _error(str(exc)), "application/json"
+            status, body, kind = HTTPStatus.BAD_REQUEST, error_bytes(str(exc)), "application/json"
         except MctsvizError as exc:
             print(f"mctsviz: error: {terminal_text(exc)}", file=sys.stderr)
-            status, body, kind = HTTPStatus.INTERNAL_SERVER_ERROR, _error(str(exc)), "application/json"
+            status, body, kind = HTTPStatus.INTERNAL_SERVER_ERROR, error_bytes(str(exc)), "application/json"
         except Exception as exc:  # a bug must not become a traceback in the browser or kill the server
             print(f"mctsviz: error answering {self.path[:200]!r}: {type(exc).__name__}: {exc}", file=sys.stderr)
-            status, body, kind = HTTPStatus.INTERNAL_SERVER_ERROR, _error("the server failed to answer this request"), "application/json"
+            status, body, kind = HTTPStatus.INTERNAL_SERVER_ERROR, error_bytes("the server failed to answer this request"), "application/json"
         self._send(status, body, kind, {"Content-Security-Policy": policy} if policy else {}, send_body=send_body)
 
     def _send(self, status: HTTPStatus, body: bytes, kind: str, extra: dict[str, str], *, send_body: bool = True) -> None:
@@ -287,47 +279,3 @@ class _Handler(BaseHTTPRequestHandler):
 def _note(message: str) -> None:
     """A note from opening a move (its index in the game damaged, rebuilt): one line on stderr."""
     print(f"mctsviz: {terminal_text(message)}", file=sys.stderr)
-
-
-def _query(text: str) -> dict[str, str]:
-    try:
-        fields = parse_qs(text, keep_blank_values=True, max_num_fields=16)
-    except ValueError:
-        raise _Refused(HTTPStatus.BAD_REQUEST, "too many query fields") from None
-    out = {}
-    for name, values in fields.items():
-        if len(values) > 1:
-            raise _Refused(HTTPStatus.BAD_REQUEST, f"{name[:40]!r} is given more than once")
-        out[name] = values[0]
-    return out
-
-
-def _number(query: dict[str, str], name: str, default: int | None = None) -> int:
-    value = query.get(name)
-    if value is None:
-        if default is None:
-            raise _Refused(HTTPStatus.BAD_REQUEST, f"missing {name}=")
-        return default
-    if not _NUMBER.fullmatch(value):
-        raise _Refused(HTTPStatus.BAD_REQUEST, f"{name}= must be a whole number, not {value[:40]!r}")
-    if name == "n" and int(value) > MAX_BUDGET:
-        raise _Refused(HTTPStatus.BAD_REQUEST, f"n= must be at most {MAX_BUDGET}")
-    return int(value)
-
-
-def _numbers(query: dict[str, str], name: str) -> list[int]:
-    value = query.get(name, "")
-    if not value:
-        return []
-    parts = value.split(",")
-    if len(parts) > 64 or not all(_NUMBER.fullmatch(p) for p in parts):
-        raise _Refused(HTTPStatus.BAD_REQUEST, f"{name}= must be whole numbers separated by commas")
-    return [int(p) for p in parts]
-
-
-def _json(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
-
-
-def _error(message: str) -> bytes:
-    return _json({"error": " ".join(message.split())})

@@ -79,7 +79,7 @@ class ExplorerServer:
         page, policy = served_page(served.meta, iteration=iteration, phase=phase)
         self.page, self.policy = page.encode("utf-8"), policy
         self.assets = {f"/{name}": text.encode("utf-8") for name, text in explorer_assets("assets").items()}
-        self.meta = _json(served.meta)
+        self.meta = json_bytes(served.meta)
         self._thread: threading.Thread | None = None
 
     def serve_forever(self) -> None:
@@ -116,7 +116,9 @@ class _HTTPServer(ThreadingHTTPServer):
     explorer: ExplorerServer
 
 
-class _Refused(Exception):
+class Refused(Exception):
+    """A request answered with ``status`` and a one-line JSON error."""
+
     def __init__(self, status: HTTPStatus, message: str) -> None:
         super().__init__(message)
         self.status = status
@@ -139,7 +141,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer(send_body=False)
 
     def _not_allowed(self) -> None:
-        self._send(HTTPStatus.METHOD_NOT_ALLOWED, _error("only GET and HEAD are answered"), "application/json", extra={"Allow": "GET, HEAD"})
+        self._send(HTTPStatus.METHOD_NOT_ALLOWED, error_bytes("only GET and HEAD are answered"), "application/json", extra={"Allow": "GET, HEAD"})
 
     do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _not_allowed
 
@@ -148,16 +150,16 @@ class _Handler(BaseHTTPRequestHandler):
         started = time.perf_counter()
         try:
             status, body, kind = self._route(explorer)
-        except _Refused as refused:
-            status, body, kind = refused.status, _error(str(refused)), "application/json"
+        except Refused as refused:
+            status, body, kind = refused.status, error_bytes(str(refused)), "application/json"
         except BadQuestion as exc:
-            status, body, kind = HTTPStatus.BAD_REQUEST, _error(str(exc)), "application/json"
+            status, body, kind = HTTPStatus.BAD_REQUEST, error_bytes(str(exc)), "application/json"
         except MctsvizError as exc:  # the trace is damaged there: the server's side, said in one line
             print(f"mctsviz: error: {terminal_text(exc)}", file=sys.stderr)
-            status, body, kind = HTTPStatus.INTERNAL_SERVER_ERROR, _error(str(exc)), "application/json"
+            status, body, kind = HTTPStatus.INTERNAL_SERVER_ERROR, error_bytes(str(exc)), "application/json"
         except Exception as exc:  # a bug must not become a traceback in the browser or kill the server
             print(f"mctsviz: error answering {self.path[:200]!r}: {type(exc).__name__}: {exc}", file=sys.stderr)
-            status, body, kind = HTTPStatus.INTERNAL_SERVER_ERROR, _error("the server failed to answer this request"), "application/json"
+            status, body, kind = HTTPStatus.INTERNAL_SERVER_ERROR, error_bytes("the server failed to answer this request"), "application/json"
         extra = {"Content-Security-Policy": explorer.policy} if kind.startswith("text/html") else {}
         # The server's share of a request's time, for the browser's developer tools and the benchmark.
         extra["Server-Timing"] = f"answer;dur={(time.perf_counter() - started) * 1000:.1f}"
@@ -165,11 +167,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _route(self, explorer: ExplorerServer) -> tuple[HTTPStatus, bytes, str]:
         if len(self.path) > _MAX_URL:
-            raise _Refused(HTTPStatus.REQUEST_URI_TOO_LONG, "the address is too long")
+            raise Refused(HTTPStatus.REQUEST_URI_TOO_LONG, "the address is too long")
         if not self.path.startswith("/") or self.path.startswith("//"):
-            raise _Refused(HTTPStatus.BAD_REQUEST, "only paths on this server are answered")
+            raise Refused(HTTPStatus.BAD_REQUEST, "only paths on this server are answered")
         if self.headers.get("Host", "") not in explorer.hosts:
-            raise _Refused(HTTPStatus.FORBIDDEN, f"ask for {explorer.url}")
+            raise Refused(HTTPStatus.FORBIDDEN, f"ask for {explorer.url}")
         url = urlsplit(self.path)
         if url.path in ("/", "/index.html"):
             return HTTPStatus.OK, explorer.page, "text/html; charset=utf-8"
@@ -179,7 +181,7 @@ class _Handler(BaseHTTPRequestHandler):
         if url.path == "/api/meta":
             return HTTPStatus.OK, explorer.meta, "application/json"
         if url.path == "/api/tree":
-            query = _Query(url.query)
+            query = Query(url.query)
             answer = explorer.served.tree(
                 query.number("i"),
                 query.text("p", "backprop"),
@@ -188,8 +190,8 @@ class _Handler(BaseHTTPRequestHandler):
                 opened=query.numbers("open"),
                 pinned=query.numbers("pin"),
             )
-            return HTTPStatus.OK, _json(answer), "application/json"
-        raise _Refused(HTTPStatus.NOT_FOUND, "no such page: this server answers /, /assets/ and /api/ only")
+            return HTTPStatus.OK, json_bytes(answer), "application/json"
+        raise Refused(HTTPStatus.NOT_FOUND, "no such page: this server answers /, /assets/ and /api/ only")
 
     def _send(self, status: HTTPStatus, body: bytes, kind: str, *, extra: dict[str, str] | None = None, send_body: bool = True) -> None:
         self.send_response(status)
@@ -208,43 +210,43 @@ class _Handler(BaseHTTPRequestHandler):
         """A malformed request (the standard library's errors) answered as one line of JSON too."""
         self.close_connection = True
         self.request_version = "HTTP/1.0"  # a line too garbled to name its version still gets a status line
-        self._send(HTTPStatus(code), _error(message or HTTPStatus(code).phrase), "application/json", extra={"Connection": "close"})
+        self._send(HTTPStatus(code), error_bytes(message or HTTPStatus(code).phrase), "application/json", extra={"Connection": "close"})
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: a request log would bury the one line that says where the explorer is."""
 
 
-class _Query:
+class Query:
     """A request's query: each name at most once; whole numbers only where numbers are asked for."""
 
     def __init__(self, text: str) -> None:
         try:
             fields = parse_qs(text, keep_blank_values=True, max_num_fields=16)
         except ValueError:
-            raise _Refused(HTTPStatus.BAD_REQUEST, "too many query fields") from None
+            raise Refused(HTTPStatus.BAD_REQUEST, "too many query fields") from None
         self.fields = {}
         for name, values in fields.items():
             if len(values) > 1:
-                raise _Refused(HTTPStatus.BAD_REQUEST, f"{name[:40]!r} is given more than once")
+                raise Refused(HTTPStatus.BAD_REQUEST, f"{name[:40]!r} is given more than once")
             self.fields[name] = values[0]
 
     def text(self, name: str, default: str | None = None) -> str:
         value = self.fields.get(name, default)
         if value is None:
-            raise _Refused(HTTPStatus.BAD_REQUEST, f"missing {name}=")
+            raise Refused(HTTPStatus.BAD_REQUEST, f"missing {name}=")
         return value
 
     def number(self, name: str, default: int | None = None) -> int:
         value = self.fields.get(name)
         if value is None:
             if default is None:
-                raise _Refused(HTTPStatus.BAD_REQUEST, f"missing {name}=")
+                raise Refused(HTTPStatus.BAD_REQUEST, f"missing {name}=")
             return default
         if not _NUMBER.fullmatch(value):
-            raise _Refused(HTTPStatus.BAD_REQUEST, f"{name}= must be a whole number, not {value[:40]!r}")
+            raise Refused(HTTPStatus.BAD_REQUEST, f"{name}= must be a whole number, not {value[:40]!r}")
         number = int(value)
         if name == "n" and number > MAX_BUDGET:
-            raise _Refused(HTTPStatus.BAD_REQUEST, f"n= must be at most {MAX_BUDGET}")
+            raise Refused(HTTPStatus.BAD_REQUEST, f"n= must be at most {MAX_BUDGET}")
         return number
 
     def numbers(self, name: str) -> list[int]:
@@ -253,17 +255,19 @@ class _Query:
             return []
         parts = value.split(",")
         if len(parts) > 64 or not all(_NUMBER.fullmatch(p) for p in parts):
-            raise _Refused(HTTPStatus.BAD_REQUEST, f"{name}= must be whole numbers separated by commas")
+            raise Refused(HTTPStatus.BAD_REQUEST, f"{name}= must be whole numbers separated by commas")
         return [int(p) for p in parts]
 
 
-def _json(value: Any) -> bytes:
+def json_bytes(value: Any) -> bytes:
+    """An answer's JSON as ASCII bytes."""
     # ASCII with \u escapes: a lone surrogate in a trace's text cannot make the encoding fail.
     return json.dumps(value, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
 
 
-def _error(message: str) -> bytes:
-    return _json({"error": " ".join(message.split())})
+def error_bytes(message: str) -> bytes:
+    """The JSON of an error answer: the message on one line."""
+    return json_bytes({"error": " ".join(message.split())})
 
 
-__all__ = ["HOST", "ExplorerServer"]
+__all__ = ["HOST", "ExplorerServer", "Query", "Refused", "error_bytes", "json_bytes"]
