@@ -7,15 +7,16 @@ median and its ratio to the group's first row, measured in the same run:
 
 * ``search tictactoe --iterations 2000``: the default engine (auto) against ``--engine python``
   (issue 32's budget: <= 1.1x);
-* ``search tictactoe --iterations 100000``: traced at the default settings to ``run.msgpack``
-  and to ``run.jsonl.gz`` (index included) against untraced (budgets <= 1.5x and <= 2.5x);
+* ``search tictactoe --iterations 100000``: traced at the default settings (``--record auto``:
+  compact at this budget) to ``run.msgpack`` and to ``run.jsonl.gz`` (index included) against
+  untraced (budgets <= 1.5x and <= 2.5x), and at ``--record full`` to both beside them;
 * ``search tictactoe --iterations 100000 --engine compiled`` at the full level to ``.msgpack``
   (no index) against OpenSpiel's C++ ``MCTSBot`` doing the same search as a whole command
   (``pyspiel``, when installed; issue 32's budget: the kernel's full level >= 1x, so the first
   row's ratio to it <= 1x), and the kernel untraced beside them;
 * ``--big``: a million-iteration Connect Four search traced to ``.msgpack.zst`` and to
-  ``.jsonl.gz``, with time and peak memory (budget <= 300 MB), against untraced; slow, so off
-  by default and one round.
+  ``.jsonl.gz`` (defaults), and to ``.msgpack.zst`` at ``--record full``, with time and peak
+  memory (budget <= 300 MB), against untraced; slow, so off by default and one round.
 
 The commands run the mctsviz of this checkout, or of each ``--checkout PATH`` (``PYTHONPATH`` is
 set to it; given twice, the two checkouts' rows interleave, so a before and an after are
@@ -55,6 +56,8 @@ GROUPS: dict[str, tuple[float, list[tuple[str, list[str]]]]] = {
             ("100k it, untraced", ["search", "tictactoe", "--iterations", "100000"]),
             ("100k it, --trace run.msgpack", ["search", "tictactoe", "--iterations", "100000", "--trace", "{dir}/run.msgpack"]),
             ("100k it, --trace run.jsonl.gz", ["search", "tictactoe", "--iterations", "100000", "--trace", "{dir}/run.jsonl.gz"]),
+            ("100k it, full, run.msgpack", ["search", "tictactoe", "--iterations", "100000", "--record", "full", "--trace", "{dir}/full.msgpack"]),
+            ("100k it, full, run.jsonl.gz", ["search", "tictactoe", "--iterations", "100000", "--record", "full", "--trace", "{dir}/full.jsonl.gz"]),
         ],
     ),
     "openspiel": (
@@ -63,7 +66,7 @@ GROUPS: dict[str, tuple[float, list[tuple[str, list[str]]]]] = {
             ("OpenSpiel C++ MCTSBot, 100k it", ["{python}", "-c", "{openspiel_cpp}"]),
             (
                 "compiled full, 100k it, .msgpack",
-                ["search", "tictactoe", "--iterations", "100000", "--engine", "compiled", "--no-index", "--trace", "{dir}/os.msgpack"],
+                ["search", "tictactoe", "--iterations", "100000", "--engine", "compiled", "--record", "full", "--no-index", "--trace", "{dir}/os.msgpack"],
             ),
             ("compiled full, 100k it, untraced", ["search", "tictactoe", "--iterations", "100000", "--engine", "compiled"]),
         ],
@@ -74,6 +77,10 @@ GROUPS: dict[str, tuple[float, list[tuple[str, list[str]]]]] = {
             ("connect4 1M it, untraced", ["search", "connect4", "--iterations", "1000000"]),
             ("connect4 1M it, --trace .msgpack.zst", ["search", "connect4", "--iterations", "1000000", "--trace", "{dir}/big.msgpack.zst"]),
             ("connect4 1M it, --trace .jsonl.gz", ["search", "connect4", "--iterations", "1000000", "--trace", "{dir}/big.jsonl.gz"]),
+            (
+                "connect4 1M it, full, .msgpack.zst",
+                ["search", "connect4", "--iterations", "1000000", "--record", "full", "--trace", "{dir}/bigfull.msgpack.zst"],
+            ),
         ],
     ),
 }

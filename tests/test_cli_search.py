@@ -110,3 +110,28 @@ def test_the_iterations_help_offers_what_the_command_takes(capsys):
         main(["search", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert "here, none is --seconds S alone: a time budget with no cap on iterations" in help_text
+
+
+def _recorded_level(path) -> str:
+    from mctsviz.trace.io import read_trace
+
+    return str(next(iter(read_trace(str(path)))).record)
+
+
+@pytest.mark.parametrize(
+    ("argv", "level", "said"),
+    [
+        (["--iterations", "10000"], "full", False),  # the largest budget auto records in full
+        (["--iterations", "10001"], "compact", True),
+        (["--seconds", "0.05"], "compact", True),  # a time budget has no size known up front
+        (["--iterations", "10001", "--record", "full"], "full", False),
+        (["--iterations", "300", "--record", "compact"], "compact", False),
+    ],
+)
+def test_record_auto_keeps_long_traces_compact(tmp_path, capsys, argv, level, said):
+    trace = tmp_path / "run.msgpack"
+    assert main(["search", "tictactoe", *argv, "--engine", "python", "--no-index", "--trace", str(trace)]) == 0
+    assert _recorded_level(trace) == level
+    err = capsys.readouterr().err
+    assert ("recording at the compact level" in err) is said
+    assert ("--record full keeps every score" in err) is said
