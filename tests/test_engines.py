@@ -150,13 +150,21 @@ def test_the_command_line_hints_at_compiling_when_python_ran_for_want_of_it(with
 def test_the_kernel_counts_as_cached_only_with_a_fresh_index(tmp_path, monkeypatch):
     import os
 
+    from mctsviz.search import kernelcache
+
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     assert not engines.kernel_cached()
-    index = tmp_path / "mctsviz" / "kernel.run_iterations-662.py311.nbi"
-    index.parent.mkdir()
+    (cache,) = kernelcache.cache_folders()  # where numba puts this folder's entries
+    assert cache.parent == tmp_path and cache.name.startswith("search_")
+    cache.mkdir()
+    index = cache / "kernel.run_iterations-662.py311.nbi"
     index.write_bytes(b"")
+    assert not engines.kernel_cached()  # no stamp of the current sources: made from others
+    kernelcache.make_cache_current()
+    assert not index.exists()
+    index.write_bytes(b"")  # as numba writes it after compiling
     assert engines.kernel_cached()
-    source_time = (engines.Path(engines.__file__).with_name("kernel.py")).stat().st_mtime
+    source_time = kernelcache.Path(engines.__file__).with_name("kernel.py").stat().st_mtime
     os.utime(index, (source_time - 10, source_time - 10))  # older than kernel.py: numba compiles again
     assert not engines.kernel_cached()
 

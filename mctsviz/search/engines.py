@@ -22,9 +22,7 @@ engine would run costs nothing.
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
-from pathlib import Path
 from typing import Any
 
 from ..errors import MctsvizError
@@ -83,8 +81,6 @@ COMPILE_SECONDS = 40.0
 #: player loads the kernel once and searches at every move of every game.
 PLAYER_SEARCHES = 50
 
-_KERNEL_SOURCE = Path(__file__).with_name("kernel.py")
-
 
 def kernel_cached() -> bool:
     """Whether numba's disk cache holds the compiled kernel for the current ``kernel.py``."""
@@ -92,31 +88,11 @@ def kernel_cached() -> bool:
 
 
 def numba_cached(module: str, function: str) -> bool:
-    """Whether numba's disk cache holds ``function`` of ``mctsviz.search.MODULE`` for its current source.
+    """Whether numba's disk cache holds ``function`` of ``mctsviz.search.MODULE`` for its current
+    sources (see :func:`mctsviz.search.kernelcache.is_cached`)."""
+    from .kernelcache import is_cached
 
-    Looks where numba writes it: ``NUMBA_CACHE_DIR`` when set, else ``__pycache__`` beside the
-    source and the user's cache folder (numba's choice when ``__pycache__`` is not writable). An index older than
-    the source is stale: numba would compile again.
-    """
-    source = _KERNEL_SOURCE.with_name(f"{module}.py")
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        folders = [Path(os.environ["NUMBA_CACHE_DIR"])]
-    else:
-        folders = [_KERNEL_SOURCE.parent / "__pycache__", Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "numba"]
-    try:
-        source_time = source.stat().st_mtime
-    except OSError:
-        return False
-    for folder in folders:
-        if not folder.is_dir():
-            continue
-        for index in folder.rglob(f"{module}.{function}-*.nbi"):
-            try:
-                if index.stat().st_mtime >= source_time:
-                    return True
-            except OSError:
-                continue
-    return False
+    return is_cached(module, function)
 
 
 def kernel_readiness() -> str:

@@ -13,9 +13,9 @@ decides whether it is used and imports it only then. Functions are compiled on f
 cached on disk (``cache=True``), so later processes load them in milliseconds.
 
 A node is a row of flat columns and an edge record (see :data:`Edges`); the games' states, rules and
-playouts are ``mctsviz.search.kernelgames``'s. numba's disk cache keys a function on its own file only:
-after changing ``kernelgames.py``, clear the cache (``__pycache__/kernel*.nbi``/``.nbc``) so this
-module's functions, which inline it, are compiled again.
+playouts are ``mctsviz.search.kernelgames``'s. numba's disk cache keys a function on its own file only,
+so importing this module first removes cached entries made from other kernel sources
+(``mctsviz.search.kernelcache``): an edit to ``kernelgames.py`` alone recompiles this module too.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from .kernelcache import make_cache_current
 from .kernelgames import (
     C_NODES,
     C_PATH,
@@ -43,6 +44,10 @@ from .kernelgames import (
     popcount,
     tictactoe_tables,
 )
+
+# Before numba loads any cached function of this module or of those it calls (it loads lazily,
+# at a function's first call), so stale machine code is never run.
+make_cache_current()
 
 __all__ = [
     "Board",
