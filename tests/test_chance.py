@@ -313,6 +313,12 @@ def test_the_explorer_shows_chance_nodes_without_breaking_its_layout(tmp_path, t
     assert "An outcome of chance node P1→roll: drawn by its probability, 0.3333, never scored." in text
     assert "Step 2: P1→roll is a chance node: P1→1 was drawn by its probability, 0.3333." in text
     assert "draws 2 outcomes at chance nodes by their probability" in text
+    # The key names the oval, drawn as an oval (round ends: a radius of half its height).
+    swatch = page.locator(".mvx-key__item", has_text="chance node").locator(".mvx-key__swatch")
+    box = swatch.bounding_box()
+    radius = swatch.evaluate("e => parseFloat(getComputedStyle(e).borderTopLeftRadius)")
+    assert box and box["width"] > box["height"] > 0 and abs(radius - box["height"] / 2) <= 1.5
+    assert page.locator(".mvx-key__item", has_text="carried over").count() == 0  # a single search
     assert not tab.problems
 
 

@@ -93,6 +93,9 @@ def test_nodes_carried_over_from_earlier_moves_are_marked(learner_game, tab):
         frame.locator(f".mvx[data-iteration='{game.moves[number - 1].record.iterations}']").wait_for()
         drawn, marked = _drawn_carried(frame)
         assert marked == carried & drawn
+        # The key names the corner dot exactly when the search has carried-over nodes.
+        assert frame.locator(".mvx-key__item", has_text="carried over from an earlier move").count() == (1 if carried else 0)
+        assert frame.locator(".mvx-key__item", has_text="chance node").count() == 0
         if number in learner:
             assert marked and 0 in marked  # the learner's later moves start from its memory
         else:

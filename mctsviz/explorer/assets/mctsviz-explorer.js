@@ -523,7 +523,12 @@
     var ramp = html("span", "mvx-key__ramp", key);
     d.palette.forEach(function (c) { var s = html("span", "", ramp); s.style.background = c; });
     html("span", "mvx-key__label", key, String(d.scale[1]));
-    [["path", "path"], ["new", "new node"], ["sim", "simulated"], ["updated", "updated"]].forEach(function (k) {
+    var items = [["path", "path"], ["new", "new node"], ["sim", "simulated"], ["updated", "updated"]];
+    // Shapes only some trees have, named only where they appear.
+    var chance = d.nodes.chance;
+    if (chance && Object.keys(chance).some(function (i) { return chance[i]; })) items.push(["chance", "chance node (an outcome is drawn)"]);
+    if (Object.keys(this.carried).length) items.push(["carried", "carried over from an earlier move"]);
+    items.forEach(function (k) {
       var item = html("span", "mvx-key__item", key);
       html("span", "mvx-key__swatch mvx-key__swatch--" + k[0], item);
       html("span", "", item, k[1]);
