@@ -525,7 +525,7 @@
     html("span", "mvx-key__label", key, String(d.scale[1]));
     var items = [["path", "path"], ["new", "new node"], ["sim", "simulated"], ["updated", "updated"]];
     // Shapes only some trees have, named only where they appear.
-    var chance = d.nodes.chance;
+    var chance = d.nodes ? d.nodes.chance : null;  // a served explorer fetches its nodes later
     if (chance && Object.keys(chance).some(function (i) { return chance[i]; })) items.push(["chance", "chance node (an outcome is drawn)"]);
     if (Object.keys(this.carried).length) items.push(["carried", "carried over from an earlier move"]);
     items.forEach(function (k) {
