@@ -225,3 +225,20 @@ def test_each_family_shows_its_first_violation_even_past_the_violations_kept():
     first = next(v for v in report.first_of_check.values() if v.check in ("path", "stop", "selection", "scores"))
     assert selection.first == first and first.iteration > 2
     assert selection.words().splitlines()[1] == first.format("line")
+
+
+def test_verify_json_carries_each_familys_first_violation_past_the_limit(tmp_path, capsys):
+    path = write_trace(tmp_path / "hw.msgpack", traced(NoSignFlip, iterations=200, record="full"))
+    assert main(["verify", str(path), "--json", "--limit", "1", "--no-progress"]) == 1  # invalid: exit code 1
+    data = json.loads(capsys.readouterr().out)
+    assert [v["check"] for v in data["violations"]] == ["reward"]  # one kept, as asked
+    families = {f["family"]: f for f in data["families"]}
+    assert list(families) == ["structure", "selection", "expansion", "simulation", "backpropagation", "statistics", "decision"]
+    report = verify(path, limit=1)
+    for result in family_results(report):
+        shown = families[result.name]
+        assert (shown["passed"], shown["violations"]) == (result.passed, result.violations)
+        assert shown["first"] == (None if result.first is None else json.loads(json.dumps(result.first.to_dict())))
+    selection = families["selection"]["first"]
+    assert not families["selection"]["passed"] and selection["check"] in ("selection", "scores") and selection["iteration"] > 2
+    assert families["structure"]["passed"] and families["structure"]["first"] is None

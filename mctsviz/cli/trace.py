@@ -276,7 +276,10 @@ def run_verify(args: argparse.Namespace) -> int:
 
         text = junit_xml(report)
     elif form == "json":
-        text = _json_text(report.to_dict())
+        from ..verify.grading import family_results
+
+        # Each family's first violation too: past --limit, the kept list may not reach it.
+        text = _json_text(report.to_dict() | {"families": [family.to_dict() for family in family_results(report)]})
     else:
         text = report.format() + "\n"
     _write_report(args, text)

@@ -43,6 +43,19 @@ class FamilyResult:
     def passed(self) -> bool:
         return not self.violations and self.unreached is None and self.empty is None
 
+    def to_dict(self) -> dict[str, Any]:
+        """The family's outcome as JSON-ready data (``verify --json``'s ``families``)."""
+        return {
+            "family": self.name,
+            "title": self.title,
+            "passed": self.passed,
+            "violations": self.violations,
+            "first": None if self.first is None else self.first.to_dict(),
+            "not_checked": [{"check": part, "reason": why} for part, why in self.not_checked],
+            "unreached_after": self.unreached,
+            "empty": self.empty,
+        }
+
     def words(self, position: str = "line") -> str:
         """The family's outcome for a student: the first violation, or that none was found,
         then what was not checked."""
