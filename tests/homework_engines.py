@@ -426,6 +426,70 @@ class ZeroOne(HomeworkUCT):
     zero_one = True
 
 
+# -- PUCT: the AlphaZero selection, and its classic mistakes -----------------------------------
+
+
+class HomeworkPUCT(HomeworkUCT):
+    """PUCT over every child at once (no evaluator: each child's prior is 1/k of its parent's k
+    children): Q + c_puct P sqrt(N) / (1 + n), with Q = W/n and an unvisited child's Q = 0.
+
+    The score hook is still called ``ucb1`` so that each mistake overrides the one method.
+    """
+
+    expand_all = True
+    c = 1.5  # c_puct
+
+    @classmethod
+    def options(cls, iterations: int) -> SearchOptions:
+        return SearchOptions(iterations=iterations, policy="puct", c_puct=cls.c, expand="all", reward="01" if cls.zero_one else "pm1")
+
+    def prior(self, parent: Node) -> float:
+        return 1.0 / len(parent.children)
+
+    def q(self, child: Node) -> float:
+        return child.total / child.visits if child.visits else 0.0
+
+    def ucb1(self, parent: Node, child: Node) -> float:
+        return self.q(child) + self.c * self.prior(parent) * math.sqrt(parent.visits) / (1 + child.visits)
+
+
+class PuctOverVisits(HomeworkPUCT):
+    """Divides the exploration term by n, not 1 + n (an unvisited child first, as +inf)."""
+
+    def ucb1(self, parent, child):
+        if child.visits == 0:
+            return math.inf
+        return self.q(child) + self.c * self.prior(parent) * math.sqrt(parent.visits) / child.visits
+
+
+class PuctNoPrior(HomeworkPUCT):
+    """Leaves the prior out of the exploration term: c sqrt(N) / (1 + n)."""
+
+    def ucb1(self, parent, child):
+        return self.q(child) + self.c * math.sqrt(parent.visits) / (1 + child.visits)
+
+
+class PuctNoSquareRoot(HomeworkPUCT):
+    """Takes N where PUCT has sqrt(N): c P N / (1 + n)."""
+
+    def ucb1(self, parent, child):
+        return self.q(child) + self.c * self.prior(parent) * parent.visits / (1 + child.visits)
+
+
+class PuctQOverOnePlusN(HomeworkPUCT):
+    """Takes Q = W / (1 + n), as some AlphaZero notebooks do, where the declared Q is W/n."""
+
+    def q(self, child):
+        return child.total / (1 + child.visits)
+
+
+class PuctOpponentsMean(HomeworkPUCT):
+    """Takes each child's Q from the other player's side (-W/n)."""
+
+    def q(self, child):
+        return -super().q(child)
+
+
 def trace_into(
     recorder: Any,
     engine: type[HomeworkUCT],
@@ -460,6 +524,12 @@ def traced(
 
 __all__ = [
     "Argmin",
+    "HomeworkPUCT",
+    "PuctNoPrior",
+    "PuctNoSquareRoot",
+    "PuctOpponentsMean",
+    "PuctOverVisits",
+    "PuctQOverOnePlusN",
     "ChildLog",
     "ConstantUnderTheRoot",
     "DrawAsLoss",

@@ -34,6 +34,7 @@ class Witness:
     def __init__(self, game: Any, engine: type) -> None:
         self.game = game
         self.c, self.zero_one, self.expand_all = engine.c, engine.zero_one, engine.expand_all
+        self.puct = engine.options(1).policy == "puct"
         self.visits: dict[int, int] = {}  # by id(node): the engine's nodes live for the whole search
         self.value: dict[int, float] = {}
         self.expanded: dict[int, list[str]] = {}
@@ -42,7 +43,12 @@ class Witness:
         self.first_decision: int | None = None
 
     def _ucb1(self, parent: Any, child: Any) -> float:
+        """The declared score: UCB1 (C sqrt(ln N / n), +inf unvisited) or PUCT (uniform priors,
+        Q = W/n and 0 unvisited, c P sqrt(N) / (1 + n)), from the witness's own statistics."""
         n = self.visits.get(id(child), 0)
+        if self.puct:
+            q = self.value[id(child)] / n if n else 0.0
+            return q + self.c / len(parent.children) * math.sqrt(self.visits.get(id(parent), 0)) / (1 + n)
         if n == 0:
             return math.inf
         return self.value[id(child)] / n + self.c * math.sqrt(math.log(max(self.visits.get(id(parent), 0), 1)) / n)

@@ -66,6 +66,12 @@ CAUSES: dict[type, tuple[str, str]] = {
     hw.ExpandsTwice: ("each action is expanded once (was it left in the untried list?)",) * 2,
     hw.RolloutFromParent: ("the simulation starts from the new node's state",) * 2,
     hw.RandomChoice: (UNKNOWN,) * 2,
+    # PUCT (AlphaZero's selection, uniform priors): its own terms, and the value's mistakes
+    hw.PuctOverVisits: ("the exploration term divided by the child's visits n, not 1 + n (c P sqrt(N) / n",) * 2,
+    hw.PuctNoPrior: ("the prior P left out of the exploration term (c sqrt(N) / (1 + n), not c P sqrt(N) / (1 + n))",) * 2,
+    hw.PuctNoSquareRoot: ("N in place of sqrt(N) in the exploration term (c P N / (1 + n), not c P sqrt(N) / (1 + n))",) * 2,
+    hw.PuctQOverOnePlusN: ("Q = W/(1 + n) in place of the declared W/n",) * 2,
+    hw.PuctOpponentsMean: ("each child's mean from the other player's side (-W/n)",) * 2,
 }
 
 
@@ -115,7 +121,7 @@ def test_full_level_finds_numbers_before_the_choices_they_change():
 
 @pytest.mark.parametrize("record", ["compact", "full"])
 def test_the_clean_engines_pass_and_the_witness_sees_nothing(record):
-    for engine in (hw.HomeworkUCT, hw.ExpandAll, hw.ZeroOne):
+    for engine in (hw.HomeworkUCT, hw.ExpandAll, hw.ZeroOne, hw.HomeworkPUCT):
         game = games.load("tictactoe")
         witness = Witness(game, engine)
         events = ListRecorder()

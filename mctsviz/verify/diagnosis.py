@@ -3,7 +3,8 @@
 ``verify`` recomputes each selection under the declared formula; when the engine chose another
 child, these functions try the homework mistakes (an argmin, ln of the child's visits, visits
 not counted on the way up, unvisited children not scored +infinity, another exploration
-constant, ...) and list those under which the engine's choice is the best. At the full level,
+constant, and PUCT's own: U over n instead of 1 + n, the prior or the square root left out,
+Q's other divisor, ...) and list those under which the engine's choice is the best. At the full level,
 where the engine's own scores and statistics are in the trace, they list the mistakes whose
 formula gives exactly the recorded scores, and what a recorded update did instead of adding one
 visit and the reward. A wrong step that several mistakes explain is put down to the one that
@@ -73,13 +74,41 @@ def _scores(options: SearchOptions, kids: Children, *, visits: Sequence[int] | N
     return [policies.score_terms(options, w, n, parent, p)[2] for w, n, p in zip(kids.value, visits, kids.prior)]
 
 
-def _ucb1_with(options: SearchOptions, kids: Children, term: Callable[[float, int, float, float], float]) -> list[float]:
-    """UCB1 with ``term(W, n, mean, explore)`` in place of each visited child's score."""
+def _with_term(options: SearchOptions, kids: Children, term: Callable[[float, int, float, float], float]) -> list[float]:
+    """The declared policy with ``term(W, n, exploit, explore)`` in place of each visited child's score."""
     out = []
-    for w, n in zip(kids.value, kids.visits):
-        exploit, explore, score = policies.ucb1(w, n, kids.parent_visits, c=options.c, log=options.log)
+    for w, n, p in zip(kids.value, kids.visits, kids.prior):
+        exploit, explore, score = policies.score_terms(options, w, n, kids.parent_visits, p)
         out.append(score if n == 0 else term(w, n, exploit, explore))
     return out
+
+
+def _puct_with_u(options: SearchOptions, kids: Children, explore: Callable[[float, int, int], float]) -> list[float]:
+    """PUCT with ``explore(P, n, N)`` in place of every child's U (the declared Q kept)."""
+    out = []
+    for w, n, p in zip(kids.value, kids.visits, kids.prior):
+        exploit = policies.score_terms(options, w, n, kids.parent_visits, p)[0]
+        out.append(exploit + explore(p, n, kids.parent_visits))
+    return out
+
+
+def _puct_attempts(options: SearchOptions, kids: Children) -> list[Attempt]:
+    """The classic mistakes of PUCT's own terms: U = c_puct P sqrt(N) / (1 + n) and Q's divisor."""
+    c = options.c_puct
+    attempts: list[Attempt] = []
+    how = "the exploration term divided by the child's visits n, not 1 + n (c P sqrt(N) / n: an unvisited child then comes first)"
+    over_n = partial(_puct_with_u, options, kids, lambda p, n, big_n: c * p * math.sqrt(big_n) / n if n else math.inf)
+    attempts.append(("puct over n", over_n, f"it is the highest with {how}", how))
+    how = "the prior P left out of the exploration term (c sqrt(N) / (1 + n), not c P sqrt(N) / (1 + n))"
+    no_prior = partial(_puct_with_u, options, kids, lambda p, n, big_n: c * math.sqrt(big_n) / (1 + n))
+    attempts.append(("puct no prior", no_prior, f"it is the highest with {how}", how))
+    how = "N in place of sqrt(N) in the exploration term (c P N / (1 + n), not c P sqrt(N) / (1 + n))"
+    no_sqrt = partial(_puct_with_u, options, kids, lambda p, n, big_n: c * p * big_n / (1 + n))
+    attempts.append(("puct no sqrt", no_sqrt, f"it is the highest with {how}", how))
+    other_q = "w/(1+n)" if options.q == "w/n" else "w/n"
+    how = f"Q = {'W/(1 + n)' if other_q == 'w/(1+n)' else 'W/n'} in place of the declared {'W/n' if other_q == 'w/(1+n)' else 'W/(1 + n)'}"
+    attempts.append(("q variant", partial(_scores, msgspec.structs.replace(options, q=other_q), kids), f"it is the highest with {how}", how))
+    return attempts
 
 
 def _child_log(options: SearchOptions, kids: Children) -> list[float]:
@@ -147,24 +176,27 @@ def _attempts(options: SearchOptions, kids: Children, index: int) -> list[Attemp
     if ucb1 and node != 0 and kids.root_visits > 0 and kids.root_visits != big_n:
         how = f"ln of the root's N = {kids.root_visits} in place of node {node}'s N = {big_n}: UCB1 takes ln of the visits of the node it selects from, at every depth, not the root's"
         attempts.append(("root log", lambda: _scores(options, kids, parent=kids.root_visits), f"it is the highest with {how}", how))
-    if ucb1 and big_n > 0:
+    if not ucb1:
+        attempts.extend(_puct_attempts(options, kids))
+    if big_n > 0:
         how = f"each child's mean taken over node {node}'s N = {big_n} (W/N), not over the child's own visits (W/n)"
-        attempts.append(("mean over N", lambda: _ucb1_with(options, kids, lambda w, n, m, e: w / big_n + e), f"it is the highest with {how}", how))
+        attempts.append(("mean over N", lambda: _with_term(options, kids, lambda w, n, m, e: w / big_n + e), f"it is the highest with {how}", how))
+    # The value's mistakes, under UCB1 and PUCT alike.
+    how = "each child's total reward W in place of its mean W/n"
+    attempts.append(("total not mean", lambda: _with_term(options, kids, lambda w, n, m, e: w + e), f"it is the highest with {how}", how))
+    worst = "1 - W/n" if options.reward == "01" else "-W/n"
+    how = f"each child's mean from the other player's side ({worst}): a node's value is the reward of the player who moved into it, the one choosing at node {node}"
+    flip = (lambda m: 1.0 - m) if options.reward == "01" else (lambda m: -m)
+    attempts.append(("opponent's mean", lambda: _with_term(options, kids, lambda w, n, m, e: flip(m) + e), f"it is the highest with {how}", how))
+    how = "every child's value left at 0 (the exploration term alone): are the rewards never added to the values?"
+    attempts.append(("values kept", lambda: _with_term(options, kids, lambda w, n, m, e: e), f"it is the highest with {how}", how))
     if ucb1:
-        how = "each child's total reward W in place of its mean W/n"
-        attempts.append(("total not mean", lambda: _ucb1_with(options, kids, lambda w, n, m, e: w + e), f"it is the highest with {how}", how))
-        worst = "1 - W/n" if options.reward == "01" else "-W/n"
-        how = f"each child's mean from the other player's side ({worst}): a node's value is the reward of the player who moved into it, the one choosing at node {node}"
-        flip = (lambda m: 1.0 - m) if options.reward == "01" else (lambda m: -m)
-        attempts.append(("opponent's mean", lambda: _ucb1_with(options, kids, lambda w, n, m, e: flip(m) + e), f"it is the highest with {how}", how))
-        how = "every child's value left at 0 (the exploration term alone): are the rewards never added to the values?"
-        attempts.append(("values kept", lambda: _ucb1_with(options, kids, lambda w, n, m, e: e), f"it is the highest with {how}", how))
         log_n = _log_of_parent(options, kids)
         how = "no square root over the exploration term (C ln N / n, not C sqrt(ln N / n))"
-        attempts.append(("no sqrt", lambda: _ucb1_with(options, kids, lambda w, n, m, e: m + options.c * log_n / n), f"it is the highest with {how}", how))
+        attempts.append(("no sqrt", lambda: _with_term(options, kids, lambda w, n, m, e: m + options.c * log_n / n), f"it is the highest with {how}", how))
         how = "C under the square root (sqrt(C ln N / n), not C sqrt(ln N / n))"
         attempts.append(
-            ("C in the root", lambda: _ucb1_with(options, kids, lambda w, n, m, e: m + math.sqrt(options.c * log_n / n)), f"it is the highest with {how}", how)
+            ("C in the root", lambda: _with_term(options, kids, lambda w, n, m, e: m + math.sqrt(options.c * log_n / n)), f"it is the highest with {how}", how)
         )
     if kids.parent_started != big_n or list(kids.started) != list(kids.visits):
         how = (
