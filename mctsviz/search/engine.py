@@ -160,7 +160,7 @@ def search(
         recorded = "full-encoded"  # the kernel writes the bytes itself: its saving grows
     # Looked up here, not bound at import: tests swap in a subclass with a planted bug.
     phases = ChanceEngine if has_chance(game) else Engine
-    asked = Asked(engine, memory is not None, eval_fn is not None, recorded, None, phases)
+    asked = Asked(engine=engine, memory=memory is not None, evaluator=eval_fn is not None, record=recorded, phases=phases)
     chosen = choose_executor(game, checked, asked)
     start = open_search(phases, game, checked, eval_fn, memory, recorder, record, root_state, seed)
     executor = chosen.load()

@@ -116,7 +116,7 @@ def choose_engine(
     Raises:
         MctsvizError: as :func:`choose_executor`.
     """
-    asked = Asked(engine, memory, evaluator, record, planned_iterations)
+    asked = Asked(engine=engine, memory=memory, evaluator=evaluator, record=record, planned_iterations=planned_iterations)
     return choose_executor(game, options, asked).engine
 
 
@@ -154,7 +154,7 @@ def which_engine(
         options = build_options(keywords)
     elif keywords:
         raise MctsvizError("give the options either as a SearchOptions or as keywords, not both")
-    asked = Asked(engine, bool(options.memory), False, record, planned_iterations)
+    asked = Asked(engine=engine, memory=bool(options.memory), record=record, planned_iterations=planned_iterations)
     chosen = choose_executor(game, options, asked).engine
     if chosen == "compiled":
         return chosen, "the compiled kernel covers this game and these options"
