@@ -280,7 +280,8 @@ class MCTSPlayer:
         if self.engine != "auto":
             return self.engine
         if self._auto is None or self._auto[0] is not game:
-            from .search.engines import PLAYER_SEARCHES, which_engine
+            from .search.engines import PLAYER_SEARCHES
+            from .search.executors import which_engine
 
             iterations = self.options.get("iterations", player_search_options()["iterations"])
             planned = None if iterations is None else int(iterations) * PLAYER_SEARCHES

@@ -180,7 +180,7 @@ def test_without_numba_auto_runs_python_and_compiled_says_what_to_install(withou
     assert which_engine("tictactoe") == ("python", "numba is not installed (install the fast extra: pip install 'mctsviz[fast]')")
     result = search(games.load("tictactoe"), iterations=30)
     assert result.engine == "python"
-    with pytest.raises(MctsvizError, match=r"needs numba: install the fast extra: pip install 'mctsviz\[fast\]'"):
+    with pytest.raises(MctsvizError, match=r"cannot run this search: numba is not installed \(install the fast extra: pip install 'mctsviz\[fast\]'\)"):
         search(games.load("tictactoe"), iterations=30, engine="compiled")
 
 

@@ -15,7 +15,8 @@ from ..options import (
     SearchOptions,
 )
 from .engine import ChildStats, Memory, SearchResult, Tree, search
-from .engines import ENGINES, kernel_installed, which_engine
+from .engines import ENGINES, kernel_installed
+from .executors import which_engine
 from .policies import puct, ucb1
 
 __all__ = [

@@ -8,7 +8,8 @@ scoring them (a :class:`~mctsviz.trace.events.Step` with no scores). An outcome'
 its probability and its ``mover`` the chance node's, so the backup credits it to the player who
 moved into the chance node: a chance node's value is the average of the outcomes drawn, never
 their maximum. Only this loop searches chance games: the fast loops and the compiled kernel
-refuse them (``mctsviz.search.engines``).
+refuse them, and options it cannot search (:func:`chance_problem`) are refused before it starts
+(``mctsviz.search.executors``).
 """
 
 from __future__ import annotations
@@ -42,16 +43,13 @@ def chance_problem(*, transpositions: bool, rollout: str, has_heuristic: bool) -
 
 
 class ChanceEngine(Engine):
-    """The reference loop with chance nodes (see the module doc); ``search`` picks it for a
-    game with a ``chance_outcomes`` hook."""
+    """The reference loop with chance nodes (see the module doc); ``search`` gives it to the
+    reference executor for a game with a ``chance_outcomes`` hook."""
 
     fast_path_enabled = False
 
     def _playout_function(self, rollout: str) -> Callable[[State, random.Random], tuple[Sequence[Action], Sequence[float]]]:
         game = self.game
-        problem = chance_problem(transpositions=self.options.transpositions, rollout=rollout, has_heuristic=callable(getattr(game, "heuristic_playout", None)))
-        if problem:
-            raise MctsvizError(f"{game.name}: {problem}")
         name = "heuristic_playout" if rollout == "heuristic" else "playout"
         hook = getattr(game, name, None)
         if callable(hook):
@@ -68,10 +66,7 @@ class ChanceEngine(Engine):
         super().start(root_state, seed)
 
     def run(self, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
-        return self.run_general(iterations, deadline, progress)
-
-    def run_general(self, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
-        """The general loop, drawing at chance nodes (see the module doc)."""
+        """The reference loop, drawing at chance nodes (see the module doc)."""
         tree = self.tree
         terminal, untried, children, player, visits = tree.terminal, tree.untried, tree.children, tree.player, tree.visits
         expand_mode = self.options.expand

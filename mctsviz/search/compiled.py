@@ -1,12 +1,12 @@
-"""Running a search on the compiled kernel (``mctsviz.search.kernel``) for an :class:`Engine`.
+"""Running a search on the compiled kernel (``mctsviz.search.kernel``): the kernel executor.
 
-The engine has started (its tree holds the root, the header is written); :func:`run` copies
-the root and the rng's Mersenne Twister state into the kernel's arrays, runs iterations in
-chunks (between chunks: the deadline, the progress callback, room for more nodes), turns the
-kernel's log into the same events the Python engine emits when there is a recorder
-(``mctsviz.search.emitters``), and
-leaves a :class:`KernelTree` in ``engine.tree``: the tree's lists made from the arrays only
-when read, so a search whose tree nobody inspects never pays for them.
+The search is opened (the start's tree holds the root, the header is written); :data:`KERNEL`
+copies the root and the rng's Mersenne Twister state into the kernel's arrays, runs
+iterations in chunks (between chunks: the deadline, the progress callback, room for more
+nodes), turns the kernel's log into the same events the Python engine emits when there is a
+recorder (``mctsviz.search.emitters``), and hands back a :class:`KernelTree`: the tree's
+lists made from the arrays only when read, so a search whose tree nobody inspects never pays
+for them.
 
 Imports numpy and numba (the ``fast`` extra).
 """
@@ -17,17 +17,20 @@ import math
 import sys
 import time
 import weakref
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from ..options import SearchOptions
 from ..trace.sink import EncodedRecorder
+from ..types import Game, Recorder
 from . import kernel as K
 from . import kernelgames as G
 from .adapters import adapter_for
 from .emitters import RETURNS, BlockMaker, EventEmitter
+from .runs import Budget, Finished, Start
+from .ticker import Ticker
 from .tree import ChildStats, Tree
 
 if TYPE_CHECKING:
@@ -37,6 +40,8 @@ __all__ = [
     "CHUNK",
     "COMPILING",
     "HUGE_PAGES",
+    "KERNEL",
+    "KernelExecutor",
     "KernelState",
     "KernelTree",
     "LOG_TABLE",
@@ -47,7 +52,6 @@ __all__ = [
     "kernel_options",
     "kernel_ready",
     "key_cells",
-    "run",
     "warm_up",
 ]
 
@@ -114,8 +118,10 @@ def _logs() -> np.ndarray:
 class KernelState:
     """The kernel's arrays for one search: nodes, options, game geometry, rng, counters."""
 
-    def __init__(self, engine: Engine, expected: int) -> None:
-        game, options = engine.game, engine.options
+    def __init__(self, game: Game, options: SearchOptions, root: Tree, rng_state: tuple[Any, ...], record: int, expected: int) -> None:
+        """Arrays for a search of ``game`` from ``root`` (the opened tree), with room for
+        ``expected`` iterations, the generator at ``rng_state``, recording at ``record`` (0: none,
+        1: compact, 2: full)."""
         self.game = game
         #: How the game spells a board in its state key (:func:`key_cells`), found when first needed.
         self.key_cells: tuple[np.ndarray, list[tuple[int, int, int, int]]] | None = None
@@ -148,12 +154,12 @@ class KernelState:
             self.edges = np.zeros(slots, dtype=K.EDGE)
         else:
             self.nodes, self.edges = spare
-        self.opts = kernel_options(options, self.kind, 0 if engine.recorder is None else (2 if engine.full else 1))
-        version, internal, _ = engine.rng.getstate()
+        self.opts = kernel_options(options, self.kind, record)
+        version, internal, _ = rng_state
         self.mt = np.fromiter(internal, dtype=np.int64, count=624)
         self.counters = np.array([1, internal[624], 0, 0, 1], dtype=np.int64)
         self.rng_version = version
-        self._root(engine)
+        self._root(root)
 
     @property
     def connect4(self) -> bool:
@@ -185,8 +191,7 @@ class KernelState:
             return tuple(1 if x >> i & 1 else 2 if o >> i & 1 else 0 for i in range(int(self.board[2][0])))
         return (x, o, status) if self.connect4 else (x, o)
 
-    def _root(self, engine: Engine) -> None:
-        tree = engine.tree
+    def _root(self, tree: Tree) -> None:
         state = tree.state[0]
         x, o, status = self.packed(state)
         n = self.columns
@@ -197,7 +202,7 @@ class KernelState:
         e["base"][0] = e["kids"][0] = 0
         e["mean"][0] = tree.value[0] / tree.visits[0] if tree.visits[0] else 0.0
         legal = 0
-        for a in engine.game.legal_actions(state):
+        for a in self.game.legal_actions(state):
             legal |= 1 << self.index_of[a]
         n["untried"][0], n["legal"][0] = legal, bin(legal).count("1")
         e["flags"][0] = (K.F_TERMINAL if status else 0) | (K.F_UNTRIED if legal else 0)
@@ -211,6 +216,11 @@ class KernelState:
     @property
     def edge_columns(self) -> dict[str, np.ndarray]:
         return {name: self.edges[name] for name in K.EDGE.names or ()}
+
+    @property
+    def rng_state(self) -> tuple[Any, ...]:
+        """The Python generator's state the kernel's draws have left (``random.Random.getstate()``)."""
+        return (self.rng_version, tuple(self.mt.tolist()) + (int(self.counters[G.C_MT_POS]),), None)
 
     @property
     def size(self) -> int:
@@ -288,57 +298,79 @@ def _grow(columns: list[np.ndarray], need: int) -> None:
         del column
 
 
-def run(engine: Engine, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
-    """Run iterations on the kernel until a budget ends; return how many were done."""
-    warm_up()
-    state = KernelState(engine, CHUNK if iterations is None else min(iterations, UPFRONT))
-    record = engine.recorder is not None
-    blocks = BlockMaker.for_engine(engine, state)
-    chunk = CHUNK if blocks is None else blocks.size
-    wire = _wire_emitter(engine, state)
-    emitter = EventEmitter(engine, state) if record and blocks is None and wire is None else None
-    log_path = np.zeros(chunk * (state.max_depth + 2) if record else 1, dtype=np.int64)
-    log_iter = np.zeros((chunk, 6) if record else (1, 6), dtype=np.int64)
-    log_roll = np.zeros(chunk * (state.max_depth + 1) if engine.full else 1, dtype=np.int64)
-    limit = math.inf if iterations is None else iterations
-    free, path, slots = np.zeros(64, dtype=np.int64), np.zeros(128, dtype=np.int64), np.zeros(128, dtype=np.int64)  # the kernel's scratch
-    clock = time.perf_counter
-    done = 0
-    while done < limit:
-        if deadline is not None and clock() >= deadline:
-            break
-        count = int(min(chunk, limit - done))
-        state.reserve(count)
-        state.counters[G.C_PATH] = state.counters[G.C_ROLL] = 0
-        K.run_iterations(
-            count,
-            tuple(state.nodes),
-            state.edges,
-            state.opts,
-            _logs(),
-            state.board,
-            state.mt,
-            state.counters,
-            log_path,
-            log_iter,
-            log_roll,
-            free,
-            path,
-            slots,
-        )
-        if emitter is not None:
-            emitter.emit(done, count, log_path, log_iter, log_roll)
-        elif blocks is not None:
-            blocks.write(done, count, log_path, log_iter)
-        elif wire is not None:
-            wire.emit(done, count, log_path, log_iter, log_roll)
-        done += count
-        if progress is not None:
-            progress(done)
-    # The rng goes on from where the kernel left it, as the Python engine's would.
-    engine.rng.setstate((state.rng_version, tuple(state.mt.tolist()) + (int(state.counters[G.C_MT_POS]),), None))
-    engine.tree = KernelTree(engine.game, state)
-    return done
+@dataclass(frozen=True)
+class _Opened:
+    """What the kernel's emitters read of a search (they were written for the Python engine,
+    whose attributes of these names they read): the opened tree and the recording choices."""
+
+    game: Game
+    options: SearchOptions
+    recorder: Recorder | None
+    full: bool
+    tree: Tree
+
+
+class KernelExecutor:
+    """The compiled kernel as an executor (``mctsviz.search.runs``)."""
+
+    def run(self, start: Start, options: SearchOptions, rng_state: tuple[Any, ...], sink: Recorder | None, budget: Budget) -> Finished:
+        """Run iterations on the kernel until ``budget`` ends; the tree is a :class:`KernelTree`."""
+        warm_up()
+        iterations, deadline, progress = budget.iterations, budget.deadline, budget.progress
+        full = sink is not None and start.record == "full"
+        level = 0 if sink is None else (2 if full else 1)
+        state = KernelState(start.game, options, start.tree, rng_state, level, CHUNK if iterations is None else min(iterations, UPFRONT))
+        # The emitters' parameter is typed as the Python engine; they read only these five names.
+        opened = cast("Engine", _Opened(start.game, options, sink, full, start.tree))
+        record = sink is not None
+        blocks = BlockMaker.for_engine(opened, state)
+        chunk = CHUNK if blocks is None else blocks.size
+        wire = _wire_emitter(opened, state)
+        emitter = EventEmitter(opened, state) if record and blocks is None and wire is None else None
+        log_path = np.zeros(chunk * (state.max_depth + 2) if record else 1, dtype=np.int64)
+        log_iter = np.zeros((chunk, 6) if record else (1, 6), dtype=np.int64)
+        log_roll = np.zeros(chunk * (state.max_depth + 1) if full else 1, dtype=np.int64)
+        limit = math.inf if iterations is None else iterations
+        free, path, slots = np.zeros(64, dtype=np.int64), np.zeros(128, dtype=np.int64), np.zeros(128, dtype=np.int64)  # the kernel's scratch
+        clock = time.perf_counter
+        done = 0
+        while done < limit:
+            if deadline is not None and clock() >= deadline:
+                break
+            count = int(min(chunk, limit - done))
+            state.reserve(count)
+            state.counters[G.C_PATH] = state.counters[G.C_ROLL] = 0
+            K.run_iterations(
+                count,
+                tuple(state.nodes),
+                state.edges,
+                state.opts,
+                _logs(),
+                state.board,
+                state.mt,
+                state.counters,
+                log_path,
+                log_iter,
+                log_roll,
+                free,
+                path,
+                slots,
+            )
+            if emitter is not None:
+                emitter.emit(done, count, log_path, log_iter, log_roll)
+            elif blocks is not None:
+                blocks.write(done, count, log_path, log_iter)
+            elif wire is not None:
+                wire.emit(done, count, log_path, log_iter, log_roll)
+            done += count
+            if progress is not None:
+                progress(done)
+        # The rng goes on from where the kernel left it, as the Python engine's would.
+        return Finished(KernelTree(start.game, state), state.rng_state, done)
+
+
+#: The kernel executor.
+KERNEL = KernelExecutor()
 
 
 def _wire_emitter(engine: Engine, state: KernelState) -> Any:
@@ -385,7 +417,7 @@ def warm_up() -> float:
     started = time.perf_counter()
     ticker = None
     if not kernel_cached():
-        ticker = _Ticker(COMPILING.format(COMPILE_SECONDS), live=sys.stderr.isatty())
+        ticker = Ticker(COMPILING.format(COMPILE_SECONDS), live=sys.stderr.isatty())
     try:
         _compile()
     finally:
@@ -393,36 +425,6 @@ def warm_up() -> float:
             ticker.stop()
     _compiled = True
     return time.perf_counter() - started
-
-
-class _Ticker:
-    """A line on stderr for a long wait, its seconds counted on a terminal (``live``), until :meth:`stop`."""
-
-    def __init__(self, text: str, *, live: bool = True) -> None:
-        import threading
-
-        self.text = text
-        self.live = live
-        self.started = time.perf_counter()
-        sys.stderr.write(f"{text}..." if live else f"{text}...\n")
-        sys.stderr.flush()
-        self.done = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        if live:
-            self.thread.start()
-
-    def _run(self) -> None:
-        while not self.done.wait(0.5):
-            sys.stderr.write(f"\r{self.text}... {time.perf_counter() - self.started:.0f} s")
-            sys.stderr.flush()
-
-    def stop(self) -> None:
-        self.done.set()
-        if self.live:
-            self.thread.join()
-        carriage = "\r" if self.live else ""
-        sys.stderr.write(f"{carriage}{self.text}: done in {time.perf_counter() - self.started:.0f} s\n")
-        sys.stderr.flush()
 
 
 def _compile() -> None:

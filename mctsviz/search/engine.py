@@ -2,9 +2,10 @@
 
 One engine covers the variants of the lecture material as named options (see :func:`search`).
 It formats nothing: it emits plain events (``mctsviz.trace.events``) to an optional recorder
-and returns a :class:`SearchResult`. With no recorder it builds no events at all. The work is
-split by responsibility: the tree (``tree``), the phases and the general loop (``phases``),
-the fast loops for the common options (``fast``), the records written (``records``).
+and returns a :class:`SearchResult`. With no recorder it builds no events at all. ``search``
+checks the options, opens the root (``phases.open_search``), runs the executor the table of
+``executors`` chooses (the kernel, the fast loops of ``fast`` or the reference loop of
+``phases``, one signature: ``runs``) and makes the result of what it finished with.
 """
 
 from __future__ import annotations
@@ -18,13 +19,15 @@ from typing import Any
 from ..errors import MctsvizError
 from ..games.chance import has_chance
 from ..options import DEFAULTS, RECORD_LEVELS, SQRT2, SearchOptions, build_options, check_seed
+from ..trace.events import Decision, RootChild
 from ..trace.sink import EncodedRecorder
 from ..types import Evaluator, Game, Recorder, State
-from . import engines
+from . import engines, policies
 from .chance import ChanceEngine
-from .engines import choose_engine
-from .phases import Engine, resolve_evaluator
+from .executors import choose_executor
+from .phases import Engine, open_search, resolve_evaluator
 from .records import checked_returns, score_records
+from .runs import Asked, Budget
 from .tree import ChildStats, Memory, SearchResult, Tree
 
 __all__ = ["ChildStats", "Engine", "Memory", "SearchResult", "Tree", "checked_returns", "resolve_evaluator", "score_records", "search"]
@@ -155,21 +158,65 @@ def search(
     recorded = None if recorder is None else record
     if recorded == "full" and isinstance(recorder, EncodedRecorder) and recorder.frame_iterations() is not None:
         recorded = "full-encoded"  # the kernel writes the bytes itself: its saving grows
-    chosen = choose_engine(engine, game, checked, memory=memory is not None, evaluator=eval_fn is not None, record=recorded)
-    runner_class = ChanceEngine if has_chance(game) else Engine  # chance nodes: only the reference loop
-    runner = runner_class(game, checked, random.Random(seed), eval_fn, memory, recorder, record, chosen)
-    runner.start(root_state, seed)
+    # Looked up here, not bound at import: tests swap in a subclass with a planted bug.
+    phases = ChanceEngine if has_chance(game) else Engine
+    asked = Asked(engine=engine, memory=memory is not None, evaluator=eval_fn is not None, record=recorded, phases=phases)
+    chosen = choose_executor(game, checked, asked)
+    start = open_search(phases, game, checked, eval_fn, memory, recorder, record, root_state, seed)
+    executor = chosen.load()
     kernel_seconds, kernel_compiled = 0.0, False
-    if chosen == "compiled":
+    if chosen.name == "compiled":
         kernel_compiled = engines.kernel_readiness() == "uncompiled"
         from .compiled import warm_up  # numba: imported only when the kernel runs
 
         kernel_seconds = warm_up()
     started = time.perf_counter()
     deadline = None if checked.seconds is None else started + checked.seconds
-    done = runner.run(checked.iterations, deadline, progress)
+    finished = executor.run(start, checked, random.Random(seed).getstate(), recorder, Budget(checked.iterations, deadline, progress))
     elapsed = time.perf_counter() - started
-    result = runner.finish(done, elapsed)
+    result = _result(finished.tree, checked, recorder, memory, finished.done, elapsed, chosen.engine)
     if kernel_seconds:
         result = dataclasses.replace(result, kernel_seconds=kernel_seconds, kernel_compiled=kernel_compiled)
     return result
+
+
+def _result(tree: Tree, options: SearchOptions, recorder: Recorder | None, memory: Memory | None, iterations: int, seconds: float, engine: str) -> SearchResult:
+    """Write the decision, keep the statistics in ``memory``, and make the :class:`SearchResult`."""
+    children = tree.child_stats(0)
+    visits = [ch.visits for ch in children]
+    means = [ch.mean for ch in children]
+    by_visits = policies.final_choice(visits, means, rule="visits")
+    by_mean = policies.final_choice(visits, means, rule="mean")
+    chosen = by_visits if options.final == "visits" else by_mean
+
+    def label(i: int | None) -> str | None:
+        return None if i is None else children[i].label
+
+    if recorder is not None:
+        recorder(
+            Decision(
+                iterations=iterations,
+                rule=options.final,
+                move=label(chosen),
+                by_visits=label(by_visits),
+                by_mean=label(by_mean),
+                children=tuple(RootChild(ch.node, ch.label, ch.visits, ch.value, ch.mean, ch.prior) for ch in children),
+            )
+        )
+    if memory is not None:
+        stats = memory.stats
+        for node in range(len(tree)):
+            stats[tree.key(node)] = (tree.visits[node], tree.value[node])
+    return SearchResult(
+        move=None if chosen is None else children[chosen].action,
+        move_label=label(chosen),
+        rule=options.final,
+        by_visits=label(by_visits),
+        by_mean=label(by_mean),
+        children=children,
+        iterations=iterations,
+        seconds=seconds,
+        options=options,
+        tree=tree,
+        engine=engine,
+    )

@@ -1,4 +1,8 @@
-"""Which engine runs a search: the Python engine, or the compiled kernel (``mctsviz[fast]``).
+"""What the choice between the Python engine and the compiled kernel (``mctsviz[fast]``) weighs.
+
+``mctsviz.search.executors`` makes the choice from its table; this module says what the kernel
+covers (:func:`kernel_problem`), whether it is installed and ready, and whether the budget pays
+for getting it ready (:func:`budget_problem`).
 
 Both build the same tree and write the same trace for the same seed and options; the kernel
 is just faster. It covers the built-in Tic-Tac-Toe, Connect Four (boards up to 62 cells
@@ -15,7 +19,7 @@ engine's estimated time for the budget exceeds what getting the kernel ready cos
 once it is loaded in this process, :data:`LOAD_SECONDS` when numba's cache holds it,
 :data:`COMPILE_SECONDS` when it has never been compiled.
 
-This module decides without importing numba (``importlib.util.find_spec``), so asking which
+This module answers without importing numba (``importlib.util.find_spec``), so asking which
 engine would run costs nothing.
 """
 
@@ -23,9 +27,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from typing import Any
 
-from ..errors import MctsvizError
 from ..options import SearchOptions
 from ..types import Game
 from .adapters import KERNEL_MAX_CELLS as KERNEL_MAX_CELLS  # re-exported: where it was
@@ -40,14 +42,12 @@ __all__ = [
     "PYTHON_SPEED",
     "RECORDED_SAVING",
     "budget_problem",
-    "choose_engine",
     "compile_hint",
     "kernel_cached",
     "kernel_installed",
     "kernel_problem",
     "kernel_readiness",
     "numba_cached",
-    "which_engine",
 ]
 
 #: The engine choices: ``auto`` takes the kernel when it can run the search, else Python.
@@ -170,87 +170,3 @@ def compile_hint(game: Game, options: SearchOptions, *, record: str | None = Non
         f"ran on the Python engine: the compiled kernel would be faster but has not been compiled yet "
         f"(about {COMPILE_SECONDS:.0f} s, once); --engine compiled compiles it"
     )
-
-
-def choose_engine(
-    engine: str,
-    game: Game,
-    options: SearchOptions,
-    *,
-    memory: bool = False,
-    evaluator: bool = False,
-    planned_iterations: int | None = None,
-    record: str | None = None,
-) -> str:
-    """The engine that runs: ``"python"`` or ``"compiled"``.
-
-    ``auto`` takes the kernel when it covers the search, numba is installed and the budget pays
-    for getting it ready (:func:`budget_problem`; ``planned_iterations`` weighs a larger one,
-    ``record`` is the level a recorder records at).
-
-    Raises:
-        MctsvizError: an unknown choice, or ``"compiled"`` for a search the kernel cannot run
-            (the message says why) or without numba (it says what to install).
-    """
-    if engine not in ENGINES:
-        raise MctsvizError(f"bad engine {engine!r}; choose one of: {', '.join(ENGINES)}")
-    if engine == "python":
-        return "python"
-    problem = kernel_problem(game, options, memory=memory, evaluator=evaluator)
-    if engine == "compiled":
-        if problem:
-            raise MctsvizError(f"the compiled engine cannot run this search: {problem}; use --engine python or auto")
-        if not kernel_installed():
-            raise MctsvizError(f"the compiled engine needs numba: {INSTALL_HINT}")
-        return "compiled"
-    if problem is not None or not kernel_installed():
-        return "python"
-    return "python" if budget_problem(game, options, planned_iterations=planned_iterations, record=record) else "compiled"
-
-
-def which_engine(
-    game: Game | str,
-    options: SearchOptions | None = None,
-    *,
-    engine: str = "auto",
-    planned_iterations: int | None = None,
-    record: str | None = None,
-    **keywords: Any,
-) -> tuple[str, str]:
-    """Which engine a search of ``game`` with these options would use, and why.
-
-    Args:
-        game: a game or a built-in game's name.
-        options: the options record; or give options as keywords (``expand="all"``).
-        engine: the choice a search would be given (``auto``, ``python`` or ``compiled``).
-        planned_iterations: weigh this many iterations rather than the options' budget (a
-            player's whole match).
-        record: the level a recorder would record at, None for no recorder.
-
-    Returns:
-        ``(engine, reason)``, such as ``("python", "an evaluator is Python code")``.
-
-    Raises:
-        MctsvizError: as :func:`choose_engine`, and for bad options.
-    """
-    from ..games import load
-    from ..options import build_options
-
-    if isinstance(game, str):
-        game = load(game)
-    if options is None:
-        options = build_options(keywords)
-    elif keywords:
-        raise MctsvizError("give the options either as a SearchOptions or as keywords, not both")
-    memory = bool(options.memory)
-    chosen = choose_engine(engine, game, options, memory=memory, planned_iterations=planned_iterations, record=record)
-    if chosen == "compiled":
-        return chosen, "the compiled kernel covers this game and these options"
-    if engine == "python":
-        return chosen, "the Python engine was asked for"
-    problem = kernel_problem(game, options, memory=memory)
-    if problem:
-        return chosen, problem
-    if not kernel_installed():
-        return chosen, f"numba is not installed ({INSTALL_HINT})"
-    return chosen, budget_problem(game, options, planned_iterations=planned_iterations, record=record) or "the budget"

@@ -9,52 +9,79 @@ instead of divided again for every sibling scored. Both loops draw from the rng,
 tree and emit events exactly as the general loop does; tests/test_engine_fastpath.py
 compares them byte for byte, so a change to one loop needs the same change in the others.
 
-Each loop takes a started engine (``mctsviz.search.phases.Engine``: its tree holds the root),
-replaces its tree by a :class:`mctsviz.search.flat.FlatTree` grown from that root (flat
-columns: a fraction of the general tree's memory per node) and runs iterations until a budget
-ends; the engine's ``run`` picks a loop when :func:`applies` says the options allow it.
+Each loop is run by :data:`FAST`, an executor (``mctsviz.search.runs``): from the opened root
+it grows a :class:`mctsviz.search.flat.FlatTree` of its own (flat columns: a fraction of the
+general tree's memory per node) until the budget ends and hands it back; the table of
+``mctsviz.search.executors`` takes it when :func:`problem` finds nothing against the search.
 """
 
 from __future__ import annotations
 
 import math
+import random
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..errors import MctsvizError
+from ..games.chance import has_chance
+from ..options import SearchOptions
 from ..trace.blocks import METHOD_CODES, RULE_CODES, BlockColumns
 from ..trace.events import Backprop, Expand, NewChild, Score, Select, Simulate, Step, Update
 from ..trace.sink import BlockRecorder
-from ..types import Action, Game
+from ..types import Action, Game, Recorder
 from . import policies
 from .flat import NO_ACTIONS, NO_CHILDREN, FlatTree
 from .records import checked_returns
+from .runs import Asked, Budget, Finished, Start, playout_function
 
-if TYPE_CHECKING:
-    from .phases import Engine
-
-__all__ = ["applies", "run_recorded", "run_unrecorded"]
+__all__ = ["FAST", "FastExecutor", "problem", "run_recorded", "run_unrecorded"]
 
 #: A simulation's (returns as floats, rewards credited), as the fast loops remember them.
 _Converted = tuple[tuple[float, ...], tuple[float, ...]]
 
 
-def applies(engine: Engine) -> bool:
-    """Whether the fast loops cover ``engine``'s options (else the general loop runs)."""
-    options = engine.options
-    return (
-        options.policy == "ucb1"
-        and options.tie_break == "first"
-        and options.expand in ("one", "one-random")
-        and options.script is None
-        and not options.transpositions
-        and engine.evaluator is None
-        and engine.memory is None
-    )
+def problem(game: Game, options: SearchOptions, asked: Asked) -> str | None:
+    """Why the fast loops do not cover a search, in a few words; None when they do."""
+    if has_chance(game):
+        return "chance nodes are drawn by the reference loop only"
+    phases = asked.phases
+    if phases is not None and not phases.fast_path_enabled:
+        return f"{phases.__name__} runs its own phase methods"
+    if options.policy != "ucb1":
+        return f"the fast loops score with UCB1, not {options.policy}"
+    if options.tie_break != "first":
+        return "the fast loops break ties by the first best child"
+    if options.expand not in ("one", "one-random"):
+        return f"the fast loops expand one child a visit, not {options.expand}"
+    if options.script is not None:
+        return "scripted outcomes run in the reference loop"
+    if options.transpositions:
+        return "transpositions run in the reference loop"
+    if asked.evaluator or options.evaluator is not None:
+        return "an evaluator runs in the reference loop"
+    if asked.memory or options.memory:
+        return "a learner's memory runs in the reference loop"
+    return None
 
 
-def _convert_returns(engine: Engine, raw: Sequence[float], method: str, cache: dict[int, _Converted]) -> _Converted:
+class FastExecutor:
+    """The fast loops as an executor: :func:`run_unrecorded` without a sink, else :func:`run_recorded`."""
+
+    def run(self, start: Start, options: SearchOptions, rng_state: tuple[Any, ...], sink: Recorder | None, budget: Budget) -> Finished:
+        """Grow a :class:`FlatTree` from ``start``'s lone root until ``budget`` ends."""
+        if len(start.tree) != 1:
+            raise MctsvizError("the fast loops start from a lone root (an expansion rule that opens the root runs in the reference loop)")
+        loop = run_unrecorded if sink is None else run_recorded
+        return loop(start, options, rng_state, sink, budget)
+
+
+#: The fast executor.
+FAST = FastExecutor()
+
+
+def _convert_returns(num_players: int, reward01: bool, pinned: list[Any], raw: Sequence[float], method: str, cache: dict[int, _Converted]) -> _Converted:
     """(returns as floats, rewards credited) for a simulation's raw returns.
 
     As ``_simulate`` and ``_backpropagate`` compute them: floats, checked to hold one
@@ -62,10 +89,10 @@ def _convert_returns(engine: Engine, raw: Sequence[float], method: str, cache: d
     return the same few constant tuples, so a tuple of exact ints and floats is converted
     once and looked up by identity afterwards (it is kept alive, so its id stays its own).
     """
-    returns = checked_returns(raw, method, engine.game.num_players)
-    rewards = tuple([(r + 1.0) / 2.0 for r in returns]) if engine.options.reward == "01" else returns
+    returns = checked_returns(raw, method, num_players)
+    rewards = tuple([(r + 1.0) / 2.0 for r in returns]) if reward01 else returns
     if type(raw) is tuple and len(cache) < 64 and all(type(v) is float or type(v) is int for v in raw):
-        engine.pinned_returns.append(raw)
+        pinned.append(raw)  # kept alive, so that no id is reused
         cache[id(raw)] = (returns, rewards)
     return returns, rewards
 
@@ -97,22 +124,23 @@ def _label(game: Game, cache: dict[Action, str], action: Action) -> str:
     return text
 
 
-def _ucb1_choice(engine: Engine, node: int, kids: Sequence[int], visits: Sequence[int], values: Sequence[float]) -> int:
+def _ucb1_choice(options: SearchOptions, node: int, kids: Sequence[int], visits: Sequence[int], values: Sequence[float]) -> int:
     """The general argmax, for the rare step where no child scored above -infinity."""
-    best = policies.ucb1_argmax([values[k] for k in kids], [visits[k] for k in kids], visits[node], c=engine.options.c, log=engine.options.log)
+    best = policies.ucb1_argmax([values[k] for k in kids], [visits[k] for k in kids], visits[node], c=options.c, log=options.log)
     return kids[best[0]]
 
 
-def run_unrecorded(engine: Engine, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
+def run_unrecorded(start: Start, options: SearchOptions, rng_state: tuple[Any, ...], sink: Recorder | None, budget: Budget) -> Finished:
     """The fast loop with no recorder: it builds no events at all.
 
-    It grows a :class:`FlatTree` (``engine.tree`` from then on): flat columns, the lists
-    being derived if they are ever read.
+    It grows a :class:`FlatTree` from ``start``'s lone root: flat columns, the lists being
+    derived if they are ever read.
     """
-    if len(engine.tree) != 1:
-        return engine.run_general(iterations, deadline, progress)  # the loop assumes a lone root
-    tree = engine.tree = FlatTree(engine.tree, keyed=False)
-    game, options = engine.game, engine.options
+    tree = FlatTree(start.tree, keyed=False)
+    game = start.game
+    rng = random.Random()
+    rng.setstate(rng_state)
+    iterations, deadline, progress = budget.iterations, budget.deadline, budget.progress
     states, store, load = tree.states, tree.store_state, tree.load_state
     add_action, players, add_player = tree.actions.append, tree.players, tree.players.append
     visits, values, means, children, untried = tree.visits, tree.values, tree.means, tree.kids, tree.todo
@@ -120,13 +148,14 @@ def run_unrecorded(engine: Engine, iterations: int | None, deadline: float | Non
     root_mover = tree.root_mover
     next_state, is_terminal, current_player = game.next_state, game.is_terminal, game.current_player
     legal_actions, game_returns = game.legal_actions, game.returns
-    playout, rng = engine.playout, engine.rng
+    playout = playout_function(game, options.rollout)
     pick = rng.randrange if options.expand == "one-random" else None
     c = options.c
     log_shift = 1 if options.log == "ln-n1" else 0
     rollout = options.rollout
     converted: dict[int, _Converted] = {}
-    convert = partial(_convert_returns, engine)
+    pinned: list[Any] = []
+    convert = partial(_convert_returns, game.num_players, options.reward == "01", pinned)
     log, sqrt, clock = math.log, math.sqrt, time.perf_counter
     inf = math.inf
     limit = math.inf if iterations is None else iterations
@@ -151,7 +180,7 @@ def run_unrecorded(engine: Engine, iterations: int | None, deadline: float | Non
                     best = score
                     chosen = kid
             if best == -inf:
-                chosen = _ucb1_choice(engine, node, kids, visits, values)
+                chosen = _ucb1_choice(options, node, kids, visits, values)
             node = chosen
             path.append(node)
         # Expansion (the first untried action, or a random one) and simulation.
@@ -198,15 +227,16 @@ def run_unrecorded(engine: Engine, iterations: int | None, deadline: float | Non
     tree.release_search_columns()
     if progress is not None:
         progress(done)
-    return done
+    return Finished(tree, rng.getstate(), done)
 
 
-def run_recorded(engine: Engine, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
+def run_recorded(start: Start, options: SearchOptions, rng_state: tuple[Any, ...], sink: Recorder | None, budget: Budget) -> Finished:
     """The fast loop with a recorder: the same steps on the same :class:`FlatTree`, emitting the four events."""
-    if len(engine.tree) != 1:
-        return engine.run_general(iterations, deadline, progress)  # the loop assumes a lone root
-    tree = engine.tree = FlatTree(engine.tree, keyed=True)
-    game, options = engine.game, engine.options
+    tree = FlatTree(start.tree, keyed=True)
+    game = start.game
+    rng = random.Random()
+    rng.setstate(rng_state)
+    iterations, deadline, progress = budget.iterations, budget.deadline, budget.progress
     states, store, load = tree.states, tree.store_state, tree.load_state
     actions, add_action, players, add_player = tree.actions, tree.actions.append, tree.players, tree.players.append
     visits, values, means, children, untried = tree.visits, tree.values, tree.means, tree.kids, tree.todo
@@ -214,14 +244,15 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
     root_mover = tree.root_mover
     next_state, is_terminal, current_player = game.next_state, game.is_terminal, game.current_player
     legal_actions, game_returns, state_key = game.legal_actions, game.returns, game.state_key
-    playout, rng = engine.playout, engine.rng
+    playout = playout_function(game, options.rollout)
     pick = rng.randrange if options.expand == "one-random" else None
     c = options.c
     log_shift = 1 if options.log == "ln-n1" else 0
     rollout = options.rollout
     converted: dict[int, _Converted] = {}
-    convert = partial(_convert_returns, engine)
-    recorder, full = engine.recorder, engine.full
+    pinned: list[Any] = []
+    convert = partial(_convert_returns, game.num_players, options.reward == "01", pinned)
+    recorder, full = sink, start.record == "full"
     assert recorder is not None  # run_unrecorded is the loop without one
     # A recorder that stores blocks (a compact MessagePack TraceWriter) gets block columns
     # instead of events: each iteration's values are appended once it is complete, and every
@@ -280,7 +311,7 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
                             best = score
                             chosen = kid
                 if best == -inf:
-                    chosen = _ucb1_choice(engine, node, kids, visits, values)
+                    chosen = _ucb1_choice(options, node, kids, visits, values)
                 if full:
                     steps.append(Step(node, chosen, parent_visits, tuple(scores)))
                 node = chosen
@@ -401,7 +432,7 @@ def run_recorded(engine: Engine, iterations: int | None, deadline: float | None,
             record_block(cols.block(first, done - first + 1))
     if progress is not None:
         progress(done)
-    return done
+    return Finished(tree, rng.getstate(), done)
 
 
 def _take_untried(untried: list[Any], node: int, pick: Callable[[int], int] | None) -> Any:

@@ -1,9 +1,11 @@
 """The engine's phases: selection, expansion, simulation and backpropagation, one method each.
 
 :class:`Engine` holds one search's working state (the tree, the rng, the options, the
-recorder) and runs the general loop, built from the phase methods, for every option set; the
-fast loops (``mctsviz.search.fast``) cover the common one. It formats nothing: it emits plain
-events (``mctsviz.trace.events``) to an optional recorder and builds none without one.
+recorder); its :meth:`Engine.run` is the reference loop, built from the phase methods, for
+every option set. :data:`REFERENCE` runs it as an executor (``mctsviz.search.runs``) on a copy
+of the opened tree; the fast loops (``mctsviz.search.fast``) and the kernel are the other
+executors. It formats nothing: it emits plain events (``mctsviz.trace.events``) to an optional
+recorder and builds none without one.
 """
 
 from __future__ import annotations
@@ -21,11 +23,9 @@ from ..trace.events import (
     FORMAT_NAME,
     SCHEMA_VERSION,
     Backprop,
-    Decision,
     Expand,
     Header,
     NewChild,
-    RootChild,
     Score,
     Select,
     Simulate,
@@ -33,11 +33,12 @@ from ..trace.events import (
     Update,
 )
 from ..types import Action, Evaluator, Game, Recorder, State
-from . import fast, policies
+from . import policies
 from .records import checked_returns, score_records, short_repr
-from .tree import Memory, SearchResult, Tree
+from .runs import Budget, Finished, Start, playout_function
+from .tree import Memory, Tree
 
-__all__ = ["Engine", "resolve_evaluator"]
+__all__ = ["REFERENCE", "Engine", "ReferenceExecutor", "copied_tree", "open_search", "resolve_evaluator"]
 
 
 def resolve_evaluator(evaluator: Evaluator | str | None) -> tuple[Evaluator | None, str | None]:
@@ -68,15 +69,16 @@ def resolve_evaluator(evaluator: Evaluator | str | None) -> tuple[Evaluator | No
 
 
 class Engine:
-    """One search's mutable working state and its phases; ``search`` is its only user.
+    """One search's mutable working state and its phases: the reference loop.
 
-    ``start`` adds the root (and writes the header), ``run`` runs iterations (the fast loops of
-    ``mctsviz.search.fast`` when they cover the options, else :meth:`run_general` over the
-    phase methods), ``finish`` writes the decision and returns the :class:`SearchResult`. Tests
-    subclass it to plant bugs in one phase method (``tests/broken_engines.py``).
+    ``start`` adds the root (and writes the header; :func:`open_search`), ``run`` runs
+    iterations over the phase methods (:data:`REFERENCE` gives it a copy of the opened tree).
+    Tests subclass it to plant bugs in one phase method (``tests/broken_engines.py``).
     """
 
-    #: Switched off by tests to run the general loop on options the fast paths cover.
+    #: Whether the fast loops may stand in for this class on the options they cover (they
+    #: bypass the phase methods): a subclass with its own phase methods, or a test comparing
+    #: the loops, switches it off, and ``mctsviz.search.fast.problem`` then refuses.
     fast_path_enabled = True
 
     def __init__(
@@ -88,10 +90,8 @@ class Engine:
         memory: Memory | None,
         recorder: Recorder | None,
         record: str,
-        engine: str = "python",
     ) -> None:
         self.game = game
-        self.engine_name = engine  # "python" or "compiled" (mctsviz.search.engines decides)
         self.options = options
         self.rng = rng
         self.evaluator = evaluator
@@ -105,19 +105,9 @@ class Engine:
         self.script_counts: dict[str, int] = {}
         self.two_or_more = game.num_players > 1
         self.playout = self._playout_function(options.rollout)
-        # Raw returns the fast loops cache by id: kept alive so that no id is reused.
-        self.pinned_returns: list[Any] = []
 
     def _playout_function(self, rollout: str) -> Callable[[State, random.Random], tuple[Sequence[Action], Sequence[float]]]:
-        game = self.game
-        name = "heuristic_playout" if rollout == "heuristic" else "playout"
-        hook: Callable[[State, random.Random], tuple[Sequence[Action], Sequence[float]]] | None = getattr(game, name, None)
-        if callable(hook):
-            return hook
-        from ..games import playouts  # generic versions over the protocol, for users' games
-
-        generic = getattr(playouts, "heuristic_playout" if rollout == "heuristic" else "random_playout")
-        return lambda state, rng: generic(game, state, rng)
+        return playout_function(self.game, rollout)
 
     # -- setup and teardown ---------------------------------------------------------------
 
@@ -153,63 +143,16 @@ class Engine:
             if self.recorder is not None:
                 self.recorder(Expand(0, 0, children, 0, "root"))
 
-    def finish(self, iterations: int, seconds: float) -> SearchResult:
-        tree, options = self.tree, self.options
-        children = tree.child_stats(0)
-        visits = [ch.visits for ch in children]
-        means = [ch.mean for ch in children]
-        by_visits = policies.final_choice(visits, means, rule="visits")
-        by_mean = policies.final_choice(visits, means, rule="mean")
-        chosen = by_visits if options.final == "visits" else by_mean
-
-        def label(i: int | None) -> str | None:
-            return None if i is None else children[i].label
-
-        if self.recorder is not None:
-            self.recorder(
-                Decision(
-                    iterations=iterations,
-                    rule=options.final,
-                    move=label(chosen),
-                    by_visits=label(by_visits),
-                    by_mean=label(by_mean),
-                    children=tuple(RootChild(ch.node, ch.label, ch.visits, ch.value, ch.mean, ch.prior) for ch in children),
-                )
-            )
-        if self.memory is not None:
-            stats = self.memory.stats
-            for node in range(len(tree)):
-                stats[tree.key(node)] = (tree.visits[node], tree.value[node])
-        return SearchResult(
-            move=None if chosen is None else children[chosen].action,
-            move_label=label(chosen),
-            rule=options.final,
-            by_visits=label(by_visits),
-            by_mean=label(by_mean),
-            children=children,
-            iterations=iterations,
-            seconds=seconds,
-            options=options,
-            tree=tree,
-            engine=self.engine_name,
-        )
+    def resume(self, start: Start) -> None:
+        """Take over a copy of the opened tree (and the priors met opening it) to run from."""
+        self.tree = copied_tree(start.tree)
+        self.node_priors = dict(start.node_priors)
 
     # -- the loop -------------------------------------------------------------------------
 
     def run(self, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
-        """Run iterations until a budget ends; return how many were done."""
-        if self.engine_name == "compiled":
-            from . import compiled  # numba and numpy: only when the kernel runs
-
-            return compiled.run(self, iterations, deadline, progress)
-        if self.fast_path_enabled and fast.applies(self):
-            if self.recorder is None:
-                return fast.run_unrecorded(self, iterations, deadline, progress)
-            return fast.run_recorded(self, iterations, deadline, progress)
-        return self.run_general(iterations, deadline, progress)
-
-    def run_general(self, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
-        """The loop for every option set, built from the phase methods below."""
+        """The reference loop, for every option set, built from the phase methods below; it
+        runs until a budget ends and returns how many iterations were done."""
         tree = self.tree
         terminal, untried, children = tree.terminal, tree.untried, tree.children
         expand_mode = self.options.expand
@@ -448,3 +391,49 @@ class Engine:
                     updates.append(Update(node, reward))
         if self.recorder is not None:
             self.recorder(Backprop(iteration, tuple(updates)))
+
+
+def copied_tree(tree: Tree) -> Tree:
+    """A copy of ``tree`` whose lists can grow without changing the original's."""
+    copy = Tree(tree.game)
+    for name in ("state", "keys", "parent", "action", "label", "mover", "player", "terminal", "visits", "value", "prior"):
+        setattr(copy, name, list(getattr(tree, name)))
+    for name in ("children", "edges", "untried"):
+        setattr(copy, name, [list(entry) for entry in getattr(tree, name)])
+    copy.by_key = dict(tree.by_key)
+    return copy
+
+
+def open_search(
+    phases: type[Engine],
+    game: Game,
+    options: SearchOptions,
+    evaluator: Evaluator | None,
+    memory: Memory | None,
+    sink: Recorder | None,
+    record: str,
+    root_state: State,
+    seed: int,
+) -> Start:
+    """Write the header and open the root (with ``expand="second-visit"``, expand it) through
+    ``phases``; what every executor then starts from."""
+    opener = phases(game, options, random.Random(seed), evaluator, memory, sink, record)
+    opener.start(root_state, seed)
+    return Start(game, opener.tree, evaluator, memory, record, phases, dict(opener.node_priors))
+
+
+class ReferenceExecutor:
+    """The reference loop as an executor: ``start.phases`` runs on a copy of the opened tree."""
+
+    def run(self, start: Start, options: SearchOptions, rng_state: tuple[Any, ...], sink: Recorder | None, budget: Budget) -> Finished:
+        """Run :meth:`Engine.run` of ``start.phases`` until ``budget`` ends."""
+        rng = random.Random()
+        rng.setstate(rng_state)
+        engine = start.phases(start.game, options, rng, start.evaluator, start.memory, sink, start.record)
+        engine.resume(start)
+        done = engine.run(budget.iterations, budget.deadline, budget.progress)
+        return Finished(engine.tree, rng.getstate(), done)
+
+
+#: The reference executor (``mctsviz.search.executors`` lists it last: it runs every search).
+REFERENCE = ReferenceExecutor()
