@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..errors import MctsvizError
 from ..render.extract import SHOW_MODES
-from ..render.treeoptions import TreeOptions
+from ..render.treeoptions import GRAPHVIZ_ONLY, TreeOptions
 from . import whole_number
 from .figures import check_output, iteration_arguments, load_positions, look_arguments, note, output_argument, trace_argument, write_figure
 
@@ -77,15 +77,12 @@ def _phase_list(text: str) -> tuple[str, ...]:
     return phases
 
 
-#: ``render tree`` options that only Graphviz output has, by their flags.
+#: ``render tree`` options that only Graphviz output has, by their flags: the tree options
+#: LaTeX refuses (``--theme`` is checked apart: print is its default; a note has no flag) and
+#: ``--phases``.
 _GRAPHVIZ_ONLY = {
-    "boards": "--boards",
-    "caption": "--caption",
-    "key": "--key",
-    "size": "--size",
-    "dpi": "--dpi",
+    **{name: f"--{name.replace('_', '-')}" for name in GRAPHVIZ_ONLY if name not in ("theme", "note")},
     "phases": "--phases",
-    "font_scale": "--font-scale",
 }
 
 
