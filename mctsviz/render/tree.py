@@ -3,7 +3,8 @@
 :func:`render_tree` returns a ``graphviz.Digraph``: notebooks show it inline, ``.source`` is the
 DOT text and ``.render()``/``.pipe()`` write SVG, PDF or PNG. Every label is an HTML-like label
 built from escaped text, so action labels, state keys and game names from a trace (which may
-hold ``<script>`` or quotes) stay text.
+hold ``<script>`` or quotes) stay text. What it shows and how is one record,
+:class:`~mctsviz.render.treeoptions.TreeOptions`, or the same options as keywords.
 
 One encoding for every frame (see :mod:`mctsviz.render.style`): fill by mean value, pen width
 by visits; the current iteration in reddish purple: the selection path, the new node's double
