@@ -70,7 +70,7 @@ def register(figures: argparse._SubParsersAction) -> None:
 def _render_animation(args: argparse.Namespace) -> int:
     check_output(args.output, args.trace, animation=True)
     from ..render import BoardsUnavailable, LargeTree, animate_growth, animate_heatmap, animate_phases
-    from ..render.animation import animation_format_for_path, ffmpeg_program
+    from ..render.animation import SLIDE_SIZE, animation_format_for_path, ffmpeg_program, frame_tree_options
 
     fmt = animation_format_for_path(args.output)
     if args.kind == "heatmap":
@@ -94,9 +94,19 @@ def _render_animation(args: argparse.Namespace) -> int:
     replay = load_positions(args.trace)
     frame_format = "svg" if fmt == "html" and args.kind != "heatmap" else "png"
     common = {"frame_format": frame_format, "fps": args.fps, "hold": args.hold, "progress": not args.no_progress and sys.stderr.isatty()}
-    tree = {"max_nodes": args.max_nodes or None, "top": args.top or None, "depth": args.depth, "boards": args.boards, "rankdir": args.rankdir, "dpi": args.dpi}
-    tree.update({"size": args.size} if args.size else {})
-    tree.update(theme=args.theme, font_scale=args.font_scale)
+    if args.kind != "heatmap":
+        tree = frame_tree_options(
+            replay,
+            max_nodes=args.max_nodes or None,
+            top=args.top or None,
+            depth=args.depth,
+            boards=args.boards,
+            rankdir=args.rankdir,
+            dpi=args.dpi,
+            size=args.size or SLIDE_SIZE,
+            theme=args.theme,
+            font_scale=args.font_scale,
+        )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if args.kind == "heatmap":
@@ -113,9 +123,9 @@ def _render_animation(args: argparse.Namespace) -> int:
                 **common,
             )
         elif args.kind == "phases":
-            animation = animate_phases(replay, args.iterations, **common, **tree)
+            animation = animate_phases(replay, args.iterations, options=tree, **common)
         else:
-            animation = animate_growth(replay, args.iterations, frames=args.frames, spacing=args.spacing, **common, **tree)
+            animation = animate_growth(replay, args.iterations, frames=args.frames, spacing=args.spacing, options=tree, **common)
     for warning in caught:
         if issubclass(warning.category, (BoardsUnavailable, LargeTree)):
             note(str(warning.message))

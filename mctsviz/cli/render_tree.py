@@ -6,10 +6,10 @@ import argparse
 import sys
 import warnings
 from pathlib import Path
-from typing import Any
 
 from ..errors import MctsvizError
 from ..render.extract import SHOW_MODES
+from ..render.treeoptions import GRAPHVIZ_ONLY, TreeOptions
 from . import whole_number
 from .figures import check_output, iteration_arguments, load_positions, look_arguments, note, output_argument, trace_argument, write_figure
 
@@ -77,15 +77,12 @@ def _phase_list(text: str) -> tuple[str, ...]:
     return phases
 
 
-#: ``render tree`` options that only Graphviz output has, by their flags.
+#: ``render tree`` options that only Graphviz output has, by their flags: the tree options
+#: LaTeX refuses (``--theme`` is checked apart: print is its default; a note has no flag) and
+#: ``--phases``.
 _GRAPHVIZ_ONLY = {
-    "boards": "--boards",
-    "caption": "--caption",
-    "key": "--key",
-    "size": "--size",
-    "dpi": "--dpi",
+    **{name: f"--{name.replace('_', '-')}" for name in GRAPHVIZ_ONLY if name not in ("theme", "note")},
     "phases": "--phases",
-    "font_scale": "--font-scale",
 }
 
 
@@ -119,54 +116,52 @@ def _render_tree(args: argparse.Namespace) -> int:
 
     with index_progress() as progress:
         scan = scan_trace(args.trace, args.iteration, position, on_warning=note, on_progress=progress)
-    common: dict[str, Any] = {
-        "depth": args.depth,
-        "top": args.top,
-        "min_visits": args.min_visits,
-        "max_nodes": args.max_nodes,
-        "show": args.show,
-        "value_range": reward_range(scan),
-        "ids": not args.no_ids,
-        "keys": args.keys,
-        "value_symbol": args.value_symbol,
-        "highlight": not args.no_highlight,
-    }
+    options = TreeOptions(
+        depth=args.depth,
+        top=args.top,
+        min_visits=args.min_visits,
+        max_nodes=args.max_nodes,
+        show=args.show,
+        value_range=reward_range(scan),
+        ids=not args.no_ids,
+        keys=args.keys,
+        value_symbol=args.value_symbol,
+        highlight=not args.no_highlight,
+        rankdir=None if args.rankdir == "auto" else args.rankdir,
+    )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", BoardsUnavailable)
         warnings.simplefilter("always", LargeTree)
         if tikz:
             from ..render import render_tree_tikz
 
-            rankdir = args.rankdir if args.rankdir in ("TB", "LR") else "TB"
-            figure = render_tree_tikz(scan.snapshot, standalone=not args.tikz_body, rankdir=rankdir, **common)
+            figure = render_tree_tikz(scan.snapshot, options=options, standalone=not args.tikz_body)
         else:
             from ..render import render_tree
 
-            options = dict(common, boards=args.boards, caption=args.caption, key=args.key, dpi=args.dpi, theme=theme)
+            options = options.replace(boards=args.boards, caption=args.caption, key=args.key, dpi=args.dpi, theme=theme, size=canvas)
             if fitting:
                 # Fitted on the fullest moment drawn (the backup), so phases share one choice.
                 # The final tree (no --iteration) is about the search's result: the last
                 # iteration's path is kept only as far as it leaves room for the tree.
                 keep_path = args.iteration is not None or bool(args.phases)
-                fit = choose_fit(scan.snapshot, size=canvas, rankdir=args.rankdir or "auto", keep_path=keep_path, **options)
-                options.update(fit.options)
+                fit = choose_fit(scan.snapshot, options=options, keep_path=keep_path)
+                options = fit.applied(options)
                 if not fit.fits:
                     note(
                         f"the tree does not fit {fit.size[0]:g} x {fit.size[1]:g} in with readable labels even reduced "
                         "(the iteration's path is kept whole): try --no-highlight or --depth 3"
                     )
-            else:
-                options.update(size=canvas, rankdir=args.rankdir if args.rankdir in ("TB", "LR") else "TB")
             if args.phases:
                 return _write_phases(args, options)
-            figure = render_tree(scan.snapshot, **options)
+            figure = render_tree(scan.snapshot, options=options)
     for warning in caught:
         if issubclass(warning.category, (BoardsUnavailable, LargeTree)):
             note(str(warning.message))
     return write_figure(figure, args.output, graph=True)
 
 
-def _write_phases(args: argparse.Namespace, options: dict[str, Any]) -> int:
+def _write_phases(args: argparse.Namespace, options: TreeOptions) -> int:
     """An iteration's phases on one canvas: a page each in a PDF (plus a Beamer snippet), else a file each."""
     from ..fileutil import atomic_write
     from ..render import figure_bytes, format_for_path
@@ -180,7 +175,7 @@ def _write_phases(args: argparse.Namespace, options: dict[str, Any]) -> int:
     iteration = replay.iterations if args.iteration is None else args.iteration
     if not 1 <= iteration <= replay.iterations:
         raise MctsvizError(f"iteration {iteration} is not in this trace: its iterations are 1-{replay.iterations}")
-    graphs = render_phases(replay, iteration, phases=args.phases, **options)
+    graphs = render_phases(replay, iteration, phases=args.phases, options=options)
     if fmt == "pdf":
         atomic_write(output, merge_pdf_pages([figure_bytes(g, "pdf") for g in graphs.values()]))
         tex = output.with_suffix(".tex")

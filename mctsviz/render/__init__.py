@@ -50,6 +50,7 @@ _EXPORTS = {
     "render_tree": "tree",
     "render_tree_tikz": "tikz",
     "TikzTree": "tikz",
+    "TreeOptions": "treeoptions",
     "reward_range": "extract",
 }
 

@@ -53,6 +53,7 @@ from .animencode import (
 )
 from .extract import caption, reward_range
 from .output import figure_bytes, pipe_graph
+from .treeoptions import TreeOptions, tree_options
 
 __all__ = [
     "ANIMATION_FORMATS",
@@ -76,6 +77,7 @@ __all__ = [
     "animation_html",
     "ffmpeg_program",
     "frame_iterations",
+    "frame_tree_options",
     "png_size",
 ]
 
@@ -170,12 +172,8 @@ def animate_growth(
     fps: float | None = None,
     hold: float = DEFAULT_HOLD,
     progress: bool = False,
-    depth: int | None = None,
-    top: int | None = DEFAULT_TOP,
-    min_visits: int = 0,
-    max_nodes: int | None = DEFAULT_MAX_NODES,
-    show: str = "all",
-    **tree_options: Any,
+    options: TreeOptions | None = None,
+    **keywords: Any,
 ) -> Animation:
     """The tree at the end of each of ``iterations``, every node in one place while it is shown.
 
@@ -188,16 +186,14 @@ def animate_growth(
         fps: frames per second (default 2).
         hold: extra seconds on the last frame.
         progress: a progress bar on stderr while frames render.
-        depth, top, min_visits, max_nodes, show: which nodes to draw, chosen on each frame's
-            own tree (see :func:`~mctsviz.render.treeview.tree_view`). Defaults:
-            ``max_nodes=40``, ``top=3`` (None: no limit); ``max_nodes`` is lowered when the
-            frames' shared layout would shrink the smallest label under 14 px on a frame 720 px
-            high (see :mod:`mctsviz.render.growthframes`).
-        tree_options: passed to :func:`~mctsviz.render.tree.render_tree` for every frame
-            (``boards``, ``rankdir``, ``key``, ...). Defaults: ``value_range`` the trace's
-            reward range (one colour scale throughout), ``caption=True`` (the iteration is
-            written under the tree), ``size`` a 16:9 slide, ``font_scale`` raised until the
-            smallest label is 14 px on a frame 720 px high.
+        options: the frames' tree options (:class:`~mctsviz.render.treeoptions.TreeOptions`;
+            default :func:`frame_tree_options`: 40 nodes, 3 children per node, the trace's
+            reward range, a caption, a 16:9 slide). ``depth``, ``top``, ``min_visits``,
+            ``max_nodes`` and ``show`` choose each frame's nodes from its own tree;
+            ``max_nodes`` is lowered when a frame would shrink the smallest label under 14 px on
+            a frame 720 px high (see :mod:`mctsviz.render.growthframes`), and ``font_scale``
+            raised until that label is 14 px unshrunk. No ``size``: a 16:9 slide.
+        keywords: the options by name, replacing the record's (or the defaults).
 
     Each frame marks its iteration's selection path and new node, and the backed-up statistics
     (``highlight=False`` draws the plain tree); the rollout's note is left out, as it would
@@ -210,11 +206,11 @@ def animate_growth(
 
     check_frame_options(frame_format, fps, hold)
     chosen = _chosen_iterations(replay, iterations, frames, spacing)
-    options = _tree_defaults(replay, tree_options)
-    options["font_scale"] = readable_font_scale(options.get("theme"), options.get("font_scale"), options["size"][1])
-    view = {"depth": depth, "top": top, "min_visits": min_visits, "max_nodes": max_nodes, "show": show}
+    o = _frame_options(replay, options, keywords)
+    size = o.size or SLIDE_SIZE
+    o = o.replace(size=size, font_scale=readable_font_scale(o.theme, o.font_scale, size[1]))
     with _one_warning_each():
-        pinned = growth_frames(replay, chosen, view, options)
+        pinned = growth_frames(replay, chosen, o)
     images = _render(lambda graph: pipe_graph(graph, frame_format), pinned, progress=progress, threads=True)
     return _animation(images, frame_format, [f"iteration {k}" for k in chosen], fps, DEFAULT_FPS["growth"], hold, replay)
 
@@ -228,7 +224,8 @@ def animate_phases(
     fps: float | None = None,
     hold: float = DEFAULT_HOLD,
     progress: bool = False,
-    **tree_options: Any,
+    options: TreeOptions | None = None,
+    **keywords: Any,
 ) -> Animation:
     """The phases of each of ``iterations`` in turn, each iteration's phases on one canvas.
 
@@ -237,9 +234,9 @@ def animate_phases(
         iterations: which iterations (sorted; default: the first three).
         phases: some of ``"select"``, ``"expand"``, ``"simulate"``, ``"backprop"``.
         frame_format, fps, hold, progress: as for :func:`animate_growth` (``fps`` default 1).
-        tree_options: passed to :func:`~mctsviz.render.phases.render_phases` and so to
-            :func:`~mctsviz.render.tree.render_tree` (defaults: ``max_nodes=40``, ``top=3``, the trace's
-            reward range, ``caption=True``, a 16:9 slide's ``size``).
+        options: the tree options of every frame (default :func:`frame_tree_options`), for
+            :func:`~mctsviz.render.phases.render_phases`.
+        keywords: the options by name, replacing the record's (or the defaults).
 
     Frames of different iterations may differ in size; smaller ones are centred on the largest
     (PNG and SVG alike).
@@ -256,11 +253,11 @@ def animate_phases(
             raise MctsvizError("the trace has no iterations to animate")
     else:
         chosen = _chosen_iterations(replay, iterations, 0, "log")
-    options = _tree_defaults(replay, {"max_nodes": DEFAULT_MAX_NODES, "top": DEFAULT_TOP, **tree_options})
+    o = _frame_options(replay, options, keywords)
     graphs, labels = [], []
     with _one_warning_each():
         for k in chosen:
-            for phase, graph in render_phases(replay, k, phases=phases, **options).items():
+            for phase, graph in render_phases(replay, k, phases=phases, options=o).items():
                 graphs.append(graph)
                 labels.append(f"iteration {k} · {phase}")
     images = _render(lambda graph: pipe_graph(graph, frame_format), graphs, progress=progress, threads=True)
@@ -320,8 +317,20 @@ def animate_heatmap(
     return _animation(images, frame_format, [f"iteration {k}" for k in chosen], fps, DEFAULT_FPS["heatmap"], hold, replay)
 
 
-def _tree_defaults(replay: Replay, tree_options: dict[str, Any]) -> dict[str, Any]:
-    return {"value_range": reward_range(replay), "caption": True, "size": SLIDE_SIZE, **tree_options}
+def frame_tree_options(replay: Replay, **keywords: Any) -> TreeOptions:
+    """The tree options of an animation's frames: at most ``DEFAULT_MAX_NODES`` nodes and
+    ``DEFAULT_TOP`` children per node, one colour scale (the trace's reward range), the
+    iteration in a caption, a 16:9 slide (``SLIDE_SIZE``); ``keywords`` replace them.
+
+    Raises:
+        MctsvizError: an unknown option or a bad value.
+    """
+    defaults = {"max_nodes": DEFAULT_MAX_NODES, "top": DEFAULT_TOP, "value_range": reward_range(replay), "caption": True, "size": SLIDE_SIZE}
+    return tree_options(None, {**defaults, **keywords})
+
+
+def _frame_options(replay: Replay, options: TreeOptions | None, keywords: dict[str, Any]) -> TreeOptions:
+    return frame_tree_options(replay, **keywords) if options is None else tree_options(options, keywords)
 
 
 @contextlib.contextmanager

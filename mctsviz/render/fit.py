@@ -25,7 +25,8 @@ from ..errors import MctsvizError
 from ..replay import TreeSnapshot
 from . import style
 from .output import pipe_graph
-from .tree import RANKDIRS, LargeTree, render_tree
+from .tree import LargeTree, render_tree
+from .treeoptions import TreeOptions, tree_options
 from .treeview import tree_view
 
 __all__ = ["MIN_FONT_PX", "SCREEN_DPI", "TreeFit", "choose_fit", "fit_tree"]
@@ -43,8 +44,9 @@ _VIEW_OPTIONS = ("depth", "top", "min_visits", "max_nodes", "show")
 class TreeFit:
     """What fitting chose: the options that make the tree readable on its canvas.
 
-    Pass them to :func:`~mctsviz.render.render_tree` (``**fit.options``) to draw the tree, or
-    to :func:`~mctsviz.render.phases.render_phases` to draw an iteration's phases alike.
+    :meth:`applied` sets them in a :class:`~mctsviz.render.treeoptions.TreeOptions` for
+    :func:`~mctsviz.render.render_tree`, or for :func:`~mctsviz.render.phases.render_phases`
+    to draw an iteration's phases alike; :attr:`options` gives them as keywords.
     """
 
     max_nodes: int
@@ -61,23 +63,27 @@ class TreeFit:
             options["nodes"] = self.nodes
         return options
 
+    def applied(self, options: TreeOptions) -> TreeOptions:
+        """``options`` with the fit's node budget, direction, canvas, note (and chosen nodes)."""
+        return options.replace(**self.options)
+
 
 def fit_tree(
     snapshot: TreeSnapshot,
     *,
-    size: tuple[float, float] | None = None,
-    theme: str | style.Theme | None = "slide",
-    font_scale: float | None = None,
+    options: TreeOptions | None = None,
     min_font_px: float = MIN_FONT_PX,
     keep_path: bool = True,
-    **tree_options: Any,
+    **keywords: Any,
 ) -> graphviz.Digraph:
     """The tree of ``snapshot`` reduced until it is readable on a ``size`` canvas.
 
     The options are chosen by :func:`choose_fit` (see there); the tree is drawn with them.
-    When even the smallest tree does not fit, a :class:`LargeTree` warning says so.
+    Without a record, ``theme`` defaults to ``"slide"``. When even the smallest tree does not
+    fit, a :class:`LargeTree` warning says so.
     """
-    fit = choose_fit(snapshot, size=size, theme=theme, font_scale=font_scale, min_font_px=min_font_px, keep_path=keep_path, **tree_options)
+    o = _fit_options(options, keywords)
+    fit = choose_fit(snapshot, options=o, min_font_px=min_font_px, keep_path=keep_path)
     if not fit.fits:
         warnings.warn(
             f"the tree does not fit {fit.size[0]:g} x {fit.size[1]:g} in with labels of {min_font_px:g} px even reduced: "
@@ -86,29 +92,35 @@ def fit_tree(
             LargeTree,
             stacklevel=2,
         )
-    tree_options = {k: v for k, v in tree_options.items() if k not in ("size", "note", "rankdir", "max_nodes", *fit.options)}
-    return render_tree(snapshot, theme=theme, font_scale=font_scale, **tree_options, **fit.options)
+    return render_tree(snapshot, options=fit.applied(o))
+
+
+def _fit_options(options: TreeOptions | None, keywords: dict[str, Any]) -> TreeOptions:
+    """The record to fit: keywords alone fit on a slide unless they name a theme."""
+    if options is None:
+        keywords.setdefault("theme", "slide")
+    return tree_options(options, keywords)
 
 
 def choose_fit(
     snapshot: TreeSnapshot,
     *,
-    size: tuple[float, float] | None = None,
-    theme: str | style.Theme | None = "slide",
-    font_scale: float | None = None,
+    options: TreeOptions | None = None,
     min_font_px: float = MIN_FONT_PX,
     keep_path: bool = True,
-    **tree_options: Any,
+    **keywords: Any,
 ) -> TreeFit:
     """How far to reduce the tree of ``snapshot`` for it to be readable on a ``size`` canvas.
 
     Args:
         snapshot: the tree at an iteration and phase.
-        size: the canvas (width, height) in inches (default: the theme's canvas, a 16:9
-            slide for ``"slide"``, ``"dark"`` and ``"transparent"``).
-        theme, font_scale: as for :func:`~mctsviz.render.render_tree`.
-        rankdir: ``"TB"``, ``"LR"``, or ``"auto"`` (default): the direction that shows more
-            nodes on this canvas.
+        options: the tree's options (:class:`~mctsviz.render.treeoptions.TreeOptions`), or
+            ``keywords`` by name (then ``theme`` defaults to ``"slide"``). ``size`` is the
+            canvas (default: the theme's, a 16:9 slide for ``"slide"``, ``"dark"`` and
+            ``"transparent"``); ``rankdir`` ``"TB"``, ``"LR"`` or ``"auto"`` (None, the
+            default): the direction that shows more nodes on this canvas; ``depth``, ``top``,
+            ``min_visits``, ``max_nodes`` and ``show`` choose the nodes before fitting reduces
+            them further; ``note`` is replaced.
         min_font_px: the smallest label's height in pixels at 96 dpi once the drawing is
             scaled to the canvas (default 10).
         keep_path: keep the current iteration's path whole (with ``highlight``). False: when
@@ -116,9 +128,6 @@ def choose_fit(
             only, a chain of half the nodes or fewer), fit the most visited nodes instead and
             mark the path as far as they include it; for the final tree, where the last
             iteration's path is one walk among thousands.
-        tree_options: the other options of :func:`~mctsviz.render.render_tree`; ``depth``,
-            ``top``, ``min_visits``, ``max_nodes`` and ``show`` choose the nodes before fitting
-            reduces them further.
 
     Returns:
         The node budget and direction, the canvas, the note under the tree when nodes were
@@ -127,14 +136,15 @@ def choose_fit(
     Raises:
         MctsvizError: a bad option, no canvas, or the ``dot`` program missing.
     """
-    t = style.theme_of(theme, font_scale=font_scale)
-    canvas = size if size is not None else t.canvas
+    o = _fit_options(options, keywords)
+    t = style.theme_of(o.theme, font_scale=o.font_scale)
+    canvas = o.size if o.size is not None else t.canvas
     if canvas is None:
         raise MctsvizError("fitting a tree needs a canvas: give a size (like 13.3x7.5 or 16:9) or a slide theme")
     if not (isinstance(min_font_px, (int, float)) and 1 <= min_font_px <= 100):
         raise MctsvizError(f"bad minimum font size {min_font_px!r}: expected 1 to 100 pixels")
-    for name in ("size", "note"):
-        tree_options.pop(name, None)
+    # Each trial is drawn in the theme with its font scale applied, on no canvas of its own.
+    trial = o.replace(theme=t, font_scale=None, size=None, note=None, rankdir=None)
     # The drawing may be shrunk by at most this factor: below it, the smallest label
     # (the theme's small font, in points) is under min_font_px pixels.
     smallest_points = t.font(style.SMALL_FONT_SIZE)
@@ -143,15 +153,13 @@ def choose_fit(
     least_scale = min(1.0, (min_font_px * 72.0 / SCREEN_DPI) / smallest_points + 0.01)
     room = (canvas[0] / least_scale, canvas[1] / least_scale)
 
-    view_options = {k: tree_options[k] for k in _VIEW_OPTIONS if k in tree_options}
-    pin = tree_options.get("highlight", True)
+    view_options = {k: getattr(o, k) for k in _VIEW_OPTIONS}
+    pin = o.highlight
     # Unfiltered, every node is drawn (the tree is connected): no need to walk it to count.
     filtered = any(view_options.get(k) not in (None, 0, "all") for k in _VIEW_OPTIONS)
     wanted = len(tree_view(snapshot, pin=pin, **view_options).nodes) if filtered else len(snapshot)
 
-    rankdir = tree_options.pop("rankdir", "auto")
-    if rankdir not in ("auto", *RANKDIRS):
-        raise MctsvizError(f"unknown rankdir {rankdir!r}; choose one of: auto, {', '.join(RANKDIRS)}")
+    rankdir = o.rankdir or "auto"
 
     def leaving_out(shown: int) -> str:
         total = len(snapshot)
@@ -161,8 +169,7 @@ def choose_fit(
         )
 
     def draw(max_nodes: int | None, direction: str, note: str | None = None) -> graphviz.Digraph:
-        options = dict(tree_options, max_nodes=max_nodes)
-        return render_tree(snapshot, theme=t, size=None, note=note, rankdir=direction, **options)
+        return render_tree(snapshot, options=trial.replace(max_nodes=max_nodes, note=note, rankdir=direction))
 
     sizes: dict[tuple[int, str], tuple[float, float]] = {}
 
@@ -197,7 +204,7 @@ def choose_fit(
     pinned_fit = TreeFit(best, direction, (float(canvas[0]), float(canvas[1])), note, not missed)
     if keep_path or not pin or shown >= wanted:
         return pinned_fit
-    return _without_whole_path(snapshot, pinned_fit, shown, view_options, candidates, limit, leaving_out, tree_options, t, room)
+    return _without_whole_path(snapshot, pinned_fit, shown, view_options, candidates, limit, leaving_out, trial, room)
 
 
 def _without_whole_path(
@@ -208,8 +215,7 @@ def _without_whole_path(
     candidates: tuple[str, ...],
     limit: int,
     leaving_out: Callable[[int], str],
-    tree_options: dict[str, Any],
-    t: style.Theme,
+    trial: TreeOptions,
     room: tuple[float, float],
 ) -> TreeFit:
     """The fit of the most visited nodes, chosen without the path, when it shows twice as many."""
@@ -222,9 +228,8 @@ def _without_whole_path(
 
     def overflow(count: int, direction: str) -> float:
         if (count, direction) not in sizes:
-            options = dict(tree_options, max_nodes=None, nodes=chosen(count))
-            graph = render_tree(snapshot, theme=t, size=None, note=leaving_out(len(snapshot)) + marked, rankdir=direction, **options)
-            sizes[count, direction] = _measure(graph)
+            options = trial.replace(max_nodes=None, nodes=chosen(count), note=leaving_out(len(snapshot)) + marked, rankdir=direction)
+            sizes[count, direction] = _measure(render_tree(snapshot, options=options))
         width, height = sizes[count, direction]
         return max(width / room[0], height / room[1])
 

@@ -21,6 +21,7 @@ from ..replay import Replay, TreeSnapshot
 from . import style
 from .output import pipe_graph
 from .tree import render_tree
+from .treeoptions import TreeOptions
 from .treeview import tree_view
 
 __all__ = ["FRAME_HEIGHT_PX", "MIN_TEXT_PX", "growth_frames", "readable_font_scale"]
@@ -52,12 +53,7 @@ def _drawing_scale(graph: graphviz.Digraph) -> float:
     return float(first[1]) if len(first) >= 2 and first[0] == "graph" else 1.0
 
 
-def growth_frames(
-    replay: Replay,
-    iterations: Sequence[int],
-    view_options: dict[str, Any],
-    tree_options: dict[str, Any],
-) -> list[graphviz.Digraph]:
+def growth_frames(replay: Replay, iterations: Sequence[int], options: TreeOptions) -> list[graphviz.Digraph]:
     """The frames' graphs, each frame's nodes chosen from its own tree and fitted to the frame.
 
     Each frame is laid out on its own: a layout shared by all frames would hold every node any
@@ -68,21 +64,23 @@ def growth_frames(
     Args:
         replay: the trace's replay.
         iterations: the frames' iterations, sorted.
-        view_options: ``depth``, ``top``, ``min_visits``, ``max_nodes``, ``show`` for
-            :func:`~mctsviz.render.treeview.tree_view`, applied to each frame's tree;
-            ``max_nodes`` is lowered for a frame that would be shrunk under MIN_TEXT_PX.
-        tree_options: for :func:`~mctsviz.render.tree.render_tree` (with ``size`` and fonts).
+        options: the frames' tree options (with ``size`` and fonts); ``depth``, ``top``,
+            ``min_visits``, ``max_nodes`` and ``show`` choose each frame's nodes from its own
+            tree, ``max_nodes`` lowered for a frame that would be shrunk under MIN_TEXT_PX.
     """
-    t = style.theme_of(tree_options.get("theme"), font_scale=tree_options.get("font_scale"))
-    size = tree_options.get("size")
+    t = style.theme_of(options.theme, font_scale=options.font_scale)
+    size = options.size
     least_scale = min(1.0, _points_needed(size[1]) / t.font(style.SMALL_FONT_SIZE)) if size else 0.0
-    depth = view_options.get("depth")
+    view: dict[str, Any] = {"depth": options.depth, "top": options.top, "min_visits": options.min_visits, "show": options.show, "nodes": options.nodes}
+    # The nodes are chosen here: the drawing keeps them all (only the depth, which tree_view
+    # also applies to a chosen set, is drawn as "+n below").
+    drawn = options.replace(top=None, min_visits=0, max_nodes=None, show="all")
 
     def frame(snapshot: TreeSnapshot) -> graphviz.Digraph:
-        budget = view_options.get("max_nodes") or len(snapshot)
+        budget = options.max_nodes or len(snapshot)
         while True:
-            nodes = tree_view(snapshot, pin=False, **dict(view_options, max_nodes=budget)).nodes
-            graph = _without_outcome(render_tree(snapshot, depth=depth, nodes=nodes, **tree_options))
+            nodes = tree_view(snapshot, pin=False, max_nodes=budget, **view).nodes
+            graph = _without_outcome(render_tree(snapshot, options=drawn.replace(nodes=nodes)))
             scale = _drawing_scale(graph) if size else 1.0
             if scale >= least_scale or budget <= 1:
                 return graph

@@ -37,12 +37,14 @@ from ..errors import MctsvizError
 from ..extras import require_extra
 from . import extract, style
 from .output import PROVENANCE_ATTR
+from .treeoptions import TreeOptions
+from .treeoptions import tree_options as tree_options_record
 
 if TYPE_CHECKING:
     from ..replay import Replay, TreeSnapshot
     from .scrubber import ReplayScrubber
 
-__all__ = ["TREE_OPTIONS", "ReplayScrubber", "axes_svg", "enable", "replay_html", "snapshot_svg", "tree_svg"]
+__all__ = ["TREE_OPTIONS", "ReplayScrubber", "axes_svg", "enable", "inline_options", "replay_html", "snapshot_svg", "tree_svg"]
 
 #: The tree options of inline figures (``render_tree``'s keywords): the caption, and at most 25
 #: nodes (the most visited, always with the current iteration's path). A Tic-Tac-Toe tree of 25
@@ -65,7 +67,8 @@ def enable(shell: Any = None, **tree_options: Any) -> bool:
     Args:
         shell: the IPython shell (default: the running one, ``IPython.get_ipython()``).
         **tree_options: ``render_tree`` keywords for the inline trees, over
-            :data:`TREE_OPTIONS` (``max_nodes=20``, ``boards=True``, ``rankdir="LR"``, ...).
+            :data:`TREE_OPTIONS` (``max_nodes=20``, ``boards=True``, ``rankdir="LR"``, ...), or
+            ``options=TreeOptions(...)``, taken as it is (see :func:`inline_options`).
 
     Returns:
         True when the formatters were registered; False outside IPython.
@@ -76,9 +79,9 @@ def enable(shell: Any = None, **tree_options: Any) -> bool:
     formatters = getattr(getattr(shell, "display_formatter", None), "formatters", None)
     if not formatters or SVG_MIME not in formatters or HTML_MIME not in formatters:
         return False
-    options = {**TREE_OPTIONS, **tree_options}
-    _register(formatters[SVG_MIME], "mctsviz.snapshot", "TreeSnapshot", functools.partial(snapshot_svg, **options))
-    _register(formatters[HTML_MIME], "mctsviz.replay", "Replay", functools.partial(replay_html, **options))
+    options = inline_options(tree_options)  # a bad option is said here, not at the first figure
+    _register(formatters[SVG_MIME], "mctsviz.snapshot", "TreeSnapshot", functools.partial(snapshot_svg, options=options))
+    _register(formatters[HTML_MIME], "mctsviz.replay", "Replay", functools.partial(replay_html, options=options))
     _register(formatters[SVG_MIME], "matplotlib.axes._axes", "Axes", axes_svg)
     return True
 
@@ -91,6 +94,19 @@ def _register(formatter: Any, module: str, name: str, function: Any) -> None:
         formatter.for_type(cls, function)
     else:
         formatter.for_type_by_name(module, name, function)
+
+
+def inline_options(tree_options: dict[str, Any]) -> TreeOptions:
+    """The options of an inline tree: ``tree_options`` (``render_tree`` keywords) over
+    :data:`TREE_OPTIONS`; when they hold a record (``options=TreeOptions(...)``), that record
+    with the other keywords, without :data:`TREE_OPTIONS`.
+
+    Raises:
+        MctsvizError: an unknown option or a bad value.
+    """
+    keywords = dict(tree_options)
+    record = keywords.pop("options", None)
+    return tree_options_record(record, keywords if record is not None else {**TREE_OPTIONS, **keywords})
 
 
 def tree_svg(snapshot: TreeSnapshot, **tree_options: Any) -> str:
@@ -123,7 +139,7 @@ def snapshot_svg(snapshot: TreeSnapshot, **tree_options: Any) -> str | None:
     line and None lets IPython show the plain repr.
     """
     try:
-        return tree_svg(snapshot, **{**TREE_OPTIONS, **tree_options})
+        return tree_svg(snapshot, options=inline_options(tree_options))
     except MctsvizError as exc:
         warnings.warn(str(exc), NotebookDisplayWarning, stacklevel=2)
         return None
@@ -173,7 +189,7 @@ def replay_html(replay: Replay, **tree_options: Any) -> str:
         else "<p>The root has no children.</p>"
     )
     try:
-        figure = tree_svg(final, **{**TREE_OPTIONS, **tree_options})
+        figure = tree_svg(final, options=inline_options(tree_options))
     except MctsvizError as exc:
         figure = f"<p>The final tree cannot be drawn here: {style.html_text(exc, 300)}</p>"
     return (

@@ -33,6 +33,7 @@ from ..errors import MctsvizError
 from ..replay import PHASES, Replay
 from .output import CANVAS_ATTR, pipe_graph
 from .tree import render_tree
+from .treeoptions import TreeOptions, tree_options
 
 __all__ = ["ITERATION_PHASES", "beamer_overlay", "render_on_one_canvas", "render_phases"]
 
@@ -51,7 +52,8 @@ def render_phases(
     iteration: int,
     *,
     phases: Sequence[str] = ITERATION_PHASES,
-    **tree_options: Any,
+    options: TreeOptions | None = None,
+    **keywords: Any,
 ) -> dict[str, graphviz.Digraph]:
     """The tree at each of ``phases`` of ``iteration``, all on one canvas.
 
@@ -59,9 +61,12 @@ def render_phases(
         replay: the trace's replay.
         iteration: from 1.
         phases: some of ``"select"``, ``"expand"``, ``"simulate"``, ``"backprop"``.
-        tree_options: passed to :func:`~mctsviz.render.tree.render_tree` for every phase
-            (``max_nodes``, ``boards``, ``value_range``, ``key``, ...). Pass ``value_range`` to
-            keep the fill colours of a node from changing with the backup's new means.
+        options: the tree's options for every phase
+            (:class:`~mctsviz.render.treeoptions.TreeOptions`: ``max_nodes``, ``boards``,
+            ``value_range``, ``key``, ...). Set ``value_range`` to keep the fill colours of a
+            node from changing with the backup's new means.
+        keywords: the options by name, replacing the record's (as for
+            :func:`~mctsviz.render.tree.render_tree`).
 
     Returns:
         ``{phase: digraph}`` in the order of ``phases``; each digraph pins every node where the
@@ -73,7 +78,8 @@ def render_phases(
     unknown = [p for p in phases if p not in ITERATION_PHASES]
     if unknown or not phases:
         raise MctsvizError(f"unknown phase {unknown[0] if unknown else '(none)'}; choose from: {', '.join(ITERATION_PHASES)}")
-    graphs = render_on_one_canvas([render_tree(replay.snapshot(iteration, p), **tree_options) for p in phases])
+    chosen = tree_options(options, keywords)  # checked once, before any phase is replayed
+    graphs = render_on_one_canvas([render_tree(replay.snapshot(iteration, p), options=chosen) for p in phases])
     return dict(zip(phases, graphs))
 
 

@@ -18,7 +18,7 @@ import traitlets
 from ..errors import MctsvizError
 from ..replay import PHASES, Replay
 from . import extract
-from .notebook import TREE_OPTIONS, tree_svg
+from .notebook import inline_options, tree_svg
 
 __all__ = ["PHASE_NOTES", "ReplayScrubber", "STEP_PHASES"]
 
@@ -54,7 +54,8 @@ class ReplayScrubber(anywidget.AnyWidget):
         iteration: where to start (default: the last iteration).
         phase: the phase to start at.
         **tree_options: ``render_tree`` keywords over
-            :data:`mctsviz.render.notebook.TREE_OPTIONS` (at most 25 nodes, a caption); the
+            :data:`mctsviz.render.notebook.TREE_OPTIONS` (at most 25 nodes, a caption), or
+            ``options=TreeOptions(...)`` (see :func:`~mctsviz.render.notebook.inline_options`); the
             fill colours default to one scale for every frame (``reward_range(replay)``).
 
     Raises:
@@ -82,9 +83,9 @@ class ReplayScrubber(anywidget.AnyWidget):
 
     def __init__(self, replay: Replay, iteration: int | None = None, phase: str = "backprop", **tree_options: Any) -> None:
         self._replay = replay
-        options = {**TREE_OPTIONS, **tree_options}
-        if options.get("value_range") is None:
-            options["value_range"] = extract.reward_range(replay)
+        options = inline_options(tree_options)
+        if options.value_range is None:
+            options = options.replace(value_range=extract.reward_range(replay))
         self._tree_options = options
         self._frames: OrderedDict[tuple[int, str], str] = OrderedDict()
         super().__init__()
@@ -146,7 +147,7 @@ class ReplayScrubber(anywidget.AnyWidget):
         svg = self._frames.get(at)
         if svg is None:
             try:
-                svg = tree_svg(self._replay.snapshot(*at), **self._tree_options)
+                svg = tree_svg(self._replay.snapshot(*at), options=self._tree_options)
             except MctsvizError as exc:
                 self.set_trait("error", str(exc))
                 return

@@ -13,18 +13,19 @@ the rollout's note ``outcome``), for TikZ code that points at it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .. import escape
 from ..errors import MctsvizError
 from ..replay import TreeSnapshot
 from . import style
 from .extract import nodes_value_range, provenance, provenance_text
+from .treeoptions import GRAPHVIZ_ONLY, TreeOptions, tree_options
+from .treeoptions import RANKDIRS as RANKDIRS  # re-exported: the record checks the direction
 from .treeview import IterationMarks, iteration_marks, outcome_note, stats_before_backup, tree_view, warn_if_large
 
 __all__ = ["PREAMBLE", "RANKDIRS", "TikzTree", "render_tree_tikz"]
 
-#: Layout directions: root on top (TB), or on the left (LR).
-RANKDIRS = ("TB", "LR")
 #: What a document that ``\\input``-s the body needs in its preamble (forest loads TikZ and xcolor).
 PREAMBLE = "\\usepackage{forest}"
 #: A Graphviz pen width of 1 is TikZ's default line (0.4pt).
@@ -48,55 +49,43 @@ class TikzTree:
     standalone: bool
 
 
-def render_tree_tikz(
-    snapshot: TreeSnapshot,
-    *,
-    depth: int | None = None,
-    top: int | None = None,
-    min_visits: int = 0,
-    max_nodes: int | None = None,
-    show: str = "all",
-    value_range: tuple[float, float] | None = None,
-    ids: bool = True,
-    keys: bool = False,
-    value_symbol: str = "W",
-    highlight: bool = True,
-    rankdir: str = "TB",
-    standalone: bool = True,
-) -> TikzTree:
+def render_tree_tikz(snapshot: TreeSnapshot, *, options: TreeOptions | None = None, standalone: bool = True, **keywords: Any) -> TikzTree:
     """The tree of ``snapshot`` as a LaTeX ``forest`` tree.
-
-    The options mean what they mean for :func:`mctsviz.render.render_tree` (boards, captions,
-    keys and sizes are Graphviz's; a slide scales the tree with ``\\resizebox``).
 
     Args:
         snapshot: the tree at an iteration and phase (``Replay.snapshot(k, phase)``).
-        depth, top, min_visits, max_nodes, show: which nodes to keep (see
-            :func:`mctsviz.render.treeview.tree_view`); hidden children become one "+n more"
-            node per parent.
-        value_range: the (low, high) of the fill colour scale (``extract.reward_range(replay)``
-            colours every frame of a trace alike).
-        ids, keys: show each node's id ("#3"), its state key.
-        value_symbol: the name of the total reward: "W" or "t".
-        highlight: mark the current iteration (path, new nodes, rollout, backed-up statistics).
-        rankdir: ``"TB"`` (root on top) or ``"LR"`` (root on the left, forest's ``grow'=0``).
+        options: the record :func:`mctsviz.render.render_tree` takes
+            (:class:`~mctsviz.render.treeoptions.TreeOptions`), meaning the same; the ones in
+            :data:`~mctsviz.render.treeoptions.GRAPHVIZ_ONLY` (boards, captions, keys, notes,
+            themes, sizes, dpi) must be left unset: a slide scales the tree with ``\\resizebox``.
+            ``rankdir="LR"`` is forest's ``grow'=0``.
         standalone: a whole document (``\\documentclass{standalone}``, cropped to the tree) that
             ``pdflatex`` compiles; False gives the body to ``\\input`` into slides, whose
             preamble needs :data:`PREAMBLE` (``\\usepackage{forest}``).
+        keywords: the options by name, replacing the record's (as for ``render_tree``).
 
     Returns:
         The text in a :class:`TikzTree`; ``figure_bytes(tree, "tex")`` gives its bytes.
 
     Raises:
-        MctsvizError: a bad option.
+        MctsvizError: a bad option, or one only Graphviz draws.
     """
-    if rankdir not in RANKDIRS:
-        raise MctsvizError(f"unknown rankdir {rankdir!r}; choose one of: {', '.join(RANKDIRS)}")
-    view = tree_view(snapshot, depth=depth, top=top, min_visits=min_visits, max_nodes=max_nodes, show=show, pin=highlight)
+    o = tree_options(options, keywords)
+    refused = [name for name, value in o.changed().items() if name in GRAPHVIZ_ONLY and not (name == "theme" and value == "print")]
+    if refused:
+        raise MctsvizError(
+            f"{' and '.join(refused)} {'does' if len(refused) == 1 else 'do'} not apply to a LaTeX tree: boards, captions, keys, "
+            "notes, themes, sizes and dpi are Graphviz's (scale the tree in LaTeX with \\resizebox); leave them unset"
+        )
+    if o.rankdir == "auto":
+        raise MctsvizError("rankdir 'auto' is chosen by fitting a Graphviz tree; for a LaTeX tree choose TB or LR")
+    rankdir = o.rankdir or "TB"
+    depth, top, min_visits, max_nodes, show, highlight, ids, keys = o.depth, o.top, o.min_visits, o.max_nodes, o.show, o.highlight, o.ids, o.keys
+    view = tree_view(snapshot, depth=depth, top=top, min_visits=min_visits, max_nodes=max_nodes, show=show, pin=highlight, nodes=o.nodes)
     warn_if_large(view)
-    low, high = value_range if value_range is not None else nodes_value_range(snapshot, view.nodes)
+    low, high = o.value_range if o.value_range is not None else nodes_value_range(snapshot, view.nodes)
     marks = iteration_marks(snapshot, highlight=highlight)
-    symbol = escape.latex(value_symbol, 4)
+    symbol = escape.latex(o.value_symbol, 4)
 
     # The drawn tree: each node under the first parent it is drawn under; a transposition's
     # other parents reach it by an extra TikZ line.
@@ -148,22 +137,22 @@ def render_tree_tikz(
         fill = style.value_color(stats.mean, low, high)
         fills.add(fill)
         on_path = node in marks.path
-        options = [
+        node_options = [
             f"name=n{node}",
             f"fill=mctsvizfill{fill[1:]}",
             f"draw={'mctsvizpath' if on_path else 'black'}",
             f"line width={_pt(style.visit_penwidth(stats.visits) + (1.5 if on_path else 0))}",
         ]
         if node in marks.new_nodes:
-            options.append("double")
+            node_options.append("double")
         if stats.chance:  # a chance node in its own shape (a pill: no TikZ library needed)
-            options.append("rounded corners=8pt")
+            node_options.append("rounded corners=8pt")
         if node in banded:
-            options.append("fit=band")
+            node_options.append("fit=band")
         if up is not None:
             color, width, label, action = _edge_style(snapshot, up, node, (up, node) in marks.path_edges)
-            options.append(f"edge={{draw={color}, line width={width}}}, edge label={{node[{label}]{{{action}}}}}")
-        lines.append(f"{'  ' * (level + 1)}[{{{text}}}, {', '.join(options)}")
+            node_options.append(f"edge={{draw={color}, line width={width}}}, edge label={{node[{label}]{{{action}}}}}")
+        lines.append(f"{'  ' * (level + 1)}[{{{text}}}, {', '.join(node_options)}")
         open_nodes.append(node)
     for parent, child in cross_edges:
         color, width, label, action = _edge_style(snapshot, parent, child, (parent, child) in marks.path_edges)
@@ -174,7 +163,8 @@ def render_tree_tikz(
         snapshot.header,
         iteration=snapshot.iteration,
         phase=snapshot.phase,
-        view=f"show={show} depth={depth} top={top} min_visits={min_visits} max_nodes={max_nodes} highlight={highlight}",
+        view=f"show={show} depth={depth} top={top} min_visits={min_visits} max_nodes={max_nodes} highlight={highlight}"
+        + ("" if o.nodes is None else f" nodes={len(view.nodes)} chosen"),
     )
     colors = {**_COLORS, **{f"mctsvizfill{c[1:]}": c for c in sorted(fills)}}
     layout = "grow'=0, " if rankdir == "LR" else ""

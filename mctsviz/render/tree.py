@@ -3,7 +3,8 @@
 :func:`render_tree` returns a ``graphviz.Digraph``: notebooks show it inline, ``.source`` is the
 DOT text and ``.render()``/``.pipe()`` write SVG, PDF or PNG. Every label is an HTML-like label
 built from escaped text, so action labels, state keys and game names from a trace (which may
-hold ``<script>`` or quotes) stay text.
+hold ``<script>`` or quotes) stay text. What it shows and how is one record,
+:class:`~mctsviz.render.treeoptions.TreeOptions`, or the same options as keywords.
 
 One encoding for every frame (see :mod:`mctsviz.render.style`): fill by mean value, pen width
 by visits; the current iteration in reddish purple: the selection path, the new node's double
@@ -15,7 +16,6 @@ between consecutive iterations as far as Graphviz's layout allows.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Collection
 from typing import Any
 
 import graphviz
@@ -29,102 +29,48 @@ from . import style
 from .extract import caption as make_caption
 from .extract import nodes_value_range, provenance, provenance_text
 from .output import CANVAS_ATTR
+from .treeoptions import RANKDIRS as RANKDIRS  # re-exported: the record checks the direction
+from .treeoptions import TreeOptions, tree_options
 from .treeview import NODE_BUDGET as NODE_BUDGET  # re-exported: the budget and its warning live with tree_view
 from .treeview import LargeTree as LargeTree
 from .treeview import iteration_marks, outcome_note, stats_before_backup, tree_view, warn_if_large
 
 __all__ = ["BoardsUnavailable", "RANKDIRS", "render_tree"]
 
-#: Layout directions: root on top, or on the left.
-RANKDIRS = ("TB", "LR")
 
-
-def render_tree(
-    snapshot: TreeSnapshot,
-    *,
-    depth: int | None = None,
-    top: int | None = None,
-    min_visits: int = 0,
-    max_nodes: int | None = None,
-    show: str = "all",
-    boards: bool = False,
-    game: Game | None = None,
-    value_range: tuple[float, float] | None = None,
-    ids: bool = True,
-    keys: bool = False,
-    value_symbol: str = "W",
-    caption: bool = False,
-    highlight: bool = True,
-    key: bool = False,
-    rankdir: str = "TB",
-    note: str | None = None,
-    size: tuple[float, float] | None = None,
-    dpi: float | None = None,
-    theme: str | style.Theme | None = None,
-    font_scale: float | None = None,
-    nodes: Collection[int] | None = None,
-) -> graphviz.Digraph:
+def render_tree(snapshot: TreeSnapshot, *, options: TreeOptions | None = None, **keywords: Any) -> graphviz.Digraph:
     """The tree of ``snapshot`` as a Graphviz digraph.
 
     Args:
         snapshot: the tree at an iteration and phase (``Replay.snapshot(k, phase)``).
-        depth, top, min_visits, max_nodes, show: which nodes to keep (see
-            :func:`mctsviz.render.treeview.tree_view`); hidden children become one "+n more"
-            node per parent, and a node whose children are all hidden says how many lie below.
-        boards: draw the board inside each node (grid games: the game is loaded by the trace's
-            name, or ``game`` is used); when impossible, a warning says why and the tree is
-            drawn without boards.
-        game: the game object for boards (default: loaded from the trace header).
-        value_range: the (low, high) of the fill colour scale; pass
-            ``extract.reward_range(replay)`` to colour every frame of a trace alike. Default: the
-            reward option's range ([0, 1] or [-1, 1]) widened to the snapshot's means.
-        ids: show each node's id ("#3").
-        keys: show each node's state key (explicit trees name their states: "S1").
-        value_symbol: the name of the total reward: "W" (default) or "t" (as the lecture's slides write it).
-        caption: add a caption line (game, policy, seed, iteration, phase) under the tree. The
-            same information is always in the graph's ``comment`` (a DOT attribute, written
-            into SVG output as a comment).
-        highlight: mark the current iteration (path, new node, rollout, backed-up statistics)
-            and keep its nodes whatever the filters; False draws the plain tree.
-        key: add a key under the tree: the fill scale's three colours with their means, what
-            line width and the purple path mean.
-        note: a line of text under the tree (:func:`~mctsviz.render.fit_tree` says there what
-            it left out).
-        rankdir: ``"TB"`` (root on top) or ``"LR"`` (root on the left: deep, narrow trees fit a
-            slide better).
-        size: the largest (width, height) in inches; a larger drawing is scaled down to fit
-            (Graphviz's ``size``), a smaller one is left as it is.
-        dpi: dots per inch of PNG output (Graphviz's default is 96).
-        theme: ``"print"`` (default), ``"slide"``, ``"dark"`` or ``"transparent"`` (see
-            :data:`mctsviz.render.style.THEMES`): background, text colours, font scale, and
-            the canvas ``size`` defaults to (a 16:9 slide for all but print). To reduce a tree
-            until it is readable on that canvas, use :func:`mctsviz.render.fit_tree`.
-        font_scale: multiplies the theme's font sizes.
-        nodes: draw only these nodes (and the root), whatever the current iteration pins;
-            the other filters still apply within them. Frames of an animation pass the set
-            chosen on the last frame.
+        options: what to show and how (:class:`~mctsviz.render.treeoptions.TreeOptions`,
+            every option documented there; default: every default).
+        keywords: the same options by name (``depth=2, top=3, boards=True``), replacing the
+            record's: ``render_tree(snapshot, max_nodes=30)`` is
+            ``render_tree(snapshot, options=TreeOptions(max_nodes=30))``.
 
     Returns:
         The digraph; writing it is the caller's step (``.render()``, ``.pipe()`` or
-        :func:`mctsviz.render.figure_bytes`).
+        :func:`mctsviz.render.figure_bytes`). To reduce a tree until it is readable on a
+        slide, use :func:`mctsviz.render.fit_tree`.
 
     Raises:
-        MctsvizError: a bad option.
+        MctsvizError: a bad option (an unknown name or a bad value), or ``rankdir="auto"``,
+            which only fitting chooses.
     """
-    t = style.theme_of(theme, font_scale=font_scale)
-    if size is None:
-        size = t.canvas
-    if rankdir not in RANKDIRS:
-        raise MctsvizError(f"unknown rankdir {rankdir!r}; choose one of: {', '.join(RANKDIRS)}")
-    if size is not None and (len(size) != 2 or not all(isinstance(v, (int, float)) and 0 < v <= 200 for v in size)):
-        raise MctsvizError(f"bad size {size!r}: expected (width, height) in inches, each above 0 and at most 200")
-    if dpi is not None and not (isinstance(dpi, (int, float)) and 10 <= dpi <= 1200):
-        raise MctsvizError(f"bad dpi {dpi!r}: expected a number from 10 to 1200")
+    o = tree_options(options, keywords)
+    t = style.theme_of(o.theme, font_scale=o.font_scale)
+    size = t.canvas if o.size is None else o.size
+    if o.rankdir == "auto":
+        raise MctsvizError("rankdir 'auto' is chosen by fitting (fit_tree); to draw the tree as it is, choose TB or LR")
+    rankdir = o.rankdir or "TB"
+    depth, top, min_visits, max_nodes, show, boards, highlight = o.depth, o.top, o.min_visits, o.max_nodes, o.show, o.boards, o.highlight
+    value_symbol, nodes = o.value_symbol, o.nodes
     view = tree_view(snapshot, depth=depth, top=top, min_visits=min_visits, max_nodes=max_nodes, show=show, pin=highlight, nodes=nodes)
     warn_if_large(view)
-    low, high = value_range if value_range is not None else nodes_value_range(snapshot, view.nodes)
+    low, high = o.value_range if o.value_range is not None else nodes_value_range(snapshot, view.nodes)
     marks = iteration_marks(snapshot, highlight=highlight)
-    drawn_boards = _boards(snapshot, view.nodes, game) if boards else {}
+    drawn_boards = _boards(snapshot, view.nodes, o.game) if boards else {}
     score_name = snapshot.options.policy_name
 
     small = f"{t.font(style.SMALL_FONT_SIZE):g}"
@@ -156,17 +102,17 @@ def render_tree(
         graph.attr(size=f"{size[0]:g},{size[1]:g}")
         if t.canvas is not None:  # a slide theme: written on the whole canvas, see output.pipe_graph
             setattr(graph, CANVAS_ATTR, (float(size[0]), float(size[1])))
-    if dpi is not None:
-        graph.attr(dpi=f"{dpi:g}")
+    if o.dpi is not None:
+        graph.attr(dpi=f"{o.dpi:g}")
     below_tree = []
-    if caption:
+    if o.caption:
         text = make_caption(snapshot.header, iteration=snapshot.iteration, phase=snapshot.phase)
         legend = f"fill: mean from {style.format_number(low)} (vermillion) to {style.format_number(high)} (blue); line width: visits"
         below_tree.append(f'<TR><TD><FONT POINT-SIZE="{small}" COLOR="{t.muted}">{style.html_text(text, 200)}<BR/>{legend}</FONT></TD></TR>')
-    if key:
+    if o.key:
         below_tree.append(f"<TR><TD>{_key_table(low, high, highlight=marks.active, theme=t)}</TD></TR>")
-    if note:
-        below_tree.append(f'<TR><TD><FONT POINT-SIZE="{small}" COLOR="{t.muted}">{style.html_text(note, 300)}</FONT></TD></TR>')
+    if o.note:
+        below_tree.append(f'<TR><TD><FONT POINT-SIZE="{small}" COLOR="{t.muted}">{style.html_text(o.note, 300)}</FONT></TD></TR>')
     if below_tree:
         graph.attr(label=f'<<TABLE BORDER="0" CELLSPACING="0" CELLPADDING="2">{"".join(below_tree)}</TABLE>>', labelloc="b")
 
@@ -180,8 +126,8 @@ def render_tree(
         # Grey and purple text darkened where the fill is dark (WCAG AA: 4.5:1).
         grey, purple = style.readable_on(style.GREY, fill), style.readable_on(style.HIGHLIGHT_TEXT, fill)
         rows = []
-        if ids or keys:
-            title = " ".join(part for part in (f"#{node}" if ids else "", style.html_text(stats.key, 24) if keys else "") if part)
+        if o.ids or o.keys:
+            title = " ".join(part for part in (f"#{node}" if o.ids else "", style.html_text(stats.key, 24) if o.keys else "") if part)
             rows.append(f'<FONT POINT-SIZE="{small}" COLOR="{grey}">{title}</FONT>')
         if node in drawn_boards:
             rows.append(board_drawing.board_table(*drawn_boards[node]))

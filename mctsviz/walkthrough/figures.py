@@ -58,17 +58,24 @@ class RenderFigures:
         self.max_nodes = max_nodes
         self.boards = boards
         self.plots = tuple(plots)
-        self._value_range: tuple[float, float] | None = None
         self._game: Any = None
-        self._one_player = False
+        self._tree_options: Any = None  # a TreeOptions once start() has seen the trace
 
     def start(self, replay: Replay) -> None:
         from ..render.boards import trace_board_game
         from ..render.extract import reward_range
+        from ..render.treeoptions import TreeOptions
 
-        self._value_range = reward_range(replay)
         self._game = trace_board_game(replay.header)
-        self._one_player = replay.header.num_players == 1
+        # One record for every tree of the trace: checked once, one colour scale.
+        self._tree_options = TreeOptions(
+            max_nodes=self.max_nodes,
+            boards=self._draw_boards(),
+            game=self._game,
+            value_range=reward_range(replay),
+            keys=replay.header.num_players == 1,
+            key=True,
+        )
 
     def _draw_boards(self) -> bool:
         if self._game is None or self.boards is False:
@@ -92,16 +99,10 @@ class RenderFigures:
 
     def _graph(self, snapshot: TreeSnapshot) -> Any:
         from ..render import render_tree
+        from ..render.treeoptions import TreeOptions
 
-        return render_tree(
-            snapshot,
-            max_nodes=self.max_nodes,
-            boards=self._draw_boards(),
-            game=self._game,
-            value_range=self._value_range,
-            keys=self._one_player,
-            key=True,
-        )
+        # Before start() there is no trace to take a colour scale or a game from.
+        return render_tree(snapshot, options=self._tree_options or TreeOptions(max_nodes=self.max_nodes, key=True))
 
     def plot(self, kind: str, replay: Replay) -> bytes | None:
         from ..render import figure_bytes, new_figure, plot_evolution_panels, plot_heatmap
