@@ -277,6 +277,14 @@ def test_a_command_of_one_search_says_a_game_trace_needs_a_move(tmp_path, capsys
     assert err.count("\n") == 1 and "is a game trace" in err and "--move N" in err
 
 
+def test_play_writes_over_a_game_trace_it_wrote_before(tmp_path, capsys):
+    # --trace is play's output: a game trace already there is replaced, not read as an input.
+    path = tmp_path / "g.msgpack"
+    for player in ("mcts:iterations=20", "mcts:iterations=30"):
+        assert main(["play", player, "random", "--seed", "1", "--trace", str(path)]) == 0, capsys.readouterr().err
+    assert read_game(path).header.players[0] == "mcts:iterations=30"
+
+
 def test_the_same_seed_gives_the_same_game_trace_bytes(tmp_path):
     first, second = tmp_path / "1.msgpack", tmp_path / "2.msgpack"
     for path in (first, second):
