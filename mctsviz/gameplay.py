@@ -159,8 +159,11 @@ def trace_match_games(
     seed: int = 0,
     alternate: bool = True,
     record: str = "compact",
+    seek_index: bool = False,
 ) -> list[Path]:
-    """Play a match's games ``indexes`` again, traced, into ``folder/game-NNNN.msgpack``.
+    """Play a match's games ``indexes`` again, traced, into ``folder/game-NNNN.msgpack``
+    (each move's seek index written beside its search when ``seek_index``, as
+    :func:`play_traced_game` does).
 
     A game is repeatable from the match's seed and its index; a player that learns across
     games (``persistent=1``) has its games before too played again (untraced), so it reaches
@@ -186,7 +189,7 @@ def trace_match_games(
         path = out / f"game-{index:04d}.msgpack"
         if not learns:
             players = (as_player(player_a), as_player(player_b))
-        again = play_traced_game(game, *players, path, seed=seed, index=index, alternate=alternate, record=record)
+        again = play_traced_game(game, *players, path, seed=seed, index=index, alternate=alternate, record=record, seek_index=seek_index)
         if again != records[index]:
             raise MctsvizError(f"game {index} played again differs from the match's: a player is not repeatable from its seed ({path} kept)")
         written.append(path)

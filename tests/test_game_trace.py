@@ -375,6 +375,22 @@ def test_play_indexes_moves_only_when_asked_and_writes_the_same_searches(tmp_pat
     assert [move_segment(plain, m.record.number) for m in plain.moves] == [move_segment(indexed, m.record.number) for m in indexed.moves]
 
 
+def test_match_indexes_its_traced_games_moves_only_when_asked(tmp_path, capsys):
+    argv = ["match", "mcts:iterations=40", "mcts:iterations=30", "--games", "3", "--seed", "2", "--no-progress", "--keep", "first:2"]
+    assert main([*argv, "--trace-games", str(tmp_path / "bare")]) == 0
+    assert main([*argv, "--trace-games", str(tmp_path / "indexed"), "--index-moves"]) == 0
+    capsys.readouterr()
+    for name in ("game-0000.msgpack", "game-0001.msgpack"):
+        plain, indexed = read_game(tmp_path / "bare" / name), read_game(tmp_path / "indexed" / name)
+        assert all(m.index_size == 0 for m in plain.moves)
+        assert all(m.index_size > 0 for m in indexed.moves if m.searched) and any(m.searched for m in indexed.moves)
+        assert [move_segment(plain, m.record.number) for m in plain.moves if m.searched] == [
+            move_segment(indexed, m.record.number) for m in indexed.moves if m.searched
+        ]
+    assert main([*argv[:-2], "--index-moves"]) == 2
+    assert "give --trace-games DIR" in capsys.readouterr().err
+
+
 def test_a_learners_moves_are_indexed_when_opened_and_open(tmp_path):
     """A memory's searches start from carried statistics, whose write-time index is not trusted
     (see the next test): they carry none, and the served view builds one that seeks right."""

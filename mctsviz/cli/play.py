@@ -36,6 +36,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--keep", default="first:10", metavar="WHICH", help="with --trace-games: first:K (the first K games; default first:10) or lost (the games a lost)"
     )
+    p.add_argument(
+        "--index-moves",
+        action="store_true",
+        help="with --trace-games: index each move's search as it is written, as play --index-moves does (by default a move is indexed when first opened)",
+    )
     p.set_defaults(handler=run_match)
 
     from . import run_arguments, whole_number
@@ -100,6 +105,10 @@ def run_match(args: argparse.Namespace) -> int:
     from ..match import play_match
 
     progress = not args.no_progress and sys.stderr.isatty()
+    if args.index_moves and not args.trace_games:
+        from ..errors import MctsvizError
+
+        raise MctsvizError("--index-moves indexes the moves of the games --trace-games writes: give --trace-games DIR")
     if args.trace_games:
         from ..gameplay import kept_games
 
@@ -127,7 +136,14 @@ def run_match(args: argparse.Namespace) -> int:
 
         kept = kept_games(result.records, args.keep)
         written = trace_match_games(
-            games.load(args.game), *result.players, args.trace_games, result.records, kept, seed=args.seed, alternate=not args.fixed_sides
+            games.load(args.game),
+            *result.players,
+            args.trace_games,
+            result.records,
+            kept,
+            seed=args.seed,
+            alternate=not args.fixed_sides,
+            seek_index=args.index_moves,
         )
         say(f"traced {len(written)} game(s) into {args.trace_games} ({args.keep})", "note")
     if args.out:
