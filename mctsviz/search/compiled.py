@@ -237,15 +237,13 @@ class KernelState:
             key, state_of = self.game.state_key, self.state_of
             texts = [key(state_of(*v)) for v in zip(x.tolist(), o.tolist(), status.tolist())]
             return "".join(texts), np.array([len(t) for t in texts], dtype=np.int64)
-        if self.key_cells is None:
-            self.key_cells = key_cells(self.game, self)
-        blank, cells = self.key_cells
-        out = np.tile(blank, (len(x), 1))
-        for bit, column, x_char, o_char in cells:
-            on_x = (x >> bit) & 1
-            on_o = (o >> bit) & 1
-            out[:, column] = np.where(on_x != 0, x_char, np.where(on_o != 0, o_char, blank[column]))
-        return out.tobytes().decode("ascii"), np.full(len(x), len(blank), dtype=np.int64)
+        # Every search of a game asks it the same spelling: found once per game object, and
+        # the keys spelled in one compiled pass (per cell with numpy it took 0.5-0.8 s of a
+        # 41-move Connect Four game at 10,000 iterations a move).
+        blank, bits, columns, x_chars, o_chars = G.cached_key_cells(self.game, lambda: key_cells(self.game, self))
+        out = np.empty(len(x) * len(blank), dtype=np.uint8)
+        G.board_key_bytes(x, o, blank, bits, columns, x_chars, o_chars, out)
+        return str(out.data, "ascii"), np.full(len(x), len(blank), dtype=np.int64)  # decoded in place, not copied to bytes first
 
 
 #: Columns of finished searches whose trees are gone, for the next search to reuse: a run of
