@@ -44,7 +44,7 @@ def play_traced_game(
     trace to ``path`` (:mod:`mctsviz.trace.game`): each MCTS move's search at level ``record``,
     with its seek index built as it is written when ``seek_index`` is True (else a move's index
     is built when it is first opened, and only for the moves opened: with the compiled kernel an
-    index costs about 100 ms a 10,000-iteration move, 15 times its search).
+    index costs 50-100 ms a 10,000-iteration move, 5 to 10 times its search).
 
     Raises:
         MctsvizError: a player chose an illegal move, or the trace cannot be written.
