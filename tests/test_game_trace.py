@@ -285,6 +285,25 @@ def test_play_writes_over_a_game_trace_it_wrote_before(tmp_path, capsys):
     assert read_game(path).header.players[0] == "mcts:iterations=30"
 
 
+def test_a_game_with_chance_moves_is_refused_in_one_line_not_searched_at_a_chance_node(tmp_path, capsys):
+    # The traced game used to reach the die's roll and search there ("the start state ... is a
+    # chance node"), a message about a search the user never asked for.
+    path = tmp_path / "pig.msgpack"
+    assert main(["play", "mcts:iterations=20", "random", "--game", "pig", "--trace", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pig: move 2 is chance's" in err and "a game trace holds only the players' moves" in err
+    assert not path.exists() and not list(tmp_path.iterdir())
+    assert main(["play", "mcts:iterations=20", "random", "--game", "pig"]) == 0  # untraced, the game is played
+    from mctsviz.trace.gamerecorder import GameRecorder
+
+    game = games.load("pig")
+    with pytest.raises(MctsvizError, match="move 2 is chance's"):
+        with GameRecorder(tmp_path / "rec.msgpack", game, players=("a", "b")) as record:
+            record.played(game.legal_actions(record.state)[0])
+            record.played(game.legal_actions(record.state)[0])
+    assert not (tmp_path / "rec.msgpack").exists()
+
+
 def test_the_same_seed_gives_the_same_game_trace_bytes(tmp_path):
     first, second = tmp_path / "1.msgpack", tmp_path / "2.msgpack"
     for path in (first, second):

@@ -109,10 +109,12 @@ def test_what_verify_reports_in_a_bots_game_is_openspiels_exact_score_for_a_fini
         reports[move.record.number] = report.ok
         final = Replay(events).final()
         for violation in report.violations:
-            # OpenSpiel scores a child whose game has ended by its outcome alone: every step verify
-            # questions is a selection at a node with such a child.
-            assert violation.check == "selection"
-            assert any(final.node(k).terminal for k in final.node(violation.node).children)
+            # OpenSpiel scores a child whose game has ended by its outcome alone (a win: 1, below
+            # the exploration bonus UCB1 adds): every step verify questions is a selection that
+            # passed over a won game, where UCB1 would have taken it.
+            passed_over = final.node(violation.expected)
+            assert violation.check == "selection" and violation.found != violation.expected
+            assert passed_over.terminal and passed_over.value == passed_over.visits
     assert reports[1] and reports[2] and not all(reports.values())
 
 
@@ -123,6 +125,7 @@ def test_bad_bot_games_are_one_line(tmp_path, capsys):
         (["play", "mctsbot:iterations=0", "random", "--game", TTT, "--trace", path], "iterations must be from 1 to 10,000,000"),
         (["play", "mctsbot:depth=3", "random", "--game", TTT], "OpenSpiel's MCTSBot options"),
         (["play", "mctsbot", "mcts", "--game", TTT], "is played against mctsbot or random, not 'mcts'"),
+        (["play", "mctsbot:iterations=20", "random", "--game", "openspiel:pig(winscore=10)", "--trace", path], "move 2 is chance's ([0])"),
     ]
     for argv, message in cases:
         assert main(argv) == 2, argv

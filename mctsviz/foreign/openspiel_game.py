@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import MctsvizError
+from ..gameplay import refuse_chance
 from ..games.openspiel import OpenSpielGame
 from ..playing import GameRecord, game_rng
 from ..trace.gamerecorder import GameRecorder
@@ -138,6 +139,7 @@ def play_openspiel_game(
     with GameRecorder(path, game, players=names, seed=seed, first=first, index=index) as record:
         state = record.state
         while state is not None:
+            refuse_chance(game, state, len(moves) + 1)
             seat = (first + game.current_player(state)) % 2
             bot = bots[seat]
             legal = game.legal_actions(state)

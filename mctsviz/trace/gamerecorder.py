@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 
 from ..errors import MctsvizError
+from ..games.chance import chance_outcomes
 from .events import Decision, Header
 from .game import GameEnd, GameTraceWriter, MoveRecord, new_header
 from .writer import TraceWriter
@@ -116,8 +117,11 @@ class GameRecorder:
         if any); returns the state after it, or None when the game is over.
 
         Raises:
-            MctsvizError: an illegal move, or a search without its decision (``finish()``).
+            MctsvizError: an illegal move, a chance node's move (a game trace holds none yet), or
+                a search without its decision (``finish()``).
         """
+        if chance_outcomes(self.game, self.state):
+            raise MctsvizError(f"move {self.moves + 1} is chance's ({self.game.state_key(self.state)}): a game trace holds only the players' moves")
         if action not in self.game.legal_actions(self.state):
             raise MctsvizError(f"move {self.moves + 1}: {action!r} is not a legal move in {self.game.state_key(self.state)}")
         mover = self.game.current_player(self.state)
