@@ -151,9 +151,10 @@ def play_openspiel_game(
                     game, record.next_recorder(), iterations=bot.iterations, uct_c=bot.c, seed=search_seed, rollouts=bot.rollouts, puct=bot.puct
                 )
                 chosen = traced.step(state.spiel.clone())  # OpenSpiel's own choice of move
-                action = next((a for a in legal if a.id == chosen), None)
-                if action is None:
+                found = [a for a in legal if a.id == chosen]
+                if not found:
                     raise MctsvizError(f"{game.name}: OpenSpiel's MCTSBot chose {chosen}, not a legal move in {game.state_key(state)}")
+                action = found[0]
                 if on_search is not None:
                     on_search(len(moves) + 1, traced)
             moves.append(game.action_label(action))
