@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import MctsvizError
+from .games.chance import chance_outcomes
 from .players import MCTSPlayer, as_player, player_spec
 from .playing import GameRecord, game_rng, play_game
 from .seek import IndexTap
@@ -21,7 +22,7 @@ from .trace.game import GameEnd, GameTraceWriter, MoveRecord, new_header
 from .trace.io import TraceWriter
 from .types import Game
 
-__all__ = ["MAX_WRITTEN_INDEX_ITERATIONS", "checkpoint_interval", "kept_games", "play_traced_game", "trace_match_games"]
+__all__ = ["MAX_WRITTEN_INDEX_ITERATIONS", "checkpoint_interval", "kept_games", "play_traced_game", "refuse_chance", "trace_match_games"]
 
 #: The longest search whose index is built as it is written (the builder holds its checkpoints'
 #: statistics in memory; a longer search is indexed when its move is opened).
@@ -44,7 +45,7 @@ def play_traced_game(
     trace to ``path`` (:mod:`mctsviz.trace.game`): each MCTS move's search at level ``record``,
     with its seek index built as it is written when ``seek_index`` is True (else a move's index
     is built when it is first opened, and only for the moves opened: with the compiled kernel an
-    index costs about 100 ms a 10,000-iteration move, 15 times its search).
+    index costs 50-100 ms a 10,000-iteration move, 5 to 10 times its search).
 
     Raises:
         MctsvizError: a player chose an illegal move, or the trace cannot be written.
@@ -65,6 +66,7 @@ def play_traced_game(
     with GameTraceWriter(path) as writer, tempfile.TemporaryDirectory(prefix="mctsviz-game-") as folder:
         writer.header(new_header(game, specs, first=first, seed=seed, index=index, start=game.state_key(state)))
         while not game.is_terminal(state):
+            refuse_chance(game, state, len(moves) + 1)
             mover = game.current_player(state)
             seat = seats[mover]
             player = players[seat]
@@ -99,6 +101,20 @@ def play_traced_game(
         winner = 0 if ret_a > ret_b else 1 if ret_b > ret_a else None
         writer.end(GameEnd(returns=values, winner=winner, moves=len(moves)))
     return GameRecord(first=first, winner=winner, moves=tuple(moves), returns=(ret_a, ret_b))
+
+
+def refuse_chance(game: Game, state: Any, number: int) -> None:
+    """Refuse a chance move (a die's roll) in a game being traced: a game trace's moves are the
+    players' (each with a seat and a mover), and holds no chance move yet.
+
+    Raises:
+        MctsvizError: ``state`` is a chance node.
+    """
+    if chance_outcomes(game, state):
+        raise MctsvizError(
+            f"{game.name}: move {number} is chance's ({game.state_key(state)}), and a game trace holds only the players' moves: "
+            "play a game with chance nodes without a trace"
+        )
 
 
 def checkpoint_interval(iterations: int) -> int:
@@ -159,8 +175,11 @@ def trace_match_games(
     seed: int = 0,
     alternate: bool = True,
     record: str = "compact",
+    seek_index: bool = False,
 ) -> list[Path]:
-    """Play a match's games ``indexes`` again, traced, into ``folder/game-NNNN.msgpack``.
+    """Play a match's games ``indexes`` again, traced, into ``folder/game-NNNN.msgpack``
+    (each move's seek index written beside its search when ``seek_index``, as
+    :func:`play_traced_game` does).
 
     A game is repeatable from the match's seed and its index; a player that learns across
     games (``persistent=1``) has its games before too played again (untraced), so it reaches
@@ -186,7 +205,7 @@ def trace_match_games(
         path = out / f"game-{index:04d}.msgpack"
         if not learns:
             players = (as_player(player_a), as_player(player_b))
-        again = play_traced_game(game, *players, path, seed=seed, index=index, alternate=alternate, record=record)
+        again = play_traced_game(game, *players, path, seed=seed, index=index, alternate=alternate, record=record, seek_index=seek_index)
         if again != records[index]:
             raise MctsvizError(f"game {index} played again differs from the match's: a player is not repeatable from its seed ({path} kept)")
         written.append(path)

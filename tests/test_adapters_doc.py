@@ -78,3 +78,25 @@ def test_the_katago_commands_run_on_the_made_up_answer(tmp_path, monkeypatch):
     replace = {"analysis.jsonl": str(FOREIGN / "katago-made-up.jsonl") + " --id full9", "query.json": str(FOREIGN / "katago-query-9x9.json")}
     _run_mctsviz_lines(block, tmp_path, replace)
     assert all((tmp_path / name).exists() for name in ("kata.png", "own.png", "policy.png"))
+
+
+def test_the_mctsbot_game_commands_run_as_written(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("pyspiel", reason="needs open_spiel (pip install 'mctsviz[openspiel]')")
+    section = DOC.read_text().split("**A whole game of MCTSBot**", 1)[1].split("**A source for", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    _run_mctsviz_lines(_blocks(section, "bash")[0], tmp_path)
+    assert all((tmp_path / name).exists() for name in ("bots.msgpack", "vs-random.msgpack", "bots.html"))
+    # The moves the text names as showing OpenSpiel's finished-game rule are the ones verify questions.
+    said = re.search(r"a draw, moves (\d+) to (\d+)\)", section)
+    questioned = []
+    for number in range(1, 10):
+        capsys.readouterr()
+        if main(["verify", "bots.msgpack", "--move", str(number)]) != 0:
+            questioned.append(number)
+    assert questioned == list(range(int(said[1]), int(said[2]) + 1))
+    from mctsviz.trace.game import read_game
+
+    assert read_game(tmp_path / "bots.msgpack").end.winner is None  # "a draw"
+    code = _blocks(section, "python")[0]
+    exec(compile(code, "adapters.md", "exec"), {})
+    assert len(read_game(tmp_path / "game.msgpack").moves) >= 5

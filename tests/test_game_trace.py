@@ -277,6 +277,33 @@ def test_a_command_of_one_search_says_a_game_trace_needs_a_move(tmp_path, capsys
     assert err.count("\n") == 1 and "is a game trace" in err and "--move N" in err
 
 
+def test_play_writes_over_a_game_trace_it_wrote_before(tmp_path, capsys):
+    # --trace is play's output: a game trace already there is replaced, not read as an input.
+    path = tmp_path / "g.msgpack"
+    for player in ("mcts:iterations=20", "mcts:iterations=30"):
+        assert main(["play", player, "random", "--seed", "1", "--trace", str(path)]) == 0, capsys.readouterr().err
+    assert read_game(path).header.players[0] == "mcts:iterations=30"
+
+
+def test_a_game_with_chance_moves_is_refused_in_one_line_not_searched_at_a_chance_node(tmp_path, capsys):
+    # The traced game used to reach the die's roll and search there ("the start state ... is a
+    # chance node"), a message about a search the user never asked for.
+    path = tmp_path / "pig.msgpack"
+    assert main(["play", "mcts:iterations=20", "random", "--game", "pig", "--trace", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pig: move 2 is chance's" in err and "a game trace holds only the players' moves" in err
+    assert not path.exists() and not list(tmp_path.iterdir())
+    assert main(["play", "mcts:iterations=20", "random", "--game", "pig"]) == 0  # untraced, the game is played
+    from mctsviz.trace.gamerecorder import GameRecorder
+
+    game = games.load("pig")
+    with pytest.raises(MctsvizError, match="move 2 is chance's"):
+        with GameRecorder(tmp_path / "rec.msgpack", game, players=("a", "b")) as record:
+            record.played(game.legal_actions(record.state)[0])
+            record.played(game.legal_actions(record.state)[0])
+    assert not (tmp_path / "rec.msgpack").exists()
+
+
 def test_the_same_seed_gives_the_same_game_trace_bytes(tmp_path):
     first, second = tmp_path / "1.msgpack", tmp_path / "2.msgpack"
     for path in (first, second):
@@ -365,6 +392,22 @@ def test_play_indexes_moves_only_when_asked_and_writes_the_same_searches(tmp_pat
     indexed, plain = read_game(indexed_path), read_game(bare)
     assert all(m.index_size == 0 for m in plain.moves) and all(m.index_size > 0 for m in indexed.moves)
     assert [move_segment(plain, m.record.number) for m in plain.moves] == [move_segment(indexed, m.record.number) for m in indexed.moves]
+
+
+def test_match_indexes_its_traced_games_moves_only_when_asked(tmp_path, capsys):
+    argv = ["match", "mcts:iterations=40", "mcts:iterations=30", "--games", "3", "--seed", "2", "--no-progress", "--keep", "first:2"]
+    assert main([*argv, "--trace-games", str(tmp_path / "bare")]) == 0
+    assert main([*argv, "--trace-games", str(tmp_path / "indexed"), "--index-moves"]) == 0
+    capsys.readouterr()
+    for name in ("game-0000.msgpack", "game-0001.msgpack"):
+        plain, indexed = read_game(tmp_path / "bare" / name), read_game(tmp_path / "indexed" / name)
+        assert all(m.index_size == 0 for m in plain.moves)
+        assert all(m.index_size > 0 for m in indexed.moves if m.searched) and any(m.searched for m in indexed.moves)
+        assert [move_segment(plain, m.record.number) for m in plain.moves if m.searched] == [
+            move_segment(indexed, m.record.number) for m in indexed.moves if m.searched
+        ]
+    assert main([*argv[:-2], "--index-moves"]) == 2
+    assert "give --trace-games DIR" in capsys.readouterr().err
 
 
 def test_a_learners_moves_are_indexed_when_opened_and_open(tmp_path):

@@ -36,6 +36,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--keep", default="first:10", metavar="WHICH", help="with --trace-games: first:K (the first K games; default first:10) or lost (the games a lost)"
     )
+    p.add_argument(
+        "--index-moves",
+        action="store_true",
+        help="with --trace-games: index each move's search as it is written, as play --index-moves does (by default a move is indexed when first opened)",
+    )
     p.set_defaults(handler=run_match)
 
     from . import run_arguments, whole_number
@@ -45,7 +50,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="play one game between two players, every search traced",
         description="Play one game between players a and b (specs as for match) and print its moves and result. "
         "With --trace, write a game trace: the players, then per move its search's trace (when an MCTS player moved) "
-        "and the move played; every trace command reads a move's search with --move N (docs/games-traces.md).",
+        "and the move played; every trace command reads a move's search with --move N (docs/games-traces.md). "
+        "On an openspiel:NAME game a player may be OpenSpiel's own MCTSBot, mctsbot:iterations=N,c=C,rollouts=R,puct=0|1, "
+        "against mctsbot or random (docs/adapters.md).",
     )
     p.add_argument("player_a", metavar="PLAYER", help="player a")
     p.add_argument("player_b", metavar="PLAYER", help="player b")
@@ -53,7 +60,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="the game's randomness is seeded by (seed, index) as in a match (default 0)")
     p.add_argument("--index", type=whole_number(0), default=0, metavar="I", help="play game I of a match with --seed (b moves first in odd games; default 0)")
     p.add_argument("--fixed-sides", action="store_true", help="player a moves first whatever the index")
-    p.add_argument("--trace", metavar="GAME.msgpack", help="write a game trace here")
+    # Not dest "trace": that names a trace a command reads, and a game trace there needs --move.
+    p.add_argument("--trace", dest="game_trace", metavar="GAME.msgpack", help="write a game trace here (replacing the file)")
     p.add_argument("--record", choices=("compact", "full"), default="compact", help="the searches' trace level (default compact)")
     p.add_argument(
         "--index-moves",
@@ -97,6 +105,10 @@ def run_match(args: argparse.Namespace) -> int:
     from ..match import play_match
 
     progress = not args.no_progress and sys.stderr.isatty()
+    if args.index_moves and not args.trace_games:
+        from ..errors import MctsvizError
+
+        raise MctsvizError("--index-moves indexes the moves of the games --trace-games writes: give --trace-games DIR")
     if args.trace_games:
         from ..gameplay import kept_games
 
@@ -124,7 +136,14 @@ def run_match(args: argparse.Namespace) -> int:
 
         kept = kept_games(result.records, args.keep)
         written = trace_match_games(
-            games.load(args.game), *result.players, args.trace_games, result.records, kept, seed=args.seed, alternate=not args.fixed_sides
+            games.load(args.game),
+            *result.players,
+            args.trace_games,
+            result.records,
+            kept,
+            seed=args.seed,
+            alternate=not args.fixed_sides,
+            seek_index=args.index_moves,
         )
         say(f"traced {len(written)} game(s) into {args.trace_games} ({args.keep})", "note")
     if args.out:
@@ -142,28 +161,62 @@ def run_play(args: argparse.Namespace) -> int:
     game = games.load(args.game)
     if game.num_players != 2:
         raise MctsvizError(f"play needs a two-player game; {game.name} has {game.num_players} player(s)")
+    if _plays_mctsbot(args):
+        return _run_bot_game(args, game)
     players = (as_player(args.player_a), as_player(args.player_b))
     alternate = not args.fixed_sides
-    if args.trace:
+    if args.game_trace:
         from ..gameplay import play_traced_game
 
         record = play_traced_game(
-            game, *players, args.trace, seed=args.seed, index=args.index, alternate=alternate, record=args.record, seek_index=args.index_moves
+            game, *players, args.game_trace, seed=args.seed, index=args.index, alternate=alternate, record=args.record, seek_index=args.index_moves
         )
     else:
         record = play_game(game, *players, seed=args.seed, index=args.index, alternate=alternate)
     names = [p.spec if isinstance(getattr(p, "spec", None), str) else str(p) for p in players]
+    _print_game(args, game, names, record)
+    return 0
+
+
+def _plays_mctsbot(args: argparse.Namespace) -> bool:
+    """Whether a player is OpenSpiel's MCTSBot (``mctsbot:...``), which plays through OpenSpiel."""
+    return any(isinstance(spec, str) and "".join(spec.split()).partition(":")[0].lower() == "mctsbot" for spec in (args.player_a, args.player_b))
+
+
+def _run_bot_game(args: argparse.Namespace, game) -> int:
+    """``play mctsbot ...``: OpenSpiel's MCTSBot against itself or random, every search recorded
+    (into a scratch game trace when no --trace is given)."""
+    import tempfile
+    from pathlib import Path
+
+    from ..errors import MctsvizError
+    from ..extras import require_extra
+
+    require_extra("openspiel", "an mctsbot player")
+    from ..foreign.openspiel_game import play_openspiel_game
+
+    if args.record != "compact" or args.index_moves:
+        raise MctsvizError("an mctsbot game records each search as `search --engine openspiel` does: no --record full or --index-moves")
+    with tempfile.TemporaryDirectory(prefix="mctsviz-mctsbot-") as scratch:
+        path = args.game_trace or str(Path(scratch) / "game.msgpack")
+        record = play_openspiel_game(game, args.player_a, args.player_b, path, seed=args.seed, index=args.index, alternate=not args.fixed_sides)
+    names = ["".join(spec.split()) for spec in (args.player_a, args.player_b)]
+    _print_game(args, game, names, record)
+    return 0
+
+
+def _print_game(args: argparse.Namespace, game, names: list[str], record) -> None:
+    """The game's moves and result (or JSON), and where its trace is."""
     winner = None if record.winner is None else names[record.winner]
     if args.json:
         data = {"game": game.name, "players": names, "first": record.first, "moves": list(record.moves), "returns": list(record.returns), "winner": winner}
         print(json.dumps(data, indent=2))
-        return 0
+        return
     print(f"{game.name}: a = {names[0]}, b = {names[1]}; {'ab'[record.first]} moved first")
     print("moves: " + " ".join(record.moves))
     print("result: " + ("a draw" if winner is None else f"{'ab'[record.winner or 0]} ({winner}) won"))
-    if args.trace:
-        print(f"game trace: {args.trace} ({len(record.moves)} moves; mctsviz inspect {args.trace} --moves)")
-    return 0
+    if args.game_trace:
+        print(f"game trace: {args.game_trace} ({len(record.moves)} moves; mctsviz inspect {args.game_trace} --moves)")
 
 
 def run_tournament(args: argparse.Namespace) -> int:

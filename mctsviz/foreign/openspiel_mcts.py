@@ -91,11 +91,23 @@ class TracedMCTSBot(mcts.MCTSBot):
             (set ``bot.recorder`` before each search).
         seed: the seed written in the header (give the same number to ``random_state`` and the
             evaluator's random state to make the search repeatable).
+        adapter: the mctsviz game for ``game`` when the caller has it (else it is built).
         **kwargs: ``solve``, ``random_state``, ``child_selection_fn``, ... passed to ``MCTSBot``.
     """
 
-    def __init__(self, game: Any, uct_c: float, max_simulations: int, evaluator: Any, *, recorder: Recorder, seed: int = 0, **kwargs: Any) -> None:
-        self.adapter = adapter_for(game)
+    def __init__(
+        self,
+        game: Any,
+        uct_c: float,
+        max_simulations: int,
+        evaluator: Any,
+        *,
+        recorder: Recorder,
+        seed: int = 0,
+        adapter: OpenSpielGame | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self.adapter = adapter_for(game) if adapter is None else adapter
         self.spiel_game = game
         self.recorder = recorder
         self.seed = seed
@@ -222,35 +234,55 @@ def record_openspiel_search(
     Raises:
         MctsvizError: a game mctsviz cannot search, a bad state key, or a bad number.
     """
-    import numpy as np
-
     from ..games.openspiel import PREFIX, load_openspiel
 
     if isinstance(game, str):
         adapter = load_openspiel(game[len(PREFIX) :] if game.startswith(PREFIX) else game)
-        spiel_game = adapter.spiel_game
     else:
-        spiel_game = game
         adapter = adapter_for(game)
+    root = adapter.parse_state(state) if state is not None else adapter.initial_state()
+    bot = seeded_bot(adapter, recorder, iterations=iterations, uct_c=uct_c, seed=seed, rollouts=rollouts, solve=solve, puct=puct)
+    bot.mcts_search(root.spiel.clone())
+    return bot
+
+
+def seeded_bot(
+    adapter: OpenSpielGame,
+    recorder: Recorder,
+    *,
+    iterations: int = 1000,
+    uct_c: float = 2.0,
+    seed: int = 0,
+    rollouts: int = 1,
+    solve: bool = False,
+    puct: bool = False,
+) -> TracedMCTSBot:
+    """A :class:`TracedMCTSBot` with random rollouts whose search is repeatable from ``seed``
+    (the evaluator's ``numpy.random.RandomState`` is seeded with ``seed``, the bot's with
+    ``seed + 1``); the arguments are :func:`record_openspiel_search`'s.
+
+    Raises:
+        MctsvizError: a bad number.
+    """
+    import numpy as np
+
     if not isinstance(iterations, int) or iterations < 1:
         raise MctsvizError(f"iterations must be a whole number >= 1, not {iterations!r}")
-    if rollouts < 1:
+    if not isinstance(rollouts, int) or rollouts < 1:
         raise MctsvizError(f"rollouts must be a whole number >= 1, not {rollouts!r}")
-    root = adapter.parse_state(state) if state is not None else adapter.initial_state()
     evaluator = mcts.RandomRolloutEvaluator(n_rollouts=rollouts, random_state=np.random.RandomState(seed % 2**32))
-    bot = TracedMCTSBot(
-        spiel_game,
+    return TracedMCTSBot(
+        adapter.spiel_game,
         uct_c,
         iterations,
         evaluator,
         recorder=recorder,
         seed=seed,
+        adapter=adapter,
         solve=solve,
         random_state=np.random.RandomState((seed + 1) % 2**32),
         child_selection_fn=mcts.SearchNode.puct_value if puct else mcts.SearchNode.uct_value,
     )
-    bot.mcts_search(root.spiel.clone())
-    return bot
 
 
-__all__ = ["TracedMCTSBot", "adapter_for", "record_openspiel_search", "state_for", "pyspiel"]
+__all__ = ["TracedMCTSBot", "adapter_for", "record_openspiel_search", "seeded_bot", "state_for", "pyspiel"]

@@ -123,8 +123,6 @@ class KernelState:
         ``expected`` iterations, the generator at ``rng_state``, recording at ``record`` (0: none,
         1: compact, 2: full)."""
         self.game = game
-        #: How the game spells a board in its state key (:func:`key_cells`), found when first needed.
-        self.key_cells: tuple[np.ndarray, list[tuple[int, int, int, int]]] | None = None
         adapter = adapter_for(game)
         assert adapter is not None  # engines.kernel_problem let the search here
         described = adapter.describe(game)
@@ -247,15 +245,13 @@ class KernelState:
             key, state_of = self.game.state_key, self.state_of
             texts = [key(state_of(*v)) for v in zip(x.tolist(), o.tolist(), status.tolist())]
             return "".join(texts), np.array([len(t) for t in texts], dtype=np.int64)
-        if self.key_cells is None:
-            self.key_cells = key_cells(self.game, self)
-        blank, cells = self.key_cells
-        out = np.tile(blank, (len(x), 1))
-        for bit, column, x_char, o_char in cells:
-            on_x = (x >> bit) & 1
-            on_o = (o >> bit) & 1
-            out[:, column] = np.where(on_x != 0, x_char, np.where(on_o != 0, o_char, blank[column]))
-        return out.tobytes().decode("ascii"), np.full(len(x), len(blank), dtype=np.int64)
+        # Every search of a game asks it the same spelling: found once per game object, and
+        # the keys spelled in one compiled pass (per cell with numpy it took 0.5-0.8 s of a
+        # 41-move Connect Four game at 10,000 iterations a move).
+        blank, bits, columns, x_chars, o_chars = G.cached_key_cells(self.game, lambda: key_cells(self.game, self))
+        out = np.empty(len(x) * len(blank), dtype=np.uint8)
+        G.board_key_bytes(x, o, blank, bits, columns, x_chars, o_chars, out)
+        return str(out.data, "ascii"), np.full(len(x), len(blank), dtype=np.int64)  # decoded in place, not copied to bytes first
 
 
 #: Columns of finished searches whose trees are gone, for the next search to reuse: a run of
@@ -457,6 +453,8 @@ def _compile() -> None:
     )
     K.backup_rewards(0, log, table[:0], nodes[4], False, np.zeros(1))
     K.palette(np.zeros(1, dtype="<u8"), np.zeros(1, dtype=np.uint8), np.zeros(256, dtype="<u8"))
+    cells, chars = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.uint8)  # a game trace's state keys
+    G.board_key_bytes(cells, cells, chars, cells, cells, chars, chars, chars)
 
 
 def key_cells(game: Any, state: KernelState) -> tuple[np.ndarray, list[tuple[int, int, int, int]]]:

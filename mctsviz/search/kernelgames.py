@@ -15,6 +15,7 @@ board too: bit i of ``x`` (``o``) is cell i marked by the first (second) player.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -33,7 +34,9 @@ __all__ = [
     "NIM_BITS",
     "PAIR",
     "TICTACTOE",
+    "board_key_bytes",
     "borrowed",
+    "cached_key_cells",
     "legal_mask",
     "mt_randbelow",
     "mt_random",
@@ -464,3 +467,48 @@ def playout(
         me, other = other, me
         mover_wins = 3 - mover_wins
     return 3
+
+
+@njit(cache=True)
+def board_key_bytes(
+    x: np.ndarray, o: np.ndarray, blank: np.ndarray, bits: np.ndarray, columns: np.ndarray, x_chars: np.ndarray, o_chars: np.ndarray, out: np.ndarray
+) -> None:
+    """Spell boards' state keys into ``out`` (``len(x) * len(blank)`` bytes, one key after
+    another): each key is ``blank`` with cell ``bits[c]``'s character at ``columns[c]``,
+    ``x_chars[c]`` where ``x`` has that bit, else ``o_chars[c]`` where ``o`` has it."""
+    width = len(blank)
+    for i in range(len(x)):
+        row = i * width
+        for k in range(width):
+            out[row + k] = blank[k]
+        xi, oi = x[i], o[i]
+        for c in range(len(bits)):
+            if (xi >> bits[c]) & 1:
+                out[row + columns[c]] = x_chars[c]
+            elif (oi >> bits[c]) & 1:
+                out[row + columns[c]] = o_chars[c]
+
+
+#: How each game object spells a board (what ``compiled.key_cells`` found by asking it 2 x cells
+#: times, the same for every search of the game): kept while the game lives.
+_KEY_CELLS: weakref.WeakKeyDictionary[Any, tuple[np.ndarray, ...]] = weakref.WeakKeyDictionary()
+
+
+def cached_key_cells(game: Any, find: Callable[[], tuple[np.ndarray, list[tuple[int, int, int, int]]]]) -> tuple[np.ndarray, ...]:
+    """``(blank, bits, columns, x_chars, o_chars)`` for :func:`board_key_bytes`, from ``find()``
+    (the key's empty board and per cell (bit, column, X char, O char)) once per game object; a
+    game that cannot be weakly referenced or hashed is asked each time."""
+    try:
+        cached = _KEY_CELLS.get(game)
+    except TypeError:
+        cached = None
+    if cached is not None:
+        return cached
+    blank, cells = find()
+    table = np.array(cells, dtype=np.int64).reshape(-1, 4)
+    spelled = (blank, table[:, 0].copy(), table[:, 1].copy(), table[:, 2].astype(np.uint8), table[:, 3].astype(np.uint8))
+    try:
+        _KEY_CELLS[game] = spelled
+    except TypeError:
+        pass
+    return spelled

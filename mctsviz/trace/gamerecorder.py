@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 
 from ..errors import MctsvizError
+from ..games.chance import chance_outcomes
 from .events import Decision, Header
 from .game import GameEnd, GameTraceWriter, MoveRecord, new_header
 from .writer import TraceWriter
@@ -49,17 +50,26 @@ class GameRecorder:
     Args:
         path: the game trace to write.
         game: the game (the mctsviz protocol); the game starts at ``start`` (default its initial state).
-        players: a name for each seat, in the order the game's players move (seat i is player i).
+        players: a name for each seat (a match's players a, b, ...).
+        first: the seat of the game's first player: seat ``(first + i) % len(players)`` is the
+            game's player i (default 0: seat i is player i).
+        seed, index: the seed and the game's number in a match, written in the header.
     """
 
-    def __init__(self, path: str | os.PathLike[str], game: Any, *, players: tuple[str, ...], start: Any = None, seed: int = 0) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], game: Any, *, players: tuple[str, ...], start: Any = None, seed: int = 0, first: int = 0, index: int = 0
+    ) -> None:
         if len(players) != game.num_players:
             raise MctsvizError(f"{game.name} has {game.num_players} players: name each ({len(players)} names given)")
+        if not 0 <= first < len(players):
+            raise MctsvizError(f"first must be a seat, 0 to {len(players) - 1}, not {first!r}")
         self.writer = GameTraceWriter(path)
         self.game = game
         self.state = game.initial_state() if start is None else start
         self.players = players
         self.seed = seed
+        self.first = first
+        self.index = index
         self.moves = 0
         self._folder: tempfile.TemporaryDirectory[str] | None = None
         self._current: _MoveWriter | None = None
@@ -68,7 +78,7 @@ class GameRecorder:
         self.writer.__enter__()
         self._folder = tempfile.TemporaryDirectory(prefix="mctsviz-record-")
         key = self.game.state_key(self.state)
-        self.writer.header(new_header(self.game, self.players, first=0, seed=self.seed, index=0, start=key))
+        self.writer.header(new_header(self.game, self.players, first=self.first, seed=self.seed, index=self.index, start=key))
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
@@ -78,7 +88,8 @@ class GameRecorder:
             if exc_type is None and self.game.is_terminal(self.state):
                 returns = tuple(float(v) for v in self.game.returns(self.state))
                 best = max(returns)
-                winner = returns.index(best) if returns.count(best) == 1 else None
+                # The end names the winning seat; the returns stay in the game's player order.
+                winner = (self.first + returns.index(best)) % len(self.players) if returns.count(best) == 1 else None
                 self.writer.end(GameEnd(returns=returns, winner=winner, moves=self.moves))
         finally:
             self.writer.__exit__(exc_type, exc, tb)
@@ -106,13 +117,17 @@ class GameRecorder:
         if any); returns the state after it, or None when the game is over.
 
         Raises:
-            MctsvizError: an illegal move, or a search without its decision (``finish()``).
+            MctsvizError: an illegal move, a chance node's move (a game trace holds none yet), or
+                a search without its decision (``finish()``).
         """
+        if chance_outcomes(self.game, self.state):
+            raise MctsvizError(f"move {self.moves + 1} is chance's ({self.game.state_key(self.state)}): a game trace holds only the players' moves")
         if action not in self.game.legal_actions(self.state):
             raise MctsvizError(f"move {self.moves + 1}: {action!r} is not a legal move in {self.game.state_key(self.state)}")
         mover = self.game.current_player(self.state)
         label = self.game.action_label(action)
-        record = MoveRecord(number=self.moves + 1, seat=mover, mover=mover, state=self.game.state_key(self.state), move=label)
+        seat = (self.first + mover) % len(self.players)
+        record = MoveRecord(number=self.moves + 1, seat=seat, mover=mover, state=self.game.state_key(self.state), move=label)
         current, self._current = self._current, None
         if current is not None:
             current.close()
