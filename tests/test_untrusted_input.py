@@ -307,7 +307,9 @@ def test_ctrl_c_twice_on_the_command_line_exits_130_with_the_trace_whole(tmp_pat
 
     trace = tmp_path / "t.jsonl.gz"
     process = subprocess.Popen(
-        [sys.executable, "-m", "mctsviz", "search", "connect4", "--iterations", "100000000", "--trace", str(trace), "--no-progress"],
+        # The Python engine: with auto, a fresh machine's first kernel compilation (a minute
+        # under load) could outlast the wait below, and the Ctrl-C would land before any iteration.
+        [sys.executable, "-m", "mctsviz", "search", "connect4", "--iterations", "100000000", "--engine", "python", "--trace", str(trace), "--no-progress"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
