@@ -174,7 +174,14 @@ class _Builder:
         path = read.path.tolist()
         leaves = [path[end - 1] for end in ends]
         made = len(read.child_node)
-        if made:
+        if read.existing is not None and any(read.existing):
+            # Edges to nodes made earlier (transpositions, a carried tree): the reader gives such
+            # a block as its events, so the tap folds them the same way, a child at a time.
+            for event in read.events():
+                if type(event) is Expand:
+                    self.expand(event)
+            made = 0
+        elif made:
             code = self.labels.code
             codes = [code(label) for label in read.labels]
             parents = array("i", chain.from_iterable(map(repeat, leaves, read.children)))
