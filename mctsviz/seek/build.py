@@ -113,9 +113,10 @@ class _Builder:
         self.value0.append(float(header.root_value))
         self.born.append(0)
         self.edge_counts = array("I", [0])
-        self.edge_parent = array("i")
-        self.edge_child = array("i")
-        self.edge_born = array("i")
+        # The edges in creation order, deflated too: grouped by parent only at the end.
+        self.edge_columns = (DeflatedColumn("i"), DeflatedColumn("i"), DeflatedColumn("i"))
+        self.edge_parent, self.edge_child, self.edge_born = (column.values for column in self.edge_columns)
+        self.edges = 0
         self.linked: list[tuple[int, int, str]] = []
         self.chance: list[int] = []  # the chance nodes (schema 6; never in a block)
         self.visits = array("q", [header.root_visits])
@@ -128,9 +129,9 @@ class _Builder:
         self.decided = False
 
     def spill(self) -> None:
-        """Deflate the columns' whole pieces (their values are never read back)."""
-        if len(self.parent) >= _SPILL_NODES:
-            for column in self.columns.values():
+        """Deflate the columns' whole pieces (their values are read back only at the end)."""
+        if len(self.parent) >= _SPILL_NODES or len(self.edge_parent) >= _SPILL_NODES:
+            for column in (*self.columns.values(), *self.edge_columns):
                 column.spill()
 
     def expand(self, event: Expand) -> None:
@@ -169,6 +170,7 @@ class _Builder:
             self.edge_parent.append(event.parent)
             self.edge_child.append(ch.node)
             self.edge_born.append(it)
+            self.edges += 1
 
     def backprop(self, event: Backprop) -> None:
         visits, value = self.visits, self.value
@@ -233,6 +235,7 @@ class _Builder:
             self.edge_parent.extend(parents)
             self.edge_child.extend(read.child_node)
             self.edge_born.extend(born)
+            self.edges += made
             self.spill()
         # Each update in the recorded order (the simulated node first unless it ends the path,
         # then the path upwards): the same additions in the same order as event by event.
@@ -482,14 +485,14 @@ def _finish(b: _Builder, size: int, digest: str, compression: str, notes: list[s
     # counting sort, in arrays.
     at = array("q", [0])
     at.extend(accumulate(b.edge_counts))
-    edges = len(b.edge_parent)
+    edges = b.edges
     edge_child, edge_born = array("i", bytes(4 * edges)), array("i", bytes(4 * edges))
-    for p, child, born in zip(b.edge_parent, b.edge_child, b.edge_born):
+    by_parent, child_of, born_of = (_inflated(column) for column in b.edge_columns)
+    for p, child, born in zip(by_parent, child_of, born_of):
         i = at[p]
         edge_child[i], edge_born[i] = child, born
         at[p] = i + 1
-    del at
-    b.edge_parent, b.edge_child, b.edge_born = array("i"), array("i"), array("i")
+    del at, by_parent, child_of, born_of
     for name in _COLUMNS:
         if name == "edge_counts":
             store.add_raw(name, b.edge_counts)
@@ -521,6 +524,14 @@ def _finish(b: _Builder, size: int, digest: str, compression: str, notes: list[s
     }
     text = json.dumps(head, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
     return PREFIX.pack(MAGIC, INDEX_VERSION, len(text)) + text + CRC.pack(zlib.crc32(text)), store
+
+
+def _inflated(column: DeflatedColumn) -> array[Any]:
+    """A deflated column's values back (the column can take no more)."""
+    packed, _ = column.finish()
+    values = array(column.values.typecode)
+    values.frombytes(zlib.decompress(packed))
+    return values
 
 
 def _index_data(b: _Builder, size: int, digest: str, compression: str, notes: list[str]) -> bytes:
