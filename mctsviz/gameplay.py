@@ -23,8 +23,8 @@ from .types import Game
 
 __all__ = ["MAX_WRITTEN_INDEX_ITERATIONS", "checkpoint_interval", "kept_games", "play_traced_game", "trace_match_games"]
 
-#: The longest search whose index is built as it is written (the builder holds its checkpoints'
-#: statistics in memory; a longer search is indexed when its move is opened).
+#: The longest search whose index is built as it is written (a move's index becomes one frame of
+#: the game trace, whole in memory; a longer search is indexed when its move is opened).
 MAX_WRITTEN_INDEX_ITERATIONS = 250_000
 
 

@@ -101,3 +101,29 @@ def test_a_search_of_any_budget_is_indexed_as_it_is_written_never_by_a_second_pa
     monkeypatch.undo()
     build_index(trace)
     assert tapped == index_path(trace).read_bytes()
+
+
+def test_a_deflated_column_is_the_same_bytes_however_its_values_came():
+    """The tap folds blocks where a reading folds events: a column's bytes must not depend on
+    how its values arrived or when it spilled."""
+    import zlib
+    from array import array
+
+    from mctsviz.seek.packing import PIECE_BYTES, DeflatedColumn, TextColumn
+
+    values = array("i", range(PIECE_BYTES + 12345))  # four pieces and a part
+    whole, bits = DeflatedColumn("i"), DeflatedColumn("i")
+    whole.values.extend(values)
+    whole.spill()
+    for start in range(0, len(values), 7777):
+        bits.values.extend(values[start : start + 7777])
+        bits.spill()
+    packed, size = whole.finish()
+    assert (packed, size) == bits.finish() and size == 4 * len(values) and zlib.decompress(packed) == values.tobytes()
+    keys = [f"key-{n}-é\udc80" for n in range(60000)]  # a lone surrogate passes through, as in the index
+    one, many = TextColumn(), TextColumn()
+    one.write("".join(keys))
+    for key in keys:
+        many.write(key)
+    packed, size = one.finish()
+    assert (packed, size) == many.finish() and zlib.decompress(packed).decode("utf-8", "surrogatepass") == "".join(keys)

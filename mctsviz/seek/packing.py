@@ -16,8 +16,9 @@ from typing import IO, Any
 
 __all__ = ["PIECE_BYTES", "DeflatedColumn", "SectionStore", "TextColumn"]
 
-#: Raw bytes deflated at a time: a column keeps at most this much raw.
-PIECE_BYTES = 1 << 20
+#: Raw bytes deflated at a time: a column keeps at most about this much raw (256 KiB: 15 columns
+#: of a million-node tree hold under 8 MB raw).
+PIECE_BYTES = 1 << 18
 #: A store spills to a file past this many bytes (a small index stays in memory).
 _SPOOL_BYTES = 4 << 20
 
