@@ -123,7 +123,7 @@ def run_search(args: argparse.Namespace) -> int:
 
 def _index_wanted(iterations: int | None, no_index: bool) -> bool:
     """Whether a budget may need an index (a time budget may run long): then it is built from
-    the events as they are written, at any size (the builder keeps about 32 bytes a node)."""
+    the events as they are written, at any size (the builder keeps about 20 bytes a node)."""
     from ..seek import AUTO_INDEX_ITERATIONS
 
     return not no_index and (iterations is None or iterations >= AUTO_INDEX_ITERATIONS)

@@ -85,10 +85,10 @@ def trace_key(trace: str | os.PathLike[str]) -> tuple[int, str]:
 class _Builder:
     """One pass over a trace gathering the structure's columns and the checkpoints.
 
-    What it keeps whole is what it reads back: the statistics (for the checkpoints), each
-    node's edge count and the edges (grouped by parent at the end). The other columns only
-    grow, deflated as they do (:class:`DeflatedColumn`), and each checkpoint goes to the
-    :class:`SectionStore` when taken: a million-node index holds about 32 bytes a node.
+    What it keeps whole is what it updates: the statistics (for the checkpoints) and each
+    node's edge count. The other columns only grow, deflated as they do
+    (:class:`DeflatedColumn`; the edges are inflated at the end, to be grouped by parent), and
+    each checkpoint goes to the :class:`SectionStore` when taken: about 20 bytes a node.
     """
 
     def __init__(self, header: Header, every: int) -> None:
