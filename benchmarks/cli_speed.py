@@ -16,7 +16,9 @@ median and its ratio to the group's first row, measured in the same run:
   row's ratio to it <= 1x), and the kernel untraced beside them;
 * ``--big``: a million-iteration Connect Four search traced to ``.msgpack.zst`` and to
   ``.jsonl.gz`` (defaults), and to ``.msgpack.zst`` at ``--record full``, with time and peak
-  memory (budget <= 300 MB), against untraced; slow, so off by default and one round.
+  memory (budget <= 300 MB), against untraced, each followed by ``replay --iteration 500000``
+  of its trace, which should find the index the search wrote and build none (the table says
+  whether the index file changed); slow, so off by default and one round.
 
 The commands run the mctsviz of this checkout, or of each ``--checkout PATH`` (``PYTHONPATH`` is
 set to it; given twice, the two checkouts' rows interleave, so a before and an after are
@@ -76,11 +78,14 @@ GROUPS: dict[str, tuple[float, list[tuple[str, list[str]]]]] = {
         [
             ("connect4 1M it, untraced", ["search", "connect4", "--iterations", "1000000"]),
             ("connect4 1M it, --trace .msgpack.zst", ["search", "connect4", "--iterations", "1000000", "--trace", "{dir}/big.msgpack.zst"]),
+            ("replay -k 500000 of the .msgpack.zst", ["replay", "{dir}/big.msgpack.zst", "--iteration", "500000"]),
             ("connect4 1M it, --trace .jsonl.gz", ["search", "connect4", "--iterations", "1000000", "--trace", "{dir}/big.jsonl.gz"]),
+            ("replay -k 500000 of the .jsonl.gz", ["replay", "{dir}/big.jsonl.gz", "--iteration", "500000"]),
             (
                 "connect4 1M it, full, .msgpack.zst",
                 ["search", "connect4", "--iterations", "1000000", "--record", "full", "--trace", "{dir}/bigfull.msgpack.zst"],
             ),
+            ("replay -k 500000 of the full .msgpack.zst", ["replay", "{dir}/bigfull.msgpack.zst", "--iteration", "500000"]),
         ],
     ),
 }
@@ -102,11 +107,24 @@ def openspiel_installed() -> bool:
     return importlib.util.find_spec("pyspiel") is not None
 
 
+def index_stamp(arguments: list[str], folder: str) -> tuple[int, int] | None:
+    """A ``replay`` row's index file as (inode, modification time), None when there is none."""
+    if arguments[0] != "replay":
+        return None
+    try:
+        stat = os.stat(arguments[1].replace("{dir}", folder) + ".idx")
+    except OSError:
+        return None
+    return stat.st_ino, stat.st_mtime_ns
+
+
 def run_command(arguments: list[str], folder: str, root: Path, seen: set[str] | None = None) -> tuple[float, int]:
     """Wall seconds and peak resident bytes of one ``mctsviz`` command (and its children); a
     row starting with ``{python}`` runs that Python command instead."""
     given = [a.replace("{dir}", folder).replace("{openspiel_cpp}", OPENSPIEL_CPP) for a in arguments]
-    argv = [sys.executable, *given[1:]] if given[0] == "{python}" else [sys.executable, "-m", "mctsviz", *given, "--no-progress"]
+    argv = [sys.executable, *given[1:]] if given[0] == "{python}" else [sys.executable, "-m", "mctsviz", *given]
+    if given[0] == "search":
+        argv.append("--no-progress")
     env = {**os.environ, "PYTHONPATH": str(root)}
     started = time.perf_counter()
     # Run from the scratch folder: ``python -m`` puts the working directory first on sys.path,
@@ -135,9 +153,14 @@ def run_group(name: str, rounds: int, folder: str, roots: list[Path]) -> None:
     times: dict[tuple[Path, str], list[float]] = {(root, label): [] for root, label, _ in cells}
     peaks: dict[tuple[Path, str], list[int]] = {(root, label): [] for root, label, _ in cells}
     seen: set[str] = set()
+    indexing: dict[tuple[Path, str], str] = {}
     for _ in range(rounds):
         for root, label, arguments in cells:
+            before = index_stamp(arguments, folder)
             seconds, peak = run_command(arguments, folder, root, seen)
+            if arguments[0] == "replay":
+                after = index_stamp(arguments, folder)
+                indexing[root, label] = "no index" if after is None else "indexed here" if after != before else "built none"
             times[root, label].append(seconds)
             peaks[root, label].append(peak)
     shown = f"budget <= {budget}x the first row" if budget else "time and peak memory"
@@ -149,7 +172,8 @@ def run_group(name: str, rounds: int, folder: str, roots: list[Path]) -> None:
         print(f"  {'command':40s} {'median s':>9s} {'min s':>7s} {'ratio':>6s} {'peak MB':>8s}")
         for label, _ in rows:
             median = statistics.median(times[root, label])
-            print(f"  {label:40s} {median:9.2f} {min(times[root, label]):7.2f} {median / first:5.2f}x {max(peaks[root, label]) / 1e6:8.0f}")
+            note = f"  ({indexing[root, label]})" if (root, label) in indexing else ""
+            print(f"  {label:40s} {median:9.2f} {min(times[root, label]):7.2f} {median / first:5.2f}x {max(peaks[root, label]) / 1e6:8.0f}{note}")
 
 
 def main(argv: list[str] | None = None) -> int:

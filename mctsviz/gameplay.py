@@ -24,8 +24,8 @@ from .types import Game
 
 __all__ = ["MAX_WRITTEN_INDEX_ITERATIONS", "checkpoint_interval", "kept_games", "play_traced_game", "refuse_chance", "trace_match_games"]
 
-#: The longest search whose index is built as it is written (the builder holds its checkpoints'
-#: statistics in memory; a longer search is indexed when its move is opened).
+#: The longest search whose index is built as it is written (a move's index becomes one frame of
+#: the game trace, whole in memory; a longer search is indexed when its move is opened).
 MAX_WRITTEN_INDEX_ITERATIONS = 250_000
 
 
@@ -77,9 +77,7 @@ def play_traced_game(
                 # What the memory holds for the root now is what the search starts from.
                 carried = 0 if player.memory is None else player.memory.get(before)[0]
                 with TraceWriter(segment) as recorder:
-                    # A search from a memory's carried statistics is indexed when opened: IndexTap's
-                    # index of one differs from build_index's and fails its seeks (issue 35 notes).
-                    tap = _index_tap(recorder, player.options.get("iterations")) if seek_index and player.memory is None else None
+                    tap = _index_tap(recorder, player.options.get("iterations")) if seek_index else None
                     result = player.search_move(game, state, rng, recorder=recorder, record=record)
                 search_index = None if tap is None else tap.index(segment)
                 action = result.move

@@ -80,3 +80,50 @@ def test_the_tap_needs_the_header_first():
         IndexTap(msgpack=True).written([object()], b"")
     with pytest.raises(MctsvizError, match="bad checkpoint interval 10"):
         IndexTap(msgpack=True, every=10)
+
+
+@pytest.mark.parametrize("suffix", [".msgpack.zst", ".jsonl.gz"])
+def test_a_search_of_any_budget_is_indexed_as_it_is_written_never_by_a_second_pass(tmp_path, monkeypatch, capsys, suffix):
+    """A time budget (its iteration count unknown until it ends; like every budget past 250,000
+    it was indexed by reading the trace back in a second process) is indexed from the events as
+    they are written, and the index is build_index's, byte for byte."""
+    trace = tmp_path / f"run{suffix}"
+    monkeypatch.setattr(seek, "AUTO_INDEX_ITERATIONS", 200)
+
+    def no_second_pass(*args, **kwargs):
+        raise AssertionError(f"a second pass over the trace: {args}")
+
+    for module, name in [(subprocess, "run"), (build, "build_index"), (build, "index_bytes"), (seek, "build_index"), (build, "trace_key")]:
+        monkeypatch.setattr(module, name, no_second_pass)
+    assert main(["search", "tictactoe", "--seconds", "0.3", "--engine", "python", "--trace", str(trace), "--no-progress"]) == 0
+    assert capsys.readouterr().err == f"mctsviz: indexed {trace} for seeking (run{suffix}.idx; --no-index skips this)\n"
+    tapped = index_path(trace).read_bytes()
+    monkeypatch.undo()
+    build_index(trace)
+    assert tapped == index_path(trace).read_bytes()
+
+
+def test_a_deflated_column_is_the_same_bytes_however_its_values_came():
+    """The tap folds blocks where a reading folds events: a column's bytes must not depend on
+    how its values arrived or when it spilled."""
+    import zlib
+    from array import array
+
+    from mctsviz.seek.packing import PIECE_BYTES, DeflatedColumn, TextColumn
+
+    values = array("i", range(PIECE_BYTES + 12345))  # four pieces and a part
+    whole, bits = DeflatedColumn("i"), DeflatedColumn("i")
+    whole.values.extend(values)
+    whole.spill()
+    for start in range(0, len(values), 7777):
+        bits.values.extend(values[start : start + 7777])
+        bits.spill()
+    packed, size = whole.finish()
+    assert (packed, size) == bits.finish() and size == 4 * len(values) and zlib.decompress(packed) == values.tobytes()
+    keys = [f"key-{n}-é\udc80" for n in range(60000)]  # a lone surrogate passes through, as in the index
+    one, many = TextColumn(), TextColumn()
+    one.write("".join(keys))
+    for key in keys:
+        many.write(key)
+    packed, size = one.finish()
+    assert (packed, size) == many.finish() and zlib.decompress(packed).decode("utf-8", "surrogatepass") == "".join(keys)

@@ -11,7 +11,7 @@ from typing import Any
 from ..options import BOOLEANS, CHOICES, DEFAULTS, NUMBERS, OPTION_NAMES, RECORD_LEVELS, option_doc
 from ..search.engines import ENGINES, compile_hint
 
-__all__ = ["IN_PROCESS_INDEX_ITERATIONS", "format_result", "register", "run_search"]
+__all__ = ["format_result", "register", "run_search"]
 
 #: Options the command line does not offer (memory is the library's; scripts come with a game).
 _NOT_FLAGS = ("iterations", "seconds", "memory", "script")
@@ -140,17 +140,12 @@ def record_level(asked: str, iterations: int | None) -> str:
     return "full" if iterations is not None and iterations <= FULL_RECORD_ITERATIONS else "compact"
 
 
-#: The largest iteration budget whose index is built in the search's process, from the events
-#: as they are written; beyond it a fresh process reads the trace back, so the search's tree and
-#: the index's columns are never in memory together.
-IN_PROCESS_INDEX_ITERATIONS = 250_000
-
-
 def _index_wanted(iterations: int | None, no_index: bool) -> bool:
-    """Whether a budget may need an index and its index fits beside the search (built as written)."""
+    """Whether a budget may need an index (a time budget may run long): then it is built from
+    the events as they are written, at any size (the builder keeps about 20 bytes a node)."""
     from ..seek import AUTO_INDEX_ITERATIONS
 
-    return not no_index and iterations is not None and AUTO_INDEX_ITERATIONS <= iterations <= IN_PROCESS_INDEX_ITERATIONS
+    return not no_index and (iterations is None or iterations >= AUTO_INDEX_ITERATIONS)
 
 
 def _index_tap(writer: Any) -> Any:

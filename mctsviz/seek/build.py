@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..errors import MctsvizError
-from ..fileutil import atomic_write
+from ..fileutil import atomic_open
 from ..textcodes import TextCodes
 from ..trace import limits
 from ..trace.blocks import BlockRead, read_block
@@ -29,6 +29,7 @@ from ..trace.events import Backprop, Block, Decision, Expand, Header
 from ..trace.reader import read_trace
 from ..trace.sink import FoldedBlock
 from .format import CRC, INDEX_VERSION, MAGIC, PREFIX, Checkpoint
+from .packing import PIECE_BYTES, DeflatedColumn, SectionStore, TextColumn
 
 __all__ = ["DEFAULT_EVERY", "INDEX_SUFFIX", "IndexTap", "build_index", "index_bytes", "index_path", "trace_key"]
 
@@ -82,26 +83,40 @@ def trace_key(trace: str | os.PathLike[str]) -> tuple[int, str]:
 
 
 class _Builder:
-    """One pass over a trace gathering the structure's columns and the checkpoints."""
+    """One pass over a trace gathering the structure's columns and the checkpoints.
+
+    What it keeps whole is what it updates: the statistics (for the checkpoints) and each
+    node's edge count. The other columns only grow, deflated as they do
+    (:class:`DeflatedColumn`; the edges are inflated at the end, to be grouped by parent), and
+    each checkpoint goes to the :class:`SectionStore` when taken: about 20 bytes a node.
+    """
 
     def __init__(self, header: Header, every: int) -> None:
         self.header = header
         self.every = every
         self.labels = TextCodes()
-        self.parent = array("i", [-1])
-        self.action = array("I", [self.labels.code("")])
-        self.keys = io.StringIO()  # the keys one after another (no object per node)
+        self.columns = {name: DeflatedColumn(typecode) for name, (typecode, per) in _COLUMNS.items() if per == "node" and name != "edge_counts"}
+        self.keys = TextColumn()  # the keys one after another (no object per node)
+        self.nodes = 1
+        columns = self.columns
+        self.parent, self.action, self.key_lengths = columns["parent"].values, columns["action"].values, columns["key_lengths"].values
+        self.mover, self.terminal, self.prior = columns["mover"].values, columns["terminal"].values, columns["prior"].values
+        self.visits0, self.value0, self.born = columns["visits0"].values, columns["value0"].values, columns["born"].values
+        self.parent.append(-1)
+        self.action.append(self.labels.code(""))
         self.keys.write(header.root)
-        self.key_lengths = array("I", [len(header.root)])
-        self.mover = array("b", [header.root_mover])
-        self.terminal = array("B", [0])
-        self.prior = array("d", [1.0])
-        self.visits0 = array("q", [header.root_visits])
-        self.value0 = array("d", [float(header.root_value)])
-        self.born = array("i", [0])
-        self.edge_parent = array("i")
-        self.edge_child = array("i")
-        self.edge_born = array("i")
+        self.key_lengths.append(len(header.root))
+        self.mover.append(header.root_mover)
+        self.terminal.append(0)
+        self.prior.append(1.0)
+        self.visits0.append(header.root_visits)
+        self.value0.append(float(header.root_value))
+        self.born.append(0)
+        self.edge_counts = array("I", [0])
+        # The edges in creation order, deflated too: grouped by parent only at the end.
+        self.edge_columns = (DeflatedColumn("i"), DeflatedColumn("i"), DeflatedColumn("i"))
+        self.edge_parent, self.edge_child, self.edge_born = (column.values for column in self.edge_columns)
+        self.edges = 0
         self.linked: list[tuple[int, int, str]] = []
         self.chance: list[int] = []  # the chance nodes (schema 6; never in a block)
         self.visits = array("q", [header.root_visits])
@@ -110,8 +125,14 @@ class _Builder:
         self.high: float | None = None
         self.iterations = 0
         self.checkpoints: list[Checkpoint] = []
-        self.sections: dict[str, tuple[bytes, int]] = {}  # compressed as they come, and their length
+        self.store = SectionStore()
         self.decided = False
+
+    def spill(self) -> None:
+        """Deflate the columns' whole pieces (their values are read back only at the end)."""
+        if len(self.parent) >= _SPILL_NODES or len(self.edge_parent) >= _SPILL_NODES:
+            for column in (*self.columns.values(), *self.edge_columns):
+                column.spill()
 
     def expand(self, event: Expand) -> None:
         try:
@@ -120,9 +141,11 @@ class _Builder:
             # A trace is read as it is (replay takes any whole numbers); the index's typed
             # columns hold a mover as a byte and visits as 64 bits.
             raise MctsvizError(f"iteration {event.iteration}: a child's mover or visit count is too large for an index (movers -128 to 127)") from None
+        self.spill()
 
     def _expand(self, event: Expand) -> None:
         it = event.iteration
+        counts = self.edge_counts
         for ch in event.children:
             if ch.existing:
                 self.linked.append((event.parent, ch.node, ch.action))
@@ -141,9 +164,13 @@ class _Builder:
                 self.born.append(it)
                 self.visits.append(ch.visits)
                 self.value.append(ch.value)
+                counts.append(0)
+                self.nodes += 1
+            counts[event.parent] += 1
             self.edge_parent.append(event.parent)
             self.edge_child.append(ch.node)
             self.edge_born.append(it)
+            self.edges += 1
 
     def backprop(self, event: Backprop) -> None:
         visits, value = self.visits, self.value
@@ -174,7 +201,14 @@ class _Builder:
         path = read.path.tolist()
         leaves = [path[end - 1] for end in ends]
         made = len(read.child_node)
-        if made:
+        if read.existing is not None and any(read.existing):
+            # Edges to nodes made earlier (transpositions, a carried tree): the reader gives such
+            # a block as its events, so the tap folds them the same way, a child at a time.
+            for event in read.events():
+                if type(event) is Expand:
+                    self.expand(event)
+            made = 0
+        elif made:
             code = self.labels.code
             codes = [code(label) for label in read.labels]
             parents = array("i", chain.from_iterable(map(repeat, leaves, read.children)))
@@ -193,9 +227,16 @@ class _Builder:
             self.born.extend(born)
             self.visits.extend(visits0)
             self.value.extend(value0)
+            counts = self.edge_counts
+            counts.frombytes(bytes(4 * made))
+            for leaf, children in zip(leaves, read.children):
+                counts[leaf] += children
+            self.nodes += made
             self.edge_parent.extend(parents)
             self.edge_child.extend(read.child_node)
             self.edge_born.extend(born)
+            self.edges += made
+            self.spill()
         # Each update in the recorded order (the simulated node first unless it ends the path,
         # then the path upwards): the same additions in the same order as event by event.
         order = block_update_order(read)
@@ -221,10 +262,13 @@ class _Builder:
         if nodes != len(self.visits):  # the reader and this fold disagree: keep no checkpoint
             return
         name = str(len(self.checkpoints))
-        for kind, column in (("visits.", self.visits), ("value.", self.value)):
-            raw = column.tobytes()
-            self.sections[kind + name] = (zlib.compress(raw, 1), len(raw))
+        self.store.add_raw("visits." + name, self.visits)
+        self.store.add_raw("value." + name, self.value)
         self.checkpoints.append(Checkpoint(iterations, offset, number, nodes))
+
+
+#: Nodes a column holds raw before its whole pieces are deflated (checked after each expansion).
+_SPILL_NODES = PIECE_BYTES // 4 + 1
 
 
 class IndexTap:
@@ -321,12 +365,12 @@ class IndexTap:
         if isinstance(folded.statistics, str):  # "later": until they come, no checkpoint
             self.stale = True
             return
-        visits, value = array("q"), array("d")
-        visits.frombytes(folded.statistics[0])
-        value.frombytes(folded.statistics[1])
-        if len(visits) != len(builder.visits) or len(value) != len(builder.value):
-            raise MctsvizError(f"the index tap got statistics of {len(visits)} nodes for a tree of {len(builder.visits)}")
-        builder.visits, builder.value = visits, value
+        visits, value = folded.statistics
+        if len(visits) != 8 * len(builder.visits) or len(value) != 8 * len(builder.value):
+            raise MctsvizError(f"the index tap got statistics of {len(visits) // 8} nodes for a tree of {len(builder.visits)}")
+        # Copied over the columns in place: no second pair of whole columns, even for a moment.
+        memoryview(builder.visits).cast("B")[:] = visits
+        memoryview(builder.value).cast("B")[:] = value
         self.stale = False
 
     def index(self, trace: str | os.PathLike[str], key: tuple[int, str] | None = None) -> bytes:
@@ -334,15 +378,17 @@ class IndexTap:
         if self.builder is None:
             raise MctsvizError(f"{trace}: the index tap saw no header")
         size, digest = key or trace_key(trace)
-        return _encode(self.builder, size, digest, compression_of(trace), [])
+        return _index_data(self.builder, size, digest, compression_of(trace), [])
 
     def write(self, trace: str | os.PathLike[str], key: tuple[int, str] | None = None) -> Path | None:
-        """Write ``TRACE.idx`` for the trace the writer closed; None when it could not be written."""
-        data = self.index(trace, key)
-        try:
-            return atomic_write(index_path(trace), data)
-        except (MctsvizError, OSError):
-            return None
+        """Write ``TRACE.idx`` for the trace the writer closed; None when it could not be written.
+
+        Either this or :meth:`index`, once: the columns are deflated to their end as they go out.
+        """
+        if self.builder is None:
+            raise MctsvizError(f"{trace}: the index tap saw no header")
+        size, digest = key or trace_key(trace)
+        return _write_index(trace, self.builder, size, digest, [])
 
 
 def _line_start(data: bytes, line: int) -> int:
@@ -377,11 +423,8 @@ def build_index(
     Raises:
         MctsvizError: the trace cannot be read, or ``every`` is out of range.
     """
-    data = index_bytes(trace, every, on_progress, key, read_options)
-    try:
-        return atomic_write(index_path(trace), data)
-    except (MctsvizError, OSError):
-        return None
+    builder, size, digest, notes = _read_whole(trace, every, on_progress, key, read_options)
+    return _write_index(trace, builder, size, digest, notes)
 
 
 def index_bytes(
@@ -389,6 +432,14 @@ def index_bytes(
 ) -> bytes:
     """The bytes of ``trace``'s index (what :func:`build_index` writes), from one pass over it;
     ``read_options`` is left without its ``on_warning``, which sees the reading's warnings."""
+    builder, size, digest, notes = _read_whole(trace, every, on_progress, key, read_options)
+    return _index_data(builder, size, digest, compression_of(trace), notes)
+
+
+def _read_whole(
+    trace: str | os.PathLike[str], every: int, on_progress: Callable[[int], None] | None, key: tuple[int, str] | None, read_options: dict[str, Any]
+) -> tuple[_Builder, int, str, list[str]]:
+    """The builder that folded the whole of ``trace``, the trace's key and the reading's notes."""
     if not isinstance(every, int) or isinstance(every, bool) or not 1024 <= every <= limits.MAX_INDEX_EVERY:
         raise MctsvizError(f"bad checkpoint interval {every!r}: expected an integer from 1024 to {limits.MAX_INDEX_EVERY}")
     size, digest = key or trace_key(trace)
@@ -423,69 +474,84 @@ def index_bytes(
             builder.decided = True
     if on_progress is not None:
         on_progress(builder.iterations)
-    return _encode(builder, size, digest, compression_of(trace), notes)
+    return builder, size, digest, notes
 
 
-def _encode(b: _Builder, size: int, digest: str, compression: str, notes: list[str]) -> bytes:
-    nodes = len(b.parent)
+def _finish(b: _Builder, size: int, digest: str, compression: str, notes: list[str]) -> tuple[bytes, SectionStore]:
+    """The index's head (prefix, JSON header and its CRC) and the store of its sections, which
+    follow the head in the file: the checkpoints as they were taken, then the structure."""
+    store = b.store
     # Edges grouped by parent, in creation order within a parent (the order replay keeps): a
     # counting sort, in arrays.
-    counts = array("I", bytes(4 * nodes))
-    for p in b.edge_parent:
-        counts[p] += 1
     at = array("q", [0])
-    at.extend(accumulate(counts))
-    edges = len(b.edge_parent)
+    at.extend(accumulate(b.edge_counts))
+    edges = b.edges
     edge_child, edge_born = array("i", bytes(4 * edges)), array("i", bytes(4 * edges))
-    for p, child, born in zip(b.edge_parent, b.edge_child, b.edge_born):
+    by_parent, child_of, born_of = (_inflated(column) for column in b.edge_columns)
+    for p, child, born in zip(by_parent, child_of, born_of):
         i = at[p]
         edge_child[i], edge_born[i] = child, born
         at[p] = i + 1
-    columns: dict[str, bytes] = {
-        "parent": b.parent.tobytes(),
-        "action": b.action.tobytes(),
-        "key_lengths": b.key_lengths.tobytes(),
-        "mover": b.mover.tobytes(),
-        "terminal": b.terminal.tobytes(),
-        "prior": b.prior.tobytes(),
-        "visits0": b.visits0.tobytes(),
-        "value0": b.value0.tobytes(),
-        "born": b.born.tobytes(),
-        "edge_counts": counts.tobytes(),
-        "edge_child": edge_child.tobytes(),
-        "edge_born": edge_born.tobytes(),
-        "keys": b.keys.getvalue().encode("utf-8", "surrogatepass"),
-        "labels": json.dumps(b.labels.names, ensure_ascii=False).encode("utf-8", "surrogatepass"),
-        "linked": json.dumps(b.linked, ensure_ascii=False).encode("utf-8", "surrogatepass"),
-    }
+    del at, by_parent, child_of, born_of
+    for name in _COLUMNS:
+        if name == "edge_counts":
+            store.add_raw(name, b.edge_counts)
+        elif name == "edge_child":
+            store.add_raw(name, edge_child)
+        elif name == "edge_born":
+            store.add_raw(name, edge_born)
+        else:
+            store.add(name, *b.columns[name].finish())
+    store.add("keys", *b.keys.finish())
+    store.add_raw("labels", json.dumps(b.labels.names, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    store.add_raw("linked", json.dumps(b.linked, ensure_ascii=False).encode("utf-8", "surrogatepass"))
     if b.chance:  # only a chance game's index has the section (an older index reads as none)
-        columns["chance"] = json.dumps(b.chance).encode()
-    packed_columns = {}
-    for name in list(columns):  # each raw column dropped once compressed
-        raw = columns.pop(name)
-        packed_columns[name] = (zlib.compress(raw, 1), len(raw))
-        del raw
-    table: dict[str, list[int]] = {}
-    parts: list[bytes] = []
-    offset = 0
-    for name, (packed, length) in {**packed_columns, **b.sections}.items():
-        table[name] = [offset, len(packed), length, zlib.crc32(packed)]
-        parts.append(packed)
-        offset += len(packed)
+        store.add_raw("chance", json.dumps(b.chance).encode())
     head = {
         "format": "mctsviz-index",
         "version": INDEX_VERSION,
         "trace": {"size": size, "sha256": digest, "compression": compression},
         "every": b.every,
         "iterations": b.iterations,
-        "nodes": nodes,
-        "edges": len(b.edge_parent),
+        "nodes": b.nodes,
+        "edges": edges,
         "players": b.header.num_players,
         "rewards": [b.low, b.high],
         "decided": b.decided,
         "notes": notes,
         "checkpoints": [[c.iteration, c.offset, c.number, c.nodes] for c in b.checkpoints],
-        "sections": table,
+        "sections": store.table,
     }
     text = json.dumps(head, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
-    return b"".join([PREFIX.pack(MAGIC, INDEX_VERSION, len(text)), text, CRC.pack(zlib.crc32(text)), *parts])
+    return PREFIX.pack(MAGIC, INDEX_VERSION, len(text)) + text + CRC.pack(zlib.crc32(text)), store
+
+
+def _inflated(column: DeflatedColumn) -> array[Any]:
+    """A deflated column's values back (the column can take no more)."""
+    packed, _ = column.finish()
+    values = array(column.values.typecode)
+    values.frombytes(zlib.decompress(packed))
+    return values
+
+
+def _index_data(b: _Builder, size: int, digest: str, compression: str, notes: list[str]) -> bytes:
+    """The whole index as bytes."""
+    head, store = _finish(b, size, digest, compression, notes)
+    out = io.BytesIO()
+    out.write(head)
+    store.copy_to(out)
+    return out.getvalue()
+
+
+def _write_index(trace: str | os.PathLike[str], b: _Builder, size: int, digest: str, notes: list[str]) -> Path | None:
+    """Write ``TRACE.idx`` from the store of its sections, atomically; None when it cannot be written."""
+    head, store = _finish(b, size, digest, compression_of(trace), notes)
+    try:
+        with atomic_open(index_path(trace), "wb") as out:
+            out.write(head)
+            store.copy_to(out)
+    except (MctsvizError, OSError):
+        return None
+    finally:
+        store.handle.close()
+    return index_path(trace)

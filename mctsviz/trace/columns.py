@@ -33,6 +33,9 @@ __all__ = [
     "DepthColumn",
     "EdgeColumn",
     "FlagColumn",
+    "GrowingActions",
+    "GrowingEdges",
+    "GrowingKeys",
     "KeyColumn",
     "TreeColumns",
     "apply_updates",
@@ -152,6 +155,91 @@ class EdgeColumn(Sequence[list[tuple[int, int]]]):
         return list(zip(self.child[start:end], self.born[start:end]))
 
 
+# -- growing columns, for the fold ----------------------------------------------------------
+
+
+class GrowingActions(ActionColumn):
+    """Action labels by node id as a fold appends them: a code per node (4 bytes, not a text
+    object a node) and each distinct label once."""
+
+    def __init__(self, first: str) -> None:
+        super().__init__(array("I"), [])
+        self.codes_of: dict[str, int] = {}
+        self.append(first)
+
+    def append(self, label: str) -> None:
+        code = self.codes_of.get(label)
+        if code is None:
+            code = self.codes_of[label] = len(self.labels)
+            self.labels.append(label)
+        self.codes.append(code)
+
+
+class GrowingKeys(Sequence[str]):
+    """State keys by node id as a fold appends them: UTF-8 one after another (surrogates passed
+    through) and where each ends, no text object a node."""
+
+    def __init__(self, first: str) -> None:
+        self.data = bytearray()
+        self.ends = array("q")
+        self.append(first)
+
+    def append(self, key: str) -> None:
+        self.data += key.encode("utf-8", "surrogatepass")
+        self.ends.append(len(self.data))
+
+    def __len__(self) -> int:
+        return len(self.ends)
+
+    def __getitem__(self, node: Any) -> Any:
+        if isinstance(node, slice):
+            return [self[i] for i in range(*node.indices(len(self.ends)))]
+        if node < 0:
+            node += len(self.ends)
+        end = self.ends[node]
+        start = self.ends[node - 1] if node else 0
+        return self.data[start:end].decode("utf-8", "surrogatepass")
+
+
+class GrowingEdges(Sequence[list[tuple[int, int]]]):
+    """Each node's edges as ``(child, iteration born)`` in creation order, as a fold adds them:
+    a chain per node through typed columns (about 20 bytes an edge, no list a node)."""
+
+    def __init__(self) -> None:
+        self.first = array("i", [-1])  # by node: its first edge, its last (-1: none)
+        self.last = array("i", [-1])
+        self.next = array("i")  # by edge: the parent's next edge
+        self.child = array("i")
+        self.born = array("q")
+
+    def add_node(self) -> None:
+        self.first.append(-1)
+        self.last.append(-1)
+
+    def add(self, parent: int, child: int, born: int) -> None:
+        edge = len(self.child)
+        self.child.append(child)
+        self.born.append(born)
+        self.next.append(-1)
+        last = self.last[parent]
+        if last < 0:
+            self.first[parent] = edge
+        else:
+            self.next[last] = edge
+        self.last[parent] = edge
+
+    def __len__(self) -> int:
+        return len(self.first)
+
+    def __getitem__(self, node: Any) -> Any:
+        edges = []
+        edge, after, child, born = self.first[node], self.next, self.child, self.born
+        while edge >= 0:
+            edges.append((child[edge], born[edge]))
+            edge = after[edge]
+        return edges
+
+
 # -- the record and its fold ----------------------------------------------------------------
 
 
@@ -191,7 +279,7 @@ class TreeColumns:
         "chance",
         "visits",
         "value",
-        "_lists",
+        "_growing",
     )
 
     parent: MutableSequence[int]
@@ -213,38 +301,39 @@ class TreeColumns:
     def __init__(self, **columns: Any) -> None:
         for name in self.__slots__[:-1]:
             setattr(self, name, columns[name])
-        # The columns the fold appends to that an index holds as read-only views, as lists
-        # (None for an index's columns).
-        self._lists: tuple[list[str], list[str], list[bool], list[int], list[list[tuple[int, int]]]] | None = None
-        if isinstance(self.action, list):
-            self._lists = (
-                cast("list[str]", self.action),
-                cast("list[str]", self.key),
-                cast("list[bool]", self.terminal),
+        # The columns the fold appends to that an index holds as read-only views (None for an
+        # index's columns).
+        self._growing: tuple[GrowingActions, GrowingKeys, FlagColumn, list[int], GrowingEdges] | None = None
+        if isinstance(self.edges, GrowingEdges):
+            self._growing = (
+                cast(GrowingActions, self.action),
+                cast(GrowingKeys, self.key),
+                cast(FlagColumn, self.terminal),
                 cast("list[int]", self.depth),
-                cast("list[list[tuple[int, int]]]", self.edges),
+                self.edges,
             )
 
     @classmethod
     def from_header(cls, header: Header) -> TreeColumns:
         """The tree before anything was expanded: the root the header describes.
 
-        The columns are lists: a trace is untrusted and its numbers are any Python numbers,
-        which a typed array would refuse only when they arrive.
+        Texts, flags, edges, priors and births are typed columns; the whole numbers a trace may
+        hold beyond 64 bits (visits, movers) and the statistics are lists: a trace is
+        untrusted and its numbers are any Python numbers, which a typed array would refuse
+        only when they arrive.
         """
-        edges: list[list[tuple[int, int]]] = [[]]
         return cls(
             parent=[-1],
-            action=[""],
-            key=[header.root],
+            action=GrowingActions(""),
+            key=GrowingKeys(header.root),
             mover=[header.root_mover],
-            terminal=[False],
-            prior=[1.0],
+            terminal=FlagColumn(array("B", [0])),
+            prior=array("d", [1.0]),
             depth=[0],
             visits0=[header.root_visits],
             value0=[float(header.root_value)],
-            born=[0],
-            edges=edges,
+            born=array("q", [0]),
+            edges=GrowingEdges(),
             linked_actions={},
             chance=set(),
             visits=[header.root_visits],
@@ -276,10 +365,10 @@ class TreeColumns:
         parent = event.parent
         if not 0 <= parent < count:
             raise MctsvizError(f"iteration {iteration}: node {parent} was never created")
-        if self._lists is None:
+        if self._growing is None:
             raise TypeError("the columns of an index are read-only")
-        action, key, terminal, depths, all_edges = self._lists
-        edges = all_edges[parent]
+        action, key, terminal, depths, edges = self._growing
+        flags = terminal.values
         depth = depths[parent] + 1
         for ch in event.children:
             if ch.existing:
@@ -293,18 +382,18 @@ class TreeColumns:
                 action.append(ch.action)
                 key.append(ch.key)
                 self.mover.append(ch.mover)
-                terminal.append(ch.terminal)
+                flags.append(1 if ch.terminal else 0)
                 depths.append(depth)
                 self.prior.append(ch.prior)
                 self.visits0.append(ch.visits)
                 self.value0.append(ch.value)
                 self.born.append(iteration)
-                all_edges.append([])
+                edges.add_node()
                 self.visits.append(ch.visits)
                 self.value.append(ch.value)
                 if ch.chance:
                     self.chance.add(ch.node)
-            edges.append((ch.node, iteration))
+            edges.add(parent, ch.node, iteration)
         if not 0 <= event.simulate_from < len(self.parent):
             raise MctsvizError(f"iteration {iteration}: node {event.simulate_from} was never created")
 
