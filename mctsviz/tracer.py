@@ -46,6 +46,7 @@ from .trace.events import (
     Step,
     Update,
 )
+from .trace.gamerecorder import MoveRecorder
 from .trace.reported import full_updates, step_scores
 from .trace.sink import BlockSink, IterationSink
 from .tracer_checks import STAGES, finite_returns, finite_reward, order_error
@@ -511,10 +512,10 @@ class Tracer:
         Raises:
             MctsvizError: the tracer does not record into a game trace, or ``action`` is illegal.
         """
-        game_recorder = getattr(self.recorder, "game_recorder", None)
-        if game_recorder is None:
+        if not isinstance(self.recorder, MoveRecorder):
             raise MctsvizError("next_move() continues a game trace: make the first tracer with GameRecorder(...).tracer()")
         self.finish()
+        game_recorder = self.recorder.game_recorder
         if game_recorder.played(action) is None:
             return None
         return Tracer(game_recorder.next_recorder(), game=self.game, root=game_recorder.state, options=options or self.options, seed=seed)
