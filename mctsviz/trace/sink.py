@@ -296,8 +296,12 @@ class BlockSink(IterationSink):
         updates: tuple[Update, ...] | None = None,
     ) -> None:
         """Append the iteration to the columns (see :meth:`IterationSink.add_iteration`)."""
+        rule_code = RULE_CODES.get(rule)
+        method_code = METHOD_CODES.get(method)
         if (
-            self.events_only
+            rule_code is None
+            or method_code is None
+            or self.events_only
             or rollout is not None
             or steps is not None
             or scores is not None
@@ -307,18 +311,13 @@ class BlockSink(IterationSink):
             or parent != path[-1]
             or len(returns) != self.players
             or (nodes is not None and list(nodes) != ([start, *path[::-1]] if start != path[-1] else list(path[::-1])))
-            or rule not in RULE_CODES
-            or method not in METHOD_CODES
-            or any([child.visits or child.value or child.existing or child.chance for child in children])
         ):
-            # Held columns first, then the iteration's events.
-            self.flush()
-            if rollout is not None:
-                self.events_only = True
-            IterationSink.add_iteration(
-                self, iteration, path, parent, children, start, rule, node, method, returns, rewards, nodes, steps, scores, rollout, priors, updates
-            )
+            self._as_events(iteration, path, parent, children, start, rule, node, method, returns, rewards, nodes, steps, scores, rollout, priors, updates)
             return
+        for child in children:  # a loop, not any(): no comprehension's frame per iteration
+            if child.visits or child.value or child.existing or child.chance:
+                self._as_events(iteration, path, parent, children, start, rule, node, method, returns, rewards, nodes)
+                return
         columns = self.held
         if not columns.sims:
             self.first = iteration
@@ -331,13 +330,40 @@ class BlockSink(IterationSink):
             columns.child_terminal.append(child.terminal)
         columns.paths.append(path)
         columns.children.append(len(children))
-        columns.rules.append(RULE_CODES[rule])
-        columns.methods.append(METHOD_CODES[method])
+        columns.rules.append(rule_code)
+        columns.methods.append(method_code)
         columns.returns.extend(returns)
         columns.rewards.extend(rewards)
         columns.sims.append(start)  # last: a recorder's lent columns count the iteration once it is there
         if not iteration % self.size or len(columns.sims) >= self.size:
             self.flush()
+
+    def _as_events(  # noqa: PLR0913 - see IterationSink.add_iteration
+        self,
+        iteration: int,
+        path: tuple[int, ...],
+        parent: int,
+        children: tuple[NewChild, ...],
+        start: int,
+        rule: str,
+        node: int,
+        method: str,
+        returns: tuple[float, ...],
+        rewards: Sequence[float],
+        nodes: Sequence[int] | None = None,
+        steps: tuple[Step, ...] | None = None,
+        scores: tuple[Score, ...] | None = None,
+        rollout: tuple[str, ...] | None = None,
+        priors: dict[str, float] | None = None,
+        updates: tuple[Update, ...] | None = None,
+    ) -> None:
+        """An iteration the columns cannot hold: the columns held first, then its four events."""
+        self.flush()
+        if rollout is not None:
+            self.events_only = True
+        IterationSink.add_iteration(
+            self, iteration, path, parent, children, start, rule, node, method, returns, rewards, nodes, steps, scores, rollout, priors, updates
+        )
 
     def flush(self) -> None:
         """Hand the complete iterations held to the recorder as one block."""
