@@ -320,7 +320,10 @@ def run_recorded(start: Start, options: SearchOptions, rng_state: tuple[Any, ...
                 state = next_state(load(node) if states is None else states[node], action)
                 sim = len(visits)
                 key = state_key(state)
-                label = labels(action)
+                try:  # the cache looked up here: a call less an iteration than labels(action)
+                    label = label_cache[action]
+                except (KeyError, TypeError):
+                    label = labels(action)
                 mover = players[node]
                 terminal = bool(is_terminal(state))
                 store(state)

@@ -296,47 +296,46 @@ class BlockSink(IterationSink):
         updates: tuple[Update, ...] | None = None,
     ) -> None:
         """Append the iteration to the columns (see :meth:`IterationSink.add_iteration`)."""
-        rule_code = RULE_CODES.get(rule)
-        method_code = METHOD_CODES.get(method)
+        # Checked cheapest first: this runs once an iteration in the fast loop.
         if (
-            rule_code is None
-            or method_code is None
-            or self.events_only
-            or rollout is not None
-            or steps is not None
-            or scores is not None
-            or priors is not None
-            or updates is not None
-            or node != start
-            or parent != path[-1]
-            or len(returns) != self.players
-            or (nodes is not None and list(nodes) != ([start, *path[::-1]] if start != path[-1] else list(path[::-1])))
+            steps is None
+            and scores is None
+            and rollout is None
+            and priors is None
+            and updates is None
+            and node == start
+            and parent == path[-1]
+            and len(returns) == self.players
+            and not self.events_only
+            and (nodes is None or list(nodes) == ([start, *path[::-1]] if start != path[-1] else list(path[::-1])))
+            and rule in RULE_CODES
+            and method in METHOD_CODES
         ):
-            self._as_events(iteration, path, parent, children, start, rule, node, method, returns, rewards, nodes, steps, scores, rollout, priors, updates)
-            return
-        for child in children:  # a loop, not any(): no comprehension's frame per iteration
-            if child.visits or child.value or child.existing or child.chance:
-                self._as_events(iteration, path, parent, children, start, rule, node, method, returns, rewards, nodes)
+            for child in children:
+                if child.visits or child.value or child.existing or child.chance:
+                    break
+            else:  # it fits: appended (list.append called by name, which CPython runs inline)
+                columns = self.held
+                if not columns.sims:
+                    self.first = iteration
+                for child in children:
+                    columns.child_node.append(child.node)
+                    columns.child_action.append(child.action)
+                    columns.child_key.append(child.key)
+                    columns.child_prior.append(child.prior)
+                    columns.child_mover.append(child.mover)
+                    columns.child_terminal.append(child.terminal)
+                columns.paths.append(path)
+                columns.children.append(len(children))
+                columns.rules.append(RULE_CODES[rule])
+                columns.methods.append(METHOD_CODES[method])
+                columns.returns.extend(returns)
+                columns.rewards.extend(rewards)
+                columns.sims.append(start)  # last: a recorder's lent columns count the iteration once it is there
+                if not iteration % self.size or len(columns.sims) >= self.size:
+                    self.flush()
                 return
-        columns = self.held
-        if not columns.sims:
-            self.first = iteration
-        for child in children:
-            columns.child_node.append(child.node)
-            columns.child_action.append(child.action)
-            columns.child_key.append(child.key)
-            columns.child_prior.append(child.prior)
-            columns.child_mover.append(child.mover)
-            columns.child_terminal.append(child.terminal)
-        columns.paths.append(path)
-        columns.children.append(len(children))
-        columns.rules.append(rule_code)
-        columns.methods.append(method_code)
-        columns.returns.extend(returns)
-        columns.rewards.extend(rewards)
-        columns.sims.append(start)  # last: a recorder's lent columns count the iteration once it is there
-        if not iteration % self.size or len(columns.sims) >= self.size:
-            self.flush()
+        self._as_events(iteration, path, parent, children, start, rule, node, method, returns, rewards, nodes, steps, scores, rollout, priors, updates)
 
     def _as_events(  # noqa: PLR0913 - see IterationSink.add_iteration
         self,
