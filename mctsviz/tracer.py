@@ -46,9 +46,8 @@ from .trace.events import (
     Step,
     Update,
 )
-from .trace.gamerecorder import MoveRecorder
 from .trace.reported import full_updates, step_scores
-from .trace.sink import BlockSink, IterationSink
+from .trace.sink import BlockSink, IterationSink, MoveRecorder
 from .tracer_checks import STAGES, finite_returns, finite_reward, order_error
 from .types import Action, Game, Recorder, State
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import msgspec
 
@@ -15,16 +15,7 @@ from .events import Decision, Header
 from .game import GameEnd, GameTraceWriter, MoveRecord, new_header
 from .writer import TraceWriter
 
-__all__ = ["GameRecorder", "MoveRecorder"]
-
-
-@runtime_checkable
-class MoveRecorder(Protocol):
-    """The recorder of one move's search in a game trace (what :meth:`GameRecorder.tracer` gives)."""
-
-    game_recorder: GameRecorder
-
-    def __call__(self, event: Any) -> None: ...
+__all__ = ["GameRecorder"]
 
 
 class _MoveWriter(TraceWriter):

@@ -43,6 +43,7 @@ __all__ = [
     "FoldedBlock",
     "IterationRecorder",
     "IterationSink",
+    "MoveRecorder",
     "StandIns",
 ]
 
@@ -132,6 +133,16 @@ class ColumnsRecorder(BlockRecorder, Protocol):
     def write_columns(self) -> None:
         """Write the complete iterations appended to :meth:`block_columns` as one block."""
         ...
+
+
+@runtime_checkable
+class MoveRecorder(Protocol):
+    """The recorder of one move's search in a game trace (``GameRecorder.tracer()``'s writer):
+    ``game_recorder`` is the :class:`~mctsviz.trace.gamerecorder.GameRecorder` it records for."""
+
+    game_recorder: Any
+
+    def __call__(self, event: Any) -> None: ...
 
 
 class IterationSink:
