@@ -307,6 +307,11 @@ class BlockSink(IterationSink):
         updates: tuple[Update, ...] | None = None,
     ) -> None:
         """Append the iteration to the columns (see :meth:`IterationSink.add_iteration`)."""
+        if self.events_only:  # straight to events: nothing is held
+            IterationSink.add_iteration(
+                self, iteration, path, parent, children, start, rule, node, method, returns, rewards, nodes, steps, scores, rollout, priors, updates
+            )
+            return
         # Checked cheapest first: this runs once an iteration in the fast loop.
         if (
             steps is None
@@ -317,8 +322,7 @@ class BlockSink(IterationSink):
             and node == start
             and parent == path[-1]
             and len(returns) == self.players
-            and not self.events_only
-            and (nodes is None or list(nodes) == ([start, *path[::-1]] if start != path[-1] else list(path[::-1])))
+            and (nodes is None or (nodes if type(nodes) is list else list(nodes)) == ([start, *path[::-1]] if start != path[-1] else list(path[::-1])))
             and rule in RULE_CODES
             and method in METHOD_CODES
         ):
