@@ -3,7 +3,10 @@
 After each chunk of iterations on the kernel (``mctsviz.search.compiled.run``), the iterations
 it logged reach the recorder as the events the Python engine emits (:class:`EventEmitter`) or,
 for a recorder that stores blocks, as one block of typed columns (:class:`BlockMaker`), the
-bytes the Python engine's trace would hold either way.
+bytes the Python engine's trace would hold either way. Both go through the search's
+:class:`~mctsviz.trace.sink.IterationSink`: the emitter an iteration at a time
+(``add_iteration``), the block maker a whole block at a time (``add_block``), since it builds
+each column from the kernel's arrays at once rather than row by row.
 
 Imports numpy and numba (the ``fast`` extra).
 """
