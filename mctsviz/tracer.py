@@ -30,7 +30,7 @@ from ._version import __version__
 from .errors import MctsvizError
 from .options import SearchOptions, check_seed
 from .search.policies import final_choice
-from .trace.blocks import METHOD_CODES, RULE_CODES
+from .trace.blocks import BlockColumns
 from .trace.events import (
     FORMAT_NAME,
     SCHEMA_VERSION,
@@ -47,14 +47,11 @@ from .trace.events import (
     Update,
 )
 from .trace.reported import full_updates, step_scores
+from .trace.sink import BlockSink, IterationSink, MoveRecorder
 from .tracer_checks import STAGES, finite_returns, finite_reward, order_error
 from .types import Action, Game, Recorder, State
 
 __all__ = ["Tracer"]
-
-
-def _nothing() -> None:
-    pass
 
 
 class Tracer:
@@ -87,10 +84,6 @@ class Tracer:
     """
 
     __slots__ = (
-        "_batch",
-        "_block_size",
-        "_columns",
-        "_write_columns",
         "_held_expand",
         "_full",
         "_held_select",
@@ -113,6 +106,7 @@ class Tracer:
         "_returns",
         "_root_children",
         "_root_stats",
+        "_sink",
         "_stage",
         "_states",
         "_terminal",
@@ -162,9 +156,7 @@ class Tracer:
         self._label_of = self._labels.__getitem__
         self._returns: dict[Any, tuple[float, ...]] = {}  # returns as given -> as floats (a game has few outcomes)
         self._one_at_a_time = self.options.expand in ("one", "one-random")
-        # A TraceWriter takes an iteration's four events in one call: they are held until backprop().
-        batch = getattr(recorder, "record_iteration", None)
-        self._batch: Callable[[Select, Expand, Simulate, Backprop], None] | None = batch if callable(batch) else None
+        # An iteration's values are held until backprop() hands them to the sink in one call.
         self._held_select: Any = None
         self._held_expand: Any = None
         self._held_simulate: Any = None
@@ -195,20 +187,27 @@ class Tracer:
                 record=record,
             )
         )
-        # A writer that stores blocks takes the iterations as block columns, appended here with
-        # no records made (what events cost, in a sixth of the file), until an iteration a block
-        # cannot hold (one with rollout moves, say) turns the tracer to events. Movers are bytes
-        # in a block, hence at most 127 players.
-        block_columns = getattr(recorder, "block_columns", None)
-        write_columns = getattr(recorder, "write_columns", None)
-        block_size = getattr(recorder, "block_size", None)
-        columns = None
-        if not self._full and self._batch is not None and callable(block_columns) and callable(write_columns) and callable(block_size):
-            if game.num_players <= 127 and self.options.rollout in METHOD_CODES:
-                columns = block_columns()
-        self._columns: Any = columns
-        self._write_columns: Callable[[], None] = write_columns if columns is not None else _nothing  # type: ignore[assignment]
-        self._block_size: int = block_size() if columns is not None else 0  # type: ignore[misc]
+        # The one sink (mctsviz.trace.sink) takes each complete iteration: a writer that stores
+        # blocks gets it as block columns, appended with no events made (what events cost, in a
+        # sixth of the file), to the writer's own columns, which it writes when it closes even if
+        # finish() is never called; an iteration a block cannot hold (one with rollout moves,
+        # say) goes as events; a TraceWriter takes the four events in one call. A recorder that
+        # takes events one at a time and nothing else (a ListRecorder, a user's function) gets
+        # each event as its call is made instead, the reference loop's way: what it holds after
+        # select() includes that Select.
+        sink = IterationSink.for_recorder(recorder, game.num_players, full=self._full, one_call=True, recorder_columns=True)
+        self._sink: IterationSink | None = sink if sink.batch is not None or isinstance(sink, BlockSink) else None
+
+    @property
+    def _columns(self) -> BlockColumns | None:
+        """The block columns iterations go to, or None when they go as events."""
+        sink = self._sink
+        return sink.columns if isinstance(sink, BlockSink) and not sink.events_only else None
+
+    @property
+    def _batch(self) -> Callable[[Select, Expand, Simulate, Backprop], None] | None:
+        """The recorder's one-call ``record_iteration`` the sink hands events to, or None."""
+        return None if self._sink is None else self._sink.batch
 
     @property
     def iterations(self) -> int:
@@ -266,12 +265,9 @@ class Tracer:
         self._iteration += 1
         self._stage = 1
         self._leaf = path[-1]
-        if self._columns is not None:
-            self._held_select = ids
-        elif self._batch is None:
+        self._held_select = (ids, steps)
+        if self._sink is None:
             self.recorder(Select(self._iteration, ids, steps))
-        else:
-            self._held_select = Select(self._iteration, ids, steps)
 
     def _steps(self, path: Sequence[Hashable], ids: tuple[int, ...], scores: Sequence[Any] | None) -> tuple[Step, ...]:
         """The full level's steps: at each node of the path, the engine's scores of its children."""
@@ -314,8 +310,7 @@ class Tracer:
         mover = self._players.get(leaf)
         if mover is None:  # asked once per node, not once per child
             mover = self._players[leaf] = game.current_player(state) if not self._terminal[leaf] else -1
-        added: list[Any] = []  # NewChild records, or their fields as tuples for block columns
-        columns = self._columns
+        added: list[NewChild] = []
         labels = self._labels
         pairs = children if type(children) is list else list(children)
         # A uniform prior over the parent's legal actions, as mctsviz's engine gives without an evaluator.
@@ -346,10 +341,7 @@ class Tracer:
             if leaf == 0:
                 self._root_children.append((number, label, prior or 1.0))
                 self._root_stats[number] = [0, 0.0]
-            if columns is None:
-                added.append(NewChild(number, label, game.state_key(child_state), prior or 1.0, mover, terminal))
-            else:
-                added.append((number, label, game.state_key(child_state), prior or 1.0, mover, terminal))
+            added.append(NewChild(number, label, game.state_key(child_state), prior or 1.0, mover, terminal))
         if simulate_from is not None:
             start = self._id(simulate_from)
         elif len(added) == 1:
@@ -365,12 +357,9 @@ class Tracer:
                 raise MctsvizError("at the full level expand() needs scores= when it adds several children: the scores that picked simulate_from")
             chose = self._scores(leaf, scores)
         self._stage = 2
-        if columns is not None:
-            self._held_expand = (leaf, added, start, rule)
-        elif self._batch is None:
-            self.recorder(Expand(self._iteration, leaf, tuple(added), start, rule, chose))
-        else:
-            self._held_expand = Expand(self._iteration, leaf, tuple(added), start, rule, chose)
+        self._held_expand = (leaf, tuple(added), start, rule, chose)
+        if self._sink is None:
+            self.recorder(Expand(self._iteration, leaf, self._held_expand[1], start, rule, chose))
 
     def simulate(self, node: Hashable, returns: Sequence[float], moves: Sequence[Action] | None = None) -> None:
         """The simulation: where it started, its returns (one per player) and the moves it played.
@@ -402,12 +391,9 @@ class Tracer:
         except (KeyError, TypeError):
             values = self._float_returns(returns)
         self._stage = 3
-        if self._columns is not None:
-            self._held_simulate = (start, method, values, labels)
-        elif self._batch is None:
+        self._held_simulate = (start, method, values, labels)
+        if self._sink is None:
             self.recorder(Simulate(self._iteration, start, method, values, labels))
-        else:
-            self._held_simulate = Simulate(self._iteration, start, method, values, labels)
 
     def _float_returns(self, returns: Sequence[float]) -> tuple[float, ...]:
         values = finite_returns(returns)
@@ -429,109 +415,47 @@ class Tracer:
         """
         if self._stage != 3:
             self._expect(3, "backprop")
+        path, steps = self._held_select
+        leaf, added, start, rule, chose = self._held_expand
+        node, method, values, labels = self._held_simulate
+        it = self._iteration
         if self._full:
-            event = Backprop(self._iteration, full_updates(updates, self._id, self._reported_visits, self._reported_value, finite_reward))
+            records = full_updates(updates, self._id, self._reported_visits, self._reported_value, finite_reward)
             self._stage = 0
-            if self._batch is None:
-                self.recorder(event)
+            if self._sink is None:
+                self.recorder(Backprop(it, records))
             else:
-                self._batch(self._held_select, self._held_expand, self._held_simulate, event)
+                self._sink.add_iteration(it, path, leaf, added, start, rule, node, method, values, (), None, steps, chose, labels, None, records)
             return
         ids, root_stats = self._ids, self._root_stats
         hits: list[int] = []  # where the root's children are among the updates
-        # Two loops, one per destination: a record per update for events, or the bare numbers
-        # for block columns (making records only to take them apart again costs a fifth more).
+        numbers: list[int] = []
+        rewards: list[float] = []
+        add_number, add_reward = numbers.append, rewards.append
         try:
-            if self._columns is None:
-                records: list[Update] = []
-                append = records.append
-                for node, reward in updates:
-                    try:
-                        number = ids[node]
-                    except (KeyError, TypeError):
-                        number = self._id(node)  # raises the clear error
-                    if type(reward) is not float or reward - reward != 0.0:  # x - x is 0.0 for every finite x
-                        reward = finite_reward(reward)
-                    if number in root_stats:
-                        hits.append(len(records))
-                    append(Update(number, reward))
-            else:
-                numbers: list[int] = []
-                rewards: list[float] = []
-                add_number, add_reward = numbers.append, rewards.append
-                for node, reward in updates:
-                    try:
-                        number = ids[node]
-                    except (KeyError, TypeError):
-                        number = self._id(node)  # raises the clear error
-                    if type(reward) is not float or reward - reward != 0.0:
-                        reward = finite_reward(reward)
-                    if number in root_stats:
-                        hits.append(len(numbers))
-                    add_number(number)
-                    add_reward(reward)
+            for item, reward in updates:
+                try:
+                    number = ids[item]
+                except (KeyError, TypeError):
+                    number = self._id(item)  # raises the clear error
+                if type(reward) is not float or reward - reward != 0.0:  # x - x is 0.0 for every finite x
+                    reward = finite_reward(reward)
+                if number in root_stats:
+                    hits.append(len(numbers))
+                add_number(number)
+                add_reward(reward)
         except (TypeError, ValueError):  # an item that is not a (node, reward) pair
             raise MctsvizError(f"backprop() takes (node, reward) pairs, not {updates!r:.200}") from None
         self._stage = 0
         # The root's children folded only now that every update was taken: a refused call changes nothing.
-        if self._columns is None:
-            for at in hits:
-                record = records[at]
-                stats = root_stats[record.node]
-                stats[0] += 1
-                stats[1] += record.reward
-            event = Backprop(self._iteration, tuple(records))
-            if self._batch is None:
-                self.recorder(event)
-            else:
-                self._batch(self._held_select, self._held_expand, self._held_simulate, event)
-            return
         for at in hits:
             stats = root_stats[numbers[at]]
             stats[0] += 1
             stats[1] += rewards[at]
-        path: tuple[int, ...] = self._held_select
-        leaf, added, start, rule = self._held_expand
-        node, method, values, labels = self._held_simulate
-        columns = self._columns
-        # What a block holds: no rollout moves, the expansion at the path's end, the rollout from
-        # where the expansion said, and the updates in the order a block implies (the new child,
-        # if the rollout began there, then the path back up).
-        if (
-            labels is None
-            and leaf == path[-1]
-            and node == start
-            and len(values) == columns.players
-            and numbers == ([start, *path[::-1]] if start != path[-1] else list(path[::-1]))
-        ):
-            for number, label, key, prior, mover, terminal in added:
-                columns.child_node.append(number)
-                columns.child_action.append(label)
-                columns.child_key.append(key)
-                columns.child_prior.append(prior)
-                columns.child_mover.append(mover)
-                columns.child_terminal.append(terminal)
-            columns.paths.append(path)
-            columns.children.append(len(added))
-            columns.rules.append(RULE_CODES[rule])
-            columns.methods.append(METHOD_CODES[method])
-            columns.returns.extend(values)
-            columns.rewards.extend(rewards)
-            columns.sims.append(start)  # last: the iteration counts once this is there
-            if not self._iteration % self._block_size:
-                self._write_columns()
-            return
-        # Handed over as events instead; an engine that records its rollouts' moves records them
-        # every time, so the tracer stays with events after the first.
-        if labels is not None:
-            self._columns = None
-        it = self._iteration
-        self._batch(  # type: ignore[misc]
-            Select(it, path),
-            Expand(it, leaf, tuple([NewChild(*child) for child in added]), start, rule),
-            Simulate(it, node, method, values, labels),
-            Backprop(it, tuple(list(map(Update, numbers, rewards)))),
-        )
+        if self._sink is None:
+            self.recorder(Backprop(it, tuple(map(Update, numbers, rewards))))
+        else:
+            self._sink.add_iteration(it, path, leaf, added, start, rule, node, method, values, rewards, numbers, None, None, labels)
 
     def finish(self) -> None:
         """End the trace with the decision: the root's children and the move each final rule picks.
@@ -540,6 +464,8 @@ class Tracer:
         """
         if self._stage:
             raise MctsvizError(f"finish() inside iteration {self._iteration}: its {STAGES[self._stage]}() call is missing")
+        if self._sink is not None:
+            self._sink.close()  # the iterations it holds come before the decision
         kids = self._root_children
         if self._full:  # the engine's own statistics, as its backups reported them
             visits = [self._reported_visits[k] for k, _, _ in kids]
@@ -585,10 +511,10 @@ class Tracer:
         Raises:
             MctsvizError: the tracer does not record into a game trace, or ``action`` is illegal.
         """
-        game_recorder = getattr(self.recorder, "game_recorder", None)
-        if game_recorder is None:
+        if not isinstance(self.recorder, MoveRecorder):
             raise MctsvizError("next_move() continues a game trace: make the first tracer with GameRecorder(...).tracer()")
         self.finish()
+        game_recorder = self.recorder.game_recorder
         if game_recorder.played(action) is None:
             return None
         return Tracer(game_recorder.next_recorder(), game=self.game, root=game_recorder.state, options=options or self.options, seed=seed)

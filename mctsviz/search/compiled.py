@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ..options import SearchOptions
-from ..trace.sink import EncodedRecorder
+from ..trace.sink import EncodedRecorder, IterationSink
 from ..types import Game, Recorder
 from . import kernel as K
 from . import kernelgames as G
@@ -319,10 +319,12 @@ class KernelExecutor:
         # The emitters' parameter is typed as the Python engine; they read only these five names.
         opened = cast("Engine", _Opened(start.game, options, sink, full, start.tree))
         record = sink is not None
-        blocks = BlockMaker.for_engine(opened, state)
+        # The one sink (mctsviz.trace.sink): whole blocks from the block maker, or iterations from the event emitter.
+        iteration_sink = None if sink is None else IterationSink.for_recorder(sink, start.game.num_players, full=full)
+        blocks = None if iteration_sink is None else BlockMaker.for_sink(opened, state, iteration_sink)
         chunk = CHUNK if blocks is None else blocks.size
         wire = _wire_emitter(opened, state)
-        emitter = EventEmitter(opened, state) if record and blocks is None and wire is None else None
+        emitter = EventEmitter(opened, state, iteration_sink) if iteration_sink is not None and blocks is None and wire is None else None
         log_path = np.zeros(chunk * (state.max_depth + 2) if record else 1, dtype=np.int64)
         log_iter = np.zeros((chunk, 6) if record else (1, 6), dtype=np.int64)
         log_roll = np.zeros(chunk * (state.max_depth + 1) if full else 1, dtype=np.int64)

@@ -3,7 +3,10 @@
 After each chunk of iterations on the kernel (``mctsviz.search.compiled.run``), the iterations
 it logged reach the recorder as the events the Python engine emits (:class:`EventEmitter`) or,
 for a recorder that stores blocks, as one block of typed columns (:class:`BlockMaker`), the
-bytes the Python engine's trace would hold either way.
+bytes the Python engine's trace would hold either way. Both go through the search's
+:class:`~mctsviz.trace.sink.IterationSink`: the emitter an iteration at a time
+(``add_iteration``), the block maker a whole block at a time (``add_block``), since it builds
+each column from the kernel's arrays at once rather than row by row.
 
 Imports numpy and numba (the ``fast`` extra).
 """
@@ -16,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..trace.events import EXPAND_RULES, SIMULATE_METHODS, Backprop, Block, Expand, NewChild, Score, Select, Simulate, Step, Update
-from ..trace.sink import BlockRecorder
+from ..trace.events import EXPAND_RULES, SIMULATE_METHODS, Block, NewChild, Score, Step, Update
+from ..trace.sink import IterationSink
 from . import kernel as K
 from .records import score_records
 
@@ -34,18 +37,19 @@ RETURNS = {1: (1.0, -1.0), 2: (-1.0, 1.0), 3: (0.0, 0.0)}
 
 
 class EventEmitter:
-    """Turns the kernel's log into the events the Python engine records, iteration by iteration.
+    """Turns the kernel's log into the iterations the Python engine records, one by one, handed
+    to the search's :class:`~mctsviz.trace.sink.IterationSink` (which makes the events).
 
     It keeps its own copy of the statistics (updated as backpropagation reports) for the
     full level's before/after values and score tables, computed by the same
     :func:`score_records` the Python engine uses.
     """
 
-    def __init__(self, engine: Engine, state: KernelState) -> None:
+    def __init__(self, engine: Engine, state: KernelState, sink: IterationSink) -> None:
         self.engine = engine
         self.state = state
         self.arrays = state.columns
-        self.recorder = engine.recorder
+        self.sink = sink
         self.full = engine.full
         self.options = engine.options
         self.rollout = engine.options.rollout
@@ -110,8 +114,7 @@ class EventEmitter:
         return tuple(out)
 
     def emit(self, done: int, count: int, log_path: np.ndarray, log_iter: np.ndarray, log_roll: np.ndarray) -> None:
-        recorder, full, options = self.recorder, self.full, self.options
-        assert recorder is not None
+        add_iteration, full, options = self.sink.add_iteration, self.full, self.options
         self.arrays = self.state.columns
         visits, value, mover = self.visits, self.value, self.mover
         status_of = self.state.nodes[2]
@@ -125,34 +128,45 @@ class EventEmitter:
             path_end, sim, rule, status, nodes_end, roll_end = table[i]
             path = paths[path_at:path_end]
             path_at = path_end
+            selected = tuple(path)
             steps = None
             if full:
                 steps = tuple(Step(node, chosen, visits[node], scores_of(node)) for node, chosen in zip(path, path[1:]))
-            recorder(Select(iteration, tuple(path), steps))
             leaf = path[-1]
-            new = self._add_nodes(nodes_end)
+            new = tuple(self._add_nodes(nodes_end))
             scores = None
             if rule == K.RULE_SCORE and full:
                 scores = scores_of(leaf)
-            recorder(Expand(iteration, leaf, tuple(new), sim, RULES[rule], scores))
             terminal = bool(status_of[sim])
             rollout_labels: tuple[str, ...] | None = None
             if full:
                 assert rolls is not None
                 rollout_labels = () if terminal else tuple(self.label_of[a] for a in rolls[roll_at:roll_end])
                 roll_at = roll_end
-            recorder(Simulate(iteration, sim, "terminal" if terminal else self.rollout, RETURNS[status], rollout_labels, None))
+            method = "terminal" if terminal else self.rollout
             rewards = self.rewards[status]
             if sim != leaf:
                 path.append(sim)
-            updates = []
-            for node in reversed(path):
-                reward = rewards[mover[node]]
-                before_n, before_w = visits[node], value[node]
-                after_n = visits[node] = before_n + 1
-                after_w = value[node] = before_w + reward
-                updates.append(Update(node, reward, before_n, before_w, after_n, after_w) if full else Update(node, reward))
-            recorder(Backprop(iteration, tuple(updates)))
+            if full:
+                updates = []
+                for node in reversed(path):
+                    reward = rewards[mover[node]]
+                    before_n, before_w = visits[node], value[node]
+                    after_n = visits[node] = before_n + 1
+                    after_w = value[node] = before_w + reward
+                    updates.append(Update(node, reward, before_n, before_w, after_n, after_w))
+                add_iteration(
+                    iteration, selected, leaf, new, sim, RULES[rule], sim, method, RETURNS[status], (),
+                    steps=steps, scores=scores, rollout=rollout_labels, updates=tuple(updates),
+                )  # fmt: skip
+            else:
+                credited = []
+                for node in reversed(path):  # the usual order: the simulated node, then the path upwards
+                    reward = rewards[mover[node]]
+                    visits[node] += 1
+                    value[node] += reward
+                    credited.append(reward)
+                add_iteration(iteration, selected, leaf, new, sim, RULES[rule], sim, method, RETURNS[status], credited)
 
 
 class BlockMaker:
@@ -200,15 +214,14 @@ class BlockMaker:
         return self.codes[: len(column)].tobytes(), self.values[:distinct].tobytes()
 
     @classmethod
-    def for_engine(cls, engine: Engine, state: KernelState) -> BlockMaker | None:
-        """The block maker for a compact search whose recorder stores blocks, else None."""
-        recorder = engine.recorder
-        if engine.full or not isinstance(recorder, BlockRecorder):
+    def for_sink(cls, engine: Engine, state: KernelState, sink: IterationSink) -> BlockMaker | None:
+        """The block maker for a search whose sink stores blocks (compact, into a recorder that
+        stores them), else None. Its blocks go to the sink whole (:meth:`IterationSink.add_block`):
+        they are built a column at a time from the kernel's arrays, not iteration by iteration."""
+        size = sink.block_size
+        if size is None:
             return None
-        size = recorder.block_size()
-        if not isinstance(size, int) or size < 1:
-            return None
-        return cls(engine, state, size, recorder.record_block)
+        return cls(engine, state, size, sink.add_block)
 
     def write(self, done: int, count: int, log_path: np.ndarray, log_iter: np.ndarray) -> None:
         n = self.state.columns

@@ -27,9 +27,8 @@ from typing import Any
 from ..errors import MctsvizError
 from ..games.chance import has_chance
 from ..options import SearchOptions
-from ..trace.blocks import METHOD_CODES, RULE_CODES, BlockColumns
-from ..trace.events import Backprop, Expand, NewChild, Score, Select, Simulate, Step, Update
-from ..trace.sink import BlockRecorder
+from ..trace.events import NewChild, Score, Step, Update
+from ..trace.sink import IterationSink
 from ..types import Action, Game, Recorder
 from . import policies
 from .flat import NO_ACTIONS, NO_CHILDREN, FlatTree
@@ -231,7 +230,7 @@ def run_unrecorded(start: Start, options: SearchOptions, rng_state: tuple[Any, .
 
 
 def run_recorded(start: Start, options: SearchOptions, rng_state: tuple[Any, ...], sink: Recorder | None, budget: Budget) -> Finished:
-    """The fast loop with a recorder: the same steps on the same :class:`FlatTree`, emitting the four events."""
+    """The fast loop with a recorder: the same steps on the same :class:`FlatTree`, each iteration handed to the sink."""
     tree = FlatTree(start.tree, keyed=True)
     game = start.game
     rng = random.Random()
@@ -252,21 +251,12 @@ def run_recorded(start: Start, options: SearchOptions, rng_state: tuple[Any, ...
     converted: dict[int, _Converted] = {}
     pinned: list[Any] = []
     convert = partial(_convert_returns, game.num_players, options.reward == "01", pinned)
-    recorder, full = sink, start.record == "full"
-    assert recorder is not None  # run_unrecorded is the loop without one
-    # A recorder that stores blocks (a compact MessagePack TraceWriter) gets block columns
-    # instead of events: each iteration's values are appended once it is complete, and every
-    # ``size`` iterations go to ``recorder.record_block`` as one block (mctsviz.trace.blocks),
-    # the bytes the writer would make from the events.
-    size = recorder.block_size() if isinstance(recorder, BlockRecorder) and not full else None
-    cols: BlockColumns | None = None
-    per_block = size if isinstance(size, int) and size >= 1 else 0
-    if per_block:
-        assert isinstance(recorder, BlockRecorder)
-        cols = BlockColumns(game.num_players)
-        record_block = recorder.record_block
-        new_code, leaf_code = RULE_CODES["new"], RULE_CODES["leaf"]
-    first = 1
+    full = start.record == "full"
+    assert sink is not None  # run_unrecorded is the loop without one
+    # Each complete iteration goes to the one sink: four events, or a row of block columns for a
+    # recorder that stores blocks (mctsviz.trace.sink), the bytes either way.
+    iteration_sink = IterationSink.for_recorder(sink, game.num_players, full=full)
+    add_iteration = iteration_sink.add_iteration
     label_cache: dict[Action, str] = {}
     labels = partial(_label, game, label_cache)
     log, sqrt, clock = math.log, math.sqrt, time.perf_counter
@@ -317,13 +307,10 @@ def run_recorded(start: Start, options: SearchOptions, rng_state: tuple[Any, ...
                 node = chosen
                 path.append(node)
             selected = tuple(path)
-            new_child = None
-            if cols is None:
-                recorder(Select(iteration, selected, tuple(steps) if full else None))
             if players[node] < 0:
-                if cols is None:
-                    recorder(Expand(iteration, node, (), node, "leaf", None))
+                new: tuple[NewChild, ...] = ()
                 sim = node
+                rule = "leaf"
                 raw = game_returns(load(node) if states is None else states[node])
                 method = "terminal"
                 played = None
@@ -333,7 +320,10 @@ def run_recorded(start: Start, options: SearchOptions, rng_state: tuple[Any, ...
                 state = next_state(load(node) if states is None else states[node], action)
                 sim = len(visits)
                 key = state_key(state)
-                label = labels(action)
+                try:  # the cache looked up here: a call less an iteration than labels(action)
+                    label = label_cache[action]
+                except (KeyError, TypeError):
+                    label = labels(action)
                 mover = players[node]
                 terminal = bool(is_terminal(state))
                 store(state)
@@ -344,9 +334,8 @@ def run_recorded(start: Start, options: SearchOptions, rng_state: tuple[Any, ...
                 add_children(NO_CHILDREN)
                 children[node] += (sim,)
                 path.append(sim)
-                new_child = NewChild(sim, label, key, prior, mover, terminal, 0, 0.0, False)
-                if cols is None:
-                    recorder(Expand(iteration, node, (new_child,), sim, "new", None))
+                new = (NewChild(sim, label, key, prior, mover, terminal, 0, 0.0, False),)
+                rule = "new"
                 if terminal:
                     add_player(-1)
                     add_untried(NO_ACTIONS)
@@ -361,8 +350,12 @@ def run_recorded(start: Start, options: SearchOptions, rng_state: tuple[Any, ...
                     method = rollout
             hit = converted.get(id(raw))
             returns, rewards = convert(raw, method, converted) if hit is None else hit
-            rollout_labels: tuple[str, ...] | None
+            # Forwards along the path, each node's mover being its parent's player (the
+            # root's is kept apart); the nodes are distinct, so only the records' order is
+            # the leaf-first order of the general loop: they are reversed at the end.
+            mover = root_mover
             if full:
+                rollout_labels: tuple[str, ...] | None
                 if played is None:
                     rollout_labels = ()
                 else:
@@ -370,17 +363,7 @@ def run_recorded(start: Start, options: SearchOptions, rng_state: tuple[Any, ...
                         rollout_labels = tuple(map(label_cache.__getitem__, played))
                     except (KeyError, TypeError):  # an action not seen yet, or unhashable
                         rollout_labels = _labels(game, played, label_cache)
-            else:
-                rollout_labels = None
-            if cols is None:
-                recorder(Simulate(iteration, sim, method, returns, rollout_labels, None))
-            updates: list[Any] = []  # Update records, or bare rewards for block columns
-            add_update = updates.append
-            # Forwards along the path, each node's mover being its parent's player (the
-            # root's is kept apart); the nodes are distinct, so only the records' order is
-            # the leaf-first order of the general loop: they are reversed at the end.
-            mover = root_mover
-            if full:
+                updates: list[Update] = []
                 for node in path:
                     reward = rewards[mover]
                     before_n = visits[node]
@@ -388,48 +371,31 @@ def run_recorded(start: Start, options: SearchOptions, rng_state: tuple[Any, ...
                     after_n = visits[node] = before_n + 1
                     after_w = values[node] = before_w + reward
                     means[node] = after_w / after_n
-                    add_update(Update(node, reward, before_n, before_w, after_n, after_w))
+                    updates.append(Update(node, reward, before_n, before_w, after_n, after_w))
                     mover = players[node]
+                updates.reverse()
+                add_iteration(
+                    iteration, selected, selected[-1], new, sim, rule, sim, method, returns, (),
+                    steps=tuple(steps), rollout=rollout_labels, updates=tuple(updates),
+                )  # fmt: skip
             else:
+                credited: list[float] = []
+                add_credit = credited.append
                 for node in path:
                     reward = rewards[mover]
                     n = visits[node] = visits[node] + 1
                     w = values[node] = values[node] + reward
                     means[node] = w / n
-                    add_update(Update(node, reward) if cols is None else reward)
+                    add_credit(reward)
                     mover = players[node]
-            updates.reverse()
-            if cols is None:
-                recorder(Backprop(iteration, tuple(updates)))
-            else:  # the iteration's block columns, appended once it is complete
-                cols.paths.append(selected)
-                if new_child is None:
-                    cols.children.append(0)
-                    cols.rules.append(leaf_code)
-                else:
-                    cols.children.append(1)
-                    cols.child_node.append(sim)
-                    cols.child_action.append(new_child.action)
-                    cols.child_key.append(new_child.key)
-                    cols.child_prior.append(new_child.prior)
-                    cols.child_mover.append(new_child.mover)
-                    cols.child_terminal.append(new_child.terminal)
-                    cols.rules.append(new_code)
-                cols.sims.append(sim)
-                cols.methods.append(METHOD_CODES[method])
-                cols.returns.extend(returns)
-                cols.rewards.extend(updates)
+                credited.reverse()
+                add_iteration(iteration, selected, selected[-1], new, sim, rule, sim, method, returns, credited)
             done = iteration
-            if cols is not None and (done - first + 1 >= per_block or done % per_block == 0):
-                record_block(cols.block(first, done - first + 1))
-                cols = BlockColumns(game.num_players)
-                first = done + 1
             if progress is not None and not done & 255:
                 progress(done)
     finally:
         tree.release_search_columns()
-        if cols is not None and done >= first:  # the complete iterations since the last block, also on an exception
-            record_block(cols.block(first, done - first + 1))
+        iteration_sink.close()  # the complete iterations held (a last block), also on an exception
     if progress is not None:
         progress(done)
     return Finished(tree, rng.getstate(), done)

@@ -5,7 +5,10 @@ recorder); its :meth:`Engine.run` is the reference loop, built from the phase me
 every option set. :data:`REFERENCE` runs it as an executor (``mctsviz.search.runs``) on a copy
 of the opened tree; the fast loops (``mctsviz.search.fast``) and the kernel are the other
 executors. It formats nothing: it emits plain events (``mctsviz.trace.events``) to an optional
-recorder and builds none without one.
+recorder and builds none without one. Unlike the other executors, which hand each complete
+iteration to one :class:`~mctsviz.trace.sink.IterationSink`, it emits each phase's event from
+that phase's method: a subclass that plants a bug in one phase method (the sabotage tests,
+``tests/broken_engines.py``) emits that phase's event itself.
 """
 
 from __future__ import annotations
