@@ -96,7 +96,10 @@ def test_a_search_of_any_budget_is_indexed_as_it_is_written_never_by_a_second_pa
     for module, name in [(subprocess, "run"), (build, "build_index"), (build, "index_bytes"), (seek, "build_index"), (build, "trace_key")]:
         monkeypatch.setattr(module, name, no_second_pass)
     assert main(["search", "tictactoe", "--seconds", "0.3", "--engine", "python", "--trace", str(trace), "--no-progress"]) == 0
-    assert capsys.readouterr().err == f"mctsviz: indexed {trace} for seeking (run{suffix}.idx; --no-index skips this)\n"
+    assert capsys.readouterr().err.splitlines() == [
+        "mctsviz: recording at the compact level (a time budget); --record full keeps every score and rollout move",  # --record auto
+        f"mctsviz: indexed {trace} for seeking (run{suffix}.idx; --no-index skips this)",
+    ]
     tapped = index_path(trace).read_bytes()
     monkeypatch.undo()
     build_index(trace)
