@@ -65,22 +65,27 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> Path:
     return Path(path)
 
 
-def read_result_bytes(path: str | os.PathLike[str], what: str, limit: int = MAX_RESULT_BYTES) -> bytes:
-    """The bytes of a results file, refused before reading when it holds more than ``limit``.
+def read_result_bytes(path: str | os.PathLike[str], what: str, limit: int | None = None) -> bytes:
+    """The bytes of a results file, refused when it holds more than ``limit`` (:data:`MAX_RESULT_BYTES`).
+
+    At most ``limit + 1`` bytes are read, whatever the file claims to hold.
 
     Raises:
         MctsvizError: no such file, an unreadable one, or one larger than ``limit``.
     """
+    limit = MAX_RESULT_BYTES if limit is None else limit
+    too_big = f"{path}: more than the {limit:,} bytes a {what} file may hold"
     try:
         with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
+            if os.fstat(handle.fileno()).st_size > limit:
+                raise MctsvizError(too_big)
             data = handle.read(limit + 1)  # the file may be a pipe, or have grown since
     except FileNotFoundError:
         raise MctsvizError(f"no such {what} file: {path}") from None
     except OSError as exc:
         raise MctsvizError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if max(size, len(data)) > limit:
-        raise MctsvizError(f"{path}: more than the {limit:,} bytes a {what} file may hold")
+    if len(data) > limit:
+        raise MctsvizError(too_big)
     return data
 
 
