@@ -197,7 +197,8 @@ class SweepResult:
         from .fileutil import decode_result
 
         where = f"{source}: " if source is not None else ""
-        data_file = decode_result(data, _SweepV1 | _SweepV2, "sweep results", source)  # type: ignore[arg-type]
+        # A union is a type form, not a type[T], to mypy; msgspec.convert takes either.
+        data_file: _SweepV1 | _SweepV2 = decode_result(data, _SweepV1 | _SweepV2, "sweep results", source)  # type: ignore[arg-type]
         parameters = (data_file.parameter,) if isinstance(data_file, _SweepV1) else tuple(data_file.parameters)
         points = []
         try:
