@@ -17,6 +17,8 @@ The record file (JSON Lines) holds a header row, then one row per game, appended
 finish; ``resume=True`` keeps the rows already there and plays only the missing games (a
 half-written last line from a crash is dropped, with a note). When the run completes, the file
 is rewritten in (cell, game) order, so a finished file is byte-identical for any workers.
+:func:`read_record` checks the header and every row with msgspec records: any other shape is one
+line naming the file, the line and what is wrong.
 
 This module uses the standard library (and Dask when asked); it imports no plotting library.
 """
@@ -29,7 +31,9 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+import msgspec
 
 from .errors import MctsvizError
 
@@ -40,6 +44,44 @@ VERSION = 1
 #: Games per task on a Dask cluster: enough that a scheduler holds thousands of games as tens
 #: of tasks, few enough that the progress bar moves and the work spreads over the workers.
 DASK_CHUNK = 50
+
+_Count = Annotated[int, msgspec.Meta(ge=0)]
+_Seat = Annotated[int, msgspec.Meta(ge=0, le=1)]
+
+
+class _CellFields(msgspec.Struct):
+    player: str
+    opponent: str
+    options: dict[str, Any]
+
+
+class _HeaderFields(msgspec.Struct, kw_only=True):
+    """A record file's first row, as :meth:`Experiment.header` writes it."""
+
+    format: Literal["mctsviz-games"]
+    version: Literal[1]
+    kind: str
+    game: str
+    games: Annotated[int, msgspec.Meta(ge=1)]
+    seed: int
+    alternate: bool
+    info: dict[str, Any]
+    cells: list[_CellFields]
+
+
+class _RowFields(msgspec.Struct):
+    """A game row of a record file, as :func:`iter_games` yields it."""
+
+    cell: _Count
+    index: _Count
+    seed: int
+    player: str
+    opponent: str
+    options: dict[str, Any]
+    first: _Seat
+    winner: _Seat | None  # None: a draw
+    moves: list[str]
+    returns: list[float]
 
 
 @dataclass(frozen=True)
@@ -171,33 +213,30 @@ def _line(row: Mapping[str, Any]) -> str:
 def read_record(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
     """A record file's header, its game rows, and notes (such as a dropped half-written line).
 
+    The file's size is bounded before it is read (:data:`mctsviz.fileutil.MAX_RESULT_BYTES`);
+    the header and each row are checked against msgspec records.
+
     Raises:
-        MctsvizError: the file cannot be read, or it is not a record file.
+        MctsvizError: the file cannot be read, or a line of another shape (one line, naming it).
     """
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise MctsvizError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise MctsvizError(f"{path} is not a mctsviz record file (not UTF-8 text)") from None
-    lines = text.split("\n")
+    from .fileutil import decode_result, read_result_bytes
+
+    lines = read_result_bytes(path, "games record").split(b"\n")
     notes = []
     tail = lines.pop()  # after the last newline: empty unless the last write was cut short
     if tail:
-        notes.append(f"{path}: dropped a half-written last line ({len(tail)} characters), from an interrupted write")
+        notes.append(f"{path}: dropped a half-written last line ({len(tail)} bytes), from an interrupted write")
+    if not lines:
+        raise MctsvizError(f"{path} is not a mctsviz games record file (its first row must be a {FORMAT!r} header)")
     rows = []
     for number, line in enumerate(lines, 1):
         try:
             row = json.loads(line)
-        except ValueError:
+        except ValueError:  # UnicodeDecodeError is one too
             raise MctsvizError(f"{path}, line {number}: not a JSON row") from None
-        if not isinstance(row, dict):
-            raise MctsvizError(f"{path}, line {number}: not a JSON object")
+        # Validated, but kept as parsed: a resumed file is rewritten from these rows byte for byte.
+        decode_result(row, _HeaderFields if number == 1 else _RowFields, "games record", f"{path}, line {number}")
         rows.append(row)
-    if not rows or rows[0].get("format") != FORMAT:
-        raise MctsvizError(f"{path} is not a mctsviz record file (its first row must be a {FORMAT!r} header)")
-    if rows[0].get("version") != VERSION:
-        raise MctsvizError(f"{path}: record version {rows[0].get('version')!r} is not supported (this mctsviz reads {VERSION})")
     return rows[0], rows[1:], notes
 
 

@@ -6,16 +6,20 @@ learner) start each game afresh, so a match gives the same result whatever ``job
 
 A results file holds :meth:`MatchResult.to_dict`: ``{"format": "mctsviz-match",
 "version": 1, ...}`` with the game, both players' specs, the seed, the totals, the running
-average scores and one record per game.
+average scores and one record per game. :meth:`MatchResult.read` reads one back, its shape
+checked by a msgspec record: any other shape is one line naming the file and what is wrong.
 """
 
 from __future__ import annotations
 
+import os
 import pickle
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, Literal
+
+import msgspec
 
 from .errors import MctsvizError
 from .games import check_game, load
@@ -27,6 +31,35 @@ __all__ = ["GameRecord", "MatchResult", "game_rng", "play_game", "play_match", "
 
 FORMAT = "mctsviz-match"
 VERSION = 1
+
+_Seat = Annotated[int, msgspec.Meta(ge=0, le=1)]
+_Count = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class _GameFields(msgspec.Struct):
+    """One game of a results file (a games record row holds these and more)."""
+
+    first: _Seat
+    winner: _Seat | None  # None: a draw
+    moves: list[str]
+    returns: tuple[float, float]
+
+
+class _MatchFile(msgspec.Struct, kw_only=True):
+    """A match results file, as :meth:`MatchResult.to_dict` writes it (other keys are ignored)."""
+
+    format: Literal["mctsviz-match"]
+    version: Literal[1]
+    game: str
+    game_params: dict[str, Any] = {}
+    players: tuple[str, str]
+    seed: int
+    alternate: bool = True
+    records: list[_GameFields]
+    notes: list[str] = []
+    games: _Count | None = None
+    wins: tuple[_Count, _Count] | None = None
+    draws: _Count | None = None
 
 
 @dataclass(frozen=True)
@@ -120,42 +153,44 @@ class MatchResult:
         return out
 
     @classmethod
-    def from_dict(cls, data: Any) -> MatchResult:
-        """Read a results file's data back, checking its format and its totals.
+    def from_dict(cls, data: Any, source: Any = None) -> MatchResult:
+        """A results file's data (JSON bytes, or parsed) back as a result, its totals checked.
+
+        ``source`` names the file in messages.
 
         Raises:
-            MctsvizError: not a match results file, an unknown version, or damaged content.
+            MctsvizError: any other shape (a list, a missing field, a wrong type, an unknown
+                version), or totals that disagree with the records; one line.
         """
-        if not isinstance(data, Mapping) or data.get("format") != FORMAT:
-            raise MctsvizError(f"not a match results file (expected format {FORMAT!r})")
-        if data.get("version") != VERSION:
-            raise MctsvizError(f"match results version {data.get('version')!r} is not supported (this mctsviz reads {VERSION})")
-        try:
-            records = tuple(
-                GameRecord(
-                    first=_player_index(r["first"]),
-                    winner=_winner_index(r["winner"]),
-                    moves=tuple(str(m) for m in r["moves"]),
-                    returns=(float(r["returns"][0]), float(r["returns"][1])),
-                )
-                for r in data["records"]
-            )
-            players = data["players"]
-            result = cls(
-                game=str(data["game"]),
-                game_params=dict(data.get("game_params") or {}),
-                players=(str(players[0]), str(players[1])),
-                seed=int(data["seed"]),
-                alternate=bool(data.get("alternate", True)),
-                records=records,
-                notes=tuple(str(n) for n in data.get("notes", ())),
-            )
-        except (KeyError, IndexError, TypeError, ValueError) as exc:
-            raise MctsvizError(f"damaged match results: {type(exc).__name__}: {exc}") from None
+        from .fileutil import decode_result
+
+        where = f"{source}: " if source is not None else ""
+        data_file = decode_result(data, _MatchFile, "match results", source)
+        result = cls(
+            game=data_file.game,
+            game_params=data_file.game_params,
+            players=data_file.players,
+            seed=data_file.seed,
+            alternate=data_file.alternate,
+            records=tuple(GameRecord(first=r.first, winner=r.winner, moves=tuple(r.moves), returns=r.returns) for r in data_file.records),
+            notes=tuple(data_file.notes),
+        )
         for name in ("games", "wins", "draws"):
-            if name in data and data[name] != _plain(getattr(result, name)):
-                raise MctsvizError(f"damaged match results: {name} is {data[name]!r} but the records give {_plain(getattr(result, name))!r}")
+            stored = getattr(data_file, name)
+            if stored is not None and _plain(stored) != _plain(getattr(result, name)):
+                raise MctsvizError(f"{where}damaged match results: {name} is {_plain(stored)!r} but the records give {_plain(getattr(result, name))!r}")
         return result
+
+    @classmethod
+    def read(cls, path: str | os.PathLike[str]) -> MatchResult:
+        """Read a results file written by ``mctsviz match --out`` (its size bounded first).
+
+        Raises:
+            MctsvizError: no such file, too large, not JSON, or of another shape; one line.
+        """
+        from .fileutil import read_result_bytes
+
+        return cls.from_dict(read_result_bytes(path, "match results"), source=path)
 
 
 def _player_index(value: Any) -> int:

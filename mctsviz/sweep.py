@@ -8,14 +8,19 @@ the games run through :func:`mctsviz.experiments.run_experiment` (local processe
 
 A results file holds :meth:`SweepResult.to_dict`: ``{"format": "mctsviz-sweep", "version": 2,
 ...}`` (version 1 files, of one option, still load); ``mctsviz render sweep FILE`` draws it.
+:meth:`SweepResult.read` checks a file's shape with msgspec records: any other shape is one line
+naming the file and what is wrong.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal
+
+import msgspec
 
 from .errors import MctsvizError
 from .options import NUMBERS, option_problems
@@ -43,6 +48,51 @@ VERSION = 2
 #: ``mctsviz.options.SearchOptions`` but ``seconds`` (a time budget would make the points
 #: depend on the machine's speed).
 PARAMETERS: dict[str, type] = {name: int if whole else float for name, (whole, *_) in NUMBERS.items() if name != "seconds"}
+
+_Count = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class _PointCounts(msgspec.Struct):
+    """What a point of a sweep file must hold; the score and interval are recomputed."""
+
+    player: str
+    games: _Count
+    wins: _Count
+    draws: _Count
+    losses: _Count
+
+
+class _PointV2(_PointCounts):
+    options: dict[str, str | float]
+
+
+class _PointV1(_PointCounts):
+    value: float
+
+
+class _SweepFields(msgspec.Struct, kw_only=True):
+    format: Literal["mctsviz-sweep"]
+    game: str
+    game_params: dict[str, Any] = {}
+    player: str
+    opponent: str
+    seed: int
+    games: _Count
+    alternate: bool = True
+
+
+class _SweepV2(_SweepFields, tag_field="version", tag=2, kw_only=True):
+    """A version 2 sweep file, as :meth:`SweepResult.to_dict` writes it (other keys are ignored)."""
+
+    parameters: Annotated[list[str], msgspec.Meta(min_length=1)]
+    points: Annotated[list[_PointV2], msgspec.Meta(min_length=1)]
+
+
+class _SweepV1(_SweepFields, tag_field="version", tag=1, kw_only=True):
+    """A version 1 sweep file: one option, named ``parameter``, and its ``value`` at each point."""
+
+    parameter: str
+    points: Annotated[list[_PointV1], msgspec.Meta(min_length=1)]
 
 
 @dataclass(frozen=True)
@@ -134,59 +184,56 @@ class SweepResult:
         }
 
     @classmethod
-    def from_dict(cls, data: Any) -> SweepResult:
-        """Read a sweep results file's data back (version 2, or version 1 of one option).
+    def from_dict(cls, data: Any, source: Any = None) -> SweepResult:
+        """A sweep file's data (JSON bytes, or parsed) back as a result: version 2, or 1 of one option.
 
         Version 1 files stored a normal-approximation half width; their intervals are
-        recomputed as Wilson intervals from the counts.
+        recomputed as Wilson intervals from the counts. ``source`` names the file in messages.
 
         Raises:
-            MctsvizError: not a sweep results file, an unknown version, or damaged content.
+            MctsvizError: any other shape (a list, a missing field, a wrong type, a negative
+                count, an unknown version), or points that disagree with the counts; one line.
         """
-        if not isinstance(data, Mapping) or data.get("format") != FORMAT:
-            raise MctsvizError(f"not a sweep results file (expected format {FORMAT!r})")
-        version = data.get("version")
-        if version not in (1, VERSION):
-            raise MctsvizError(f"sweep results version {version!r} is not supported (this mctsviz reads 1 and {VERSION})")
+        from .fileutil import decode_result
+
+        where = f"{source}: " if source is not None else ""
+        # A union is a type form, not a type[T], to mypy; msgspec.convert takes either.
+        data_file: _SweepV1 | _SweepV2 = decode_result(data, _SweepV1 | _SweepV2, "sweep results", source)  # type: ignore[arg-type]
+        parameters = (data_file.parameter,) if isinstance(data_file, _SweepV1) else tuple(data_file.parameters)
+        points = []
         try:
-            parameters = (str(data["parameter"]),) if version == 1 else tuple(str(name) for name in data["parameters"])
-            points = tuple(
-                SweepPoint.from_counts(
-                    {parameters[0]: _finite(p["value"])} if version == 1 else {str(k): _option_value(v) for k, v in dict(p["options"]).items()},
-                    str(p["player"]),
-                    _count(p["wins"]),
-                    _count(p["draws"]),
-                    _count(p["losses"]),
-                )
-                for p in data["points"]
-            )
-            for p, raw in zip(points, data["points"]):
-                if int(raw["games"]) != p.games:
-                    raise MctsvizError(f"damaged sweep results: a point counts {p.wins}+{p.draws}+{p.losses} games of {raw['games']}")
-                if tuple(p.options) != parameters:
-                    raise MctsvizError(f"damaged sweep results: a point sets {', '.join(p.options)}, not {', '.join(parameters)}")
-            result = cls(
-                game=str(data["game"]),
-                game_params=dict(data.get("game_params") or {}),
-                parameters=parameters,
-                player=str(data["player"]),
-                opponent=str(data["opponent"]),
-                seed=int(data["seed"]),
-                games=int(data["games"]),
-                alternate=bool(data.get("alternate", True)),
-                points=points,
-            )
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise MctsvizError(f"damaged sweep results: {type(exc).__name__}: {exc}") from None
-        if not points:
-            raise MctsvizError("damaged sweep results: no points")
-        return result
+            for p in data_file.points:
+                options = {parameters[0]: _finite(p.value)} if isinstance(p, _PointV1) else {k: _option_value(v) for k, v in p.options.items()}
+                point = SweepPoint.from_counts(options, p.player, p.wins, p.draws, p.losses)
+                if p.games != point.games:
+                    raise ValueError(f"a point counts {p.wins}+{p.draws}+{p.losses} games of {p.games}")
+                if tuple(point.options) != parameters:
+                    raise ValueError(f"a point sets {', '.join(point.options)}, not {', '.join(parameters)}")
+                points.append(point)
+        except ValueError as exc:
+            raise MctsvizError(f"{where}damaged sweep results: {exc}") from None
+        return cls(
+            game=data_file.game,
+            game_params=data_file.game_params,
+            parameters=parameters,
+            player=data_file.player,
+            opponent=data_file.opponent,
+            seed=data_file.seed,
+            games=data_file.games,
+            alternate=data_file.alternate,
+            points=tuple(points),
+        )
 
+    @classmethod
+    def read(cls, path: str | os.PathLike[str]) -> SweepResult:
+        """Read a results file written by ``mctsviz sweep --out`` (its size bounded first).
 
-def _count(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"expected a count, not {value!r}")
-    return value
+        Raises:
+            MctsvizError: no such file, too large, not JSON, or of another shape; one line.
+        """
+        from .fileutil import read_result_bytes
+
+        return cls.from_dict(read_result_bytes(path, "sweep results"), source=path)
 
 
 def _option_value(value: Any) -> Any:

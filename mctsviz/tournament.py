@@ -8,15 +8,19 @@ field that score implies; the pairwise scores come with their own intervals and 
 differences (:mod:`mctsviz.stats`).
 
 A results file holds :meth:`TournamentResult.to_dict`: ``{"format": "mctsviz-tournament",
-"version": 1, ...}``.
+"version": 1, ...}``; :meth:`TournamentResult.read` checks a file's shape with a msgspec
+record: any other shape is one line naming the file and what is wrong.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal
+
+import msgspec
 
 from .errors import MctsvizError
 from .stats import ScoreInterval, score_interval
@@ -25,6 +29,30 @@ __all__ = ["FORMAT", "Pairing", "TournamentResult", "VERSION", "format_tournamen
 
 FORMAT = "mctsviz-tournament"
 VERSION = 1
+
+_Count = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class _PairingFields(msgspec.Struct):
+    a: _Count
+    b: _Count
+    wins: _Count
+    draws: _Count
+    losses: _Count
+
+
+class _TournamentFile(msgspec.Struct, kw_only=True):
+    """A tournament results file, as :meth:`TournamentResult.to_dict` writes it (the table is recomputed)."""
+
+    format: Literal["mctsviz-tournament"]
+    version: Literal[1]
+    game: str
+    game_params: dict[str, Any] = {}
+    players: list[str]
+    seed: int
+    games: Annotated[int, msgspec.Meta(ge=1)]
+    alternate: bool = True
+    pairings: list[_PairingFields]
 
 
 @dataclass(frozen=True)
@@ -114,34 +142,36 @@ class TournamentResult:
         }
 
     @classmethod
-    def from_dict(cls, data: Any) -> TournamentResult:
-        """Read a tournament results file's data back.
+    def from_dict(cls, data: Any, source: Any = None) -> TournamentResult:
+        """A tournament file's data (JSON bytes, or parsed) back as a result.
+
+        ``source`` names the file in messages.
 
         Raises:
-            MctsvizError: not a tournament results file, an unknown version, or damaged content.
+            MctsvizError: any other shape (a list, a missing field, a wrong type, a negative
+                count, an unknown version), or pairings that do not fit the players; one line.
         """
-        if not isinstance(data, Mapping) or data.get("format") != FORMAT:
-            raise MctsvizError(f"not a tournament results file (expected format {FORMAT!r})")
-        if data.get("version") != VERSION:
-            raise MctsvizError(f"tournament results version {data.get('version')!r} is not supported (this mctsviz reads {VERSION})")
-        try:
-            players = tuple(str(p) for p in data["players"])
-            pairings = tuple(Pairing(int(p["a"]), int(p["b"]), int(p["wins"]), int(p["draws"]), int(p["losses"])) for p in data["pairings"])
-            result = cls(
-                str(data["game"]),
-                dict(data.get("game_params") or {}),
-                players,
-                int(data["seed"]),
-                int(data["games"]),
-                bool(data.get("alternate", True)),
-                pairings,
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise MctsvizError(f"damaged tournament results: {type(exc).__name__}: {exc}") from None
+        from .fileutil import decode_result
+
+        data_file = decode_result(data, _TournamentFile, "tournament results", source)
+        players = tuple(data_file.players)
+        pairings = tuple(Pairing(p.a, p.b, p.wins, p.draws, p.losses) for p in data_file.pairings)
         for p in pairings:
-            if not (0 <= p.a < len(players) and 0 <= p.b < len(players)) or min(p.wins, p.draws, p.losses) < 0 or p.games != result.games:
-                raise MctsvizError(f"damaged tournament results: the pairing {p.a}-{p.b} does not fit the players and games")
-        return result
+            if not (p.a < len(players) and p.b < len(players)) or p.games != data_file.games:
+                where = f"{source}: " if source is not None else ""
+                raise MctsvizError(f"{where}damaged tournament results: the pairing {p.a}-{p.b} does not fit the players and games")
+        return cls(data_file.game, data_file.game_params, players, data_file.seed, data_file.games, data_file.alternate, pairings)
+
+    @classmethod
+    def read(cls, path: str | os.PathLike[str]) -> TournamentResult:
+        """Read a results file written by ``mctsviz tournament --out`` (its size bounded first).
+
+        Raises:
+            MctsvizError: no such file, too large, not JSON, or of another shape; one line.
+        """
+        from .fileutil import read_result_bytes
+
+        return cls.from_dict(read_result_bytes(path, "tournament results"), source=path)
 
 
 def _finite_or_none(value: float) -> float | None:

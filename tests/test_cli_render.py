@@ -199,19 +199,18 @@ def test_bad_results_files(capsys, tmp_path):
     bad.write_text("{not json")
     assert "not JSON" in _error(capsys, "render", "match", bad, "-o", out)
     bad.write_text(json.dumps({"format": "mctsviz-sweep", "version": 1, "points": []}))
-    assert "not a match results file" in _error(capsys, "render", "match", bad, "-o", out)
-    assert "damaged sweep results" in _error(capsys, "render", "sweep", bad, "-o", out)
+    assert "not a match results file: Invalid enum value 'mctsviz-sweep' - at `$.format`" in _error(capsys, "render", "match", bad, "-o", out)
+    assert "not a sweep results file: Expected `array` of length >= 1 - at `$.points`" in _error(capsys, "render", "sweep", bad, "-o", out)
     assert "no such sweep results file" in _error(capsys, "render", "sweep", tmp_path / "none.json", "-o", out)
 
 
-@pytest.mark.parametrize("shape", [[1, 2], "results", 3, None])
+@pytest.mark.parametrize("shape, found", [([1, 2], "array"), ("results", "str"), (3, "int"), (None, "null")])
 @pytest.mark.parametrize("figure", ["match", "sweep"])
-def test_results_files_of_another_json_shape_are_refused_in_one_line(capsys, tmp_path, figure, shape):
+def test_results_files_of_another_json_shape_are_refused_in_one_line(capsys, tmp_path, figure, shape, found):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(shape))
-    assert (
-        _error(capsys, "render", figure, bad, "-o", tmp_path / "x.svg") == f"mctsviz: error: not a {figure} results file (expected format 'mctsviz-{figure}')"
-    )
+    error = _error(capsys, "render", figure, bad, "-o", tmp_path / "x.svg")
+    assert error == f"mctsviz: error: {bad}: not a {figure} results file: Expected `object`, got `{found}`"
 
 
 def test_ucb_contour_bounds_its_grid_before_drawing(capsys, tmp_path):

@@ -10,10 +10,8 @@ their own, are in :mod:`.render_tree` and :mod:`.render_animation`; what every f
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
-from pathlib import Path
 from typing import Any
 
 from ..errors import MctsvizError
@@ -158,19 +156,6 @@ def _check_node(replay: Any, node: int) -> None:
         raise MctsvizError(f"node {node} does not exist in this trace: its nodes are 0-{count - 1}")
 
 
-def _read_json(path: str, what: str) -> Any:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise MctsvizError(f"no such {what} file: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MctsvizError(f"cannot read {path}: {exc}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise MctsvizError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
-
-
 # -- handlers ---------------------------------------------------------------------------------
 
 
@@ -253,16 +238,18 @@ def _render_growth(args: argparse.Namespace) -> int:
 
 def _render_match(args: argparse.Namespace) -> int:
     check_output(args.output, getattr(args, "trace", None))
+    from ..match import MatchResult
     from ..render import plot_match
 
-    return write_figure(plot_match(_read_json(args.results, "match results"), ax=new_axes(args), **_look(args)), args.output, args=args)
+    return write_figure(plot_match(MatchResult.read(args.results), ax=new_axes(args), **_look(args)), args.output, args=args)
 
 
 def _render_sweep(args: argparse.Namespace) -> int:
     check_output(args.output, getattr(args, "trace", None))
     from ..render import plot_sweep
+    from ..sweep import SweepResult
 
-    return write_figure(plot_sweep(_read_json(args.results, "sweep results"), ax=new_axes(args), **_look(args)), args.output, args=args)
+    return write_figure(plot_sweep(SweepResult.read(args.results), ax=new_axes(args), **_look(args)), args.output, args=args)
 
 
 def _render_training(args: argparse.Namespace) -> int:
