@@ -235,7 +235,7 @@ def read_record(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[dict
         except ValueError:  # UnicodeDecodeError is one too
             raise MctsvizError(f"{path}, line {number}: not a JSON row") from None
         # Validated, but kept as parsed: a resumed file is rewritten from these rows byte for byte.
-        decode_result(row, _HeaderFields if number == 1 else _RowFields, "games record", f"{path}, line {number}")
+        decode_result(row, _HeaderFields if number == 1 else _RowFields, "games record", f"{path}, line {number}", versions=(VERSION,))
         rows.append(row)
     return rows[0], rows[1:], notes
 

@@ -89,11 +89,12 @@ def read_result_bytes(path: str | os.PathLike[str], what: str, limit: int | None
     return data
 
 
-def decode_result(data: Any, kind: type[T], what: str, source: Any = None) -> T:
+def decode_result(data: Any, kind: type[T], what: str, source: Any = None, *, versions: tuple[int, ...] = ()) -> T:
     """``data`` (JSON bytes, or already-parsed data) as the msgspec type ``kind``.
 
     Any other shape is one line naming the file and what is wrong, msgspec's own words
-    (like "Expected `int`, got `str` - at `$.records[3].winner`").
+    (like "Expected `int`, got `str` - at `$.records[3].winner`"); a ``version`` outside
+    ``versions`` (those this mctsviz reads) is said in those words instead.
 
     Raises:
         MctsvizError: not JSON, or JSON of another shape.
@@ -104,9 +105,22 @@ def decode_result(data: Any, kind: type[T], what: str, source: Any = None) -> T:
             return msgspec.json.decode(data, type=kind)
         return msgspec.convert(data, type=kind)
     except msgspec.ValidationError as exc:
+        found = _version_of(data) if versions and str(exc).endswith("at `$.version`") else None
+        if isinstance(found, int) and not isinstance(found, bool) and found not in versions:
+            reads = " and ".join(map(str, versions))
+            raise MctsvizError(f"{where}{what} file version {found!r} is not one this mctsviz reads ({reads}): a newer mctsviz wrote it?") from None
         raise MctsvizError(f"{where}not a {what} file: {_one_line(exc)}") from None
     except msgspec.DecodeError as exc:
         raise MctsvizError(f"{where}not JSON ({_one_line(exc)})") from None
+
+
+def _version_of(data: Any) -> Any:
+    """The ``version`` a results file's top level declares, if it is an object that has one."""
+    try:
+        top = msgspec.json.decode(data) if isinstance(data, (bytes, bytearray, memoryview)) else data
+    except msgspec.DecodeError:
+        return None
+    return top.get("version") if isinstance(top, dict) else None
 
 
 def _one_line(exc: Exception) -> str:

@@ -165,7 +165,7 @@ class MatchResult:
         from .fileutil import decode_result
 
         where = f"{source}: " if source is not None else ""
-        data_file = decode_result(data, _MatchFile, "match results", source)
+        data_file = decode_result(data, _MatchFile, "match results", source, versions=(VERSION,))
         result = cls(
             game=data_file.game,
             game_params=data_file.game_params,

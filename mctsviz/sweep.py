@@ -198,7 +198,7 @@ class SweepResult:
 
         where = f"{source}: " if source is not None else ""
         # A union is a type form, not a type[T], to mypy; msgspec.convert takes either.
-        data_file: _SweepV1 | _SweepV2 = decode_result(data, _SweepV1 | _SweepV2, "sweep results", source)  # type: ignore[arg-type]
+        data_file: _SweepV1 | _SweepV2 = decode_result(data, _SweepV1 | _SweepV2, "sweep results", source, versions=(1, VERSION))  # type: ignore[arg-type]
         parameters = (data_file.parameter,) if isinstance(data_file, _SweepV1) else tuple(data_file.parameters)
         points = []
         try:

@@ -153,7 +153,7 @@ class TournamentResult:
         """
         from .fileutil import decode_result
 
-        data_file = decode_result(data, _TournamentFile, "tournament results", source)
+        data_file = decode_result(data, _TournamentFile, "tournament results", source, versions=(VERSION,))
         players = tuple(data_file.players)
         pairings = tuple(Pairing(p.a, p.b, p.wins, p.draws, p.losses) for p in data_file.pairings)
         for p in pairings:
