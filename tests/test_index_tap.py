@@ -130,3 +130,39 @@ def test_a_deflated_column_is_the_same_bytes_however_its_values_came():
         many.write(key)
     packed, size = one.finish()
     assert (packed, size) == many.finish() and zlib.decompress(packed).decode("utf-8", "surrogatepass") == "".join(keys)
+
+
+@pytest.mark.skipif("compiled" not in ENGINES, reason="needs the compiled kernel (mctsviz[fast])")
+@pytest.mark.parametrize(("game", "iterations", "every"), [("connect4", 30_000, 8192), ("connect4", 9000, 1024), ("tictactoe", 20_000, 4096)])
+def test_the_kernels_blocks_bring_their_statistics_to_the_tap(tmp_path, game, iterations, every):
+    """A compact kernel search hands the tap its own statistics where a checkpoint is due and
+    "later" elsewhere, so the tap adds no block's rewards up; the index is still build_index's."""
+    from mctsviz.trace.sink import FoldedBlock
+
+    trace = tmp_path / "run.msgpack.zst"
+    writer = TraceWriter(trace)
+    tap = IndexTap(msgpack=True, every=every)
+    tap.attach(writer)
+    seen: list = []
+
+    def watch(events, data):
+        seen.extend(events)
+        tap.written(events, data)
+
+    writer.on_written = watch
+    with writer:
+        search(games.load(game), iterations=iterations, seed=3, engine="compiled", recorder=writer, record="compact")
+    folded = [event for event in seen if type(event) is FoldedBlock]
+    assert len(folded) == -(-iterations // 4096) and not any(type(event).__name__ == "Block" for event in seen)
+    given = [f for f in folded if isinstance(f.statistics, tuple)]
+    assert given and all(f.statistics == "later" for f in folded if f not in given)
+    # A checkpoint before each frame that starts `every` or more iterations after the last one.
+    due, last = [], 0
+    for after in sorted({*range(4096, iterations, 4096), iterations}):
+        if after - last >= every:
+            due.append(after)
+            last = after
+    assert [c.iteration for c in tap.builder.checkpoints] == due
+    tapped = tap.index(trace)
+    build_index(trace, every=every)
+    assert tapped == index_path(trace).read_bytes()

@@ -76,8 +76,9 @@ class BlockRecorder(Protocol):
         """Iterations per block, or None when this recorder stores no blocks (yet)."""
         ...
 
-    def record_block(self, block: Block) -> None:
-        """Record a block: its iterations follow those recorded."""
+    def record_block(self, block: Block, statistics: tuple[bytes, bytes] | str | None = None) -> None:
+        """Record a block: its iterations follow those recorded. ``statistics`` is for the
+        recorder's watchers, as in :class:`FoldedBlock` (None: they add the block's rewards up)."""
         ...
 
 
@@ -248,8 +249,9 @@ class IterationSink:
         recorder(simulate)
         recorder(backprop)
 
-    def add_block(self, block: Block) -> None:
-        """Record a block made elsewhere (the kernel's, from its arrays).
+    def add_block(self, block: Block, statistics: tuple[bytes, bytes] | str | None = None) -> None:
+        """Record a block made elsewhere (the kernel's, from its arrays); ``statistics`` as in
+        :class:`FoldedBlock`, for the recorder's watchers.
 
         Raises:
             TypeError: the recorder stores no blocks (:attr:`block_size` is None).
@@ -391,10 +393,14 @@ class BlockSink(IterationSink):
         columns.clear()
         self.record_block(block)
 
-    def add_block(self, block: Block) -> None:
-        """Record a block made elsewhere, after the iterations held."""
+    def add_block(self, block: Block, statistics: tuple[bytes, bytes] | str | None = None) -> None:
+        """Record a block made elsewhere, after the iterations held (``statistics`` as in
+        :class:`FoldedBlock`, for the recorder's watchers)."""
         self.flush()
-        self.record_block(block)
+        if statistics is None:
+            self.record_block(block)
+        else:
+            self.record_block(block, statistics)
 
     def close(self) -> None:
         """Hand over the iterations held (the last block, maybe partial)."""

@@ -42,7 +42,7 @@ from .schema import (
     MSGPACK_ENCODER,
     encode_lines,
 )
-from .sink import StandIns
+from .sink import FoldedBlock, StandIns
 
 __all__ = ["DEFAULT_FLUSH_EVERY", "TraceWriter", "write_trace"]
 
@@ -394,8 +394,13 @@ class TraceWriter:
         """Iterations per block when this writer stores blocks (after a compact header), else None."""
         return None if self._builder is None else self.block_iterations
 
-    def record_block(self, block: Block) -> None:
+    def record_block(self, block: Block, statistics: tuple[bytes, bytes] | str | None = None) -> None:
         """Record a block made elsewhere (the compiled kernel's): its iterations follow those recorded.
+
+        ``statistics`` goes to :attr:`on_written` with the block, as a
+        :class:`~mctsviz.trace.sink.FoldedBlock`: every node's visits and value after it (where
+        the watcher takes a checkpoint next), or ``"later"``, so the write-time index need not
+        add the block's rewards up in Python.
 
         Raises:
             MctsvizError: the writer stores no blocks, or the block does not continue the trace.
@@ -406,7 +411,7 @@ class TraceWriter:
             raise MctsvizError(f"{self.path}: a block of iteration {block.iteration} where iteration {self.iterations + 1} comes next")
         self._flush()
         self._flush_block()
-        self._write_events([block])
+        self._write_events([block], None if statistics is None else [FoldedBlock(block, statistics)])
         self.iterations += block.count
 
     def frame_iterations(self) -> int | None:
@@ -510,8 +515,9 @@ class TraceWriter:
         if self._sink is None:
             raise MctsvizError(f"trace writer for {self.path} is not open: use it in a with block")
 
-    def _write_events(self, events: list[Any]) -> None:
-        """Encode ``events`` (JSON lines, or one MessagePack frame) and write them."""
+    def _write_events(self, events: list[Any], watched: list[Any] | None = None) -> None:
+        """Encode ``events`` (JSON lines, or one MessagePack frame) and write them; the watcher
+        is told ``watched`` instead when given (stand-ins for them)."""
         self._check_open()
         if self.format == "msgpack":
             payload = MSGPACK_ENCODER.encode(events)
@@ -521,7 +527,7 @@ class TraceWriter:
         with _sigint_deferred():
             self._write(data)
         if self.on_written is not None:
-            self.on_written(events, data)
+            self.on_written(events if watched is None else watched, data)
 
     def _write(self, data: bytes) -> None:
         try:
