@@ -449,10 +449,9 @@ def index_progress(enabled: bool = True) -> Any:
 def index_in_fresh_process(trace: str, *, quiet: bool, hint: str = "") -> bool:
     """Index a long trace with ``mctsviz index`` in a fresh process; True when it was written.
 
-    The command that asks holds its own memory already (a search's tree and the compiled
-    kernel, or matplotlib), and the builder's would add to it (Connect Four, a million
-    iterations: a search and its index in one process peaked at 661 MB, in two at 293 MB and
-    371 MB).
+    The command that asks holds its own memory already (matplotlib for ``render``), and the
+    builder's would add to it. ``search`` uses it only when its write-time index could not be
+    written.
     """
     import subprocess
     from pathlib import Path
