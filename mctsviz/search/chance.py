@@ -7,7 +7,8 @@ visit) and one is drawn by its probability; later selections draw again among th
 scoring them (a :class:`~mctsviz.trace.events.Step` with no scores). An outcome's ``prior`` is
 its probability and its ``mover`` the chance node's, so the backup credits it to the player who
 moved into the chance node: a chance node's value is the average of the outcomes drawn, never
-their maximum. Only this loop searches chance games: the fast loops and the compiled kernel
+their maximum. The reference loop runs it: :class:`ChanceEngine` changes its selection step and
+its expansion at chance nodes. Only this loop searches chance games: the fast loops and the compiled kernel
 refuse them, and options it cannot search (:func:`chance_problem`) are refused before it starts
 (``mctsviz.search.executors``).
 """
@@ -15,7 +16,6 @@ refuse them, and options it cannot search (:func:`chance_problem`) are refused b
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Callable, Sequence
 
 import msgspec
@@ -23,7 +23,7 @@ import msgspec
 from ..errors import MctsvizError
 from ..games.chance import chance_outcomes, chance_playout, draw_index
 from ..options import SECOND_VISIT_RULES
-from ..trace.events import Expand, NewChild, Select, Step
+from ..trace.events import Expand, NewChild, Step
 from ..types import Action, State
 from .phases import Engine
 
@@ -65,59 +65,29 @@ class ChanceEngine(Engine):
             )
         super().start(root_state, seed)
 
-    def run(self, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
-        """The reference loop, drawing at chance nodes (see the module doc)."""
+    def _next(self, node: int, steps: list[Step] | None) -> int | None:
+        """At a chance node, the outcome drawn by its probability (its step recorded without
+        scores); elsewhere the reference loop's selection step."""
         tree = self.tree
-        terminal, untried, children, player, visits = tree.terminal, tree.untried, tree.children, tree.player, tree.visits
-        expand_mode = self.options.expand
-        one_at_a_time = expand_mode in ("one", "one-random")
-        recorder = self.recorder
-        full = self.full
-        choose = self._choose
-        clock = time.perf_counter
-        done = 0
-        while iterations is None or done < iterations:
-            if deadline is not None and clock() >= deadline:
-                break
-            iteration = done + 1
-            node = 0
-            path = [0]
-            steps: list[Step] | None = [] if full else None
-            while not terminal[node]:
-                kids = children[node]
-                if player[node] == CHANCE_PLAYER:
-                    if not kids:
-                        break
-                    chosen = self._draw(node)
-                    if steps is not None:
-                        steps.append(Step(node, chosen, visits[node], None))
-                    node = chosen
-                elif (one_at_a_time and untried[node]) or not kids:
-                    break
-                else:
-                    node = choose(node, kids, steps)
-                path.append(node)
-            if recorder is not None:
-                recorder(Select(iteration, tuple(path), None if steps is None else tuple(steps)))
-            leaf = node
-            if player[leaf] == CHANCE_PLAYER and not (expand_mode in SECOND_VISIT_RULES and visits[leaf] == 0):
-                sim, new_children = self._expand_chance(leaf)
-                if recorder is not None:
-                    recorder(Expand(iteration, leaf, new_children, sim, "chance"))
-            else:
-                sim, new_children, rule, scores = self._expand(leaf, one_at_a_time, expand_mode)
-                if recorder is not None:
-                    recorder(Expand(iteration, leaf, new_children, sim, rule, scores))
-            if sim != leaf:
-                path.append(sim)
-            returns = self._simulate(iteration, sim)
-            self._backpropagate(iteration, path, returns)
-            done = iteration
-            if progress is not None and not done & 255:
-                progress(done)
-        if progress is not None:
-            progress(done)
-        return done
+        if tree.player[node] != CHANCE_PLAYER:
+            return super()._next(node, steps)
+        if not tree.children[node]:
+            return None
+        chosen = self._draw(node)
+        if steps is not None:
+            steps.append(Step(node, chosen, tree.visits[node], None))
+        return chosen
+
+    def _expand_recorded(self, iteration: int, leaf: int, expand_mode: str) -> int:
+        """A chance leaf gets every outcome at once (but on its first visit under a second-visit
+        rule); any other leaf is expanded as the options say."""
+        tree = self.tree
+        if tree.player[leaf] != CHANCE_PLAYER or (expand_mode in SECOND_VISIT_RULES and tree.visits[leaf] == 0):
+            return super()._expand_recorded(iteration, leaf, expand_mode)
+        sim, new_children = self._expand_chance(leaf)
+        if self.recorder is not None:
+            self.recorder(Expand(iteration, leaf, new_children, sim, "chance"))
+        return sim
 
     def _draw(self, node: int) -> int:
         """The outcome child of chance node ``node`` drawn by its probability (one ``rng.random()``)."""

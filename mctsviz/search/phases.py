@@ -101,6 +101,7 @@ class Engine:
         self.memory = memory
         self.recorder = recorder
         self.full = recorder is not None and record == "full"
+        self.one_at_a_time = options.expand in ("one", "one-random")  # children come one per visit
         self.record = record
         self.tree = Tree(game)
         self.need_keys = recorder is not None or options.transpositions or memory is not None
@@ -155,14 +156,17 @@ class Engine:
 
     def run(self, iterations: int | None, deadline: float | None, progress: Callable[[int], None] | None) -> int:
         """The reference loop, for every option set, built from the phase methods below; it
-        runs until a budget ends and returns how many iterations were done."""
+        runs until a budget ends and returns how many iterations were done.
+
+        Each selection step is :meth:`_next` and each expansion :meth:`_expand_recorded`, so a
+        game's own kind of node (chance nodes, ``mctsviz.search.chance``) changes those two
+        steps, not the loop."""
         tree = self.tree
-        terminal, untried, children = tree.terminal, tree.untried, tree.children
+        terminal = tree.terminal
         expand_mode = self.options.expand
-        one_at_a_time = expand_mode in ("one", "one-random")
         recorder = self.recorder
         full = self.full
-        choose = self._choose
+        step, expand = self._next, self._expand_recorded
         clock = time.perf_counter
         done = 0
         while iterations is None or done < iterations:
@@ -172,18 +176,16 @@ class Engine:
             node = 0
             path = [0]
             steps: list[Step] | None = [] if full else None
-            while not terminal[node] and not (one_at_a_time and untried[node]):
-                kids = children[node]
-                if not kids:
+            while not terminal[node]:
+                chosen = step(node, steps)
+                if chosen is None:
                     break
-                node = choose(node, kids, steps)
+                node = chosen
                 path.append(node)
             if recorder is not None:
                 recorder(Select(iteration, tuple(path), None if steps is None else tuple(steps)))
             leaf = node
-            sim, new_children, rule, scores = self._expand(leaf, one_at_a_time, expand_mode)
-            if recorder is not None:
-                recorder(Expand(iteration, leaf, new_children, sim, rule, scores))
+            sim = expand(iteration, leaf, expand_mode)
             if sim != leaf:
                 path.append(sim)
             returns = self._simulate(iteration, sim)
@@ -194,6 +196,22 @@ class Engine:
         if progress is not None:
             progress(done)
         return done
+
+    def _next(self, node: int, steps: list[Step] | None) -> int | None:
+        """The child selection moves to from ``node`` (not terminal), or None where it stops: at
+        a node with untried actions when children come one at a time, or with no children."""
+        tree = self.tree
+        if self.one_at_a_time and tree.untried[node]:
+            return None
+        kids = tree.children[node]
+        return self._choose(node, kids, steps) if kids else None
+
+    def _expand_recorded(self, iteration: int, leaf: int, expand_mode: str) -> int:
+        """Expand ``leaf`` as the options say, record it, and return the node to simulate from."""
+        sim, new_children, rule, scores = self._expand(leaf, self.one_at_a_time, expand_mode)
+        if self.recorder is not None:
+            self.recorder(Expand(iteration, leaf, new_children, sim, rule, scores))
+        return sim
 
     def _choose(self, node: int, kids: list[int], steps: list[Step] | None) -> int:
         """Pick a child of ``node`` by the selection policy (recording the scores at full)."""
