@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 
 import pytest
 
 from mctsviz import games
 from mctsviz.cli import main
+from mctsviz.errors import MctsvizError
 from mctsviz.explorer.game import game_view_data
 from mctsviz.explorer.gameserver import GameServer, ServedGame
 from mctsviz.gameplay import play_traced_game
@@ -67,6 +69,30 @@ def test_the_server_answers_the_view_and_each_moves_explorer(game_path):
                 got, kind, _, body = _get(server, path)
                 assert (got, kind) == (status, "application/json; charset=utf-8") and list(json.loads(body)) == ["error"], path
             assert _get(server, "/", host="evil.example:80")[0] == 403
+    finally:
+        served.close()
+
+
+def test_the_game_server_keeps_the_explorer_servers_rules(game_path):
+    """One server under both views: garbage gets one line of JSON, not the standard library's
+    HTML page, and a taken port moves to the next free one when asked to."""
+    served = ServedGame(game_path)
+    try:
+        with GameServer(served) as server:
+            with socket.create_connection(("127.0.0.1", server.port), timeout=5) as raw:
+                raw.sendall(b"NOT A REQUEST\r\n\r\n")
+                reply = b""
+                while chunk := raw.recv(65536):
+                    reply += chunk
+            head, _, body = reply.partition(b"\r\n\r\n")
+            assert b" 400 " in head.split(b"\r\n")[0] and b"application/json" in head and list(json.loads(body)) == ["error"]
+            second = GameServer(served, server.port, next_free=True)
+            try:
+                assert second.port > server.port
+            finally:
+                second.close()
+            with pytest.raises(MctsvizError, match=f"cannot serve on 127.0.0.1:{server.port}"):
+                GameServer(served, server.port)
     finally:
         served.close()
 

@@ -34,25 +34,13 @@ def run_game_view(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    import webbrowser
-
     from ..explorer.gameserver import GameServer, ServedGame
     from ..explorer.server import DEFAULT_PORT
+    from .serving import serve_until_ctrl_c
 
     served = ServedGame(args.trace, budget=args.nodes)
     try:
-        server = GameServer(served, DEFAULT_PORT if args.port is None else args.port)
-        try:
-            print(f"serving the game {args.trace} at {server.url} (Ctrl-C stops)", flush=True)
-            served.warm()
-            if not args.no_browser:
-                webbrowser.open(server.url)
-            server.serve_forever()
-        except KeyboardInterrupt:
-            pass
-        finally:
-            server.stop()
+        server = GameServer(served, DEFAULT_PORT if args.port is None else args.port, next_free=args.port is None)
+        return serve_until_ctrl_c(server, f"the game {args.trace}", open_browser=not args.no_browser, before=served.warm)
     finally:
         served.close()
-    print("stopped", flush=True)
-    return 0

@@ -90,11 +90,10 @@ def run_view(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace, indexed: IndexedTrace) -> int:
-    import webbrowser
-
     from ..explorer.data import DEFAULT_BUDGET
     from ..explorer.served import MAX_BUDGET, ServedTrace
     from ..explorer.server import DEFAULT_PORT, ExplorerServer
+    from .serving import serve_until_ctrl_c
 
     if args.nodes is not None and args.nodes > MAX_BUDGET:
         raise MctsvizError(f"--nodes {args.nodes}: the served explorer draws at most {MAX_BUDGET} nodes per subtree")
@@ -103,17 +102,7 @@ def _serve(args: argparse.Namespace, indexed: IndexedTrace) -> int:
     served = ServedTrace(indexed, title=args.title, budget=args.nodes or DEFAULT_BUDGET)
     port = DEFAULT_PORT if args.port is None else args.port
     server = ExplorerServer(served, port, iteration=args.iteration, phase=args.phase, next_free=args.port is None)
-    try:
-        print(f"serving {args.trace} at {server.url} (Ctrl-C stops)", flush=True)
-        if not args.no_browser:
-            webbrowser.open(server.url)
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.close()
-    print("stopped", flush=True)
-    return 0
+    return serve_until_ctrl_c(server, str(args.trace), open_browser=not args.no_browser)
 
 
 def _write_file(args: argparse.Namespace) -> int:

@@ -23,7 +23,6 @@ import sys
 import tempfile
 import threading
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -37,12 +36,11 @@ from .data import DEFAULT_BUDGET
 from .game import carried_nodes, game_asset, game_view_data, game_view_html
 from .html import explorer_assets, served_page
 from .served import BadQuestion, ServedTrace
-from .server import HOST, Query, Refused, error_bytes, json_bytes
+from .server import CONTENT_TYPES, LocalServer, Refused, json_bytes, tree_answer
 
 __all__ = ["GameServer", "ServedGame"]
 
 _MOVE_PATH = re.compile(r"/move/([0-9]{1,6})/(.*)")
-_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
 #: The most moves' searches kept open at once (each holds its final tree).
 MAX_OPEN_MOVES = 64
 
@@ -134,47 +132,22 @@ class ServedGame:
             self._folder.cleanup()
 
 
-class GameServer:
+class GameServer(LocalServer):
     """The server of one game's view, bound to 127.0.0.1 (``port`` 0: any free one).
 
     Use it as a context manager to serve from a background thread, or call :meth:`serve_forever`.
+    ``next_free``: when ``port`` is taken, serve on the next free one above it (``mctsviz view``).
     """
 
-    def __init__(self, served: ServedGame, port: int = 0) -> None:
+    thread_name = "mctsviz-game"
+
+    def __init__(self, served: ServedGame, port: int = 0, *, next_free: bool = False) -> None:
+        super().__init__(port, next_free=next_free)
         self.served = served
-        try:
-            self.httpd = _HTTPServer((HOST, port), _Handler)
-        except OSError as exc:
-            raise MctsvizError(f"cannot serve on {HOST}:{port}: {exc.strerror or exc}") from None
-        self.httpd.game = self
-        self.port: int = self.httpd.server_address[1]
-        self.url = f"http://{HOST}:{self.port}/"
-        self.hosts = {f"{HOST}:{self.port}", f"localhost:{self.port}"}
         page, self.policy = game_view_html(served.data, None, api="move/")
         self.page = page.encode("utf-8")
         self.assets = {f"/assets/{name}": game_asset(name).encode("utf-8") for name in ("mctsviz-game.js", "mctsviz-game.css")}
         self.explorer_assets = {name.rsplit("/", 1)[-1]: text.encode("utf-8") for name, text in explorer_assets("assets").items()}
-        self._thread: threading.Thread | None = None
-
-    def serve_forever(self) -> None:
-        """Answer requests until :meth:`stop` (from another thread) or Ctrl-C."""
-        self.httpd.serve_forever(poll_interval=0.2)
-
-    def stop(self) -> None:
-        """Stop serving and close the socket."""
-        if self._thread is not None:
-            self.httpd.shutdown()
-            self._thread.join()
-            self._thread = None
-        self.httpd.server_close()
-
-    def __enter__(self) -> GameServer:
-        self._thread = threading.Thread(target=self.serve_forever, name="mctsviz-game", daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
 
     def answer(self, path: str) -> tuple[HTTPStatus, bytes, str, str | None]:
         """(status, body, content type, page policy) for a GET of ``path`` (a path and query)."""
@@ -183,13 +156,13 @@ class GameServer:
             return HTTPStatus.OK, self.page, "text/html; charset=utf-8", self.policy
         asset = self.assets.get(url.path)
         if asset is not None:
-            return HTTPStatus.OK, asset, _TYPES[url.path[url.path.rindex(".") :]], None
+            return HTTPStatus.OK, asset, CONTENT_TYPES[url.path[url.path.rindex(".") :]], None
         match = _MOVE_PATH.fullmatch(url.path)
         if match is None:
             raise Refused(HTTPStatus.NOT_FOUND, "no such page: this server answers /, /assets/ and /move/N/ only")
         number, rest = int(match.group(1)), match.group(2)
         if rest.startswith("assets/") and rest[7:] in self.explorer_assets:
-            return HTTPStatus.OK, self.explorer_assets[rest[7:]], _TYPES[rest[rest.rindex(".") :]], None
+            return HTTPStatus.OK, self.explorer_assets[rest[7:]], CONTENT_TYPES[rest[rest.rindex(".") :]], None
         if rest in ("", "api/meta", "api/tree"):
             meta = self.served.meta(number)
             if rest == "":
@@ -198,82 +171,8 @@ class GameServer:
                 return HTTPStatus.OK, page.encode("utf-8"), "text/html; charset=utf-8", policy.replace("frame-ancestors 'none'", "frame-ancestors 'self'")
             if rest == "api/meta":
                 return HTTPStatus.OK, json_bytes(meta), "application/json", None
-            query = Query(url.query)
-            served = self.served.opened(number)
-            answer = served.tree(
-                query.number("i"),
-                query.text("p", "backprop"),
-                root=query.number("node", 0),
-                budget=query.number("n", served.budget),
-                opened=query.numbers("open"),
-                pinned=query.numbers("pin"),
-            )
-            return HTTPStatus.OK, json_bytes(answer), "application/json", None
+            return HTTPStatus.OK, json_bytes(tree_answer(self.served.opened(number), url.query)), "application/json", None
         raise Refused(HTTPStatus.NOT_FOUND, "no such page under /move/N/: its page, assets/ and api/ only")
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    game: GameServer
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _HTTPServer
-    protocol_version = "HTTP/1.1"
-    server_version = "mctsviz"
-    sys_version = ""
-    timeout = 60
-    disable_nagle_algorithm = True
-
-    def do_GET(self) -> None:
-        self._answer(send_body=True)
-
-    def do_HEAD(self) -> None:
-        self._answer(send_body=False)
-
-    def _not_allowed(self) -> None:
-        self._send(HTTPStatus.METHOD_NOT_ALLOWED, error_bytes("only GET and HEAD are answered"), "application/json", {"Allow": "GET, HEAD"})
-
-    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _not_allowed
-
-    def _answer(self, *, send_body: bool) -> None:
-        game = self.server.game
-        policy = None
-        try:
-            if len(self.path) > 4096:
-                raise Refused(HTTPStatus.REQUEST_URI_TOO_LONG, "the address is too long")
-            if not self.path.startswith("/") or self.path.startswith("//"):
-                raise Refused(HTTPStatus.BAD_REQUEST, "only paths on this server are answered")
-            if self.headers.get("Host", "") not in game.hosts:
-                raise Refused(HTTPStatus.FORBIDDEN, f"ask for {game.url}")
-            status, body, kind, policy = game.answer(self.path)
-        except Refused as refused:
-            status, body, kind = refused.status, error_bytes(str(refused)), "application/json"
-        except BadQuestion as exc:
-            status, body, kind = HTTPStatus.BAD_REQUEST, error_bytes(str(exc)), "application/json"
-        except MctsvizError as exc:
-            print(f"mctsviz: error: {terminal_text(exc)}", file=sys.stderr)
-            status, body, kind = HTTPStatus.INTERNAL_SERVER_ERROR, error_bytes(str(exc)), "application/json"
-        except Exception as exc:  # a bug must not become a traceback in the browser or kill the server
-            print(f"mctsviz: error answering {self.path[:200]!r}: {type(exc).__name__}: {exc}", file=sys.stderr)
-            status, body, kind = HTTPStatus.INTERNAL_SERVER_ERROR, error_bytes("the server failed to answer this request"), "application/json"
-        self._send(status, body, kind, {"Content-Security-Policy": policy} if policy else {}, send_body=send_body)
-
-    def _send(self, status: HTTPStatus, body: bytes, kind: str, extra: dict[str, str], *, send_body: bool = True) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", kind if ";" in kind else f"{kind}; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("Referrer-Policy", "no-referrer")
-        for name, value in extra.items():
-            self.send_header(name, value)
-        self.end_headers()
-        if send_body:
-            self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: a request log would bury the line that says where the view is."""
 
 
 def _note(message: str) -> None:

@@ -30,7 +30,7 @@ import threading
 import time
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 from ..errors import MctsvizError
@@ -44,24 +44,29 @@ DEFAULT_PORT = 8737
 PORT_TRIES = 50
 _NUMBER = re.compile(r"[0-9]{1,10}")
 _MAX_URL = 4096
-_CONTENT_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+_Server = TypeVar("_Server", bound="LocalServer")
+#: The content types of the assets served.
+CONTENT_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
 
 
-class ExplorerServer:
-    """The server of one trace's explorer, bound to 127.0.0.1.
+class LocalServer:
+    """A server on 127.0.0.1 answering GET and HEAD with :meth:`answer`, under the rules above.
+
+    The explorer's server and the game view's (:mod:`mctsviz.explorer.gameserver`) are this one
+    server with their own :meth:`answer`: the host check, the one-line JSON errors, the headers
+    and the start and stop are written once, here.
 
     Args:
-        served: the trace to answer from.
         port: the port (0: a free one, see :attr:`port`).
         next_free: when ``port`` is taken, serve on the next free one above it (``mctsviz view``).
-        iteration, phase: where the page opens (default: the last iteration's backpropagation).
 
     Raises:
         MctsvizError: the port cannot be bound (in use, or not allowed).
     """
 
-    def __init__(self, served: ServedTrace, port: int = 0, *, iteration: int | None = None, phase: str = "backprop", next_free: bool = False) -> None:
-        self.served = served
+    thread_name = "mctsviz-server"
+
+    def __init__(self, port: int = 0, *, next_free: bool = False) -> None:
         # A fixed port keeps a bookmark working from one run to the next; when it is taken (the
         # last run still serving, say), the next free one up to PORT_TRIES away.
         tries = PORT_TRIES if next_free and port else 1
@@ -72,23 +77,28 @@ class ExplorerServer:
             except OSError as exc:
                 if attempt + 1 == tries or exc.errno != errno.EADDRINUSE or port + attempt + 1 > 65535:
                     raise MctsvizError(f"cannot serve on {HOST}:{port + attempt}: {exc.strerror or exc}") from None
-        self.httpd.explorer = self
+        self.httpd.owner = self
         self.port: int = self.httpd.server_address[1]
         self.url = f"http://{HOST}:{self.port}/"
         self.hosts = {f"{HOST}:{self.port}", f"localhost:{self.port}"}
-        page, policy = served_page(served.meta, iteration=iteration, phase=phase)
-        self.page, self.policy = page.encode("utf-8"), policy
-        self.assets = {f"/{name}": text.encode("utf-8") for name, text in explorer_assets("assets").items()}
-        self.meta = json_bytes(served.meta)
         self._thread: threading.Thread | None = None
 
+    def answer(self, path: str) -> tuple[HTTPStatus, bytes, str, str | None]:
+        """(status, body, content type, page policy) for a GET of ``path`` (a path and query)
+        that passed the host and shape checks.
+
+        Raises:
+            Refused, BadQuestion, MctsvizError: answered as one line of JSON (4xx, 400, 500).
+        """
+        raise NotImplementedError
+
     def serve_forever(self) -> None:
-        """Answer requests until :meth:`shutdown` (from another thread) or Ctrl-C."""
+        """Answer requests until :meth:`stop` (from another thread) or Ctrl-C."""
         self.httpd.serve_forever(poll_interval=0.2)
 
     def start(self) -> None:
         """Serve from a background thread (for tests and notebooks); :meth:`stop` ends it."""
-        self._thread = threading.Thread(target=self.serve_forever, name="mctsviz-explorer", daemon=True)
+        self._thread = threading.Thread(target=self.serve_forever, name=self.thread_name, daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
@@ -103,7 +113,7 @@ class ExplorerServer:
         """Close the listening socket (the port is free again)."""
         self.httpd.server_close()
 
-    def __enter__(self) -> ExplorerServer:
+    def __enter__(self: _Server) -> _Server:
         self.start()
         return self
 
@@ -111,9 +121,60 @@ class ExplorerServer:
         self.stop()
 
 
+class ExplorerServer(LocalServer):
+    """The server of one trace's explorer, bound to 127.0.0.1.
+
+    Args:
+        served: the trace to answer from.
+        port: the port (0: a free one, see :attr:`port`).
+        next_free: when ``port`` is taken, serve on the next free one above it (``mctsviz view``).
+        iteration, phase: where the page opens (default: the last iteration's backpropagation).
+
+    Raises:
+        MctsvizError: the port cannot be bound (in use, or not allowed).
+    """
+
+    thread_name = "mctsviz-explorer"
+
+    def __init__(self, served: ServedTrace, port: int = 0, *, iteration: int | None = None, phase: str = "backprop", next_free: bool = False) -> None:
+        super().__init__(port, next_free=next_free)
+        self.served = served
+        page, policy = served_page(served.meta, iteration=iteration, phase=phase)
+        self.page, self.policy = page.encode("utf-8"), policy
+        self.assets = {f"/{name}": text.encode("utf-8") for name, text in explorer_assets("assets").items()}
+        self.meta = json_bytes(served.meta)
+
+    def answer(self, path: str) -> tuple[HTTPStatus, bytes, str, str | None]:
+        """The page, an asset, or the API's answer (see the module's list)."""
+        url = urlsplit(path)
+        if url.path in ("/", "/index.html"):
+            return HTTPStatus.OK, self.page, "text/html; charset=utf-8", self.policy
+        asset = self.assets.get(url.path)
+        if asset is not None:
+            return HTTPStatus.OK, asset, CONTENT_TYPES[url.path[url.path.rindex(".") :]], None
+        if url.path == "/api/meta":
+            return HTTPStatus.OK, self.meta, "application/json", None
+        if url.path == "/api/tree":
+            return HTTPStatus.OK, json_bytes(tree_answer(self.served, url.query)), "application/json", None
+        raise Refused(HTTPStatus.NOT_FOUND, "no such page: this server answers /, /assets/ and /api/ only")
+
+
+def tree_answer(served: ServedTrace, query_text: str) -> dict[str, Any]:
+    """The answer to ``/api/tree?QUERY`` from ``served`` (the explorer's and each game move's)."""
+    query = Query(query_text)
+    return served.tree(
+        query.number("i"),
+        query.text("p", "backprop"),
+        root=query.number("node", 0),
+        budget=query.number("n", served.budget),
+        opened=query.numbers("open"),
+        pinned=query.numbers("pin"),
+    )
+
+
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True  # a browser's idle keep-alive connection never holds up Ctrl-C
-    explorer: ExplorerServer
+    owner: LocalServer
 
 
 class Refused(Exception):
@@ -146,10 +207,17 @@ class _Handler(BaseHTTPRequestHandler):
     do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _not_allowed
 
     def _answer(self, *, send_body: bool) -> None:
-        explorer = self.server.explorer
+        owner = self.server.owner
         started = time.perf_counter()
+        policy = None
         try:
-            status, body, kind = self._route(explorer)
+            if len(self.path) > _MAX_URL:
+                raise Refused(HTTPStatus.REQUEST_URI_TOO_LONG, "the address is too long")
+            if not self.path.startswith("/") or self.path.startswith("//"):
+                raise Refused(HTTPStatus.BAD_REQUEST, "only paths on this server are answered")
+            if self.headers.get("Host", "") not in owner.hosts:
+                raise Refused(HTTPStatus.FORBIDDEN, f"ask for {owner.url}")
+            status, body, kind, policy = owner.answer(self.path)
         except Refused as refused:
             status, body, kind = refused.status, error_bytes(str(refused)), "application/json"
         except BadQuestion as exc:
@@ -160,38 +228,10 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as exc:  # a bug must not become a traceback in the browser or kill the server
             print(f"mctsviz: error answering {self.path[:200]!r}: {type(exc).__name__}: {exc}", file=sys.stderr)
             status, body, kind = HTTPStatus.INTERNAL_SERVER_ERROR, error_bytes("the server failed to answer this request"), "application/json"
-        extra = {"Content-Security-Policy": explorer.policy} if kind.startswith("text/html") else {}
+        extra = {"Content-Security-Policy": policy} if policy else {}
         # The server's share of a request's time, for the browser's developer tools and the benchmark.
         extra["Server-Timing"] = f"answer;dur={(time.perf_counter() - started) * 1000:.1f}"
         self._send(status, body, kind, extra=extra, send_body=send_body)
-
-    def _route(self, explorer: ExplorerServer) -> tuple[HTTPStatus, bytes, str]:
-        if len(self.path) > _MAX_URL:
-            raise Refused(HTTPStatus.REQUEST_URI_TOO_LONG, "the address is too long")
-        if not self.path.startswith("/") or self.path.startswith("//"):
-            raise Refused(HTTPStatus.BAD_REQUEST, "only paths on this server are answered")
-        if self.headers.get("Host", "") not in explorer.hosts:
-            raise Refused(HTTPStatus.FORBIDDEN, f"ask for {explorer.url}")
-        url = urlsplit(self.path)
-        if url.path in ("/", "/index.html"):
-            return HTTPStatus.OK, explorer.page, "text/html; charset=utf-8"
-        asset = explorer.assets.get(url.path)
-        if asset is not None:
-            return HTTPStatus.OK, asset, _CONTENT_TYPES[url.path[url.path.rindex(".") :]]
-        if url.path == "/api/meta":
-            return HTTPStatus.OK, explorer.meta, "application/json"
-        if url.path == "/api/tree":
-            query = Query(url.query)
-            answer = explorer.served.tree(
-                query.number("i"),
-                query.text("p", "backprop"),
-                root=query.number("node", 0),
-                budget=query.number("n", explorer.served.budget),
-                opened=query.numbers("open"),
-                pinned=query.numbers("pin"),
-            )
-            return HTTPStatus.OK, json_bytes(answer), "application/json"
-        raise Refused(HTTPStatus.NOT_FOUND, "no such page: this server answers /, /assets/ and /api/ only")
 
     def _send(self, status: HTTPStatus, body: bytes, kind: str, *, extra: dict[str, str] | None = None, send_body: bool = True) -> None:
         self.send_response(status)
@@ -270,4 +310,4 @@ def error_bytes(message: str) -> bytes:
     return json_bytes({"error": " ".join(message.split())})
 
 
-__all__ = ["HOST", "ExplorerServer", "Query", "Refused", "error_bytes", "json_bytes"]
+__all__ = ["CONTENT_TYPES", "DEFAULT_PORT", "HOST", "ExplorerServer", "LocalServer", "Query", "Refused", "error_bytes", "json_bytes", "tree_answer"]
