@@ -14,15 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from .errors import MctsvizError
-from .games.chance import chance_outcomes
 from .players import MCTSPlayer, as_player, player_spec
-from .playing import GameRecord, game_rng, play_game
+from .playing import GameRecord, chance_draw, game_rng, play_game
 from .seek import IndexTap
-from .trace.game import GameEnd, GameTraceWriter, MoveRecord, new_header
+from .trace.game import GameEnd, GameTraceWriter, MoveRecord, chance_move, new_header
 from .trace.io import TraceWriter
 from .types import Game
 
-__all__ = ["MAX_WRITTEN_INDEX_ITERATIONS", "checkpoint_interval", "kept_games", "play_traced_game", "refuse_chance", "trace_match_games"]
+__all__ = ["MAX_WRITTEN_INDEX_ITERATIONS", "checkpoint_interval", "kept_games", "play_traced_game", "trace_match_games"]
 
 #: The longest search whose index is built as it is written (a move's index becomes one frame of
 #: the game trace, whole in memory; a longer search is indexed when its move is opened).
@@ -66,7 +65,13 @@ def play_traced_game(
     with GameTraceWriter(path) as writer, tempfile.TemporaryDirectory(prefix="mctsviz-game-") as folder:
         writer.header(new_header(game, specs, first=first, seed=seed, index=index, start=game.state_key(state)))
         while not game.is_terminal(state):
-            refuse_chance(game, state, len(moves) + 1)
+            drawn = chance_draw(game, state, rng)
+            if drawn is not None:
+                label = game.action_label(drawn)
+                writer.move(chance_move(len(moves) + 1, game.state_key(state), label))
+                moves.append(label)
+                state = game.next_state(state, drawn)
+                continue
             mover = game.current_player(state)
             seat = seats[mover]
             player = players[seat]
@@ -99,20 +104,6 @@ def play_traced_game(
         winner = 0 if ret_a > ret_b else 1 if ret_b > ret_a else None
         writer.end(GameEnd(returns=values, winner=winner, moves=len(moves)))
     return GameRecord(first=first, winner=winner, moves=tuple(moves), returns=(ret_a, ret_b))
-
-
-def refuse_chance(game: Game, state: Any, number: int) -> None:
-    """Refuse a chance move (a die's roll) in a game being traced: a game trace's moves are the
-    players' (each with a seat and a mover), and holds no chance move yet.
-
-    Raises:
-        MctsvizError: ``state`` is a chance node.
-    """
-    if chance_outcomes(game, state):
-        raise MctsvizError(
-            f"{game.name}: move {number} is chance's ({game.state_key(state)}), and a game trace holds only the players' moves: "
-            "play a game with chance nodes without a trace"
-        )
 
 
 def checkpoint_interval(iterations: int) -> int:

@@ -43,6 +43,16 @@ def game_rng(seed: int, index: int) -> random.Random:
     return random.Random(f"mctsviz-match:{seed}:{index}")
 
 
+def chance_draw(game: Game, state: Any, rng: random.Random) -> Any:
+    """Chance's move at ``state`` (a die's roll), drawn by its probability from the game's
+    ``rng``; None when ``state`` is not a chance node. A traced game draws with it as the
+    untraced one does, so both play the same moves."""
+    outcomes = chance_outcomes(game, state)
+    if not outcomes:
+        return None
+    return outcomes[draw_index([p for _, p in outcomes], rng.random())][0]
+
+
 def play_game(game: Game, player_a: Any, player_b: Any, *, seed: int = 0, index: int = 0, alternate: bool = True) -> GameRecord:
     """Play game ``index`` of a match: a moves first in even games when ``alternate``.
 
@@ -59,9 +69,8 @@ def play_game(game: Game, player_a: Any, player_b: Any, *, seed: int = 0, index:
     state = game.initial_state()
     moves: list[str] = []
     while not game.is_terminal(state):
-        outcomes = chance_outcomes(game, state)
-        if outcomes:  # a chance node: the game's own draw, by probability, from the game's rng
-            action = outcomes[draw_index([p for _, p in outcomes], rng.random())][0]
+        action = chance_draw(game, state, rng)
+        if action is not None:
             moves.append(game.action_label(action))
             state = game.next_state(state, action)
             continue

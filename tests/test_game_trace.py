@@ -14,7 +14,18 @@ from mctsviz.gameplay import play_traced_game
 from mctsviz.players import parse_player
 from mctsviz.playing import game_rng, play_game
 from mctsviz.search import search
-from mctsviz.trace.game import GAME_MAGIC, GameTraceWriter, is_game_trace, move_segment, open_move, read_game
+from mctsviz.trace.game import (
+    CHANCE_SEAT,
+    GAME_MAGIC,
+    GAME_SCHEMA_VERSION,
+    GameTraceWriter,
+    MoveRecord,
+    is_game_trace,
+    move_segment,
+    new_header,
+    open_move,
+    read_game,
+)
 from mctsviz.trace.io import TraceWriter, load_trace
 
 C4_A = "mcts:iterations=300,engine=python"
@@ -285,23 +296,66 @@ def test_play_writes_over_a_game_trace_it_wrote_before(tmp_path, capsys):
     assert read_game(path).header.players[0] == "mcts:iterations=30"
 
 
-def test_a_game_with_chance_moves_is_refused_in_one_line_not_searched_at_a_chance_node(tmp_path, capsys):
-    # The traced game used to reach the die's roll and search there ("the start state ... is a
-    # chance node"), a message about a search the user never asked for.
+def test_chance_moves_are_moves_of_their_own_and_the_game_is_the_untraced_one(tmp_path, capsys):
+    # A die's roll used to stop a traced game in one line; now it is a move without a search,
+    # drawn from the game's randomness as the untraced game draws it.
+    pig = games.load("pig")
     path = tmp_path / "pig.msgpack"
-    assert main(["play", "mcts:iterations=20", "random", "--game", "pig", "--trace", str(path)]) == 2
+    record = play_traced_game(pig, "mcts:iterations=30,engine=python", "random", path, seed=3)
+    untraced = play_game(pig, parse_player("mcts:iterations=30,engine=python"), parse_player("random"), seed=3)
+    assert record == untraced
+    game = read_game(path)
+    assert game.header.schema_version == GAME_SCHEMA_VERSION == 8
+    assert [m.record.move for m in game.moves] == list(untraced.moves)
+    drawn = [m for m in game.moves if m.chance]
+    assert drawn and all(m.record.seat == m.record.mover == CHANCE_SEAT and not m.searched for m in drawn)
+    assert all(m.record.move in {str(face) for face in range(1, 7)} for m in drawn)  # the die's faces
+    searched = [m for m in game.moves if m.searched]
+    assert searched and not any(m.chance for m in searched)
+    for move in searched[:3]:  # each search below a roll verifies, chance nodes and all
+        assert main(["verify", str(path), "--move", str(move.record.number)]) == 0, capsys.readouterr().out
+    capsys.readouterr()
+    assert main(["inspect", str(path), "--moves"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[drawn[0].record.number - 1].strip() == f"{drawn[0].record.number}. chance drew {drawn[0].record.move}"
+    assert main(["verify", str(path), "--move", str(drawn[0].record.number)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "pig: move 2 is chance's" in err and "a game trace holds only the players' moves" in err
-    assert not path.exists() and not list(tmp_path.iterdir())
-    assert main(["play", "mcts:iterations=20", "random", "--game", "pig"]) == 0  # untraced, the game is played
+    assert err.count("\n") == 1 and "was chance's, without a search to show" in err
+
+
+def test_the_game_recorder_takes_chance_outcomes_and_refuses_others(tmp_path):
     from mctsviz.trace.gamerecorder import GameRecorder
 
     game = games.load("pig")
-    with pytest.raises(MctsvizError, match="move 2 is chance's"):
-        with GameRecorder(tmp_path / "rec.msgpack", game, players=("a", "b")) as record:
-            record.played(game.legal_actions(record.state)[0])
-            record.played(game.legal_actions(record.state)[0])
-    assert not (tmp_path / "rec.msgpack").exists()
+    with GameRecorder(tmp_path / "rec.msgpack", game, players=("a", "b")) as record:
+        record.played(game.legal_actions(record.state)[0])  # roll
+        outcomes = [outcome for outcome, _ in games.chance.chance_outcomes(game, record.state)]
+        with pytest.raises(MctsvizError, match="is not an outcome of chance's move"):
+            record.played("hold")
+        record.next_recorder()
+        with pytest.raises(MctsvizError, match="is chance's .*it has no search to record"):
+            record.played(outcomes[-1])
+    game_trace = read_game(tmp_path / "rec.msgpack")
+    assert [m.chance for m in game_trace.moves] == [False]  # the refused roll left no move behind
+
+
+@pytest.mark.parametrize(
+    ("version", "seat", "mover", "extra", "message"),
+    [
+        (8, CHANCE_SEAT, 0, {}, "chance's move made by player 0"),
+        (8, CHANCE_SEAT, CHANCE_SEAT, {"iterations": 5}, "chance's move with a search"),
+        (7, CHANCE_SEAT, CHANCE_SEAT, {}, "seat -1 or player -1 is not in the game"),  # before version 8, no chance moves
+    ],
+)
+def test_a_forged_chance_move_is_refused_in_one_line(tmp_path, version, seat, mover, extra, message):
+    pig = games.load("pig")
+    path = tmp_path / "forged.msgpack"
+    header = msgspec.structs.replace(new_header(pig, ("a", "b"), first=0, seed=0, index=0, start=pig.state_key(pig.initial_state())), schema_version=version)
+    with GameTraceWriter(path) as writer:
+        writer.header(header)
+        writer.move(MoveRecord(number=1, seat=seat, mover=mover, state="x", move="3", **extra))
+    with pytest.raises(MctsvizError, match=message):
+        read_game(path)
 
 
 def test_the_same_seed_gives_the_same_game_trace_bytes(tmp_path):

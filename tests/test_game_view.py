@@ -119,3 +119,24 @@ def test_the_demos_learner_games_show_its_memory_grow_across_moves_and_games():
     assert "visits carried over" in first["learner-vs-thinker-game-1/move-05.md"]
     assert "visits carried over" in second["learner-vs-thinker-game-2/move-01.md"]
     assert not any("carried over" in first[f"learner-vs-thinker-game-1/move-0{n}.md"] for n in (2, 4, 6))  # the thinker's
+
+
+def test_chance_moves_are_rows_of_chance_with_no_value_and_their_own_pages(tmp_path):
+    from mctsviz.walkthrough.game import build_game_pages
+
+    path = tmp_path / "pig.msgpack"
+    play_traced_game(games.load("pig"), "mcts:iterations=20,engine=python", "random", path, seed=3)
+    game = read_game(path)
+    data = game_view_data(game)
+    chance = [row for row, move in zip(data["moves"], game.moves) if move.chance]
+    assert chance
+    for row in chance:
+        assert row["by"] == "chance" and row["seat"] == -1 and not row["searched"]
+        assert row["text"] == f"{row['n']}. chance: {row['move']}" and data["values"][row["n"] - 1] == [None, None]
+    # A seat of -1 must not name the last player (a Python index from the end).
+    assert all(row["by"] in ("a", "b") for row, move in zip(data["moves"], game.moves) if not move.chance)
+    pages = build_game_pages(path, name="pig")
+    first = chance[0]["n"]
+    page = next(text for name, text in pages.items() if name.endswith(f"move-{first:02d}.md"))
+    assert f"# Move {first}: chance drew {chance[0]['move']}" in page
+    assert "| chance |" in pages["pig/index.md"] and "chance&#x27;s draw" in pages["pig/index.md"]

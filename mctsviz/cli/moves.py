@@ -103,7 +103,7 @@ def summary_rows(path: str) -> list[dict[str, Any]]:
         rows.append(
             {
                 "move": record.number,
-                "player": game.header.players[record.seat],
+                "player": "chance" if move.chance else game.header.players[record.seat],
                 "mover": record.mover,
                 "played": record.move,
                 "iterations": record.iterations,

@@ -376,6 +376,9 @@ def _print_moves(args: argparse.Namespace) -> int:
         _print_json(rows)
         return EXIT_OK
     for row in rows:
+        if row["mover"] < 0:
+            print(f"{row['move']:>3}. chance drew {terminal_text(row['played'])}")
+            continue
         head = f"{row['move']:>3}. {terminal_text(row['player'])} (player {row['mover'] + 1}) played {terminal_text(row['played'])}"
         if row["visits"] is None:
             print(head + " without a search")

@@ -70,10 +70,12 @@ def game_view_data(game: GameTrace) -> dict[str, Any]:
     values: list[list[float | None]] = []
     for move in game.moves:
         record = move.record
-        seat = seats[record.seat]
-        row: dict[str, Any] = {"n": record.number, "seat": record.seat, "mover": record.mover, "move": record.move, "searched": move.searched}
+        seat = "chance" if move.chance else seats[record.seat]
+        row: dict[str, Any] = {"n": record.number, "seat": record.seat, "by": seat, "mover": record.mover, "move": record.move, "searched": move.searched}
         value: list[float | None] = [None] * len(header.players)
-        if move.searched and record.mean is not None:
+        if move.chance:
+            row.update(iterations=0, share=None, text=f"{record.number}. chance: {record.move}", mismatch=False)
+        elif move.searched and record.mean is not None:
             low, high = _RANGES.get(record.reward or "pm1", (-1.0, 1.0))
             value[record.seat] = record.mean
             if len(header.players) == 2:

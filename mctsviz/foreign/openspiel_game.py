@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import MctsvizError
-from ..gameplay import refuse_chance
+from ..games.chance import chance_outcomes
 from ..games.openspiel import OpenSpielGame
 from ..playing import GameRecord, game_rng
 from ..trace.gamerecorder import GameRecorder
@@ -139,7 +139,13 @@ def play_openspiel_game(
     with GameRecorder(path, game, players=names, seed=seed, first=first, index=index) as record:
         state = record.state
         while state is not None:
-            refuse_chance(game, state, len(moves) + 1)
+            if chance_outcomes(game, state):
+                # MCTSBot expands a chance node in the same iteration as the node above it, two
+                # expansions a trace's iteration cannot hold: its searches would not verify.
+                raise MctsvizError(
+                    f"{game.name}: move {len(moves) + 1} is chance's ({game.state_key(state)}): OpenSpiel's MCTSBot expands chance nodes "
+                    "within its iterations, which a trace cannot hold; play a game with chance moves without --trace"
+                )
             seat = (first + game.current_player(state)) % 2
             bot = bots[seat]
             legal = game.legal_actions(state)

@@ -1,4 +1,4 @@
-"""Game traces: every move's search of one game in one file (schema version 7).
+"""Game traces: every move's search of one game in one file (schema version 8; 7 still reads).
 
 A game trace is a container around ordinary one-search traces, so every reader of a trace
 reads a move's search as it is:
@@ -45,7 +45,9 @@ from .limits import MAX_PLAYERS, MAX_TEXT
 __all__ = [
     "GAME_FORMAT",
     "GAME_MAGIC",
+    "CHANCE_SEAT",
     "GAME_SCHEMA_VERSION",
+    "READABLE_GAME_VERSIONS",
     "MAX_GAME_MOVES",
     "MAX_RECORD_BYTES",
     "GameEnd",
@@ -57,14 +59,19 @@ __all__ = [
     "extract_move",
     "is_game_trace",
     "move_segment",
+    "chance_move",
     "new_header",
     "open_move",
     "read_game",
 ]
 
 GAME_FORMAT = "mctsviz-game"
-#: The trace format's version that added game traces; a one-search trace inside is version 6.
-GAME_SCHEMA_VERSION = 7
+#: The game trace's version: 7 added game traces (a one-search trace inside is version 6), 8
+#: chance's moves (a die's roll) as moves of their own.
+GAME_SCHEMA_VERSION = 8
+READABLE_GAME_VERSIONS = (7, 8)
+#: The seat and mover of a chance move: nobody's (it has no search).
+CHANCE_SEAT = -1
 GAME_MAGIC = b"MVZGAME\n"
 #: The longest header, move record or end a reader holds (a record is a few hundred bytes; a
 #: header names the players and the game's parameters).
@@ -85,7 +92,7 @@ class GameHeader(_GameRecord, frozen=True, tag="game"):
 
     Attributes:
         format: ``"mctsviz-game"``.
-        schema_version: 7.
+        schema_version: 8 (7: without chance moves).
         library_version: the mctsviz that wrote it.
         game: the game's name; ``game_params`` its parameters.
         num_players: the game's players.
@@ -111,10 +118,13 @@ class GameHeader(_GameRecord, frozen=True, tag="game"):
 class MoveRecord(_GameRecord, frozen=True, tag="move"):
     """One move: who made it, what it was, what the search behind it thought.
 
+    A chance move (a die's roll, drawn by its probability; since version 8) has seat and mover
+    :data:`CHANCE_SEAT` and no search.
+
     Attributes:
         number: the move's number, from 1.
-        seat: the seat (index into the header's players) that moved.
-        mover: the game's player to move (0, 1, ...).
+        seat: the seat (index into the header's players) that moved; -1: chance.
+        mover: the game's player to move (0, 1, ...); -1: chance.
         state: the state key before the move (the search's root).
         move: the move's label.
         segment: the bytes of the search's trace in the next frame (0: no search, no frame).
@@ -158,6 +168,11 @@ _ENCODER = msgspec.msgpack.Encoder()
 _DECODER = msgspec.msgpack.Decoder(GameHeader | MoveRecord | GameEnd)
 
 
+def chance_move(number: int, state: str, label: str) -> MoveRecord:
+    """The record of move ``number``, chance's ``label`` drawn at ``state`` (a die's roll)."""
+    return MoveRecord(number=number, seat=CHANCE_SEAT, mover=CHANCE_SEAT, state=state, move=label)
+
+
 @dataclass(frozen=True)
 class GameMove:
     """A move of a read game trace: its record and where its search's trace lies in the file."""
@@ -172,6 +187,11 @@ class GameMove:
     def searched(self) -> bool:
         """Whether a search chose this move (its trace is in the file)."""
         return self.size > 0
+
+    @property
+    def chance(self) -> bool:
+        """Whether chance made this move (a die's roll), not a player."""
+        return self.record.seat == CHANCE_SEAT
 
 
 @dataclass(frozen=True)
@@ -199,6 +219,8 @@ class GameTrace:
         if not 1 <= number <= len(self.moves):
             raise MctsvizError(f"{self.path}: no move {number}: the game has moves 1 to {len(self.moves)}")
         chosen = self.moves[number - 1]
+        if chosen.chance:
+            raise MctsvizError(f"{self.path}: move {number} ({chosen.record.move}) was chance's, without a search to show")
         if not chosen.searched:
             spec = self.header.players[chosen.record.seat]
             raise MctsvizError(f"{self.path}: move {number} ({chosen.record.move}) was played by {spec}, without a search to show")
@@ -411,8 +433,8 @@ def _problem(record: Any, header: GameHeader | None, moves: int) -> str | None:
             return "a second game header"
         if record.format != GAME_FORMAT:
             return f"format {record.format[:80]!r} is not {GAME_FORMAT}"
-        if record.schema_version != GAME_SCHEMA_VERSION:
-            return f"game trace schema version {record.schema_version} (this mctsviz reads version {GAME_SCHEMA_VERSION})"
+        if record.schema_version not in READABLE_GAME_VERSIONS:
+            return f"game trace schema version {record.schema_version} (this mctsviz reads versions {READABLE_GAME_VERSIONS[0]}-{READABLE_GAME_VERSIONS[-1]})"
         if not 1 <= record.num_players <= MAX_PLAYERS or not 1 <= len(record.players) <= MAX_PLAYERS:
             return f"{record.num_players} players, {len(record.players)} seats: at most {MAX_PLAYERS}"
         if not 0 <= record.first < len(record.players):
@@ -428,7 +450,12 @@ def _problem(record: Any, header: GameHeader | None, moves: int) -> str | None:
             return f"more than {MAX_GAME_MOVES} moves"
         if record.number != moves + 1:
             return f"move {record.number} where move {moves + 1} comes next"
-        if not 0 <= record.seat < len(header.players) or not 0 <= record.mover < header.num_players:
+        if record.seat == CHANCE_SEAT and header.schema_version >= 8:
+            if record.mover != CHANCE_SEAT:
+                return f"move {record.number}: chance's move made by player {record.mover}"
+            if record.segment or record.iterations or record.visits or record.mean is not None or record.carried:
+                return f"move {record.number}: chance's move with a search"
+        elif not 0 <= record.seat < len(header.players) or not 0 <= record.mover < header.num_players:
             return f"move {record.number}: seat {record.seat} or player {record.mover} is not in the game"
         if len(record.move) > MAX_TEXT or len(record.state) > MAX_TEXT:
             return f"move {record.number}: a label longer than {MAX_TEXT} characters"

@@ -13,7 +13,7 @@ import msgspec
 from ..errors import MctsvizError
 from ..games.chance import chance_outcomes
 from .events import Decision, Header
-from .game import GameEnd, GameTraceWriter, MoveRecord, new_header
+from .game import GameEnd, GameTraceWriter, MoveRecord, chance_move, new_header
 from .writer import TraceWriter
 
 __all__ = ["GameRecorder"]
@@ -116,12 +116,23 @@ class GameRecorder:
         """Record ``action`` as the move played (with the search recorded since the last move,
         if any); returns the state after it, or None when the game is over.
 
+        At a chance node (a die's roll) ``action`` is chance's outcome, recorded as chance's
+        move, without a search.
+
         Raises:
-            MctsvizError: an illegal move, a chance node's move (a game trace holds none yet), or
+            MctsvizError: an illegal move or outcome, a search recorded before chance's move, or
                 a search without its decision (``finish()``).
         """
-        if chance_outcomes(self.game, self.state):
-            raise MctsvizError(f"move {self.moves + 1} is chance's ({self.game.state_key(self.state)}): a game trace holds only the players' moves")
+        outcomes = chance_outcomes(self.game, self.state)
+        if outcomes:
+            if action not in [outcome for outcome, _ in outcomes]:
+                raise MctsvizError(f"move {self.moves + 1}: {action!r} is not an outcome of chance's move in {self.game.state_key(self.state)}")
+            if self._current is not None:
+                raise MctsvizError(f"move {self.moves + 1} is chance's ({self.game.state_key(self.state)}): it has no search to record")
+            self.writer.move(chance_move(self.moves + 1, self.game.state_key(self.state), self.game.action_label(action)))
+            self.moves += 1
+            self.state = self.game.next_state(self.state, action)
+            return None if self.game.is_terminal(self.state) else self.state
         if action not in self.game.legal_actions(self.state):
             raise MctsvizError(f"move {self.moves + 1}: {action!r} is not a legal move in {self.game.state_key(self.state)}")
         mover = self.game.current_player(self.state)

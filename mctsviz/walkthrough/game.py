@@ -74,10 +74,8 @@ def build_game_pages(game_path: str | os.PathLike[str], *, name: str, title: str
     rows = ["| move | side | played | the search | page |", "|---:|---|---|---|---|"]
     for move in data["moves"]:
         page = _page_name(move["n"], width)
-        summary = move["text"].split(": ", 1)[1] if move["searched"] else "without a search"
-        rows.append(
-            f"| {move['n']} | {markdown_text(data['seats'][move['seat']])} | {markdown_text(move['move'])} | {markdown_text(summary)} | [move {move['n']}]({page}.md) |"
-        )
+        summary = move["text"].split(": ", 1)[1] if move["searched"] else "chance's draw" if move["seat"] < 0 else "without a search"
+        rows.append(f"| {move['n']} | {markdown_text(move['by'])} | {markdown_text(move['move'])} | {markdown_text(summary)} | [move {move['n']}]({page}.md) |")
     players = "\n".join(f"- {markdown_text(player)}" for player in data["players"])
     pages[f"{name}/index.md"] = (
         f"---\ntitle: {front_matter_title(heading)}\n---\n\n# {markdown_text(heading)}\n\n{_head(None)}\n\n"
@@ -94,7 +92,7 @@ def build_game_pages(game_path: str | os.PathLike[str], *, name: str, title: str
         ahead = f"[move {number + 1} →]({_page_name(number + 1, width)}.md)" if number < len(data["moves"]) else "last →"
         parts = [
             f"---\ntitle: {front_matter_title(f'{heading}: move {number}')}\n---\n",
-            f"# Move {number}: {markdown_text(data['seats'][move['seat']])} played {markdown_text(move['move'])}\n",
+            f"# Move {number}: {markdown_text(move['by'])} {'drew' if move['seat'] < 0 else 'played'} {markdown_text(move['move'])}\n",
         ]
         script = f"{page}.js" if move["searched"] else None
         parts.append(_head(script) + "\n")

@@ -74,7 +74,7 @@
     var list = html("ol", "mvg-moves", right);
     d.moves.forEach(function (/** @type {any} */ m) {
       var item = html("li", "", list);
-      var b = html("button", "mvg-move " + (SEAT_CLASSES[m.seat] || ""), item, m.text);
+      var b = html("button", "mvg-move " + (m.seat < 0 ? "mvg-chance" : SEAT_CLASSES[m.seat] || ""), item, m.text);
       b.type = "button";
       b.setAttribute("data-move", String(m.n));
       b.addEventListener("click", function () { self.show(m.n, true); });
