@@ -25,7 +25,6 @@ import threading
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from ..errors import MctsvizError
 from ..escape import terminal as terminal_text
@@ -149,15 +148,9 @@ class GameServer(LocalServer):
         self.assets = {f"/assets/{name}": game_asset(name).encode("utf-8") for name in ("mctsviz-game.js", "mctsviz-game.css")}
         self.explorer_assets = {name.rsplit("/", 1)[-1]: text.encode("utf-8") for name, text in explorer_assets("assets").items()}
 
-    def answer(self, path: str) -> tuple[HTTPStatus, bytes, str, str | None]:
-        """(status, body, content type, page policy) for a GET of ``path`` (a path and query)."""
-        url = urlsplit(path)
-        if url.path in ("/", "/index.html"):
-            return HTTPStatus.OK, self.page, "text/html; charset=utf-8", self.policy
-        asset = self.assets.get(url.path)
-        if asset is not None:
-            return HTTPStatus.OK, asset, CONTENT_TYPES[url.path[url.path.rindex(".") :]], None
-        match = _MOVE_PATH.fullmatch(url.path)
+    def route(self, path: str, query: str) -> tuple[HTTPStatus, bytes, str, str | None]:
+        """A move's page, its explorer's assets, or its API's answer."""
+        match = _MOVE_PATH.fullmatch(path)
         if match is None:
             raise Refused(HTTPStatus.NOT_FOUND, "no such page: this server answers /, /assets/ and /move/N/ only")
         number, rest = int(match.group(1)), match.group(2)
@@ -171,7 +164,7 @@ class GameServer(LocalServer):
                 return HTTPStatus.OK, page.encode("utf-8"), "text/html; charset=utf-8", policy.replace("frame-ancestors 'none'", "frame-ancestors 'self'")
             if rest == "api/meta":
                 return HTTPStatus.OK, json_bytes(meta), "application/json", None
-            return HTTPStatus.OK, json_bytes(tree_answer(self.served.opened(number), url.query)), "application/json", None
+            return HTTPStatus.OK, json_bytes(tree_answer(self.served.opened(number), query)), "application/json", None
         raise Refused(HTTPStatus.NOT_FOUND, "no such page under /move/N/: its page, assets/ and api/ only")
 
 

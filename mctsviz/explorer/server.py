@@ -65,6 +65,10 @@ class LocalServer:
     """
 
     thread_name = "mctsviz-server"
+    #: The page's document (``/``), its Content-Security-Policy, and the assets by path.
+    page: bytes
+    policy: str
+    assets: dict[str, bytes]
 
     def __init__(self, port: int = 0, *, next_free: bool = False) -> None:
         # A fixed port keeps a bookmark working from one run to the next; when it is taken (the
@@ -85,11 +89,21 @@ class LocalServer:
 
     def answer(self, path: str) -> tuple[HTTPStatus, bytes, str, str | None]:
         """(status, body, content type, page policy) for a GET of ``path`` (a path and query)
-        that passed the host and shape checks.
+        that passed the host and shape checks: the page, an asset, or :meth:`route`'s answer.
 
         Raises:
             Refused, BadQuestion, MctsvizError: answered as one line of JSON (4xx, 400, 500).
         """
+        url = urlsplit(path)
+        if url.path in ("/", "/index.html"):
+            return HTTPStatus.OK, self.page, "text/html; charset=utf-8", self.policy
+        asset = self.assets.get(url.path)
+        if asset is not None:
+            return HTTPStatus.OK, asset, CONTENT_TYPES[url.path[url.path.rindex(".") :]], None
+        return self.route(url.path, url.query)
+
+    def route(self, path: str, query: str) -> tuple[HTTPStatus, bytes, str, str | None]:
+        """The answer for any other ``path``: each server's own questions."""
         raise NotImplementedError
 
     def serve_forever(self) -> None:
@@ -144,18 +158,12 @@ class ExplorerServer(LocalServer):
         self.assets = {f"/{name}": text.encode("utf-8") for name, text in explorer_assets("assets").items()}
         self.meta = json_bytes(served.meta)
 
-    def answer(self, path: str) -> tuple[HTTPStatus, bytes, str, str | None]:
-        """The page, an asset, or the API's answer (see the module's list)."""
-        url = urlsplit(path)
-        if url.path in ("/", "/index.html"):
-            return HTTPStatus.OK, self.page, "text/html; charset=utf-8", self.policy
-        asset = self.assets.get(url.path)
-        if asset is not None:
-            return HTTPStatus.OK, asset, CONTENT_TYPES[url.path[url.path.rindex(".") :]], None
-        if url.path == "/api/meta":
+    def route(self, path: str, query: str) -> tuple[HTTPStatus, bytes, str, str | None]:
+        """The API's answers (see the module's list)."""
+        if path == "/api/meta":
             return HTTPStatus.OK, self.meta, "application/json", None
-        if url.path == "/api/tree":
-            return HTTPStatus.OK, json_bytes(tree_answer(self.served, url.query)), "application/json", None
+        if path == "/api/tree":
+            return HTTPStatus.OK, json_bytes(tree_answer(self.served, query)), "application/json", None
         raise Refused(HTTPStatus.NOT_FOUND, "no such page: this server answers /, /assets/ and /api/ only")
 
 
