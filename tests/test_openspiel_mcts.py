@@ -16,10 +16,14 @@ import msgspec  # noqa: E402
 from mctsviz import games  # noqa: E402
 from mctsviz.cli import main  # noqa: E402
 from mctsviz.errors import MctsvizError  # noqa: E402
+from mctsviz.explorer.data import IterationRecorder, MeanColours, formula_kinds  # noqa: E402
 from mctsviz.foreign.openspiel_mcts import record_openspiel_search  # noqa: E402
 from mctsviz.replay import Replay  # noqa: E402
 from mctsviz.search import Memory, search  # noqa: E402
 from mctsviz.testing import recorded_search  # noqa: E402
+from mctsviz.text.formulas import formula_legend, formula_template  # noqa: E402
+from mctsviz.text.names import NodeNames, score_rows  # noqa: E402
+from mctsviz.textcodes import TextCodes  # noqa: E402
 from mctsviz.trace.events import Backprop, Expand, Select  # noqa: E402
 from mctsviz.trace.io import load_trace  # noqa: E402
 from mctsviz.trace.record import ListRecorder  # noqa: E402
@@ -128,13 +132,14 @@ def test_openspiel_engine_from_the_command_line_compares_with_ours(tmp_path, cap
     assert len(load_trace(theirs)) == 1 + 4 * 300 + 1
     expand = load_trace(theirs)[0].options.expand
     assert expand == "second-visit-lazy-root"
-    assert main(["search", "openspiel:tic_tac_toe", "--iterations", "300", "--c", "2", "--expand", expand, "--record", "compact", "--trace", str(ours)]) == 0
+    argv = ["search", "openspiel:tic_tac_toe", "--iterations", "300", "--c", "2", "--expand", expand, "--terminal", "outcome"]
+    assert main([*argv, "--record", "compact", "--trace", str(ours)]) == 0
     capsys.readouterr()
     assert main(["diff", str(ours), str(theirs)]) == 1
     out = capsys.readouterr().out
     # Iteration 1's selection and expansion agree (the root evaluated, not expanded); the first
     # difference is later: the random rollouts' returns, or the root's credit.
-    assert "header differences:\n  root_mover: 1 | 0\n" in out
+    assert "header differences:\n  root_mover: 1 | 0\nfirst divergence" in out  # the options are the same
     divergence = re.search(r"first divergence: event \d+ \(iteration (\d+), (\w+)\)", out)
     assert divergence is not None and (int(divergence[1]) > 1 or divergence[2] in ("simulate", "backprop")), out
     assert main(["verify", str(theirs)]) == 0
@@ -259,3 +264,20 @@ def test_our_reference_loop_with_the_rule_makes_openspiels_choice_from_the_same_
         tried += 1
         differs += chosen["formula"] != chosen["outcome"]
     assert tried > 5 and differs > 0  # the rule decides some of these choices
+
+
+def test_pages_and_the_explorer_write_an_ended_childs_score_as_its_outcome():
+    replay = Replay(load_trace(WIN_IN_ONE))
+    names = NodeNames.of(replay)
+    options = replay.header.options
+    assert "a visited child whose game has ended scores its outcome W/n alone" in formula_legend(options)
+    step = replay.steps(20)[0]  # at the root: x(0,2), the win, visited once
+    rows = {row["node"]: row for row in score_rows(step.scores, step.parent_visits, step.chosen, options, names)}
+    assert names.terminal[1] and rows[1]["formula"] == "UCB1(P1→x(0,2)) = 1/1 = 1 (the game has ended: its outcome, no exploration term)"
+    assert rows[2]["formula"] == "UCB1(P1→x(2,1)) = −2/2 + 2·sqrt(ln 19 / 2) = −1 + 2.427 = 1.427"
+    # The explorer fills the same template for that row.
+    kinds = formula_kinds(options)
+    recorder = IterationRecorder(names, TextCodes(), MeanColours(-1.0, 1.0), kinds)
+    row = next(r for r in recorder.rows(step.scores, step.parent_visits, step.chosen, options) if r[0] == 1)
+    assert kinds[row[-2]] == "outcome" and formula_template("outcome", options).endswith("(the game has ended: its outcome, no exploration term)")
+    assert "outcome" not in formula_kinds(_without_the_rule(load_trace(WIN_IN_ONE))[0].options)
