@@ -48,6 +48,7 @@ def search(
     q: str = "w/n",
     fpu: float = 0.0,
     tie_break: str = "first",
+    terminal: str = "formula",
     expand: str = "one",
     rollout: str = "random",
     evaluator: Evaluator | str | None = None,
@@ -82,6 +83,9 @@ def search(
         q: PUCT's Q, ``"w/n"`` or ``"w/(1+n)"``.
         fpu: PUCT's first-play value: Q of an unvisited child when ``q="w/n"``.
         tie_break: ``"first"`` (the first best child in creation order) or ``"random"``.
+        terminal: ``"formula"`` (a child whose game has ended is scored as any child) or
+            ``"outcome"`` (once visited, by its outcome alone: OpenSpiel's MCTSBot; see
+            :func:`mctsviz.search.policies.ended_outcome`).
         expand: ``"one"``, ``"one-random"``, ``"all"``, ``"second-visit"`` or
             ``"second-visit-lazy-root"`` (see ``SearchOptions.expand``).
         rollout: ``"random"`` or ``"heuristic"`` (win if possible, else block, else random).
@@ -124,6 +128,7 @@ def search(
         "q": q,
         "fpu": fpu,
         "tie_break": tie_break,
+        "terminal": terminal,
         "expand": expand,
         "rollout": rollout,
         "script": script,

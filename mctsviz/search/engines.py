@@ -155,6 +155,8 @@ def kernel_problem(game: Game, options: SearchOptions, *, memory: bool = False, 
         return "transpositions run in Python"
     if options.expand == "second-visit-lazy-root":
         return "expand second-visit-lazy-root runs in Python"
+    if options.terminal != "formula":
+        return f"terminal {options.terminal} (an ended child scored by its outcome) runs in Python"
     if memory or options.memory:
         return "a learner's memory runs in Python"
     return None

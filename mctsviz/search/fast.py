@@ -52,6 +52,8 @@ def problem(game: Game, options: SearchOptions, asked: Asked) -> str | None:
         return f"the fast loops score with UCB1, not {options.policy}"
     if options.tie_break != "first":
         return "the fast loops break ties by the first best child"
+    if options.terminal != "formula":
+        return f"terminal {options.terminal} (an ended child scored by its outcome) runs in the reference loop"
     if options.expand not in ("one", "one-random"):
         return f"the fast loops expand one child a visit, not {options.expand}"
     if options.script is not None:

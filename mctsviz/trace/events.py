@@ -54,7 +54,7 @@ __all__ = [
     "event_kind",
 ]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 8
 FORMAT_NAME = "mctsviz-trace"
 
 #: A finite number: decoding rejects NaN and the infinities (MessagePack can carry them; JSON
