@@ -34,7 +34,6 @@ from . import policies
 from .flat import NO_ACTIONS, NO_CHILDREN, FlatColumns
 from .records import checked_returns
 from .runs import Asked, Budget, Finished, Start, playout_function
-from .view import label_of
 
 __all__ = ["FAST", "FastExecutor", "problem", "run_recorded", "run_unrecorded"]
 
@@ -111,6 +110,17 @@ def _labels(game: Game, actions: Sequence[Action], cache: dict[Action, str]) -> 
             text = label(action)
         out.append(text)
     return tuple(out)
+
+
+def _label(game: Game, cache: dict[Action, str], action: Action) -> str:
+    """The label of ``action``, remembered by action (an unhashable action is labelled each time)."""
+    try:
+        text = cache[action]
+    except KeyError:
+        text = cache[action] = game.action_label(action)
+    except TypeError:
+        text = game.action_label(action)
+    return text
 
 
 def _ucb1_choice(options: SearchOptions, node: int, kids: Sequence[int], visits: Sequence[int], values: Sequence[float]) -> int:
@@ -247,7 +257,7 @@ def run_recorded(start: Start, options: SearchOptions, rng_state: tuple[Any, ...
     iteration_sink = IterationSink.for_recorder(sink, game.num_players, full=full)
     add_iteration = iteration_sink.add_iteration
     label_cache: dict[Action, str] = {}
-    labels = partial(label_of, game, label_cache)
+    labels = partial(_label, game, label_cache)
     log, sqrt, clock = math.log, math.sqrt, time.perf_counter
     inf = math.inf
     done = 0

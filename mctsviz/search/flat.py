@@ -180,6 +180,7 @@ class FlatColumns:
             action=Computed(size, lambda: [None, *actions[1:]], lambda node: actions[node] if node else None),
             mover=Computed(size, lambda: [root_mover] + [players[p] for p in parent.tolist()[1:]]),
             player=players,
+            terminal=Computed(size, lambda: [p < 0 for p in players]),
             visits=self.visits,
             value=self.values,
             prior=Computed(size, priors),

@@ -68,6 +68,20 @@ def node_columns(
     def untried_of(mask: int) -> list[Any]:
         return [actions[b] for b in range(64) if mask >> b & 1] if mask else []
 
+    def every_untried() -> list[list[Any]]:
+        made: dict[int, list[Any]] = {}  # a board has few distinct masks (Connect Four: 128)
+        every = []
+        for mask in masks.tolist():
+            kept = made.get(mask)
+            if kept is None:
+                kept = made[mask] = untried_of(mask)
+            every.append(kept[:])  # each node its own list, as the reference loop's
+        return every
+
+    def every_children() -> list[list[int]]:
+        kid_list, first, many = kid.tolist(), base[slot].tolist(), count[slot].tolist()
+        return [kid_list[start : start + n] for start, n in zip(first, many)]
+
     def priors() -> list[float]:
         every: list[float] = [1.0] + (1.0 / legal.astype(np.float64)[parent[1:]]).tolist()
         return every
@@ -82,10 +96,11 @@ def node_columns(
         action=Computed(size, lambda: [None] + [actions[v] for v in codes[1:].tolist()], action),
         mover=nodes["mover"],
         player=nodes["player"],
+        terminal=Computed(size, lambda: (status != 0).tolist(), lambda node: bool(status[node] != 0)),
         visits=Gathered(edges["visits"], slot),
         value=Gathered(edges["value"], slot),
         prior=Computed(size, priors, lambda node: 1.0 / int(legal[parent[node]]) if node else 1.0),
         legal=legal,
-        children=Computed(size, lambda: [children(node) for node in range(size)], children),
-        untried=Computed(size, lambda: list(map(untried_of, masks.tolist())), lambda node: untried_of(int(masks[node]))),
+        children=Computed(size, every_children, children),
+        untried=Computed(size, every_untried, lambda node: untried_of(int(masks[node]))),
     )

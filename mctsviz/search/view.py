@@ -19,14 +19,16 @@ time go through ``int()`` or ``float()``, so a column may hold numpy integers of
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import gc
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from ..types import Action, Game, State
 from .tree import ChildStats, Tree
 
-__all__ = ["Column", "Computed", "NodeColumns", "TreeView", "as_list", "label_of"]
+__all__ = ["Column", "Computed", "NodeColumns", "TreeView", "as_list"]
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -61,8 +63,23 @@ class Computed(Sequence[T], Generic[T]):
     def tolist(self) -> list[T]:
         """The whole column as a list (made once)."""
         if self.made is None:
-            self.made = self.make()
+            with no_collection():
+                self.made = self.make()
         return self.made
+
+
+@contextmanager
+def no_collection() -> Iterator[None]:
+    """Hold off the cyclic garbage collector while a column is made: a million new lists set off
+    collections that each scan every object alive (three quarters of the time it takes to make a
+    kernel tree's ``children``), and lists of numbers and actions make no cycle to collect."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def as_list(column: Column[T]) -> list[T]:
@@ -87,6 +104,7 @@ class NodeColumns:
         parent: each node's parent (-1 for the root).
         action: the action that led to each node (None for the root).
         mover, player: who moved into each node, who moves from it (-1 at a terminal node).
+        terminal: whether each node's state ends the game.
         visits, value: the statistics.
         prior: each node's prior.
         legal: how many legal actions each node has (its children and its untried actions).
@@ -103,6 +121,7 @@ class NodeColumns:
     action: Column[Action]
     mover: Column[int]
     player: Column[int]
+    terminal: Column[bool]
     visits: Column[int]
     value: Column[float]
     prior: Column[float]
@@ -155,13 +174,15 @@ class TreeView(Tree):
     def derive(self, name: str) -> Any:  # noqa: C901 - one branch per list, each short
         """The list ``name`` of :class:`Tree`, made from the columns."""
         columns = self.columns
-        if name in ("state", "parent", "action", "mover", "player", "visits", "value", "prior", "children", "untried"):
+        if name in ("state", "parent", "action", "mover", "player", "terminal", "visits", "value", "prior", "children", "untried"):
             return as_list(getattr(columns, name))
         if name == "keys":
-            if not columns.keyed:
-                return [columns.root_key] + [None] * (columns.size - 1)
-            key, state = self.game.state_key, columns.state
-            return [columns.root_key] + [key(state[node]) for node in range(1, columns.size)]
+            if columns.keyed:
+                key, state = self.game.state_key, columns.state
+                return [columns.root_key] + [key(state[node]) for node in range(1, columns.size)]
+            keys: list[str | None] = [None] * columns.size
+            keys[0] = columns.root_key
+            return keys
         if name == "by_key":
             by_key: dict[str, int] = {}
             for node, key in enumerate(self.keys):
@@ -169,13 +190,16 @@ class TreeView(Tree):
                     by_key.setdefault(key, node)
             return by_key
         if name == "label":
-            cache: dict[Action, str] = {}
-            return [""] + [label_of(self.game, cache, action) for action in self.action[1:]]
-        if name == "terminal":
-            return [p < 0 for p in self.player]
+            actions, label = self.action[1:], self.game.action_label
+            try:  # each distinct action labelled once
+                text = {action: label(action) for action in set(actions)}
+            except TypeError:  # an unhashable action: each one labelled
+                return [""] + [label(action) for action in actions]
+            return [""] + [text[action] for action in actions]
         if name == "edges":
-            action = self.action
-            return [[action[k] for k in kids] for kids in self.children]
+            action, children = self.action, self.children
+            with no_collection():
+                return [[action[k] for k in kids] for kids in children]
         raise AttributeError(name)
 
     # -- per-node reads that make no list -------------------------------------------------------
@@ -209,15 +233,3 @@ class TreeView(Tree):
             n, w = int(visits[kid]), float(value[kid])
             stats.append(ChildStats(kid, action[kid], label(action[kid]), n, w, w / n if n else None, share))
         return tuple(stats)
-
-
-def label_of(game: Game, cache: dict[Action, str], action: Action) -> str:
-    """The label of ``action``, remembered in ``cache`` by action (labels are a function of the
-    action; an unhashable action is labelled each time)."""
-    try:
-        text = cache[action]
-    except KeyError:
-        text = cache[action] = game.action_label(action)
-    except TypeError:
-        text = game.action_label(action)
-    return text
