@@ -11,7 +11,7 @@ short warm-up search, and prints:
   is back (MB: for the Python loop growth of the resident memory, peak and current; for the
   kernel ``tracemalloc``'s count, which sees numpy's arrays);
 * ``lists``: the seconds to read every list of the tree (parent, children, state, ...) and
-  ``lists MB``: the memory they hold.
+  ``lists MB``: the resident memory they add (untraced).
 
 With ``--code DIR ...`` the same runs are made with each checkout first on the import path
 (e.g. the main checkout and a branch), interleaved round by round; medians of ``--rounds`` and
@@ -66,12 +66,15 @@ result = search(game, iterations=iterations, seed=1, engine=engine)
 wall = time.perf_counter() - started
 kept, top = memory() - before, peak() - before_peak
 tree = result.tree
+traced = False  # the lists are timed untraced, their memory is resident memory
+tracemalloc.stop()
+before = memory()
 started = time.perf_counter()
 lists = [getattr(tree, name) for name in ("state", "keys", "parent", "action", "label", "mover", "player", "terminal", "visits", "value", "prior", "children", "edges", "untried")]
 read = time.perf_counter() - started
 print(json.dumps({
     "nodes": len(tree), "search": result.seconds, "handback": wall - result.seconds - result.kernel_seconds,
-    "peak": top / 1e6, "kept": kept / 1e6, "lists": read, "lists MB": (memory() - before - kept) / 1e6,
+    "peak": top / 1e6, "kept": kept / 1e6, "lists": read, "lists MB": (memory() - before) / 1e6,
     "root": [(c.visits, c.value) for c in result.children],
 }))
 """
