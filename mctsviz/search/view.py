@@ -63,13 +63,13 @@ class Computed(Sequence[T], Generic[T]):
     def tolist(self) -> list[T]:
         """The whole column as a list (made once)."""
         if self.made is None:
-            with no_collection():
+            with _no_collection():
                 self.made = self.make()
         return self.made
 
 
 @contextmanager
-def no_collection() -> Iterator[None]:
+def _no_collection() -> Iterator[None]:
     """Hold off the cyclic garbage collector while a column is made: a million new lists set off
     collections that each scan every object alive (three quarters of the time it takes to make a
     kernel tree's ``children``), and lists of numbers and actions make no cycle to collect."""
@@ -198,7 +198,7 @@ class TreeView(Tree):
             return [""] + [text[action] for action in actions]
         if name == "edges":
             action, children = self.action, self.children
-            with no_collection():
+            with _no_collection():
                 return [[action[k] for k in kids] for kids in children]
         raise AttributeError(name)
 
