@@ -257,7 +257,7 @@ def test_a_chance_trace_reads_back_and_older_readers_are_told_its_version(tmp_pa
     path = tmp_path / "t.jsonl"
     write_trace(path, events)
     lines = [json.loads(line) for line in path.read_text().splitlines()]
-    assert lines[0]["schema_version"] == 6
+    assert lines[0]["schema_version"] == 8
     assert [c.get("chance", False) for c in lines[2]["children"]] == [True]
     assert load_trace(path) == events
     assert isinstance(events[2].children[0], NewChild)

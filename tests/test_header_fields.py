@@ -168,10 +168,10 @@ def test_an_evaluator_of_the_wrong_shape_is_one_line_naming_it(capsys, tmp_path,
     assert "(priors, values)" in lines[0] or "one number per player" in lines[0]
 
 
-def test_the_current_schema_version_is_6():
-    # Version 6 added chance nodes (NewChild.chance, the expansion rule "chance"); version 5 the
+def test_the_current_schema_version_is_8():
+    # Version 8 added full-level blocks; version 7 is game traces; version 6 added chance nodes (NewChild.chance, the expansion rule "chance"); version 5 the
     # header's optional "imported" (a recorded search leaves it out); version 4 block frames.
-    assert SCHEMA_VERSION == 6 and PLAIN[0]["schema_version"] == 6 and "imported" not in PLAIN[0]
+    assert SCHEMA_VERSION == 8 and PLAIN[0]["schema_version"] == 8 and "imported" not in PLAIN[0]
 
 
 def test_an_imported_header_is_checked():

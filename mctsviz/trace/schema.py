@@ -14,6 +14,10 @@ from ``MIN_SCHEMA_VERSION`` up to it and refuses newer ones with a message sayin
 the events' shape means bumping ``SCHEMA_VERSION``, adding a migration of the older lines here,
 and keeping an old trace in ``tests/fixtures/traces`` that must still load.
 
+* Version 8: a block may hold full-level iterations (``full``: each step's score table, the
+  expansion's, the rollout's moves and the before values of the updates as columns,
+  ``mctsviz.trace.fullblocks``), which read back as the same events; events are unchanged,
+  and a block without ``full`` is version 4's, so versions 1-7 read as they did.
 * Version 7: game traces (``mctsviz.trace.game``), a container holding one one-search trace
   per move; the one-search traces inside are version 6's, unchanged.
 * Version 6: chance nodes. A ``NewChild`` may say ``chance`` (chance moves there; its

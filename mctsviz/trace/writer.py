@@ -101,13 +101,16 @@ class TraceWriter:
     process that was killed, or one still running) is never overwritten: reading it replays its
     complete iterations; delete it to write ``PATH`` again.
 
-    A compact MessagePack trace stores its iterations in blocks (``mctsviz.trace.blocks``):
+    A MessagePack trace stores its iterations in blocks (``mctsviz.trace.blocks``; full-level
+    ones with their score tables as columns too, ``mctsviz.trace.fullblocks``):
     ``block_iterations`` at a time as typed columns, which the compiled kernel writes straight
     from its arrays (:meth:`record_block`) and the :class:`~mctsviz.Tracer` appends to without
     making events (:meth:`block_columns`). A block's worth of iterations that a block cannot
-    hold (one of them has full-level scores, say) is written as events in its place. Every reader turns blocks back into the same events.
-    A full-level MessagePack trace takes iterations already encoded (:meth:`record_encoded`),
-    the bytes the compiled kernel writes for them (``mctsviz.search.wire``).
+    hold (an evaluator's priors, say) is written as events in its place; an iteration of
+    another level than the block's starts a block of its own. Every reader turns blocks back
+    into the same events. A MessagePack trace written without blocks takes full-level
+    iterations already encoded (:meth:`record_encoded`), the bytes the compiled kernel writes
+    for them (``mctsviz.search.wire``).
 
     Args:
         path: the trace file; ``.gz`` / ``.zst`` suffixes compress.
@@ -116,7 +119,7 @@ class TraceWriter:
             file (1: after every iteration, which costs about as much as the search itself).
             Flush points depend only on the iteration count, so compressed bytes stay
             deterministic.
-        blocks: store compact iterations in blocks (default: for MessagePack traces; JSON
+        blocks: store iterations in blocks (default: for MessagePack traces; JSON
             Lines cannot hold them).
         block_iterations: the iterations per block; a block is handed to the file when full.
         digest: hash the file's bytes as they are written: :attr:`written_key` is then the
@@ -153,7 +156,7 @@ class TraceWriter:
             raise MctsvizError(f"bad block_iterations {block_iterations!r}: expected an integer from 1 to {MAX_BLOCK_ITERATIONS}")
         self.blocks = self.format == "msgpack" if blocks is None else blocks
         self.block_iterations = block_iterations
-        self._builder: BlockBuilder | None = None  # set by a compact header when blocks are on
+        self._builder: BlockBuilder | None = None  # set by the header when blocks are on
         self._columns: BlockColumns | None = None  # iterations appended straight to columns (block_columns)
         self.iterations = 0
         self._handle: IO[bytes] | None = None
@@ -307,9 +310,7 @@ class TraceWriter:
         if self._columns is not None and self._columns.sims:
             self.write_columns()
         self._pending += (select, expand, simulate, backprop)
-        builder = self._builder
-        # An iteration with rollout moves never joins a block: skip the try unless one is open.
-        if builder is not None and (simulate.actions is None or len(builder) > 0):
+        if self._builder is not None:
             self._iteration_ended(True)
             return
         self._complete = len(self._pending)  # what _iteration_ended(False) does, a call saved
@@ -329,9 +330,15 @@ class TraceWriter:
         """Move the iteration that just ended into the block; False if it cannot join one."""
         builder, pending, complete = self._builder, self._pending, self._complete
         assert builder is not None
-        if len(pending) - complete != 4 or not builder.add(*pending[complete:]):
-            self._flush_block()  # the events that follow must come after the block's
+        if len(pending) - complete != 4:
+            self._flush_block()
             return False
+        if not builder.add(*pending[complete:]):
+            if not len(builder):
+                return False
+            self._flush_block()  # the events that follow must come after the block's
+            if not builder.add(*pending[complete:]):  # another level than the block's: a block of its own
+                return False
         del pending[complete:]
         self._flush()  # events before the block (the root's expansion) come first
         self.iterations += 1
@@ -391,7 +398,7 @@ class TraceWriter:
         self.iterations += count
 
     def block_size(self) -> int | None:
-        """Iterations per block when this writer stores blocks (after a compact header), else None."""
+        """Iterations per block when this writer stores blocks (after the header), else None."""
         return None if self._builder is None else self.block_iterations
 
     def record_block(self, block: Block, statistics: tuple[bytes, bytes] | str | None = None) -> None:
@@ -406,7 +413,7 @@ class TraceWriter:
             MctsvizError: the writer stores no blocks, or the block does not continue the trace.
         """
         if self._builder is None:
-            raise MctsvizError(f"{self.path}: this writer stores no blocks (a compact MessagePack trace does)")
+            raise MctsvizError(f"{self.path}: this writer stores no blocks (a MessagePack trace does)")
         if self._complete != len(self._pending) or block.iteration != self.iterations + 1:
             raise MctsvizError(f"{self.path}: a block of iteration {block.iteration} where iteration {self.iterations + 1} comes next")
         self._flush()
@@ -487,7 +494,7 @@ class TraceWriter:
                 event = msgspec.structs.replace(event, schema_version=SCHEMA_VERSION)
             self._write_events([event])
             self._header_written = True
-            if self.blocks and event.record == "compact":
+            if self.blocks:
                 self._builder = BlockBuilder(event.num_players)
         elif kind is Decision:
             self._flush()
