@@ -319,8 +319,9 @@ def test_a_block_must_continue_the_trace(tmp_path):
         writer(events[-1])
 
 
+@pytest.mark.parametrize("record", ["compact", "full"])
 @pytest.mark.parametrize("engine", ["python", "compiled"])
-def test_ctrl_c_lands_a_block_trace_up_to_its_last_complete_iteration(tmp_path, engine):
+def test_ctrl_c_lands_a_block_trace_up_to_its_last_complete_iteration(tmp_path, engine, record):
     if engine == "compiled":
         pytest.importorskip("numba", reason="the compiled kernel needs the fast extra")
     from mctsviz import games
@@ -333,13 +334,13 @@ def test_ctrl_c_lands_a_block_trace_up_to_its_last_complete_iteration(tmp_path, 
     path = tmp_path / "t.msgpack"
     with pytest.raises(KeyboardInterrupt):
         with TraceWriter(path, block_iterations=100) as writer:
-            search(games.load("tictactoe"), iterations=5000, seed=2, recorder=writer, record="compact", engine=engine, progress=stop)
+            search(games.load("tictactoe"), iterations=5000, seed=2, recorder=writer, record=record, engine=engine, progress=stop)
     notes: list[str] = []
     events = list(read_trace(path, on_warning=notes.append))
     done = 512 if engine == "python" else 600  # progress comes every 256 iterations, or after each kernel chunk (a block)
     assert (len(events) - 1) // 4 == done and len(events) == 1 + 4 * done
     assert notes == [f"{path}: the trace ends after iteration {done} without a decision (an interrupted search?)"]
-    _, expected = recorded_search("tictactoe", iterations=done, seed=2, record="compact", engine="python")
+    _, expected = recorded_search("tictactoe", iterations=done, seed=2, record=record, engine="python")
     assert events[1:] == expected[1 : 1 + 4 * done]
 
 

@@ -398,8 +398,9 @@ class TraceWriter:
         self.iterations += count
 
     def block_size(self) -> int | None:
-        """Iterations per block when this writer stores blocks (after the header), else None."""
-        return None if self._builder is None else self.block_iterations
+        """Iterations per block when this writer stores blocks (at every level, so known before
+        the header: a search weighs its engines by it), else None."""
+        return self.block_iterations if self.blocks else None
 
     def record_block(self, block: Block, statistics: tuple[bytes, bytes] | str | None = None) -> None:
         """Record a block made elsewhere (the compiled kernel's): its iterations follow those recorded.
@@ -424,7 +425,7 @@ class TraceWriter:
     def frame_iterations(self) -> int | None:
         """Iterations per frame when this writer takes encoded iterations (a MessagePack trace
         whose iterations are not stored in blocks), else None (see :meth:`record_encoded`)."""
-        if self.format != "msgpack" or self._builder is not None:
+        if self.format != "msgpack" or self.blocks:
             return None
         return self.flush_every
 
