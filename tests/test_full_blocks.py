@@ -69,6 +69,25 @@ def test_both_engines_write_full_level_blocks_that_read_back_as_the_python_engin
     assert load_trace(path, strict=True)[1:] == full_search("connect4", iterations=250, seed=7, engine="python")[1:]
 
 
+def test_full_level_blocks_stay_far_below_the_frame_limit_a_reader_holds(tmp_path, monkeypatch):
+    from mctsviz.trace import writer as trace_writer
+    from mctsviz.trace.blocks import FULL_BLOCK_ITERATIONS
+    from mctsviz.trace.limits import MAX_LINE_BYTES
+
+    events = full_search("connect4", iterations=1100, seed=1)
+    path = write(tmp_path / "t.msgpack", events)  # the default block_iterations, 4,096
+    blocks = [item for frame in frames(path)[1:] for item in frame if item["kind"] == "block"]
+    assert [b["count"] for b in blocks] == [FULL_BLOCK_ITERATIONS, FULL_BLOCK_ITERATIONS, 1100 - 2 * FULL_BLOCK_ITERATIONS]
+    # The deepest Connect Four iteration, about 12 KB of columns, in every iteration of a block.
+    assert 12_500 * FULL_BLOCK_ITERATIONS < MAX_LINE_BYTES / 2
+    # A block whose columns pass the bound (a game with far more moves) is split until it fits.
+    monkeypatch.setattr(trace_writer, "FULL_BLOCK_BYTES", 30_000)
+    split = write(tmp_path / "s.msgpack", events)
+    sizes = [len(msgspec.msgpack.encode(item)) for frame in frames(split)[1:] for item in frame if item["kind"] == "block"]
+    assert len(sizes) > 10 and max(sizes) < 40_000
+    assert load_trace(split, strict=True) == events
+
+
 @pytest.mark.parametrize("policy", ["ucb1", "puct"])
 def test_verify_replay_and_seek_answer_alike_on_blocks_and_events(tmp_path, policy):
     events = full_search("tictactoe", iterations=2100, seed=5, policy=policy)

@@ -45,6 +45,8 @@ from .fullblocks import FullColumns, FullRead, NotFull, gather, read_full
 
 __all__ = [
     "BLOCK_ITERATIONS",
+    "FULL_BLOCK_BYTES",
+    "FULL_BLOCK_ITERATIONS",
     "BlockBuilder",
     "BlockColumns",
     "BlockRead",
@@ -60,6 +62,13 @@ __all__ = [
 #: Iterations per block: a kernel chunk, about 0.7 MB of Tic-Tac-Toe (1.6 MB of Connect Four)
 #: before compression. A killed search loses at most this many iterations.
 BLOCK_ITERATIONS = 4096
+#: The most iterations in a full-level block: the deepest Connect Four iteration's score tables
+#: (42 steps of seven scores, about 12 KB) times this stays under half the frame limit a
+#: reader holds (``limits.MAX_LINE_BYTES``); a typical one is about 1.4 KB.
+FULL_BLOCK_ITERATIONS = 512
+#: A full-level block whose columns pass this many bytes is split in two (a game with far more
+#: moves than the compiled kernel's, or deeper), so no frame nears the reader's limit.
+FULL_BLOCK_BYTES = 8 << 20
 #: The most iterations a reader accepts in one block (bounds the events one frame yields).
 MAX_BLOCK_ITERATIONS = 1 << 16
 
@@ -116,6 +125,11 @@ class BlockBuilder:
             self.level = level
         self.events += (select, expand, simulate, backprop)
         return True
+
+    @property
+    def full(self) -> bool:
+        """Whether the iterations kept are full-level (their selections have steps)."""
+        return self.level[0]
 
     def take(self) -> list[Any]:
         """The events kept, removed from the builder."""

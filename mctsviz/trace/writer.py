@@ -16,7 +16,7 @@ import msgspec
 
 from ..errors import MctsvizError
 from ..fileutil import atomic_open
-from .blocks import BLOCK_ITERATIONS, MAX_BLOCK_ITERATIONS, BlockBuilder, BlockColumns
+from .blocks import BLOCK_ITERATIONS, FULL_BLOCK_BYTES, FULL_BLOCK_ITERATIONS, MAX_BLOCK_ITERATIONS, BlockBuilder, BlockColumns
 from .codecs import (
     BIN32,
     BIN32_PREFIX,
@@ -169,6 +169,7 @@ class TraceWriter:
         self._standing: list[Any] = []  # made only for on_written, as the pieces come
         self._complete = 0  # how many of them form complete iterations
         self._header_written = False
+        self._full = False  # the header's level is full
         self._failed = False
         self._closed = False
         self._landed = False  # renamed into place whole
@@ -342,7 +343,8 @@ class TraceWriter:
         del pending[complete:]
         self._flush()  # events before the block (the root's expansion) come first
         self.iterations += 1
-        if len(builder) >= self.block_iterations or self.iterations % self.block_iterations == 0:
+        size = min(self.block_iterations, FULL_BLOCK_ITERATIONS) if builder.full else self.block_iterations
+        if len(builder) >= size or self.iterations % size == 0:
             self._flush_block()
         return True
 
@@ -360,12 +362,30 @@ class TraceWriter:
             return
         block = builder.build()
         if block is not None:
-            builder.take()
+            events = builder.take()
+            if block.full and len(events) > 4 and _block_bytes(block) > FULL_BLOCK_BYTES:
+                self._write_split(events)
+                return
             self._write_events([block])
             return
         events = builder.take()
         for start in range(0, len(events), 4 * self.flush_every):
             self._write_events(events[start : start + 4 * self.flush_every])
+
+    def _write_split(self, events: list[Any]) -> None:
+        """Write a full-level block too big for one frame as two blocks, each split again as needed."""
+        half = len(events) // 8 * 4
+        assert self._builder is not None
+        for part in (events[:half], events[half:]):
+            builder = BlockBuilder(self._builder.players)
+            for at in range(0, len(part), 4):
+                builder.add(*part[at : at + 4])
+            block = builder.build()
+            assert block is not None  # a part of a block that was built
+            if len(part) > 4 and _block_bytes(block) > FULL_BLOCK_BYTES:
+                self._write_split(part)
+            else:
+                self._write_events([block])
 
     def block_columns(self) -> BlockColumns | None:
         """Columns to append compact iterations to, for a recorder that makes no events (the
@@ -398,9 +418,12 @@ class TraceWriter:
         self.iterations += count
 
     def block_size(self) -> int | None:
-        """Iterations per block when this writer stores blocks (at every level, so known before
-        the header: a search weighs its engines by it), else None."""
-        return self.block_iterations if self.blocks else None
+        """Iterations per block when this writer stores blocks, else None. Known before the
+        header (every level is stored in blocks: a search weighs its engines by it); after a
+        full-level header, at most ``FULL_BLOCK_ITERATIONS``."""
+        if not self.blocks:
+            return None
+        return min(self.block_iterations, FULL_BLOCK_ITERATIONS) if self._full else self.block_iterations
 
     def record_block(self, block: Block, statistics: tuple[bytes, bytes] | str | None = None) -> None:
         """Record a block made elsewhere (the compiled kernel's): its iterations follow those recorded.
@@ -495,6 +518,7 @@ class TraceWriter:
                 event = msgspec.structs.replace(event, schema_version=SCHEMA_VERSION)
             self._write_events([event])
             self._header_written = True
+            self._full = event.record == "full"
             if self.blocks:
                 self._builder = BlockBuilder(event.num_players)
         elif kind is Decision:
@@ -544,6 +568,11 @@ class TraceWriter:
         except OSError as exc:
             self._failed = True
             raise MctsvizError(f"cannot write the trace {self.path}: {exc.strerror or exc}") from None
+
+
+def _block_bytes(block: Block) -> int:
+    """About the bytes a block's frame takes: its columns' (the rest is a few hundred)."""
+    return sum(len(value) for value in msgspec.structs.astuple(block) if isinstance(value, (bytes, str)))
 
 
 class _Digesting:
