@@ -113,7 +113,7 @@ class BlockBuilder:
         level = (select.steps is not None, simulate.actions is not None, _before(backprop))
         if self.events and level != self.level:
             return False
-        if select.steps is not None and any(step.scores is None for step in select.steps):
+        if select.steps is not None and None in map(_SCORES, select.steps):  # in C: no generator
             return False
         if expand.rule not in RULE_CODES or any(child.chance for child in expand.children):
             return False  # chance nodes (schema version 6) have no block columns
@@ -295,6 +295,7 @@ _EXPAND_FIELDS = attrgetter("parent", "children", "simulate_from", "rule", "scor
 _SIMULATE_FIELDS = attrgetter("node", "method", "returns", "actions", "priors")
 _CHILD_FIELDS = attrgetter("node", "action", "key", "prior", "mover", "terminal", "visits", "value", "existing")
 _UPDATES = attrgetter("updates")
+_SCORES = attrgetter("scores")
 _NODE, _REWARD = attrgetter("node"), attrgetter("reward")
 _LAST = itemgetter(-1)
 _BEFORE_AFTER = tuple(map(attrgetter, ("visits_before", "value_before", "visits_after", "value_after")))
