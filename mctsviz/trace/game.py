@@ -8,7 +8,7 @@ reads a move's search as it is:
   MessagePack ``bin32`` framing of one-search MessagePack traces);
 * frame 1: the :class:`GameHeader` (MessagePack): the game, the players, the seed;
 * per move: a :class:`MoveRecord` (MessagePack), then, when the mover searched, a frame holding
-  that search's complete one-search trace (compact or full MessagePack, schema version 6:
+  that search's complete one-search trace (compact or full MessagePack, schema version 8:
   its own options, its start position as the header's root, the statistics a memory carried
   over as its nodes' starting visits and values, every iteration, the decision);
 * last: a :class:`GameEnd` (MessagePack): the returns and the winner.
@@ -19,7 +19,7 @@ and opening move N seeks past the others' segments (:func:`read_game`, :func:`ex
 
 The file is untrusted input: every declared size is checked against the limits below and the
 file's own size before anything is held; any damage is one :class:`MctsvizError` line naming
-the file and the frame. A one-search trace is unchanged (its schema version stays 6).
+the file and the frame. A one-search trace inside is an ordinary one (its own schema version, 8 today).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 GAME_FORMAT = "mctsviz-game"
-#: The trace format's version that added game traces; a one-search trace inside is version 6.
+#: The trace format's version that added game traces; a one-search trace inside is an ordinary one (version 8: full-level blocks).
 GAME_SCHEMA_VERSION = 7
 GAME_MAGIC = b"MVZGAME\n"
 #: The longest header, move record or end a reader holds (a record is a few hundred bytes; a
