@@ -166,6 +166,8 @@ class BlockBuilder:
         columns.methods = list(map(METHOD_CODES.__getitem__, methods))
         columns.returns = list(chain.from_iterable(returns))
         _require(len(columns.returns) == count * self.players)
+        # A number a reader refuses stays in events, whose frame says which field holds it.
+        _require(all(map(math.isfinite, columns.returns)))
         columns.children = list(map(len, kids))
         children = list(chain.from_iterable(kids))
         if children:
@@ -179,6 +181,7 @@ class BlockBuilder:
             for field in _BEFORE_AFTER:  # compact: no before/after values (is_not runs in C; no list)
                 _require(not any(map(is_not, map(field, updates), repeat(None))))
         columns.rewards = list(map(_REWARD, updates))
+        _require(all(map(math.isfinite, columns.rewards)))
         update_node = list(map(_NODE, updates))
         if update_node != list(chain.from_iterable([p[::-1] if sim == p[-1] else (sim, *p[::-1]) for p, sim in zip(paths, sims)])):
             columns.updates, columns.update_node = list(map(len, ups)), update_node
