@@ -359,7 +359,7 @@ class KernelExecutor:
             if emitter is not None:
                 emitter.emit(done, count, log_path, log_iter, log_roll)
             elif blocks is not None:
-                blocks.write(done, count, log_path, log_iter)
+                blocks.write(done, count, log_path, log_iter, log_roll)
             elif wire is not None:
                 wire.emit(done, count, log_path, log_iter, log_roll)
             done += count

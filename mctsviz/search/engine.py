@@ -20,7 +20,7 @@ from ..errors import MctsvizError
 from ..games.chance import has_chance
 from ..options import DEFAULTS, RECORD_LEVELS, SQRT2, SearchOptions, build_options, check_seed
 from ..trace.events import Decision, RootChild
-from ..trace.sink import EncodedRecorder
+from ..trace.sink import BlockRecorder, EncodedRecorder
 from ..types import Evaluator, Game, Recorder, State
 from . import engines, policies
 from .chance import ChanceEngine
@@ -163,6 +163,8 @@ def search(
     recorded = None if recorder is None else record
     if recorded == "full" and isinstance(recorder, EncodedRecorder) and recorder.frame_iterations() is not None:
         recorded = "full-encoded"  # the kernel writes the bytes itself: its saving grows
+    elif recorded == "full" and isinstance(recorder, BlockRecorder) and recorder.block_size() is not None:
+        recorded = "full-blocks"  # the kernel fills the block's columns itself
     # Looked up here, not bound at import: tests swap in a subclass with a planted bug.
     phases = ChanceEngine if has_chance(game) else Engine
     asked = Asked(engine=engine, memory=memory is not None, evaluator=eval_fn is not None, record=recorded, phases=phases)

@@ -14,6 +14,12 @@ from ``MIN_SCHEMA_VERSION`` up to it and refuses newer ones with a message sayin
 the events' shape means bumping ``SCHEMA_VERSION``, adding a migration of the older lines here,
 and keeping an old trace in ``tests/fixtures/traces`` that must still load.
 
+* Version 10: a block may hold full-level iterations (``full``: each step's score table, the
+  expansion's, the rollout's moves and the before values of the updates as columns,
+  ``mctsviz.trace.fullblocks``), which read back as the same events; events are unchanged,
+  and a block without ``full`` is version 4's, so versions 1-9 read as they did.
+* Version 9: game traces may hold chance's moves (``mctsviz.trace.game``); one-search traces
+  are version 8's.
 * Version 8: the options record's ``terminal`` (how a visited child whose game has ended is
   scored: ``formula`` or OpenSpiel's ``outcome``). A header of an older version has no such
   option and reads as ``terminal="formula"``, the only rule its search knew; every event is
