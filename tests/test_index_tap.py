@@ -61,6 +61,39 @@ def test_search_indexes_from_what_it_wrote_without_reading_the_trace_back(tmp_pa
     assert tapped == index_path(trace).read_bytes()
 
 
+def test_the_searchs_tree_is_gone_before_the_command_finishes_the_index(tmp_path, monkeypatch, capsys):
+    """``mctsviz search --trace`` lets the searched tree go before it writes the index, so the
+    kernel's arrays and the index's finishing never take memory at once."""
+    import gc
+    import weakref
+
+    import mctsviz.search
+
+    trees: list = []
+    real_search = mctsviz.search.search
+
+    def watched_search(*args, **kwargs):
+        result = real_search(*args, **kwargs)
+        trees.append(weakref.ref(result.tree))
+        return result
+
+    alive: list[bool] = []
+    real_write = IndexTap.write
+
+    def write(tap, *args, **kwargs):
+        gc.collect()
+        alive.append(trees[0]() is not None)
+        return real_write(tap, *args, **kwargs)
+
+    monkeypatch.setattr(mctsviz.search, "search", watched_search)
+    monkeypatch.setattr(IndexTap, "write", write)
+    monkeypatch.setattr(seek, "AUTO_INDEX_ITERATIONS", 3000)
+    trace = tmp_path / "run.msgpack.zst"
+    assert main(["search", "connect4", "--iterations", "3000", "--trace", str(trace), "--no-progress"]) == 0
+    assert alive == [False] and index_path(trace).exists()
+    assert "chosen move" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz", ".msgpack.zst"])
 def test_a_writer_that_digests_knows_the_key_of_what_landed(tmp_path, suffix):
     trace = tmp_path / f"run{suffix}"
@@ -163,6 +196,37 @@ def test_the_kernels_blocks_bring_their_statistics_to_the_tap(tmp_path, game, it
             due.append(after)
             last = after
     assert [c.iteration for c in tap.builder.checkpoints] == due
+    assert len(tap.builder.visits) == len(tap.builder.value) == 0  # deflated as they came, no columns kept
     tapped = tap.index(trace)
     build_index(trace, every=every)
+    assert tapped == index_path(trace).read_bytes()
+
+
+@pytest.mark.skipif("compiled" not in ENGINES, reason="needs the compiled kernel (mctsviz[fast])")
+def test_blocks_to_fold_after_statistics_came_whole_start_from_them(tmp_path):
+    """After a block whose statistics came whole (the tap keeps them deflated only), blocks whose
+    rewards are to be added up start from those statistics: the index is still build_index's."""
+    import dataclasses
+
+    from mctsviz.trace.sink import FoldedBlock
+
+    trace = tmp_path / "run.msgpack"
+    writer = TraceWriter(trace)
+    written: list = []
+    writer.on_written = lambda events, data: written.append((events, data))
+    writer.watch_every = 8192  # as a tap watching it would ask
+    with writer:
+        search(games.load("connect4"), iterations=30_000, seed=5, engine="compiled", recorder=writer, record="compact")
+    given = [i for i, (events, _) in enumerate(written) if any(type(e) is FoldedBlock and isinstance(e.statistics, tuple) for e in events)]
+    assert given and given[0] < len(written) - 2
+    tap = IndexTap(msgpack=True, every=8192)
+    for i, (events, data) in enumerate(written):
+        if i > given[0]:  # from here on, every block's rewards are added up as usual
+            events = [dataclasses.replace(e, statistics=None) if type(e) is FoldedBlock else e for e in events]
+        tap.written(events, data)
+        if i == given[0] + 1:
+            assert len(tap.builder.visits) == tap.builder.nodes  # taken back from the deflated ones
+    assert len(tap.builder.checkpoints) == 3
+    tapped = tap.index(trace)
+    build_index(trace, every=8192)
     assert tapped == index_path(trace).read_bytes()

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from ..errors import MctsvizError
 from ..options import SearchOptions
 from ..trace.sink import EncodedRecorder, IterationSink
 from ..types import Game, Recorder
@@ -29,6 +30,7 @@ from . import kernel as K
 from . import kernelgames as G
 from .adapters import adapter_for
 from .emitters import RETURNS, BlockMaker, EventEmitter
+from .engines import KERNEL_MAX_VISITS
 from .runs import Budget, Finished, Start
 from .ticker import Ticker
 from .tree import ChildStats, Tree
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     from .phases import Engine
 
 __all__ = [
+    "BIG_UPFRONT",
     "CHUNK",
     "COMPILING",
     "HUGE_PAGES",
@@ -61,6 +64,9 @@ CHUNK = 4096
 UPFRONT = 1 << 17
 #: The size from which numpy asks the system for huge pages for an array.
 HUGE_PAGES = 1 << 22
+#: The most nodes, and edge slots, a large budget reserves up front (as address space: pages no
+#: row reaches are never resident); a bigger tree grows from there.
+BIG_UPFRONT = 1 << 23
 
 _EXPANDS = {"one": K.EXPAND_ONE, "one-random": K.EXPAND_ONE_RANDOM, "all": K.EXPAND_ALL, "second-visit": K.EXPAND_SECOND_VISIT}
 _TABLES: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
@@ -138,14 +144,23 @@ class KernelState:
         # Room for ``expected`` iterations up front, so that a search of that size never copies
         # its columns to grow them (np.zeros leaves rows no search reaches unmapped, costing no
         # memory), and for the root's children (expand="second-visit" adds them before
-        # iteration 1). At most UPFRONT nodes: an 8-byte column of 2**17 rows stays under the
-        # 4 MB from which numpy asks for huge pages, where a small tree's few rows would cost
-        # 2 MB a column. A node's children take about two slots each (Connect Four: 1.97);
-        # reserve() makes sure of the rest chunk by chunk.
-        nodes = min(expected * self.per_iteration, UPFRONT) + 1 + self.max_branch
-        # The edges likewise stay under 4 MB up front (a small tree's first records would
-        # otherwise fault in whole 2 MB pages); reserve() resizes them in place as needed.
-        slots = min(2 * nodes + CHUNK * self.max_branch, HUGE_PAGES // K.EDGE.itemsize - 1)
+        # iteration 1). A small budget takes at most UPFRONT nodes: an 8-byte column of 2**17
+        # rows stays under the 4 MB from which numpy asks for huge pages, where a small tree's
+        # few rows would cost 2 MB a column. A node's children take about two slots each
+        # (Connect Four: 1.97); reserve() makes sure of the rest chunk by chunk.
+        most = expected * self.per_iteration
+        if most > UPFRONT:
+            # A large budget takes all the room it may need at once (up to BIG_UPFRONT nodes):
+            # only the pages its rows reach are ever resident, where growing by half again
+            # filled the new columns' unused third with zeros (18 MB of a million-node tree) and
+            # held each old column beside its copy.
+            nodes = min(most, BIG_UPFRONT) + 1 + self.max_branch
+            slots = min(expected * self.max_branch, BIG_UPFRONT) + 1 + self.max_branch
+        else:
+            # The edges likewise stay under 4 MB up front (a small tree's first records would
+            # otherwise fault in whole 2 MB pages); reserve() resizes them in place as needed.
+            nodes = most + 1 + self.max_branch
+            slots = min(2 * nodes + CHUNK * self.max_branch, HUGE_PAGES // K.EDGE.itemsize - 1)
         spare = _take_spare(nodes, slots)
         if spare is None:
             self.nodes = [np.zeros(nodes, dtype=dtype) for _, dtype in _COLUMNS]
@@ -288,10 +303,13 @@ def _grow(columns: list[np.ndarray], need: int) -> None:
         return
     grown = max(need, capacity + capacity // 2)
     # One column at a time: the old column goes as its copy comes, so growing never holds two
-    # whole trees.
+    # whole trees. The new column starts as np.zeros (pages no row reaches stay unmapped) and
+    # the old rows are copied in, where concatenating zeros wrote its unused room in full.
     for i, column in enumerate(columns):
-        columns[i] = np.concatenate([column, np.zeros(grown - capacity, dtype=column.dtype)])
-        del column
+        grown_column = np.zeros(grown, dtype=column.dtype)
+        grown_column[:capacity] = column
+        columns[i] = grown_column
+        del column, grown_column
 
 
 @dataclass(frozen=True)
@@ -313,9 +331,15 @@ class KernelExecutor:
         """Run iterations on the kernel until ``budget`` ends; the tree is a :class:`KernelTree`."""
         warm_up()
         iterations, deadline, progress = budget.iterations, budget.deadline, budget.progress
+        # The edge records count visits in 32 bits: the root's (the most any node has) must fit.
+        room = KERNEL_MAX_VISITS - start.tree.visits[0]
+        if iterations is not None and iterations > room:
+            raise MctsvizError(
+                f"the kernel counts at most {KERNEL_MAX_VISITS:,} visits a node (32 bits): the root has {start.tree.visits[0]:,}, and {iterations:,} iterations would pass it"
+            )
         full = sink is not None and start.record == "full"
         level = 0 if sink is None else (2 if full else 1)
-        state = KernelState(start.game, options, start.tree, rng_state, level, CHUNK if iterations is None else min(iterations, UPFRONT))
+        state = KernelState(start.game, options, start.tree, rng_state, level, CHUNK if iterations is None else iterations)
         # The emitters' parameter is typed as the Python engine; they read only these five names.
         opened = cast("Engine", _Opened(start.game, options, sink, full, start.tree))
         record = sink is not None
@@ -328,7 +352,7 @@ class KernelExecutor:
         log_path = np.zeros(chunk * (state.max_depth + 2) if record else 1, dtype=np.int64)
         log_iter = np.zeros((chunk, 6) if record else (1, 6), dtype=np.int64)
         log_roll = np.zeros(chunk * (state.max_depth + 1) if full else 1, dtype=np.int64)
-        limit = math.inf if iterations is None else iterations
+        limit = min(room, math.inf if iterations is None else iterations)  # a time budget ends there too
         free, path, slots = np.zeros(64, dtype=np.int64), np.zeros(128, dtype=np.int64), np.zeros(128, dtype=np.int64)  # the kernel's scratch
         clock = time.perf_counter
         done = 0

@@ -121,6 +121,11 @@ class _Builder:
         self.chance: list[int] = []  # the chance nodes (schema 6; never in a block)
         self.visits = array("q", [header.root_visits])
         self.value = array("d", [float(header.root_value)])
+        # Statistics handed whole (a FoldedBlock's), deflated as they came: (visits, its raw
+        # size, value, its raw size). While they stand for the statistics, ``visits`` and
+        # ``value`` are empty (``tracked`` False) rather than a second copy of the kernel's.
+        self.given: tuple[bytes, int, bytes, int] | None = None
+        self.tracked = True
         self.low: float | None = None
         self.high: float | None = None
         self.iterations = 0
@@ -162,8 +167,9 @@ class _Builder:
                 self.visits0.append(ch.visits)
                 self.value0.append(ch.value)
                 self.born.append(it)
-                self.visits.append(ch.visits)
-                self.value.append(ch.value)
+                if self.tracked:
+                    self.visits.append(ch.visits)
+                    self.value.append(ch.value)
                 counts.append(0)
                 self.nodes += 1
             counts[event.parent] += 1
@@ -171,6 +177,28 @@ class _Builder:
             self.edge_child.append(ch.node)
             self.edge_born.append(it)
             self.edges += 1
+
+    def track(self, stale: bool) -> None:
+        """Keep the statistics in ``visits`` and ``value`` again (a fold is to add updates), from
+        those last handed whole (zeros when ``stale``: a later hand-over replaces them whole)."""
+        if self.tracked:
+            return
+        self.tracked = True
+        if self.given is None or stale:
+            self.visits, self.value = array("q", bytes(8 * self.nodes)), array("d", bytes(8 * self.nodes))
+            return
+        self.visits, self.value = array("q"), array("d")
+        self.visits.frombytes(zlib.decompress(self.given[0]))
+        self.value.frombytes(zlib.decompress(self.given[2]))
+        assert len(self.visits) == len(self.value) == self.nodes  # no node was made since they came
+
+    def untrack(self, visits: bytes | memoryview, value: bytes | memoryview) -> None:
+        """Take every node's statistics whole (or, with empty ``visits``, "later"): deflated now,
+        for the next checkpoint, and no longer kept in ``visits`` and ``value``."""
+        self.tracked = False
+        self.visits, self.value = array("q"), array("d")
+        if len(visits):
+            self.given = (zlib.compress(visits, 1), len(visits), zlib.compress(value, 1), len(value))
 
     def backprop(self, event: Backprop) -> None:
         visits, value = self.visits, self.value
@@ -225,8 +253,9 @@ class _Builder:
             self.visits0.extend(visits0)
             self.value0.extend(value0)
             self.born.extend(born)
-            self.visits.extend(visits0)
-            self.value.extend(value0)
+            if self.tracked:
+                self.visits.extend(visits0)
+                self.value.extend(value0)
             counts = self.edge_counts
             counts.frombytes(bytes(4 * made))
             for leaf, children in zip(leaves, read.children):
@@ -259,11 +288,17 @@ class _Builder:
         last = self.checkpoints[-1].iteration if self.checkpoints else 0
         if iterations < 1 or iterations - last < self.every:
             return
-        if nodes != len(self.visits):  # the reader and this fold disagree: keep no checkpoint
+        if nodes != self.nodes:  # the reader and this fold disagree: keep no checkpoint
             return
         name = str(len(self.checkpoints))
-        self.store.add_raw("visits." + name, self.visits)
-        self.store.add_raw("value." + name, self.value)
+        if self.tracked:
+            self.store.add_raw("visits." + name, self.visits)
+            self.store.add_raw("value." + name, self.value)
+        else:
+            assert self.given is not None  # a stale fold takes no checkpoint
+            visits, visits_size, value, value_size = self.given
+            self.store.add("visits." + name, visits, visits_size)
+            self.store.add("value." + name, value, value_size)
         self.checkpoints.append(Checkpoint(iterations, offset, number, nodes))
 
 
@@ -311,13 +346,13 @@ class IndexTap:
             return
         if self.msgpack:
             if not self.stale:  # (a stale fold takes no checkpoint: it would be wrong, not just late)
-                builder.boundary(builder.iterations, self.offset, self.number, len(builder.visits))
+                builder.boundary(builder.iterations, self.offset, self.number, builder.nodes)
             self._fold(events)
             self.number += 1
         else:
             for line, event in enumerate(events):
                 if self.due is not None:  # the line after a due checkpoint's backprop
-                    builder.boundary(self.due, self.offset + _line_start(data, line), self.number, len(builder.visits))
+                    builder.boundary(self.due, self.offset + _line_start(data, line), self.number, builder.nodes)
                     self.due = None
                 self._fold((event,))
                 self.number += 1
@@ -336,6 +371,8 @@ class IndexTap:
         assert builder is not None
         for event in events:
             kind = type(event)
+            if kind is Expand or kind is Backprop or kind is Block or (kind is FoldedBlock and event.statistics is None):
+                builder.track(self.stale)  # this fold adds updates up: it needs the statistics
             if kind is Expand:
                 builder.expand(event)
             elif kind is Backprop:
@@ -363,14 +400,15 @@ class IndexTap:
             builder.low = low if builder.low is None or low < builder.low else builder.low
             builder.high = high if builder.high is None or high > builder.high else builder.high
         if isinstance(folded.statistics, str):  # "later": until they come, no checkpoint
+            builder.untrack(b"", b"")
             self.stale = True
             return
         visits, value = folded.statistics
-        if len(visits) != 8 * len(builder.visits) or len(value) != 8 * len(builder.value):
-            raise MctsvizError(f"the index tap got statistics of {len(visits) // 8} nodes for a tree of {len(builder.visits)}")
-        # Copied over the columns in place: no second pair of whole columns, even for a moment.
-        memoryview(builder.visits).cast("B")[:] = visits
-        memoryview(builder.value).cast("B")[:] = value
+        if len(visits) != 8 * builder.nodes or len(value) != 8 * builder.nodes:
+            raise MctsvizError(f"the index tap got statistics of {len(visits) // 8} nodes for a tree of {builder.nodes}")
+        # Deflated as they come (as the checkpoint stores them), not copied: the tap holds no
+        # whole columns of statistics beside the kernel's.
+        builder.untrack(visits, value)
         self.stale = False
 
     def index(self, trace: str | os.PathLike[str], key: tuple[int, str] | None = None) -> bytes:

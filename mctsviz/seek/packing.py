@@ -101,7 +101,7 @@ class SectionStore:
 
     def add_raw(self, name: str, raw: bytes | array[Any]) -> None:
         """Section ``name`` from its raw bytes."""
-        data = raw if isinstance(raw, bytes) else raw.tobytes()
+        data = raw if isinstance(raw, bytes) else memoryview(raw).cast("B")  # the array's own memory, not a copy
         self.add(name, zlib.compress(data, 1), len(data))
 
     def copy_to(self, out: IO[bytes]) -> None:

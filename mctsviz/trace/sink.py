@@ -36,6 +36,7 @@ from .blocks import METHOD_CODES, RULE_CODES, BlockColumns
 from .events import Backprop, Block, Expand, NewChild, Score, Select, Simulate, Step, Update
 
 __all__ = [
+    "BlockStatistics",
     "BlockRecorder",
     "BlockSink",
     "ColumnsRecorder",
@@ -46,6 +47,11 @@ __all__ = [
     "MoveRecorder",
     "StandIns",
 ]
+
+#: A block's statistics for the watchers of the written trace (see :class:`FoldedBlock`): every
+#: node's visits and value as ``i64`` and ``f64`` bytes (any bytes-like object, so a maker hands
+#: its arrays' memory without copying it to bytes), ``"later"``, or None.
+BlockStatistics = tuple[bytes | memoryview, bytes | memoryview] | str | None
 
 #: Makes, when asked, events that stand for encoded iterations where a watcher of the written
 #: trace needs objects (the write-time index folds the blocks of the same iterations).
@@ -63,7 +69,7 @@ class FoldedBlock:
     """
 
     block: Block
-    statistics: tuple[bytes, bytes] | str | None = None
+    statistics: BlockStatistics = None
 
 
 @runtime_checkable
@@ -76,7 +82,7 @@ class BlockRecorder(Protocol):
         """Iterations per block, or None when this recorder stores no blocks (yet)."""
         ...
 
-    def record_block(self, block: Block, statistics: tuple[bytes, bytes] | str | None = None) -> None:
+    def record_block(self, block: Block, statistics: BlockStatistics = None) -> None:
         """Record a block: its iterations follow those recorded. ``statistics`` is for the
         recorder's watchers, as in :class:`FoldedBlock` (None: they add the block's rewards up)."""
         ...
@@ -249,7 +255,7 @@ class IterationSink:
         recorder(simulate)
         recorder(backprop)
 
-    def add_block(self, block: Block, statistics: tuple[bytes, bytes] | str | None = None) -> None:
+    def add_block(self, block: Block, statistics: BlockStatistics = None) -> None:
         """Record a block made elsewhere (the kernel's, from its arrays); ``statistics`` as in
         :class:`FoldedBlock`, for the recorder's watchers.
 
@@ -393,7 +399,7 @@ class BlockSink(IterationSink):
         columns.clear()
         self.record_block(block)
 
-    def add_block(self, block: Block, statistics: tuple[bytes, bytes] | str | None = None) -> None:
+    def add_block(self, block: Block, statistics: BlockStatistics = None) -> None:
         """Record a block made elsewhere, after the iterations held (``statistics`` as in
         :class:`FoldedBlock`, for the recorder's watchers)."""
         self.flush()

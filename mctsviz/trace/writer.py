@@ -42,7 +42,7 @@ from .schema import (
     MSGPACK_ENCODER,
     encode_lines,
 )
-from .sink import FoldedBlock, StandIns
+from .sink import BlockStatistics, FoldedBlock, StandIns
 
 __all__ = ["DEFAULT_FLUSH_EVERY", "TraceWriter", "write_trace"]
 
@@ -394,7 +394,7 @@ class TraceWriter:
         """Iterations per block when this writer stores blocks (after a compact header), else None."""
         return None if self._builder is None else self.block_iterations
 
-    def record_block(self, block: Block, statistics: tuple[bytes, bytes] | str | None = None) -> None:
+    def record_block(self, block: Block, statistics: BlockStatistics = None) -> None:
         """Record a block made elsewhere (the compiled kernel's): its iterations follow those recorded.
 
         ``statistics`` goes to :attr:`on_written` with the block, as a
