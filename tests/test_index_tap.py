@@ -165,6 +165,33 @@ def test_a_deflated_column_is_the_same_bytes_however_its_values_came():
     assert (packed, size) == many.finish() and zlib.decompress(packed).decode("utf-8", "surrogatepass") == "".join(keys)
 
 
+def test_columns_sharing_a_spool_keep_their_pieces_there_and_give_the_same_bytes():
+    """The builder's columns leave their deflated pieces in one temporary file (not in memory),
+    written in turn; each column reads back its own, the bytes it would have held."""
+    from array import array
+
+    from mctsviz.seek.packing import PIECE_BYTES, DeflatedColumn, PieceSpool, TextColumn
+
+    spool = PieceSpool()
+    spooled = [DeflatedColumn("i", spool), DeflatedColumn("d", spool)]
+    kept = [DeflatedColumn("i"), DeflatedColumn("d")]
+    text, kept_text = TextColumn(spool), TextColumn()
+    for round_ in range(40):
+        for column, other in zip(spooled, kept):
+            values = array(column.values.typecode, range(round_ * 20000, (round_ + 1) * 20000))
+            column.values.extend(values)
+            other.values.extend(values)
+            column.spill()
+            other.spill()
+        text.write(f"round {round_} " * 3000)
+        kept_text.write(f"round {round_} " * 3000)
+    assert all(not column.packed and column.places for column in [*spooled, text])  # nothing deflated held in memory
+    assert spool.end > PIECE_BYTES
+    assert text.finish() == kept_text.finish()
+    assert [column.finish() for column in spooled] == [column.finish() for column in kept]
+    spool.close()
+
+
 @pytest.mark.skipif("compiled" not in ENGINES, reason="needs the compiled kernel (mctsviz[fast])")
 @pytest.mark.parametrize(("game", "iterations", "every"), [("connect4", 30_000, 8192), ("connect4", 9000, 1024), ("tictactoe", 20_000, 4096)])
 def test_the_kernels_blocks_bring_their_statistics_to_the_tap(tmp_path, game, iterations, every):
@@ -187,7 +214,7 @@ def test_the_kernels_blocks_bring_their_statistics_to_the_tap(tmp_path, game, it
         search(games.load(game), iterations=iterations, seed=3, engine="compiled", recorder=writer, record="compact")
     folded = [event for event in seen if type(event) is FoldedBlock]
     assert len(folded) == -(-iterations // 4096) and not any(type(event).__name__ == "Block" for event in seen)
-    given = [f for f in folded if isinstance(f.statistics, tuple)]
+    given = [f for f in folded if callable(f.statistics)]  # made piece by piece when read
     assert given and all(f.statistics == "later" for f in folded if f not in given)
     # A checkpoint before each frame that starts `every` or more iterations after the last one.
     due, last = [], 0
@@ -213,7 +240,18 @@ def test_blocks_to_fold_after_statistics_came_whole_start_from_them(tmp_path):
     trace = tmp_path / "run.msgpack"
     writer = TraceWriter(trace)
     written: list = []
-    writer.on_written = lambda events, data: written.append((events, data))
+
+    def keep(events, data):
+        # Statistics made when read are read now, as a tap watching would (whole, as bytes).
+        def whole(statistics):
+            pieces = list(statistics())
+            return b"".join(bytes(v) for v, _ in pieces), b"".join(bytes(w) for _, w in pieces)
+
+        written.append(
+            ([dataclasses.replace(e, statistics=whole(e.statistics)) if type(e) is FoldedBlock and callable(e.statistics) else e for e in events], data)
+        )
+
+    writer.on_written = keep
     writer.watch_every = 8192  # as a tap watching it would ask
     with writer:
         search(games.load("connect4"), iterations=30_000, seed=5, engine="compiled", recorder=writer, record="compact")

@@ -245,7 +245,7 @@ def format_result(result) -> str:
     """The root table (move, visits, mean, score) and the chosen move, as text."""
     from ..search import policies
 
-    root_visits = result.tree.visits[0]
+    root_visits = result.tree.visits_of(0)  # not the whole column: a million-node kernel tree's is 12 MB
     rows = [("move", "visits", "mean", "score")]
     for ch in result.children:
         score = policies.score_terms(result.options, ch.value, ch.visits, root_visits, ch.prior)[2]

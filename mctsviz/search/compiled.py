@@ -589,6 +589,9 @@ class KernelTree(Tree):
         kids: list[int] = e["kid"][base : base + int(e["kids"][slot])].tolist()
         return kids
 
+    def visits_of(self, node: int) -> int:
+        return int(self.edge_arrays["visits"][int(self.arrays["slot"][node])])
+
     def _child_labels_and_priors(self, node: int) -> tuple[list[str], list[float]]:
         kids = self.child_list(node)
         label = self.game.action_label

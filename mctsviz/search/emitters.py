@@ -14,7 +14,7 @@ Imports numpy and numba (the ``fast`` extra).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -28,8 +28,10 @@ if TYPE_CHECKING:
     from .compiled import KernelState
     from .phases import Engine
 
-__all__ = ["BlockMaker", "EventEmitter", "RETURNS", "RULES"]
+__all__ = ["BlockMaker", "EventEmitter", "RETURNS", "RULES", "STATISTICS_PIECE"]
 
+#: Nodes whose statistics a block hands its watcher at a time (256 KB of visits).
+STATISTICS_PIECE = 1 << 15
 #: The expansion rules by the kernel's code (``kernel.RULE_NEW``, ``RULE_LEAF``, ``RULE_SCORE``).
 RULES = ("new", "leaf", "score")
 #: The returns (X, O) of a game over, by the kernel's status (X won, O won, a draw).
@@ -287,8 +289,15 @@ class BlockMaker:
         # the additions give, added in the same order.
         slots = n["slot"][:end]
         edges = self.state.edges
-        # Handed as the arrays' memory (no copies to bytes): the watcher deflates them at once.
-        visits = np.ascontiguousarray(edges["visits"][slots], dtype="<i8")
-        value = np.ascontiguousarray(edges["value"][slots], dtype="<f8")
-        self.record_block(block, (visits.data.cast("B"), value.data.cast("B")))
+
+        def pieces() -> Iterator[tuple[memoryview, memoryview]]:
+            # A piece at a time, as the arrays' memory (no copies to bytes): the watcher deflates
+            # each as it comes, so neither holds a million nodes' 16 MB at once.
+            for start in range(0, end, STATISTICS_PIECE):
+                part = slots[start : start + STATISTICS_PIECE]
+                visits = np.ascontiguousarray(edges["visits"][part], dtype="<i8")
+                value = np.ascontiguousarray(edges["value"][part], dtype="<f8")
+                yield visits.data.cast("B"), value.data.cast("B")
+
+        self.record_block(block, pieces)
         self.last_checkpoint = after

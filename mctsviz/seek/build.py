@@ -29,7 +29,7 @@ from ..trace.events import Backprop, Block, Decision, Expand, Header
 from ..trace.reader import read_trace
 from ..trace.sink import FoldedBlock
 from .format import CRC, INDEX_VERSION, MAGIC, PREFIX, Checkpoint
-from .packing import PIECE_BYTES, DeflatedColumn, SectionStore, TextColumn
+from .packing import PIECE_BYTES, DeflatedColumn, PieceSpool, SectionStore, TextColumn
 
 __all__ = ["DEFAULT_EVERY", "INDEX_SUFFIX", "IndexTap", "build_index", "index_bytes", "index_path", "trace_key"]
 
@@ -85,18 +85,21 @@ def trace_key(trace: str | os.PathLike[str]) -> tuple[int, str]:
 class _Builder:
     """One pass over a trace gathering the structure's columns and the checkpoints.
 
-    What it keeps whole is what it updates: the statistics (for the checkpoints) and each
-    node's edge count. The other columns only grow, deflated as they do
-    (:class:`DeflatedColumn`; the edges are inflated at the end, to be grouped by parent), and
-    each checkpoint goes to the :class:`SectionStore` when taken: about 20 bytes a node.
+    What it keeps whole is what it updates: the statistics (for the checkpoints; not even
+    those when they are handed whole, see :meth:`untrack`). The other columns only grow,
+    deflated as they do (:class:`DeflatedColumn`, the pieces waiting in a :class:`PieceSpool`
+    file; the edges are inflated at the end, counted and grouped by parent), and each
+    checkpoint goes to the :class:`SectionStore` when taken.
     """
 
     def __init__(self, header: Header, every: int) -> None:
         self.header = header
         self.every = every
         self.labels = TextCodes()
-        self.columns = {name: DeflatedColumn(typecode) for name, (typecode, per) in _COLUMNS.items() if per == "node" and name != "edge_counts"}
-        self.keys = TextColumn()  # the keys one after another (no object per node)
+        # The deflated pieces of every column wait in one temporary file, not in memory.
+        self.spool = PieceSpool()
+        self.columns = {name: DeflatedColumn(typecode, self.spool) for name, (typecode, per) in _COLUMNS.items() if per == "node" and name != "edge_counts"}
+        self.keys = TextColumn(self.spool)  # the keys one after another (no object per node)
         self.nodes = 1
         columns = self.columns
         self.parent, self.action, self.key_lengths = columns["parent"].values, columns["action"].values, columns["key_lengths"].values
@@ -112,9 +115,8 @@ class _Builder:
         self.visits0.append(header.root_visits)
         self.value0.append(float(header.root_value))
         self.born.append(0)
-        self.edge_counts = array("I", [0])
         # The edges in creation order, deflated too: grouped by parent only at the end.
-        self.edge_columns = (DeflatedColumn("i"), DeflatedColumn("i"), DeflatedColumn("i"))
+        self.edge_columns = (DeflatedColumn("i", self.spool), DeflatedColumn("i", self.spool), DeflatedColumn("i", self.spool))
         self.edge_parent, self.edge_child, self.edge_born = (column.values for column in self.edge_columns)
         self.edges = 0
         self.linked: list[tuple[int, int, str]] = []
@@ -150,7 +152,6 @@ class _Builder:
 
     def _expand(self, event: Expand) -> None:
         it = event.iteration
-        counts = self.edge_counts
         for ch in event.children:
             if ch.existing:
                 self.linked.append((event.parent, ch.node, ch.action))
@@ -170,9 +171,7 @@ class _Builder:
                 if self.tracked:
                     self.visits.append(ch.visits)
                     self.value.append(ch.value)
-                counts.append(0)
                 self.nodes += 1
-            counts[event.parent] += 1
             self.edge_parent.append(event.parent)
             self.edge_child.append(ch.node)
             self.edge_born.append(it)
@@ -192,13 +191,13 @@ class _Builder:
         self.value.frombytes(zlib.decompress(self.given[2]))
         assert len(self.visits) == len(self.value) == self.nodes  # no node was made since they came
 
-    def untrack(self, visits: bytes | memoryview, value: bytes | memoryview) -> None:
-        """Take every node's statistics whole (or, with empty ``visits``, "later"): deflated now,
-        for the next checkpoint, and no longer kept in ``visits`` and ``value``."""
+    def untrack(self, given: tuple[bytes, int, bytes, int] | None) -> None:
+        """Take every node's statistics as handed whole, deflated (None: "later"), for the next
+        checkpoint; they are no longer kept in ``visits`` and ``value``."""
         self.tracked = False
         self.visits, self.value = array("q"), array("d")
-        if len(visits):
-            self.given = (zlib.compress(visits, 1), len(visits), zlib.compress(value, 1), len(value))
+        if given is not None:
+            self.given = given
 
     def backprop(self, event: Backprop) -> None:
         visits, value = self.visits, self.value
@@ -256,10 +255,6 @@ class _Builder:
             if self.tracked:
                 self.visits.extend(visits0)
                 self.value.extend(value0)
-            counts = self.edge_counts
-            counts.frombytes(bytes(4 * made))
-            for leaf, children in zip(leaves, read.children):
-                counts[leaf] += children
             self.nodes += made
             self.edge_parent.extend(parents)
             self.edge_child.extend(read.child_node)
@@ -399,16 +394,27 @@ class IndexTap:
             low, high = min(rewards), max(rewards)
             builder.low = low if builder.low is None or low < builder.low else builder.low
             builder.high = high if builder.high is None or high > builder.high else builder.high
-        if isinstance(folded.statistics, str):  # "later": until they come, no checkpoint
-            builder.untrack(b"", b"")
+        statistics = folded.statistics
+        if isinstance(statistics, str):  # "later": until they come, no checkpoint
+            builder.untrack(None)
             self.stale = True
             return
-        visits, value = folded.statistics
-        if len(visits) != 8 * builder.nodes or len(value) != 8 * builder.nodes:
-            raise MctsvizError(f"the index tap got statistics of {len(visits) // 8} nodes for a tree of {builder.nodes}")
-        # Deflated as they come (as the checkpoint stores them), not copied: the tap holds no
-        # whole columns of statistics beside the kernel's.
-        builder.untrack(visits, value)
+        # Deflated as they come, piece by piece (the bytes the checkpoint's one deflation of the
+        # whole gives), not copied: the tap holds no whole columns of statistics beside the kernel's.
+        pieces = statistics() if callable(statistics) else (statistics,)
+        deflate_visits, deflate_value = zlib.compressobj(1), zlib.compressobj(1)
+        packed_visits, packed_value = [], []
+        visits_size = value_size = 0
+        for visits, value in pieces:
+            packed_visits.append(deflate_visits.compress(visits))
+            packed_value.append(deflate_value.compress(value))
+            visits_size += len(visits)
+            value_size += len(value)
+        if visits_size != 8 * builder.nodes or value_size != 8 * builder.nodes:
+            raise MctsvizError(f"the index tap got statistics of {visits_size // 8} nodes for a tree of {builder.nodes}")
+        packed_visits.append(deflate_visits.flush())
+        packed_value.append(deflate_value.flush())
+        builder.untrack((b"".join(packed_visits), visits_size, b"".join(packed_value), value_size))
         self.stale = False
 
     def index(self, trace: str | os.PathLike[str], key: tuple[int, str] | None = None) -> bytes:
@@ -521,11 +527,16 @@ def _finish(b: _Builder, size: int, digest: str, compression: str, notes: list[s
     store = b.store
     # Edges grouped by parent, in creation order within a parent (the order replay keeps): a
     # counting sort, in arrays.
+    by_parent, child_of, born_of = (_inflated(column) for column in b.edge_columns)
+    # Each node's edge count, counted here rather than kept up as the edges came (4 MB less
+    # while a million-node search runs).
+    edge_counts = array("I", bytes(4 * b.nodes))
+    for p in by_parent:
+        edge_counts[p] += 1
     at = array("q", [0])
-    at.extend(accumulate(b.edge_counts))
+    at.extend(accumulate(edge_counts))
     edges = b.edges
     edge_child, edge_born = array("i", bytes(4 * edges)), array("i", bytes(4 * edges))
-    by_parent, child_of, born_of = (_inflated(column) for column in b.edge_columns)
     for p, child, born in zip(by_parent, child_of, born_of):
         i = at[p]
         edge_child[i], edge_born[i] = child, born
@@ -533,7 +544,7 @@ def _finish(b: _Builder, size: int, digest: str, compression: str, notes: list[s
     del at, by_parent, child_of, born_of
     for name in _COLUMNS:
         if name == "edge_counts":
-            store.add_raw(name, b.edge_counts)
+            store.add_raw(name, edge_counts)
         elif name == "edge_child":
             store.add_raw(name, edge_child)
         elif name == "edge_born":
@@ -541,6 +552,7 @@ def _finish(b: _Builder, size: int, digest: str, compression: str, notes: list[s
         else:
             store.add(name, *b.columns[name].finish())
     store.add("keys", *b.keys.finish())
+    b.spool.close()
     store.add_raw("labels", json.dumps(b.labels.names, ensure_ascii=False).encode("utf-8", "surrogatepass"))
     store.add_raw("linked", json.dumps(b.linked, ensure_ascii=False).encode("utf-8", "surrogatepass"))
     if b.chance:  # only a chance game's index has the section (an older index reads as none)

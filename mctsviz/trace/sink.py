@@ -28,7 +28,7 @@ event itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -37,6 +37,7 @@ from .events import Backprop, Block, Expand, NewChild, Score, Select, Simulate, 
 
 __all__ = [
     "BlockStatistics",
+    "StatisticsBytes",
     "BlockRecorder",
     "BlockSink",
     "ColumnsRecorder",
@@ -48,10 +49,13 @@ __all__ = [
     "StandIns",
 ]
 
-#: A block's statistics for the watchers of the written trace (see :class:`FoldedBlock`): every
-#: node's visits and value as ``i64`` and ``f64`` bytes (any bytes-like object, so a maker hands
-#: its arrays' memory without copying it to bytes), ``"later"``, or None.
-BlockStatistics = tuple[bytes | memoryview, bytes | memoryview] | str | None
+#: Every node's visits and value as ``i64`` and ``f64`` bytes: any bytes-like objects, so a
+#: maker hands its arrays' memory without copying it to bytes.
+StatisticsBytes = tuple[bytes | memoryview, bytes | memoryview]
+#: A block's statistics for the watchers of the written trace (see :class:`FoldedBlock`): whole,
+#: or made piece by piece when asked (consecutive nodes' :data:`StatisticsBytes`, read before
+#: the search goes on), so that a million nodes' 16 MB are never held at once; ``"later"``; None.
+BlockStatistics = StatisticsBytes | Callable[[], Iterable[StatisticsBytes]] | str | None
 
 #: Makes, when asked, events that stand for encoded iterations where a watcher of the written
 #: trace needs objects (the write-time index folds the blocks of the same iterations).
@@ -65,7 +69,8 @@ class FoldedBlock:
     ``statistics`` is None when a fold adds the block's rewards up as usual; else the block's
     updates may be skipped: ``"later"`` (another stand-in brings the statistics before any point
     where they are needed) or every node's visits and value after the block, as ``i64`` and
-    ``f64`` bytes (the same numbers the additions give, added in the same order).
+    ``f64`` bytes, whole or in pieces (:data:`BlockStatistics`; the same numbers the additions
+    give, added in the same order).
     """
 
     block: Block
