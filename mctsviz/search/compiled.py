@@ -64,9 +64,7 @@ CHUNK = 4096
 UPFRONT = 1 << 17
 #: The size from which numpy asks the system for huge pages for an array.
 HUGE_PAGES = 1 << 22
-#: The most nodes, and edge slots, a large budget reserves up front (as address space: pages no
-#: row reaches are never resident); a bigger tree grows from there.
-BIG_UPFRONT = 1 << 23
+BIG_UPFRONT = 1 << 23  #: The most nodes (and edge slots) a large budget reserves at once; a bigger tree grows.
 
 _EXPANDS = {"one": K.EXPAND_ONE, "one-random": K.EXPAND_ONE_RANDOM, "all": K.EXPAND_ALL, "second-visit": K.EXPAND_SECOND_VISIT}
 _TABLES: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
@@ -141,24 +139,16 @@ class KernelState:
         self.index_of = {action: index for index, action in enumerate(self.actions)}
         self.board: K.Board = (win, threats, geo, bottom, column, top, nth)
         self.per_iteration = 1 if options.expand in ("one", "one-random") else self.max_branch
-        # Room for ``expected`` iterations up front, so that a search of that size never copies
-        # its columns to grow them (np.zeros leaves rows no search reaches unmapped, costing no
-        # memory), and for the root's children (expand="second-visit" adds them before
-        # iteration 1). A small budget takes at most UPFRONT nodes: an 8-byte column of 2**17
-        # rows stays under the 4 MB from which numpy asks for huge pages, where a small tree's
-        # few rows would cost 2 MB a column. A node's children take about two slots each
-        # (Connect Four: 1.97); reserve() makes sure of the rest chunk by chunk.
+        # Room for ``expected`` iterations and the root's children up front (np.zeros: only pages
+        # rows reach are resident), so a search of that size never copies its columns to grow. A
+        # small budget takes at most UPFRONT nodes and 4 MB of edges, under numpy's 4 MB for
+        # 2 MB huge pages a column; reserve() makes sure of the rest chunk by chunk (a node's
+        # children take about two slots each). A large one takes up to BIG_UPFRONT at once.
         most = expected * self.per_iteration
         if most > UPFRONT:
-            # A large budget takes all the room it may need at once (up to BIG_UPFRONT nodes):
-            # only the pages its rows reach are ever resident, where growing by half again
-            # filled the new columns' unused third with zeros (18 MB of a million-node tree) and
-            # held each old column beside its copy.
             nodes = min(most, BIG_UPFRONT) + 1 + self.max_branch
             slots = min(expected * self.max_branch, BIG_UPFRONT) + 1 + self.max_branch
         else:
-            # The edges likewise stay under 4 MB up front (a small tree's first records would
-            # otherwise fault in whole 2 MB pages); reserve() resizes them in place as needed.
             nodes = most + 1 + self.max_branch
             slots = min(2 * nodes + CHUNK * self.max_branch, HUGE_PAGES // K.EDGE.itemsize - 1)
         spare = _take_spare(nodes, slots)
@@ -302,14 +292,12 @@ def _grow(columns: list[np.ndarray], need: int) -> None:
     if need <= capacity:
         return
     grown = max(need, capacity + capacity // 2)
-    # One column at a time: the old column goes as its copy comes, so growing never holds two
-    # whole trees. The new column starts as np.zeros (pages no row reaches stay unmapped) and
-    # the old rows are copied in, where concatenating zeros wrote its unused room in full.
+    # One column at a time (growing never holds two whole trees), into np.zeros: pages no row
+    # reaches stay unmapped, where concatenating zeros wrote the unused room in full.
     for i, column in enumerate(columns):
-        grown_column = np.zeros(grown, dtype=column.dtype)
-        grown_column[:capacity] = column
-        columns[i] = grown_column
-        del column, grown_column
+        columns[i] = np.zeros(grown, dtype=column.dtype)
+        columns[i][:capacity] = column
+        del column
 
 
 @dataclass(frozen=True)
@@ -331,12 +319,9 @@ class KernelExecutor:
         """Run iterations on the kernel until ``budget`` ends; the tree is a :class:`KernelTree`."""
         warm_up()
         iterations, deadline, progress = budget.iterations, budget.deadline, budget.progress
-        # The edge records count visits in 32 bits: the root's (the most any node has) must fit.
-        room = KERNEL_MAX_VISITS - start.tree.visits[0]
+        root, room = start.tree.visits[0], KERNEL_MAX_VISITS - start.tree.visits[0]  # the root's visits must fit 32 bits
         if iterations is not None and iterations > room:
-            raise MctsvizError(
-                f"the kernel counts at most {KERNEL_MAX_VISITS:,} visits a node (32 bits): the root has {start.tree.visits[0]:,}, and {iterations:,} iterations would pass it"
-            )
+            raise MctsvizError(f"the kernel counts at most {KERNEL_MAX_VISITS:,} visits a node: the root has {root:,}, {iterations:,} iterations would pass it")
         full = sink is not None and start.record == "full"
         level = 0 if sink is None else (2 if full else 1)
         state = KernelState(start.game, options, start.tree, rng_state, level, CHUNK if iterations is None else iterations)

@@ -29,7 +29,7 @@ from ..trace.events import Backprop, Block, Decision, Expand, Header
 from ..trace.reader import read_trace
 from ..trace.sink import FoldedBlock
 from .format import CRC, INDEX_VERSION, MAGIC, PREFIX, Checkpoint
-from .packing import PIECE_BYTES, DeflatedColumn, PieceSpool, SectionStore, TextColumn
+from .packing import PIECE_BYTES, DeflatedColumn, PieceSpool, SectionStore, TextColumn, deflate_pairs
 
 __all__ = ["DEFAULT_EVERY", "INDEX_SUFFIX", "IndexTap", "build_index", "index_bytes", "index_path", "trace_key"]
 
@@ -225,7 +225,7 @@ class _Builder:
         """
         first, count = read.block.iteration, read.block.count
         ends = list(accumulate(read.path_lengths))
-        path = read.path.tolist()
+        path = read.path  # indexed where needed: a block's paths as a list were 3 MB of objects
         leaves = [path[end - 1] for end in ends]
         made = len(read.child_node)
         if read.existing is not None and any(read.existing):
@@ -399,22 +399,12 @@ class IndexTap:
             builder.untrack(None)
             self.stale = True
             return
-        # Deflated as they come, piece by piece (the bytes the checkpoint's one deflation of the
-        # whole gives), not copied: the tap holds no whole columns of statistics beside the kernel's.
-        pieces = statistics() if callable(statistics) else (statistics,)
-        deflate_visits, deflate_value = zlib.compressobj(1), zlib.compressobj(1)
-        packed_visits, packed_value = [], []
-        visits_size = value_size = 0
-        for visits, value in pieces:
-            packed_visits.append(deflate_visits.compress(visits))
-            packed_value.append(deflate_value.compress(value))
-            visits_size += len(visits)
-            value_size += len(value)
-        if visits_size != 8 * builder.nodes or value_size != 8 * builder.nodes:
-            raise MctsvizError(f"the index tap got statistics of {visits_size // 8} nodes for a tree of {builder.nodes}")
-        packed_visits.append(deflate_visits.flush())
-        packed_value.append(deflate_value.flush())
-        builder.untrack((b"".join(packed_visits), visits_size, b"".join(packed_value), value_size))
+        # Deflated as they come, piece by piece, not copied: the tap holds no whole columns of
+        # statistics beside the kernel's.
+        given = deflate_pairs(statistics() if callable(statistics) else (statistics,))
+        if given[1] != 8 * builder.nodes or given[3] != 8 * builder.nodes:
+            raise MctsvizError(f"the index tap got statistics of {given[1] // 8} nodes for a tree of {builder.nodes}")
+        builder.untrack(given)
         self.stale = False
 
     def index(self, trace: str | os.PathLike[str], key: tuple[int, str] | None = None) -> bytes:

@@ -12,9 +12,10 @@ import shutil
 import tempfile
 import zlib
 from array import array
+from collections.abc import Iterable
 from typing import IO, Any
 
-__all__ = ["PIECE_BYTES", "DeflatedColumn", "PieceSpool", "SectionStore", "TextColumn"]
+__all__ = ["PIECE_BYTES", "DeflatedColumn", "PieceSpool", "SectionStore", "TextColumn", "deflate_pairs"]
 
 #: Raw bytes deflated at a time: a column keeps at most about this much raw (256 KiB: 15 columns
 #: of a million-node tree hold under 8 MB raw).
@@ -143,3 +144,18 @@ class SectionStore:
         self.handle.seek(0)
         shutil.copyfileobj(self.handle, out, PIECE_BYTES)
         self.handle.close()
+
+
+def deflate_pairs(pairs: Iterable[tuple[bytes | memoryview, bytes | memoryview]]) -> tuple[bytes, int, bytes, int]:
+    """Two columns handed in pieces (pairs of consecutive pieces), each deflated as one stream,
+    the bytes ``zlib.compress(whole, 1)`` gives: (first deflated, its raw size, second, its size)."""
+    deflates = zlib.compressobj(1), zlib.compressobj(1)
+    packed: tuple[list[bytes], list[bytes]] = ([], [])
+    sizes = [0, 0]
+    for pair in pairs:
+        for k in (0, 1):
+            packed[k].append(deflates[k].compress(pair[k]))
+            sizes[k] += len(pair[k])
+    for k in (0, 1):
+        packed[k].append(deflates[k].flush())
+    return b"".join(packed[0]), sizes[0], b"".join(packed[1]), sizes[1]
