@@ -18,16 +18,21 @@ median and its ratio to the group's first row, measured in the same run:
   ``.jsonl.gz`` (defaults), and to ``.msgpack.zst`` at ``--record full``, with time and peak
   memory (budget <= 300 MB), against untraced, each followed by ``replay --iteration 500000``
   of its trace, which should find the index the search wrote and build none (the table says
-  whether the index file changed); slow, so off by default and one round.
+  whether the index file changed); slow, so off by default and one round unless ``--rounds``
+  is given.
+
+``--row TEXT`` (repeatable) keeps only the rows whose label contains one of the texts (a
+``replay`` row needs the search row before it that writes its trace).
 
 The commands run the mctsviz of this checkout, or of each ``--checkout PATH`` (``PYTHONPATH`` is
 set to it; given twice, the two checkouts' rows interleave, so a before and an after are
 measured in the same run). Peak memory is the largest resident size of the
-command's process and of the indexing process it starts. Asserts nothing; exits 0.
+command's process and of the indexing process it starts (MB of 10**6 bytes), the median over
+the rounds and the largest. Asserts nothing; exits 0.
 
 Usage::
 
-    python benchmarks/cli_speed.py [--rounds 5] [--big] [--only GROUP] [--checkout BEFORE --checkout AFTER]
+    python benchmarks/cli_speed.py [--rounds 5] [--big] [--only GROUP] [--row TEXT] [--checkout BEFORE --checkout AFTER]
 """
 
 from __future__ import annotations
@@ -146,9 +151,13 @@ def run_command(arguments: list[str], folder: str, root: Path, seen: set[str] | 
     return elapsed, usage.ru_maxrss * 1024
 
 
-def run_group(name: str, rounds: int, folder: str, roots: list[Path]) -> None:
+def run_group(name: str, rounds: int, folder: str, roots: list[Path], only_rows: list[str] | None = None) -> None:
     """The group's rows for each checkout, interleaved round after round; medians and ratios."""
     budget, rows = GROUPS[name]
+    if only_rows:
+        rows = [(label, arguments) for label, arguments in rows if any(text in label for text in only_rows)]
+        if not rows:
+            return
     cells = [(root, label, arguments) for root in roots for label, arguments in rows]
     times: dict[tuple[Path, str], list[float]] = {(root, label): [] for root, label, _ in cells}
     peaks: dict[tuple[Path, str], list[int]] = {(root, label): [] for root, label, _ in cells}
@@ -169,16 +178,18 @@ def run_group(name: str, rounds: int, folder: str, roots: list[Path]) -> None:
         if len(roots) > 1:
             print(f"  {root}")
         first = statistics.median(times[root, rows[0][0]])
-        print(f"  {'command':40s} {'median s':>9s} {'min s':>7s} {'ratio':>6s} {'peak MB':>8s}")
+        print(f"  {'command':40s} {'median s':>9s} {'min s':>7s} {'ratio':>6s} {'peak MB':>8s} {'max MB':>7s}")
         for label, _ in rows:
             median = statistics.median(times[root, label])
             note = f"  ({indexing[root, label]})" if (root, label) in indexing else ""
-            print(f"  {label:40s} {median:9.2f} {min(times[root, label]):7.2f} {median / first:5.2f}x {max(peaks[root, label]) / 1e6:8.0f}{note}")
+            peak, most = statistics.median(peaks[root, label]) / 1e6, max(peaks[root, label]) / 1e6
+            print(f"  {label:40s} {median:9.2f} {min(times[root, label]):7.2f} {median / first:5.2f}x {peak:8.0f} {most:7.0f}{note}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per group (default 5)")
+    parser.add_argument("--rounds", type=int, help="interleaved rounds per group (default 5; the big group 1)")
+    parser.add_argument("--row", action="append", help="run only the rows whose label contains this text (repeatable)")
     parser.add_argument("--big", action="store_true", help="also the million-iteration Connect Four searches (minutes)")
     parser.add_argument("--only", choices=sorted(GROUPS), action="append", help="run only this group (repeatable)")
     parser.add_argument(
@@ -200,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
         for root in roots:
             run_command(["search", "tictactoe", "--iterations", "10", "--engine", "compiled"], folder, root)
         for name in names:
-            run_group(name, 1 if name == "big" else args.rounds, folder, roots)
+            rounds = args.rounds if args.rounds is not None else 1 if name == "big" else 5
+            run_group(name, rounds, folder, roots, args.row)
     return 0
 
 

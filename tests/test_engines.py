@@ -242,3 +242,15 @@ def test_a_subclass_of_a_kernel_game_runs_in_python():
         name = "misere"
 
     assert kernel_game_problem(Misere()) == "the game misere has no compiled kernel (tictactoe, connect4, nim and pair have)"
+
+
+def test_a_budget_past_the_kernels_32_bit_visit_counts_runs_in_python(with_numba, kernel_is):
+    """The kernel's edge records count visits in 32 bits: a budget that could pass them is refused
+    in one line (auto runs Python), where the count would otherwise wrap."""
+    kernel_is("loaded")
+    most = engines.KERNEL_MAX_VISITS
+    assert which_engine("tictactoe", iterations=most)[0] == "compiled"
+    engine, why = which_engine("tictactoe", iterations=most + 1)
+    assert engine == "python" and why == f"the kernel counts at most {most:,} visits a node (32 bits), fewer than {most + 1:,} iterations"
+    with pytest.raises(MctsvizError, match=r"cannot run this search: the kernel counts at most 2,147,483,647 visits a node"):
+        which_engine("tictactoe", engine="compiled", iterations=most + 1)

@@ -61,6 +61,39 @@ def test_search_indexes_from_what_it_wrote_without_reading_the_trace_back(tmp_pa
     assert tapped == index_path(trace).read_bytes()
 
 
+def test_the_searchs_tree_is_gone_before_the_command_finishes_the_index(tmp_path, monkeypatch, capsys):
+    """``mctsviz search --trace`` lets the searched tree go before it writes the index, so the
+    kernel's arrays and the index's finishing never take memory at once."""
+    import gc
+    import weakref
+
+    import mctsviz.search
+
+    trees: list = []
+    real_search = mctsviz.search.search
+
+    def watched_search(*args, **kwargs):
+        result = real_search(*args, **kwargs)
+        trees.append(weakref.ref(result.tree))
+        return result
+
+    alive: list[bool] = []
+    real_write = IndexTap.write
+
+    def write(tap, *args, **kwargs):
+        gc.collect()
+        alive.append(trees[0]() is not None)
+        return real_write(tap, *args, **kwargs)
+
+    monkeypatch.setattr(mctsviz.search, "search", watched_search)
+    monkeypatch.setattr(IndexTap, "write", write)
+    monkeypatch.setattr(seek, "AUTO_INDEX_ITERATIONS", 3000)
+    trace = tmp_path / "run.msgpack.zst"
+    assert main(["search", "connect4", "--iterations", "3000", "--trace", str(trace), "--no-progress"]) == 0
+    assert alive == [False] and index_path(trace).exists()
+    assert "chosen move" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz", ".msgpack.zst"])
 def test_a_writer_that_digests_knows_the_key_of_what_landed(tmp_path, suffix):
     trace = tmp_path / f"run{suffix}"
@@ -132,6 +165,33 @@ def test_a_deflated_column_is_the_same_bytes_however_its_values_came():
     assert (packed, size) == many.finish() and zlib.decompress(packed).decode("utf-8", "surrogatepass") == "".join(keys)
 
 
+def test_columns_sharing_a_spool_keep_their_pieces_there_and_give_the_same_bytes():
+    """The builder's columns leave their deflated pieces in one temporary file (not in memory),
+    written in turn; each column reads back its own, the bytes it would have held."""
+    from array import array
+
+    from mctsviz.seek.packing import PIECE_BYTES, DeflatedColumn, PieceSpool, TextColumn
+
+    spool = PieceSpool()
+    spooled = [DeflatedColumn("i", spool), DeflatedColumn("d", spool)]
+    kept = [DeflatedColumn("i"), DeflatedColumn("d")]
+    text, kept_text = TextColumn(spool), TextColumn()
+    for round_ in range(40):
+        for column, other in zip(spooled, kept):
+            values = array(column.values.typecode, range(round_ * 20000, (round_ + 1) * 20000))
+            column.values.extend(values)
+            other.values.extend(values)
+            column.spill()
+            other.spill()
+        text.write(f"round {round_} " * 3000)
+        kept_text.write(f"round {round_} " * 3000)
+    assert all(not column.packed and column.places for column in [*spooled, text])  # nothing deflated held in memory
+    assert spool.end > PIECE_BYTES
+    assert text.finish() == kept_text.finish()
+    assert [column.finish() for column in spooled] == [column.finish() for column in kept]
+    spool.close()
+
+
 @pytest.mark.skipif("compiled" not in ENGINES, reason="needs the compiled kernel (mctsviz[fast])")
 @pytest.mark.parametrize(("game", "iterations", "every"), [("connect4", 30_000, 8192), ("connect4", 9000, 1024), ("tictactoe", 20_000, 4096)])
 def test_the_kernels_blocks_bring_their_statistics_to_the_tap(tmp_path, game, iterations, every):
@@ -154,7 +214,7 @@ def test_the_kernels_blocks_bring_their_statistics_to_the_tap(tmp_path, game, it
         search(games.load(game), iterations=iterations, seed=3, engine="compiled", recorder=writer, record="compact")
     folded = [event for event in seen if type(event) is FoldedBlock]
     assert len(folded) == -(-iterations // 4096) and not any(type(event).__name__ == "Block" for event in seen)
-    given = [f for f in folded if isinstance(f.statistics, tuple)]
+    given = [f for f in folded if callable(f.statistics)]  # made piece by piece when read
     assert given and all(f.statistics == "later" for f in folded if f not in given)
     # A checkpoint before each frame that starts `every` or more iterations after the last one.
     due, last = [], 0
@@ -163,6 +223,48 @@ def test_the_kernels_blocks_bring_their_statistics_to_the_tap(tmp_path, game, it
             due.append(after)
             last = after
     assert [c.iteration for c in tap.builder.checkpoints] == due
+    assert len(tap.builder.visits) == len(tap.builder.value) == 0  # deflated as they came, no columns kept
     tapped = tap.index(trace)
     build_index(trace, every=every)
+    assert tapped == index_path(trace).read_bytes()
+
+
+@pytest.mark.skipif("compiled" not in ENGINES, reason="needs the compiled kernel (mctsviz[fast])")
+def test_blocks_to_fold_after_statistics_came_whole_start_from_them(tmp_path):
+    """After a block whose statistics came whole (the tap keeps them deflated only), blocks whose
+    rewards are to be added up start from those statistics: the index is still build_index's."""
+    import dataclasses
+
+    from mctsviz.trace.sink import FoldedBlock
+
+    trace = tmp_path / "run.msgpack"
+    writer = TraceWriter(trace)
+    written: list = []
+
+    def keep(events, data):
+        # Statistics made when read are read now, as a tap watching would (whole, as bytes).
+        def whole(statistics):
+            pieces = list(statistics())
+            return b"".join(bytes(v) for v, _ in pieces), b"".join(bytes(w) for _, w in pieces)
+
+        written.append(
+            ([dataclasses.replace(e, statistics=whole(e.statistics)) if type(e) is FoldedBlock and callable(e.statistics) else e for e in events], data)
+        )
+
+    writer.on_written = keep
+    writer.watch_every = 8192  # as a tap watching it would ask
+    with writer:
+        search(games.load("connect4"), iterations=30_000, seed=5, engine="compiled", recorder=writer, record="compact")
+    given = [i for i, (events, _) in enumerate(written) if any(type(e) is FoldedBlock and isinstance(e.statistics, tuple) for e in events)]
+    assert given and given[0] < len(written) - 2
+    tap = IndexTap(msgpack=True, every=8192)
+    for i, (events, data) in enumerate(written):
+        if i > given[0]:  # from here on, every block's rewards are added up as usual
+            events = [dataclasses.replace(e, statistics=None) if type(e) is FoldedBlock else e for e in events]
+        tap.written(events, data)
+        if i == given[0] + 1:
+            assert len(tap.builder.visits) == tap.builder.nodes  # taken back from the deflated ones
+    assert len(tap.builder.checkpoints) == 3
+    tapped = tap.index(trace)
+    build_index(trace, every=8192)
     assert tapped == index_path(trace).read_bytes()

@@ -180,9 +180,67 @@ def test_trees_that_outgrow_their_first_room_are_the_same(monkeypatch, expand):
     # Room for one node up front and 64 iterations a call: the node columns and the edge
     # records grow many times over (the records by resizing in place).
     monkeypatch.setattr(compiled, "UPFRONT", 1)
+    monkeypatch.setattr(compiled, "BIG_UPFRONT", 1)
     monkeypatch.setattr(compiled, "CHUNK", 64)
     assert_same(games.load("connect4"), "full", iterations=700, seed=15, expand=expand)
     assert_same(games.load("tictactoe"), None, iterations=2000, seed=16, expand=expand, tie_break="random")
+
+
+def test_a_large_budget_takes_its_room_up_front_and_never_grows(monkeypatch):
+    """A budget past UPFRONT nodes reserves all it may need at once (address space: only the
+    rows it reaches are resident), so its columns are never copied to grow nor zero-filled."""
+    from mctsviz.search import compiled
+
+    grown: list[int] = []
+    resized: list[int] = []
+    real_grow, real_reserve = compiled._grow, compiled.KernelState.reserve
+
+    def grow(columns, need):
+        before = len(columns[0])
+        real_grow(columns, need)
+        if len(columns[0]) != before:
+            grown.append(need)
+
+    def reserve(state, iterations):
+        before = len(state.edges)
+        real_reserve(state, iterations)
+        if len(state.edges) != before:
+            resized.append(len(state.edges))
+
+    monkeypatch.setattr(compiled, "_grow", grow)
+    monkeypatch.setattr(compiled.KernelState, "reserve", reserve)
+    result = search(games.load("connect4"), iterations=3 * compiled.UPFRONT, seed=4, engine="compiled")
+    assert len(result.tree) > compiled.UPFRONT and not grown and not resized
+    assert len(result.tree.columns.parent.base) == 3 * compiled.UPFRONT + 1 + 7  # a node an iteration, the root and its children
+    search(games.load("connect4"), iterations=3 * compiled.UPFRONT, seed=4, engine="compiled", expand="all")
+    assert not grown  # expand="all": seven nodes an iteration, up to BIG_UPFRONT, reserved too
+    # Past BIG_UPFRONT the tree grows from there.
+    monkeypatch.setattr(compiled, "BIG_UPFRONT", 1000)
+    search(games.load("connect4"), iterations=compiled.UPFRONT + 1, seed=4, engine="compiled")
+    assert grown and resized
+
+
+def test_the_kernel_refuses_a_start_whose_root_visits_would_pass_32_bits():
+    """A carried root near the kernel's 32-bit visit count: an iteration budget that would pass
+    it is one line; a time budget stops at it."""
+    import time
+
+    from mctsviz.errors import MctsvizError
+    from mctsviz.options import SearchOptions
+    from mctsviz.search.compiled import KERNEL
+    from mctsviz.search.engines import KERNEL_MAX_VISITS
+    from mctsviz.search.phases import Engine, open_search
+    from mctsviz.search.runs import Budget
+
+    game = games.load("tictactoe")
+    options = SearchOptions(iterations=10)
+    start = open_search(Engine, game, options, None, None, None, "compact", game.initial_state(), 1)
+    start.tree.visits[0] = KERNEL_MAX_VISITS - 5
+    state = random.Random(1).getstate()
+    with pytest.raises(MctsvizError, match=r"^the kernel counts at most 2,147,483,647 visits a node: the root has 2,147,483,642, 10 iterations would pass it$"):
+        KERNEL.run(start, options, state, None, Budget(10))
+    finished = KERNEL.run(start, options, state, None, Budget(None, deadline=time.perf_counter() + 60))
+    assert finished.done == 5 and finished.tree.visits[0] == KERNEL_MAX_VISITS
 
 
 def test_a_finished_searchs_columns_serve_the_next_search_unchanged():

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from ..errors import MctsvizError
 from ..options import SearchOptions
 from ..trace.sink import EncodedRecorder, IterationSink
 from ..types import Game, Recorder
@@ -29,6 +30,7 @@ from . import kernel as K
 from . import kernelgames as G
 from .adapters import adapter_for
 from .emitters import RETURNS, BlockMaker, EventEmitter
+from .engines import KERNEL_MAX_VISITS
 from .kernelcolumns import node_columns
 from .runs import Budget, Finished, Start
 from .ticker import Ticker
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
     from .phases import Engine
 
 __all__ = [
+    "BIG_UPFRONT",
     "CHUNK",
     "COMPILING",
     "HUGE_PAGES",
@@ -63,6 +66,7 @@ CHUNK = 4096
 UPFRONT = 1 << 17
 #: The size from which numpy asks the system for huge pages for an array.
 HUGE_PAGES = 1 << 22
+BIG_UPFRONT = 1 << 23  #: The most nodes (and edge slots) a large budget reserves at once; a bigger tree grows.
 
 _EXPANDS = {"one": K.EXPAND_ONE, "one-random": K.EXPAND_ONE_RANDOM, "all": K.EXPAND_ALL, "second-visit": K.EXPAND_SECOND_VISIT}
 _TABLES: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
@@ -137,17 +141,18 @@ class KernelState:
         self.index_of = {action: index for index, action in enumerate(self.actions)}
         self.board: K.Board = (win, threats, geo, bottom, column, top, nth)
         self.per_iteration = 1 if options.expand in ("one", "one-random") else self.max_branch
-        # Room for ``expected`` iterations up front, so that a search of that size never copies
-        # its columns to grow them (np.zeros leaves rows no search reaches unmapped, costing no
-        # memory), and for the root's children (expand="second-visit" adds them before
-        # iteration 1). At most UPFRONT nodes: an 8-byte column of 2**17 rows stays under the
-        # 4 MB from which numpy asks for huge pages, where a small tree's few rows would cost
-        # 2 MB a column. A node's children take about two slots each (Connect Four: 1.97);
-        # reserve() makes sure of the rest chunk by chunk.
-        nodes = min(expected * self.per_iteration, UPFRONT) + 1 + self.max_branch
-        # The edges likewise stay under 4 MB up front (a small tree's first records would
-        # otherwise fault in whole 2 MB pages); reserve() resizes them in place as needed.
-        slots = min(2 * nodes + CHUNK * self.max_branch, HUGE_PAGES // K.EDGE.itemsize - 1)
+        # Room for ``expected`` iterations and the root's children up front (np.zeros: only pages
+        # rows reach are resident), so a search of that size never copies its columns to grow. A
+        # small budget takes at most UPFRONT nodes and 4 MB of edges, under numpy's 4 MB for
+        # 2 MB huge pages a column; reserve() makes sure of the rest chunk by chunk (a node's
+        # children take about two slots each). A large one takes up to BIG_UPFRONT at once.
+        most = expected * self.per_iteration
+        if most > UPFRONT:
+            nodes = min(most, BIG_UPFRONT) + 1 + self.max_branch
+            slots = min(expected * self.max_branch, BIG_UPFRONT) + 1 + self.max_branch
+        else:
+            nodes = most + 1 + self.max_branch
+            slots = min(2 * nodes + CHUNK * self.max_branch, HUGE_PAGES // K.EDGE.itemsize - 1)
         spare = _take_spare(nodes, slots)
         if spare is None:
             self.nodes = [np.zeros(nodes, dtype=dtype) for _, dtype in _COLUMNS]
@@ -289,10 +294,11 @@ def _grow(columns: list[np.ndarray], need: int) -> None:
     if need <= capacity:
         return
     grown = max(need, capacity + capacity // 2)
-    # One column at a time: the old column goes as its copy comes, so growing never holds two
-    # whole trees.
+    # One column at a time (growing never holds two whole trees), into np.zeros: pages no row
+    # reaches stay unmapped, where concatenating zeros wrote the unused room in full.
     for i, column in enumerate(columns):
-        columns[i] = np.concatenate([column, np.zeros(grown - capacity, dtype=column.dtype)])
+        columns[i] = np.zeros(grown, dtype=column.dtype)
+        columns[i][:capacity] = column
         del column
 
 
@@ -315,9 +321,12 @@ class KernelExecutor:
         """Run iterations on the kernel until ``budget`` ends; the tree is :func:`kernel_tree`'s view."""
         warm_up()
         iterations, deadline, progress = budget.iterations, budget.deadline, budget.progress
+        root, room = start.tree.visits[0], KERNEL_MAX_VISITS - start.tree.visits[0]  # the root's visits must fit 32 bits
+        if iterations is not None and iterations > room:
+            raise MctsvizError(f"the kernel counts at most {KERNEL_MAX_VISITS:,} visits a node: the root has {root:,}, {iterations:,} iterations would pass it")
         full = sink is not None and start.record == "full"
         level = 0 if sink is None else (2 if full else 1)
-        state = KernelState(start.game, options, start.tree, rng_state, level, CHUNK if iterations is None else min(iterations, UPFRONT))
+        state = KernelState(start.game, options, start.tree, rng_state, level, CHUNK if iterations is None else iterations)
         # The emitters' parameter is typed as the Python engine; they read only these five names.
         opened = cast("Engine", _Opened(start.game, options, sink, full, start.tree))
         record = sink is not None
@@ -330,7 +339,7 @@ class KernelExecutor:
         log_path = np.zeros(chunk * (state.max_depth + 2) if record else 1, dtype=np.int64)
         log_iter = np.zeros((chunk, 6) if record else (1, 6), dtype=np.int64)
         log_roll = np.zeros(chunk * (state.max_depth + 1) if full else 1, dtype=np.int64)
-        limit = math.inf if iterations is None else iterations
+        limit = min(room, math.inf if iterations is None else iterations)  # a time budget ends there too
         free, path, slots = np.zeros(64, dtype=np.int64), np.zeros(128, dtype=np.int64), np.zeros(128, dtype=np.int64)  # the kernel's scratch
         clock = time.perf_counter
         done = 0

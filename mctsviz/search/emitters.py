@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -32,8 +32,10 @@ if TYPE_CHECKING:
     from .compiled import KernelState
     from .phases import Engine
 
-__all__ = ["BlockMaker", "EventEmitter", "FullColumnsMaker", "RETURNS", "RULES"]
+__all__ = ["BlockMaker", "EventEmitter", "FullColumnsMaker", "RETURNS", "RULES", "STATISTICS_PIECE"]
 
+#: Nodes whose statistics a block hands its watcher at a time (256 KB of visits).
+STATISTICS_PIECE = 1 << 15
 #: The expansion rules by the kernel's code (``kernel.RULE_NEW``, ``RULE_LEAF``, ``RULE_SCORE``).
 RULES = ("new", "leaf", "score")
 #: The returns (X, O) of a game over, by the kernel's status (X won, O won, a draw).
@@ -60,12 +62,16 @@ class EventEmitter:
         self.game = engine.game
         tree = engine.tree
         self.count = len(tree)  # nodes already announced (the root, and its children at second-visit)
-        self.visits = list(tree.visits)
-        self.value = list(tree.value)
-        self.mover = list(tree.mover)
-        self.children = [list(k) for k in tree.children]
-        self.labels = list(tree.label)
-        self.prior = list(tree.prior)
+        # The full level's before/after values and score tables read the tree as lists; the
+        # compact level reads the movers from the kernel's column and keeps none (a million
+        # nodes' lists took 160 MB).
+        keep = self.full
+        self.visits = list(tree.visits) if keep else []
+        self.value = list(tree.value) if keep else []
+        self.mover = list(tree.mover) if keep else []
+        self.children = [list(k) for k in tree.children] if keep else []
+        self.labels = list(tree.label) if keep else []
+        self.prior = list(tree.prior) if keep else []
         self.label_of = {a: self.game.action_label(action) for a, action in enumerate(state.actions)}
         self.log_shift = 1 if self.options.log == "ln-n1" else 0
         self.rewards = {s: tuple((r + 1.0) / 2.0 for r in v) if self.options.reward == "01" else v for s, v in RETURNS.items()}
@@ -85,13 +91,14 @@ class EventEmitter:
             label = self.label_of[int(action[node])]
             prior = 1.0 / int(legal[p])
             m = int(mover[node])
-            self.visits.append(0)
-            self.value.append(0.0)
-            self.mover.append(m)
-            self.children.append([])
-            self.children[p].append(node)
-            self.labels.append(label)
-            self.prior.append(prior)
+            if self.full:
+                self.visits.append(0)
+                self.value.append(0.0)
+                self.mover.append(m)
+                self.children.append([])
+                self.children[p].append(node)
+                self.labels.append(label)
+                self.prior.append(prior)
             records.append(NewChild(node, label, key(self._state(node)), prior, m, bool(status[node]), 0, 0.0, False))
         self.count = end
         return records
@@ -124,6 +131,10 @@ class EventEmitter:
         status_of = self.state.nodes[2]
         paths = log_path.tolist()
         table = log_iter[:count].tolist()
+        if not full:  # the movers along each path and of each simulated node, from the kernel's column
+            mover_of = self.state.nodes[4]
+            path_movers = mover_of[log_path[: table[-1][0]]].tolist() if count else []
+            sim_movers = mover_of[log_iter[:count, 1]].tolist()
         rolls = log_roll.tolist() if full else None
         path_at = roll_at = 0
         scores_of = self._ucb1_scores if options.policy == "ucb1" else self._scores
@@ -131,7 +142,7 @@ class EventEmitter:
             iteration = done + i + 1
             path_end, sim, rule, status, nodes_end, roll_end = table[i]
             path = paths[path_at:path_end]
-            path_at = path_end
+            path_start, path_at = path_at, path_end
             selected = tuple(path)
             steps = None
             if full:
@@ -164,12 +175,9 @@ class EventEmitter:
                     steps=steps, scores=scores, rollout=rollout_labels, updates=tuple(updates),
                 )  # fmt: skip
             else:
-                credited = []
-                for node in reversed(path):  # the usual order: the simulated node, then the path upwards
-                    reward = rewards[mover[node]]
-                    visits[node] += 1
-                    value[node] += reward
-                    credited.append(reward)
+                # The usual order: the simulated node (when it is not the leaf), then the path upwards.
+                credited = [rewards[sim_movers[i]]] if sim != leaf else []
+                credited.extend(rewards[m] for m in reversed(path_movers[path_start:path_end]))
                 add_iteration(iteration, selected, leaf, new, sim, RULES[rule], sim, method, RETURNS[status], credited)
 
 
@@ -323,7 +331,17 @@ class BlockMaker:
         # the additions give, added in the same order.
         slots = n["slot"][:end]
         edges = self.state.edges
-        self.record_block(block, (edges["visits"][slots].astype("<i8").tobytes(), edges["value"][slots].astype("<f8").tobytes()))
+
+        def pieces() -> Iterator[tuple[memoryview, memoryview]]:
+            # A piece at a time, as the arrays' memory (no copies to bytes): the watcher deflates
+            # each as it comes, so neither holds a million nodes' 16 MB at once.
+            for start in range(0, end, STATISTICS_PIECE):
+                part = slots[start : start + STATISTICS_PIECE]
+                visits = np.ascontiguousarray(edges["visits"][part], dtype="<i8")
+                value = np.ascontiguousarray(edges["value"][part], dtype="<f8")
+                yield visits.data.cast("B"), value.data.cast("B")
+
+        self.record_block(block, pieces)
         self.last_checkpoint = after
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "COMPILE_SECONDS",
     "ENGINES",
     "INSTALL_HINT",
+    "KERNEL_MAX_VISITS",
     "LOAD_SECONDS",
     "PLAYER_SEARCHES",
     "PYTHON_SPEED",
@@ -54,6 +55,10 @@ __all__ = [
 ENGINES = ("auto", "python", "compiled")
 
 INSTALL_HINT = "install the fast extra: pip install 'mctsviz[fast]'"
+
+#: The most visits the kernel counts at a node (its edge records hold them in 32 bits, which
+#: keeps a million-node tree 16 MB smaller): a budget of more iterations runs in Python.
+KERNEL_MAX_VISITS = (1 << 31) - 1
 
 
 def kernel_installed() -> bool:
@@ -165,6 +170,8 @@ def kernel_problem(game: Game, options: SearchOptions, *, memory: bool = False, 
         return f"terminal {options.terminal} (an ended child scored by its outcome) runs in Python"
     if memory or options.memory:
         return "a learner's memory runs in Python"
+    if options.iterations is not None and options.iterations > KERNEL_MAX_VISITS:
+        return f"the kernel counts at most {KERNEL_MAX_VISITS:,} visits a node (32 bits), fewer than {options.iterations:,} iterations"
     return None
 
 

@@ -101,6 +101,10 @@ class Tree:
         """The children of ``node`` in creation order (without making every node's list)."""
         return self.children[node]
 
+    def visits_of(self, node: int) -> int:
+        """The visit count of ``node`` (without making every node's, where a tree holds arrays)."""
+        return self.visits[node]
+
     def _child_labels_and_priors(self, node: int) -> tuple[list[str], list[float]]:
         """Labels and priors of ``node``'s children."""
         kids = self.child_list(node)

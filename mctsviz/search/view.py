@@ -214,6 +214,9 @@ class TreeView(Tree):
     def child_list(self, node: int) -> list[int]:
         return list(self.columns.children[node])
 
+    def visits_of(self, node: int) -> int:
+        return int(self.columns.visits[node])
+
     def mean(self, node: int) -> float | None:
         n = int(self.columns.visits[node])
         return float(self.columns.value[node]) / n if n else None

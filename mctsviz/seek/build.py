@@ -29,7 +29,7 @@ from ..trace.events import Backprop, Block, Decision, Expand, Header
 from ..trace.reader import read_trace
 from ..trace.sink import FoldedBlock
 from .format import CRC, INDEX_VERSION, MAGIC, PREFIX, Checkpoint
-from .packing import PIECE_BYTES, DeflatedColumn, SectionStore, TextColumn
+from .packing import PIECE_BYTES, DeflatedColumn, PieceSpool, SectionStore, TextColumn, deflate_pairs
 
 __all__ = ["DEFAULT_EVERY", "INDEX_SUFFIX", "IndexTap", "build_index", "index_bytes", "index_path", "trace_key"]
 
@@ -85,18 +85,21 @@ def trace_key(trace: str | os.PathLike[str]) -> tuple[int, str]:
 class _Builder:
     """One pass over a trace gathering the structure's columns and the checkpoints.
 
-    What it keeps whole is what it updates: the statistics (for the checkpoints) and each
-    node's edge count. The other columns only grow, deflated as they do
-    (:class:`DeflatedColumn`; the edges are inflated at the end, to be grouped by parent), and
-    each checkpoint goes to the :class:`SectionStore` when taken: about 20 bytes a node.
+    What it keeps whole is what it updates: the statistics (for the checkpoints; not even
+    those when they are handed whole, see :meth:`untrack`). The other columns only grow,
+    deflated as they do (:class:`DeflatedColumn`, the pieces waiting in a :class:`PieceSpool`
+    file; the edges are inflated at the end, counted and grouped by parent), and each
+    checkpoint goes to the :class:`SectionStore` when taken.
     """
 
     def __init__(self, header: Header, every: int) -> None:
         self.header = header
         self.every = every
         self.labels = TextCodes()
-        self.columns = {name: DeflatedColumn(typecode) for name, (typecode, per) in _COLUMNS.items() if per == "node" and name != "edge_counts"}
-        self.keys = TextColumn()  # the keys one after another (no object per node)
+        # The deflated pieces of every column wait in one temporary file, not in memory.
+        self.spool = PieceSpool()
+        self.columns = {name: DeflatedColumn(typecode, self.spool) for name, (typecode, per) in _COLUMNS.items() if per == "node" and name != "edge_counts"}
+        self.keys = TextColumn(self.spool)  # the keys one after another (no object per node)
         self.nodes = 1
         columns = self.columns
         self.parent, self.action, self.key_lengths = columns["parent"].values, columns["action"].values, columns["key_lengths"].values
@@ -112,15 +115,19 @@ class _Builder:
         self.visits0.append(header.root_visits)
         self.value0.append(float(header.root_value))
         self.born.append(0)
-        self.edge_counts = array("I", [0])
         # The edges in creation order, deflated too: grouped by parent only at the end.
-        self.edge_columns = (DeflatedColumn("i"), DeflatedColumn("i"), DeflatedColumn("i"))
+        self.edge_columns = (DeflatedColumn("i", self.spool), DeflatedColumn("i", self.spool), DeflatedColumn("i", self.spool))
         self.edge_parent, self.edge_child, self.edge_born = (column.values for column in self.edge_columns)
         self.edges = 0
         self.linked: list[tuple[int, int, str]] = []
         self.chance: list[int] = []  # the chance nodes (schema 6; never in a block)
         self.visits = array("q", [header.root_visits])
         self.value = array("d", [float(header.root_value)])
+        # Statistics handed whole (a FoldedBlock's), deflated as they came: (visits, its raw
+        # size, value, its raw size). While they stand for the statistics, ``visits`` and
+        # ``value`` are empty (``tracked`` False) rather than a second copy of the kernel's.
+        self.given: tuple[bytes, int, bytes, int] | None = None
+        self.tracked = True
         self.low: float | None = None
         self.high: float | None = None
         self.iterations = 0
@@ -145,7 +152,6 @@ class _Builder:
 
     def _expand(self, event: Expand) -> None:
         it = event.iteration
-        counts = self.edge_counts
         for ch in event.children:
             if ch.existing:
                 self.linked.append((event.parent, ch.node, ch.action))
@@ -162,15 +168,36 @@ class _Builder:
                 self.visits0.append(ch.visits)
                 self.value0.append(ch.value)
                 self.born.append(it)
-                self.visits.append(ch.visits)
-                self.value.append(ch.value)
-                counts.append(0)
+                if self.tracked:
+                    self.visits.append(ch.visits)
+                    self.value.append(ch.value)
                 self.nodes += 1
-            counts[event.parent] += 1
             self.edge_parent.append(event.parent)
             self.edge_child.append(ch.node)
             self.edge_born.append(it)
             self.edges += 1
+
+    def track(self, stale: bool) -> None:
+        """Keep the statistics in ``visits`` and ``value`` again (a fold is to add updates), from
+        those last handed whole (zeros when ``stale``: a later hand-over replaces them whole)."""
+        if self.tracked:
+            return
+        self.tracked = True
+        if self.given is None or stale:
+            self.visits, self.value = array("q", bytes(8 * self.nodes)), array("d", bytes(8 * self.nodes))
+            return
+        self.visits, self.value = array("q"), array("d")
+        self.visits.frombytes(zlib.decompress(self.given[0]))
+        self.value.frombytes(zlib.decompress(self.given[2]))
+        assert len(self.visits) == len(self.value) == self.nodes  # no node was made since they came
+
+    def untrack(self, given: tuple[bytes, int, bytes, int] | None) -> None:
+        """Take every node's statistics as handed whole, deflated (None: "later"), for the next
+        checkpoint; they are no longer kept in ``visits`` and ``value``."""
+        self.tracked = False
+        self.visits, self.value = array("q"), array("d")
+        if given is not None:
+            self.given = given
 
     def backprop(self, event: Backprop) -> None:
         visits, value = self.visits, self.value
@@ -198,7 +225,7 @@ class _Builder:
         """
         first, count = read.block.iteration, read.block.count
         ends = list(accumulate(read.path_lengths))
-        path = read.path.tolist()
+        path = read.path  # indexed where needed: a block's paths as a list were 3 MB of objects
         leaves = [path[end - 1] for end in ends]
         made = len(read.child_node)
         if read.existing is not None and any(read.existing):
@@ -225,12 +252,9 @@ class _Builder:
             self.visits0.extend(visits0)
             self.value0.extend(value0)
             self.born.extend(born)
-            self.visits.extend(visits0)
-            self.value.extend(value0)
-            counts = self.edge_counts
-            counts.frombytes(bytes(4 * made))
-            for leaf, children in zip(leaves, read.children):
-                counts[leaf] += children
+            if self.tracked:
+                self.visits.extend(visits0)
+                self.value.extend(value0)
             self.nodes += made
             self.edge_parent.extend(parents)
             self.edge_child.extend(read.child_node)
@@ -259,11 +283,17 @@ class _Builder:
         last = self.checkpoints[-1].iteration if self.checkpoints else 0
         if iterations < 1 or iterations - last < self.every:
             return
-        if nodes != len(self.visits):  # the reader and this fold disagree: keep no checkpoint
+        if nodes != self.nodes:  # the reader and this fold disagree: keep no checkpoint
             return
         name = str(len(self.checkpoints))
-        self.store.add_raw("visits." + name, self.visits)
-        self.store.add_raw("value." + name, self.value)
+        if self.tracked:
+            self.store.add_raw("visits." + name, self.visits)
+            self.store.add_raw("value." + name, self.value)
+        else:
+            assert self.given is not None  # a stale fold takes no checkpoint
+            visits, visits_size, value, value_size = self.given
+            self.store.add("visits." + name, visits, visits_size)
+            self.store.add("value." + name, value, value_size)
         self.checkpoints.append(Checkpoint(iterations, offset, number, nodes))
 
 
@@ -311,13 +341,13 @@ class IndexTap:
             return
         if self.msgpack:
             if not self.stale:  # (a stale fold takes no checkpoint: it would be wrong, not just late)
-                builder.boundary(builder.iterations, self.offset, self.number, len(builder.visits))
+                builder.boundary(builder.iterations, self.offset, self.number, builder.nodes)
             self._fold(events)
             self.number += 1
         else:
             for line, event in enumerate(events):
                 if self.due is not None:  # the line after a due checkpoint's backprop
-                    builder.boundary(self.due, self.offset + _line_start(data, line), self.number, len(builder.visits))
+                    builder.boundary(self.due, self.offset + _line_start(data, line), self.number, builder.nodes)
                     self.due = None
                 self._fold((event,))
                 self.number += 1
@@ -336,6 +366,8 @@ class IndexTap:
         assert builder is not None
         for event in events:
             kind = type(event)
+            if kind is Expand or kind is Backprop or kind is Block or (kind is FoldedBlock and event.statistics is None):
+                builder.track(self.stale)  # this fold adds updates up: it needs the statistics
             if kind is Expand:
                 builder.expand(event)
             elif kind is Backprop:
@@ -362,15 +394,17 @@ class IndexTap:
             low, high = min(rewards), max(rewards)
             builder.low = low if builder.low is None or low < builder.low else builder.low
             builder.high = high if builder.high is None or high > builder.high else builder.high
-        if isinstance(folded.statistics, str):  # "later": until they come, no checkpoint
+        statistics = folded.statistics
+        if isinstance(statistics, str):  # "later": until they come, no checkpoint
+            builder.untrack(None)
             self.stale = True
             return
-        visits, value = folded.statistics
-        if len(visits) != 8 * len(builder.visits) or len(value) != 8 * len(builder.value):
-            raise MctsvizError(f"the index tap got statistics of {len(visits) // 8} nodes for a tree of {len(builder.visits)}")
-        # Copied over the columns in place: no second pair of whole columns, even for a moment.
-        memoryview(builder.visits).cast("B")[:] = visits
-        memoryview(builder.value).cast("B")[:] = value
+        # Deflated as they come, piece by piece, not copied: the tap holds no whole columns of
+        # statistics beside the kernel's.
+        given = deflate_pairs(statistics() if callable(statistics) else (statistics,))
+        if given[1] != 8 * builder.nodes or given[3] != 8 * builder.nodes:
+            raise MctsvizError(f"the index tap got statistics of {given[1] // 8} nodes for a tree of {builder.nodes}")
+        builder.untrack(given)
         self.stale = False
 
     def index(self, trace: str | os.PathLike[str], key: tuple[int, str] | None = None) -> bytes:
@@ -483,11 +517,16 @@ def _finish(b: _Builder, size: int, digest: str, compression: str, notes: list[s
     store = b.store
     # Edges grouped by parent, in creation order within a parent (the order replay keeps): a
     # counting sort, in arrays.
+    by_parent, child_of, born_of = (_inflated(column) for column in b.edge_columns)
+    # Each node's edge count, counted here rather than kept up as the edges came (4 MB less
+    # while a million-node search runs).
+    edge_counts = array("I", bytes(4 * b.nodes))
+    for p in by_parent:
+        edge_counts[p] += 1
     at = array("q", [0])
-    at.extend(accumulate(b.edge_counts))
+    at.extend(accumulate(edge_counts))
     edges = b.edges
     edge_child, edge_born = array("i", bytes(4 * edges)), array("i", bytes(4 * edges))
-    by_parent, child_of, born_of = (_inflated(column) for column in b.edge_columns)
     for p, child, born in zip(by_parent, child_of, born_of):
         i = at[p]
         edge_child[i], edge_born[i] = child, born
@@ -495,7 +534,7 @@ def _finish(b: _Builder, size: int, digest: str, compression: str, notes: list[s
     del at, by_parent, child_of, born_of
     for name in _COLUMNS:
         if name == "edge_counts":
-            store.add_raw(name, b.edge_counts)
+            store.add_raw(name, edge_counts)
         elif name == "edge_child":
             store.add_raw(name, edge_child)
         elif name == "edge_born":
@@ -503,6 +542,7 @@ def _finish(b: _Builder, size: int, digest: str, compression: str, notes: list[s
         else:
             store.add(name, *b.columns[name].finish())
     store.add("keys", *b.keys.finish())
+    b.spool.close()
     store.add_raw("labels", json.dumps(b.labels.names, ensure_ascii=False).encode("utf-8", "surrogatepass"))
     store.add_raw("linked", json.dumps(b.linked, ensure_ascii=False).encode("utf-8", "surrogatepass"))
     if b.chance:  # only a chance game's index has the section (an older index reads as none)

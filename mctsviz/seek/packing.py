@@ -12,9 +12,10 @@ import shutil
 import tempfile
 import zlib
 from array import array
+from collections.abc import Iterable
 from typing import IO, Any
 
-__all__ = ["PIECE_BYTES", "DeflatedColumn", "SectionStore", "TextColumn"]
+__all__ = ["PIECE_BYTES", "DeflatedColumn", "PieceSpool", "SectionStore", "TextColumn", "deflate_pairs"]
 
 #: Raw bytes deflated at a time: a column keeps at most about this much raw (256 KiB: 15 columns
 #: of a million-node tree hold under 8 MB raw).
@@ -23,18 +24,45 @@ PIECE_BYTES = 1 << 18
 _SPOOL_BYTES = 4 << 20
 
 
+class PieceSpool:
+    """Deflated pieces of several columns in one temporary file (in memory while small), read
+    back a column at a time when it is finished: a million-node tree's columns are 17 MB
+    deflated, which the search's memory then need not hold beside the tree."""
+
+    def __init__(self) -> None:
+        self.handle: IO[bytes] = tempfile.SpooledTemporaryFile(_SPOOL_BYTES)
+        self.end = 0
+
+    def put(self, data: bytes) -> tuple[int, int]:
+        """Store ``data``; its place (offset, length)."""
+        self.handle.seek(self.end)
+        self.handle.write(data)
+        self.end += len(data)
+        return self.end - len(data), len(data)
+
+    def get(self, offset: int, length: int) -> bytes:
+        """The bytes stored at (offset, length)."""
+        self.handle.seek(offset)
+        return self.handle.read(length)
+
+    def close(self) -> None:
+        self.handle.close()
+
+
 class DeflatedColumn:
     """A typed column that only grows, deflated piece by piece: ``values`` holds the values
-    not yet deflated (append or extend it, then call :meth:`spill` now and then)."""
+    not yet deflated (append or extend it, then call :meth:`spill` now and then). With a
+    ``spool``, the deflated pieces wait there rather than in memory."""
 
-    __slots__ = ("crc", "deflate", "packed", "size", "values")
+    __slots__ = ("deflate", "packed", "places", "size", "spool", "values")
 
-    def __init__(self, typecode: str) -> None:
+    def __init__(self, typecode: str, spool: PieceSpool | None = None) -> None:
         self.values: array[Any] = array(typecode)
         self.deflate = zlib.compressobj(1)
         self.packed: list[bytes] = []
+        self.places: list[tuple[int, int]] = []  # the pieces in the spool
+        self.spool = spool
         self.size = 0  # raw bytes deflated so far
-        self.crc = 0
 
     def spill(self) -> None:
         """Deflate the whole pieces held so far."""
@@ -48,16 +76,23 @@ class DeflatedColumn:
     def _add(self, raw: bytes) -> None:
         # One piece a call: the deflated bytes depend on the column alone, not on when it spilled.
         self.size += len(raw)
-        self.packed.append(self.deflate.compress(raw))
+        self._keep(self.deflate.compress(raw))
+
+    def _keep(self, packed: bytes) -> None:
+        if self.spool is None:
+            self.packed.append(packed)
+        elif packed:
+            self.places.append(self.spool.put(packed))
 
     def finish(self) -> tuple[bytes, int]:
         """The deflated column and its raw length (the column can take no more)."""
         self.spill()
         self._add(self.values.tobytes())
         self.values = array(self.values.typecode)
-        self.packed.append(self.deflate.flush())
-        packed = b"".join(self.packed)
-        self.packed = []
+        self._keep(self.deflate.flush())
+        spool = self.spool
+        packed = b"".join(self.packed) if spool is None else b"".join(spool.get(*place) for place in self.places)
+        self.packed, self.places = [], []
         return packed, self.size
 
 
@@ -66,8 +101,8 @@ class TextColumn(DeflatedColumn):
 
     __slots__ = ("text",)
 
-    def __init__(self) -> None:
-        super().__init__("B")
+    def __init__(self, spool: PieceSpool | None = None) -> None:
+        super().__init__("B", spool)
         self.text = bytearray()
 
     def write(self, text: str) -> None:
@@ -101,7 +136,7 @@ class SectionStore:
 
     def add_raw(self, name: str, raw: bytes | array[Any]) -> None:
         """Section ``name`` from its raw bytes."""
-        data = raw if isinstance(raw, bytes) else raw.tobytes()
+        data = raw if isinstance(raw, bytes) else memoryview(raw).cast("B")  # the array's own memory, not a copy
         self.add(name, zlib.compress(data, 1), len(data))
 
     def copy_to(self, out: IO[bytes]) -> None:
@@ -109,3 +144,18 @@ class SectionStore:
         self.handle.seek(0)
         shutil.copyfileobj(self.handle, out, PIECE_BYTES)
         self.handle.close()
+
+
+def deflate_pairs(pairs: Iterable[tuple[bytes | memoryview, bytes | memoryview]]) -> tuple[bytes, int, bytes, int]:
+    """Two columns handed in pieces (pairs of consecutive pieces), each deflated as one stream,
+    the bytes ``zlib.compress(whole, 1)`` gives: (first deflated, its raw size, second, its size)."""
+    deflates = zlib.compressobj(1), zlib.compressobj(1)
+    packed: tuple[list[bytes], list[bytes]] = ([], [])
+    sizes = [0, 0]
+    for pair in pairs:
+        for k in (0, 1):
+            packed[k].append(deflates[k].compress(pair[k]))
+            sizes[k] += len(pair[k])
+    for k in (0, 1):
+        packed[k].append(deflates[k].flush())
+    return b"".join(packed[0]), sizes[0], b"".join(packed[1]), sizes[1]

@@ -28,7 +28,7 @@ event itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -36,6 +36,8 @@ from .blocks import METHOD_CODES, RULE_CODES, BlockColumns
 from .events import Backprop, Block, Expand, NewChild, Score, Select, Simulate, Step, Update
 
 __all__ = [
+    "BlockStatistics",
+    "StatisticsBytes",
     "BlockRecorder",
     "BlockSink",
     "ColumnsRecorder",
@@ -46,6 +48,14 @@ __all__ = [
     "MoveRecorder",
     "StandIns",
 ]
+
+#: Every node's visits and value as ``i64`` and ``f64`` bytes: any bytes-like objects, so a
+#: maker hands its arrays' memory without copying it to bytes.
+StatisticsBytes = tuple[bytes | memoryview, bytes | memoryview]
+#: A block's statistics for the watchers of the written trace (see :class:`FoldedBlock`): whole,
+#: or made piece by piece when asked (consecutive nodes' :data:`StatisticsBytes`, read before
+#: the search goes on), so that a million nodes' 16 MB are never held at once; ``"later"``; None.
+BlockStatistics = StatisticsBytes | Callable[[], Iterable[StatisticsBytes]] | str | None
 
 #: Makes, when asked, events that stand for encoded iterations where a watcher of the written
 #: trace needs objects (the write-time index folds the blocks of the same iterations).
@@ -59,11 +69,12 @@ class FoldedBlock:
     ``statistics`` is None when a fold adds the block's rewards up as usual; else the block's
     updates may be skipped: ``"later"`` (another stand-in brings the statistics before any point
     where they are needed) or every node's visits and value after the block, as ``i64`` and
-    ``f64`` bytes (the same numbers the additions give, added in the same order).
+    ``f64`` bytes, whole or in pieces (:data:`BlockStatistics`; the same numbers the additions
+    give, added in the same order).
     """
 
     block: Block
-    statistics: tuple[bytes, bytes] | str | None = None
+    statistics: BlockStatistics = None
 
 
 @runtime_checkable
@@ -76,7 +87,7 @@ class BlockRecorder(Protocol):
         """Iterations per block, or None when this recorder stores no blocks (yet)."""
         ...
 
-    def record_block(self, block: Block, statistics: tuple[bytes, bytes] | str | None = None) -> None:
+    def record_block(self, block: Block, statistics: BlockStatistics = None) -> None:
         """Record a block: its iterations follow those recorded. ``statistics`` is for the
         recorder's watchers, as in :class:`FoldedBlock` (None: they add the block's rewards up)."""
         ...
@@ -249,7 +260,7 @@ class IterationSink:
         recorder(simulate)
         recorder(backprop)
 
-    def add_block(self, block: Block, statistics: tuple[bytes, bytes] | str | None = None) -> None:
+    def add_block(self, block: Block, statistics: BlockStatistics = None) -> None:
         """Record a block made elsewhere (the kernel's, from its arrays); ``statistics`` as in
         :class:`FoldedBlock`, for the recorder's watchers.
 
@@ -393,7 +404,7 @@ class BlockSink(IterationSink):
         columns.clear()
         self.record_block(block)
 
-    def add_block(self, block: Block, statistics: tuple[bytes, bytes] | str | None = None) -> None:
+    def add_block(self, block: Block, statistics: BlockStatistics = None) -> None:
         """Record a block made elsewhere, after the iterations held (``statistics`` as in
         :class:`FoldedBlock`, for the recorder's watchers)."""
         self.flush()

@@ -42,7 +42,7 @@ from .schema import (
     MSGPACK_ENCODER,
     encode_lines,
 )
-from .sink import FoldedBlock, StandIns
+from .sink import BlockStatistics, FoldedBlock, StandIns
 
 __all__ = ["DEFAULT_FLUSH_EVERY", "TraceWriter", "write_trace"]
 
@@ -425,7 +425,7 @@ class TraceWriter:
             return None
         return min(self.block_iterations, FULL_BLOCK_ITERATIONS) if self._full else self.block_iterations
 
-    def record_block(self, block: Block, statistics: tuple[bytes, bytes] | str | None = None) -> None:
+    def record_block(self, block: Block, statistics: BlockStatistics = None) -> None:
         """Record a block made elsewhere (the compiled kernel's): its iterations follow those recorded.
 
         ``statistics`` goes to :attr:`on_written` with the block, as a
