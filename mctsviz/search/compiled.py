@@ -453,8 +453,8 @@ def _compile() -> None:
         np.zeros(128, dtype=np.int64),
         np.zeros(128, dtype=np.int64),
     )
-    K.backup_rewards(0, log, table[:0], nodes[4], False, np.zeros(1))
-    K.palette(np.zeros(1, dtype="<u8"), np.zeros(1, dtype=np.uint8), np.zeros(256, dtype="<u8"))
+    bits, codes, counts = np.zeros((4, 2), dtype="<u8"), np.zeros(1, dtype=np.uint8), np.zeros(1, dtype="<u4")
+    K.block_columns(0, 0, log, table[:0], nodes[4], nodes[3][:0], bits, bits, counts, counts, counts, log, codes, bits[0], codes, bits[0])
     cells, chars = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.uint8)  # a game trace's state keys
     G.board_key_bytes(cells, cells, chars, cells, cells, chars, chars, chars)
 

@@ -193,11 +193,11 @@ class BlockMaker:
         self.method = SIMULATE_METHODS.index(engine.options.rollout)
         self.terminal = SIMULATE_METHODS.index("terminal")
         self.rules = np.array([EXPAND_RULES.index(rule) for rule in RULES], dtype=np.uint8)  # by kernel code
-        self.returns = np.array([(0.0, 0.0), *(RETURNS[s] for s in (1, 2, 3))], dtype="<f8")  # by status
-        self.reward01 = engine.options.reward == "01"
-        self.rewards = np.zeros(size * (state.max_depth + 3), dtype="<f8")
-        self.codes = np.zeros(len(self.rewards), dtype=np.uint8)
-        self.values = np.zeros(256, dtype="<u8")
+        # By final status (none, X won, O won, a draw) and player: the returns, and the rewards
+        # credited (the kernel's, as the Python engine converts them), as f64 bit patterns.
+        returns = np.array([(0.0, 0.0), *(RETURNS[s] for s in (1, 2, 3))], dtype="<f8")
+        rewards = (returns + 1.0) / 2.0 if engine.options.reward == "01" else returns
+        self.return_bits, self.reward_bits = returns.view("<u8"), rewards.view("<u8")
         self.game = game
 
     def piece(self, done: int, first_node: int, start: int, stop: int, log_path: np.ndarray, log_iter: np.ndarray) -> list[Block]:
@@ -210,14 +210,6 @@ class BlockMaker:
         table[:, 0] -= base
         self.write(done + start, stop - start, log_path[base:], table)
         return made
-
-    def _palette(self, column: np.ndarray) -> tuple[bytes, bytes]:
-        """``column`` as palette indices and palette, as ``mctsviz.trace.blocks.palette`` makes them."""
-        column = np.ascontiguousarray(column, dtype="<f8")
-        distinct = K.palette(column.view("<u8"), self.codes, self.values)
-        if distinct < 0:
-            return column.tobytes(), b""
-        return self.codes[: len(column)].tobytes(), self.values[:distinct].tobytes()
 
     @classmethod
     def for_sink(cls, engine: Engine, state: KernelState, sink: IterationSink) -> BlockMaker | None:
@@ -234,34 +226,30 @@ class BlockMaker:
     def write(self, done: int, count: int, log_path: np.ndarray, log_iter: np.ndarray) -> None:
         n = self.state.columns
         table = log_iter[:count]
-        path_end, sim, status, nodes_end = table[:, 0], table[:, 1], table[:, 3], table[:, 4]
-        starts = np.concatenate(([0], path_end[:-1]))
-        path_lengths = path_end - starts
-        path = log_path[: path_end[-1]]
-        first, end = self.count, int(nodes_end[-1])
+        sim = table[:, 1]
+        path = log_path[: table[count - 1, 0]]
+        first, end = self.count, int(table[count - 1, 4])
         self.count = end
-        nodes = np.arange(first, end)
-        # Labels numbered in order of first use, as the builder numbers them.
-        actions = n["action"][first:end].astype(np.int64)
-        used, at = np.unique(actions, return_index=True)
-        order = np.argsort(at, kind="stable")
-        code = np.zeros(len(self.labels), dtype="<u4")
-        code[used[order]] = np.arange(len(used), dtype="<u4")
+        actions = n["action"][first:end]
+        lengths, born, label_codes = np.empty(count, "<u4"), np.empty(count, "<u4"), np.empty(end - first, "<u4")
+        used = np.empty(len(self.labels), np.int64)
+        reward_codes, return_codes = np.empty(len(path) + count, np.uint8), np.empty(2 * count, np.uint8)
+        reward_values, return_values = np.empty(8, "<u8"), np.empty(8, "<u8")
+        kinds, updates, rewards, returns = K.block_columns(
+            count, first, log_path, table, n["mover"], actions, self.reward_bits, self.return_bits,
+            lengths, born, label_codes, used, reward_codes, reward_values, return_codes, return_values,
+        )  # fmt: skip
         keys, key_lengths = self.state.keys_of(first, end)
         terminal = n["status"][sim] != 0
-        rewards = self.rewards[: len(path) + count]
-        total = K.backup_rewards(count, log_path, table, n["mover"], self.reward01, rewards)
-        update_reward, reward_values = self._palette(rewards[:total])
-        returns, return_values = self._palette(self.returns[status].reshape(-1))
         block = Block(
             done + 1,
             count,
-            tuple(self.labels[used[order]].tolist()),
-            path_lengths.astype("<u4").tobytes(),
+            tuple(self.labels[used[:kinds]].tolist()),
+            lengths.tobytes(),
             path.astype("<i4").tobytes(),
-            np.diff(nodes_end, prepend=first).astype("<u4").tobytes(),
-            nodes.astype("<i4").tobytes(),
-            code[actions].tobytes(),
+            born.tobytes(),
+            np.arange(first, end, dtype="<i4").tobytes(),
+            label_codes.tobytes(),
             keys,
             key_lengths.astype("<u4").tobytes(),
             (1.0 / n["legal"][n["parent"][first:end]].astype("<f8")).tobytes(),
@@ -270,10 +258,10 @@ class BlockMaker:
             sim.astype("<i4").tobytes(),
             self.rules[table[:, 2]].tobytes(),
             np.where(terminal, self.terminal, self.method).astype("<u1").tobytes(),
-            returns,
-            update_reward,
-            return_values=return_values,
-            reward_values=reward_values,
+            return_codes.tobytes(),
+            reward_codes[:updates].tobytes(),
+            return_values=return_values[:returns].tobytes(),
+            reward_values=reward_values[:rewards].tobytes(),
         )
         if self.watch_every is None:
             self.record_block(block)
