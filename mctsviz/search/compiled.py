@@ -237,6 +237,10 @@ class KernelState:
             # outlives a call of the kernel, so none is left pointing at the old block.
             self.edges.resize(max(need, capacity + capacity // 8), refcheck=False)
 
+    def key_spelling(self) -> tuple[np.ndarray, ...]:
+        """How the game spells a board: ``kernelgames.board_key_bytes``'s tables (not for Nim)."""
+        return G.cached_key_cells(self.game, lambda: key_cells(self.game, self))
+
     def keys_of(self, first: int, end: int) -> tuple[str, np.ndarray]:
         """The state keys of nodes ``first`` to ``end - 1``: one string, and each key's length."""
         n = self.columns
@@ -248,7 +252,7 @@ class KernelState:
         # Every search of a game asks it the same spelling: found once per game object, and
         # the keys spelled in one compiled pass (per cell with numpy it took 0.5-0.8 s of a
         # 41-move Connect Four game at 10,000 iterations a move).
-        blank, bits, columns, x_chars, o_chars = G.cached_key_cells(self.game, lambda: key_cells(self.game, self))
+        blank, bits, columns, x_chars, o_chars = self.key_spelling()
         out = np.empty(len(x) * len(blank), dtype=np.uint8)
         G.board_key_bytes(x, o, blank, bits, columns, x_chars, o_chars, out)
         return str(out.data, "ascii"), np.full(len(x), len(blank), dtype=np.int64)  # decoded in place, not copied to bytes first
@@ -457,6 +461,7 @@ def _compile() -> None:
     K.block_columns(0, 0, log, table[:0], nodes[4], nodes[3][:0], bits, bits, counts, counts, counts, log, codes, bits[0], codes, bits[0])
     cells, chars = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.uint8)  # a game trace's state keys
     G.board_key_bytes(cells, cells, chars, cells, cells, chars, chars, chars)
+    G.board_key_bytes_from_parents(cells, cells, nodes[5], 0, 0, chars, chars, cells, cells, chars, chars, cells, chars, chars, chars[:0])
 
 
 def key_cells(game: Any, state: KernelState) -> tuple[np.ndarray, list[tuple[int, int, int, int]]]:
