@@ -17,7 +17,8 @@ from .players import MCTSPlayer, as_player, player_spec
 from .playing import GameRecord, chance_draw, game_rng, play_game
 from .seek import IndexTap
 from .trace.game import GameEnd, GameTraceWriter, MoveRecord, chance_move, new_header
-from .trace.writer import MemoryTraceWriter, TraceWriter
+from .trace.io import TraceWriter
+from .trace.memorywriter import MemoryTraceWriter
 from .types import Game
 
 __all__ = ["MAX_WRITTEN_INDEX_ITERATIONS", "checkpoint_interval", "kept_games", "play_traced_game", "trace_match_games"]

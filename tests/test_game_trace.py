@@ -27,7 +27,7 @@ from mctsviz.trace.game import (
     read_game,
 )
 from mctsviz.trace.io import TraceWriter, load_trace
-from mctsviz.trace.writer import MemoryTraceWriter
+from mctsviz.trace.memorywriter import MemoryTraceWriter
 
 C4_A = "mcts:iterations=300,engine=python"
 C4_B = "mcts:iterations=200,c=1,rollout=heuristic,engine=python"

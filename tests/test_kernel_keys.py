@@ -14,7 +14,7 @@ from mctsviz.search import kernelgames as G  # noqa: E402
 from mctsviz.search import search  # noqa: E402
 from mctsviz.testing import recorded_search  # noqa: E402
 from mctsviz.trace.events import Expand  # noqa: E402
-from mctsviz.trace.writer import MemoryTraceWriter  # noqa: E402
+from mctsviz.trace.memorywriter import MemoryTraceWriter  # noqa: E402
 
 
 def _keys(events):

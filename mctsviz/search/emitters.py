@@ -14,6 +14,7 @@ Imports numpy and numba (the ``fast`` extra).
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -173,6 +174,14 @@ class EventEmitter:
 #: The most bytes of state keys a traced search keeps to spell its later nodes' keys from
 #: (Connect Four: 47 bytes a key, about 350,000 nodes); nodes past them are spelled cell by cell.
 KEPT_KEY_BYTES = 16 << 20
+#: The rows of a finished search's keys, for the next search's (at most one): written over, not
+#: mapped afresh page by page (a fault per 4 kB: a tenth of a 41-move game's keys).
+_SPARE_ROWS: list[np.ndarray] = []
+
+
+def _give_back_rows(rows: np.ndarray) -> None:
+    if not _SPARE_ROWS:
+        _SPARE_ROWS.append(rows)
 
 
 class KeyRows:
@@ -180,7 +189,7 @@ class KeyRows:
     but each node's from its parent's where that one is kept: a copy and the cell its move
     filled, instead of every cell (a Connect Four key 3 to 4 times faster). The keys of the
     nodes from ``first`` on are kept, up to :data:`KEPT_KEY_BYTES`, in memory the operating
-    system maps only as it is written."""
+    system maps only as it is written, and handed to the next search when this one ends."""
 
     def __init__(self, state: KernelState, first: int) -> None:
         self.state = state
@@ -197,7 +206,13 @@ class KeyRows:
             column_of, x_of, o_of = np.full(64, -1, dtype=np.int64), np.zeros(64, dtype=np.uint8), np.zeros(64, dtype=np.uint8)
             column_of[bits], x_of[bits], o_of[bits] = columns, x_chars, o_chars
             self.tables = (blank, bits, columns, x_chars, o_chars, column_of, x_of, o_of)
-            self.rows = np.empty(KEPT_KEY_BYTES - KEPT_KEY_BYTES % len(blank), dtype=np.uint8)
+            size = KEPT_KEY_BYTES - KEPT_KEY_BYTES % len(blank)
+            try:
+                rows = _SPARE_ROWS.pop()  # atomic: two searches in two threads never share rows
+            except IndexError:
+                rows = np.empty(size, dtype=np.uint8)
+            self.rows = rows if len(rows) == size else np.empty(size, dtype=np.uint8)
+            weakref.finalize(self, _give_back_rows, self.rows).atexit = False
         width = len(self.tables[0])
         start, stop = (first - self.first) * width, (end - self.first) * width
         if first == self.next and stop <= len(self.rows):

@@ -44,7 +44,7 @@ from .schema import (
 )
 from .sink import FoldedBlock, StandIns
 
-__all__ = ["DEFAULT_FLUSH_EVERY", "MemoryTraceWriter", "TraceWriter", "write_trace"]
+__all__ = ["DEFAULT_FLUSH_EVERY", "TraceWriter", "write_trace"]
 
 DEFAULT_FLUSH_EVERY = 64
 
@@ -531,7 +531,14 @@ class TraceWriter:
         self._check_open()
         if self.format == "msgpack":
             payload = MSGPACK_ENCODER.encode(events)
-            data = BIN32_PREFIX.pack(BIN32, len(payload)) + payload
+            head = BIN32_PREFIX.pack(BIN32, len(payload))
+            if self.on_written is None and self.codec == "none":
+                # The frame's head and its payload written one after the other: a compact
+                # block's megabyte is not copied once more just to join its 5-byte head.
+                with _sigint_deferred():
+                    self._write(head, payload)
+                return
+            data = head + payload
         else:
             data = encode_lines(events)
         with _sigint_deferred():
@@ -539,58 +546,14 @@ class TraceWriter:
         if self.on_written is not None:
             self.on_written(events if watched is None else watched, data)
 
-    def _write(self, data: bytes) -> None:
+    def _write(self, *pieces: bytes) -> None:
         try:
-            self._sink.write(data)
+            for piece in pieces:
+                self._sink.write(piece)
             self._sink.flush()
         except OSError as exc:
             self._failed = True
             raise MctsvizError(f"cannot write the trace {self.path}: {exc.strerror or exc}") from None
-
-
-class MemoryTraceWriter(TraceWriter):
-    """A :class:`TraceWriter` whose trace stays in memory: :attr:`chunks` holds its bytes, in
-    order, once it has closed. A game trace's move is written so, then copied into the game's
-    file, without a file of its own to write and read back (about 1 MB a 10,000-iteration move).
-
-    ``path`` is the trace's name: it sets the format and the compression, and names the trace
-    in messages; nothing is written there.
-    """
-
-    def __init__(self, path: str | os.PathLike[str], **options: Any) -> None:
-        super().__init__(path, **options)
-        self.chunks: list[bytes] = []
-
-    def _create(self) -> IO[bytes]:
-        return _Chunks(self.chunks)  # type: ignore[return-value]  # a file's write and flush
-
-    def _land(self) -> None:
-        pass
-
-    def _discard(self) -> None:
-        self.chunks.clear()
-
-    @property
-    def size(self) -> int:
-        """The trace's bytes so far."""
-        return sum(map(len, self.chunks))
-
-
-class _Chunks:
-    """A file's ``write``, ``flush`` and ``close`` that keep the bytes written in a list."""
-
-    def __init__(self, chunks: list[bytes]) -> None:
-        self.chunks = chunks
-
-    def write(self, data: bytes) -> int:
-        self.chunks.append(bytes(data))
-        return len(data)
-
-    def flush(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 class _Digesting:
