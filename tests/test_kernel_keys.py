@@ -129,3 +129,41 @@ def test_a_searchs_keys_block_by_block_are_spelled_as_keys_of_spells_them(monkey
         for first, end in order:
             assert real(rows, first, end)[0] == state.keys_of(first, end)[0], (kept_bytes, first)
     assert result.iterations == 3000
+
+
+def test_a_searchs_key_rows_go_to_the_next_search_unless_it_wrote_many(monkeypatch):
+    """The rows a search spelled its keys into are the next search's to write over (no fresh
+    pages to fault in), but only when it wrote at most SPARE_KEY_BYTES of them."""
+    import gc
+
+    from mctsviz.search import emitters
+
+    game = games.load("connect4")
+    real = emitters.KeyRows.__init__
+
+    def rows_of_a_search(iterations):
+        made = []
+
+        def init(self, state, first):
+            real(self, state, first)
+            made.append(self)
+
+        monkeypatch.setattr(emitters.KeyRows, "__init__", init)
+        with MemoryTraceWriter("t.msgpack", block_iterations=256) as writer:
+            search(game, iterations=iterations, seed=1, recorder=writer, record="compact", engine="compiled")
+        (key_rows,) = made
+        rows, written = key_rows.rows, key_rows.written[0]
+        made.clear()
+        del key_rows
+        gc.collect()
+        return rows, written
+
+    emitters._SPARE_ROWS.clear()
+    first, written = rows_of_a_search(600)
+    assert 0 < written <= emitters.SPARE_KEY_BYTES and emitters._SPARE_ROWS == [first]
+    second, _ = rows_of_a_search(600)
+    assert second is first and emitters._SPARE_ROWS == [first]
+    emitters._SPARE_ROWS.clear()
+    monkeypatch.setattr(emitters, "SPARE_KEY_BYTES", written - 1)
+    rows_of_a_search(600)
+    assert emitters._SPARE_ROWS == []

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from .compiled import KernelState
     from .phases import Engine
 
-__all__ = ["KEPT_KEY_BYTES", "BlockMaker", "EventEmitter", "KeyRows", "RETURNS", "RULES"]
+__all__ = ["KEPT_KEY_BYTES", "SPARE_KEY_BYTES", "BlockMaker", "EventEmitter", "KeyRows", "RETURNS", "RULES"]
 
 #: The expansion rules by the kernel's code (``kernel.RULE_NEW``, ``RULE_LEAF``, ``RULE_SCORE``).
 RULES = ("new", "leaf", "score")
@@ -175,12 +175,14 @@ class EventEmitter:
 #: (Connect Four: 47 bytes a key, about 350,000 nodes); nodes past them are spelled cell by cell.
 KEPT_KEY_BYTES = 16 << 20
 #: The rows of a finished search's keys, for the next search's (at most one): written over, not
-#: mapped afresh page by page (a fault per 4 kB: a tenth of a 41-move game's keys).
+#: mapped afresh page by page (a fault per 4 kB: a tenth of a 41-move game's keys). Only rows a
+#: search wrote at most SPARE_KEY_BYTES of are kept, so a big search's leave no memory behind.
 _SPARE_ROWS: list[np.ndarray] = []
+SPARE_KEY_BYTES = 4 << 20
 
 
-def _give_back_rows(rows: np.ndarray) -> None:
-    if not _SPARE_ROWS:
+def _give_back_rows(rows: np.ndarray, written: list[int]) -> None:
+    if not _SPARE_ROWS and written[0] <= SPARE_KEY_BYTES:
         _SPARE_ROWS.append(rows)
 
 
@@ -196,6 +198,7 @@ class KeyRows:
         self.first = self.next = first  # the nodes first to next - 1 are spelled in rows
         self.tables: tuple[np.ndarray, ...] | None = None
         self.rows = np.empty(0, dtype=np.uint8)
+        self.written = [0]  # the bytes of rows written (a list: the finalizer reads it)
 
     def keys(self, first: int, end: int) -> tuple[str, np.ndarray]:
         """The state keys of nodes ``first`` to ``end - 1``: one string, and each key's length."""
@@ -212,12 +215,13 @@ class KeyRows:
             except IndexError:
                 rows = np.empty(size, dtype=np.uint8)
             self.rows = rows if len(rows) == size else np.empty(size, dtype=np.uint8)
-            weakref.finalize(self, _give_back_rows, self.rows).atexit = False
+            weakref.finalize(self, _give_back_rows, self.rows, self.written).atexit = False
         width = len(self.tables[0])
         start, stop = (first - self.first) * width, (end - self.first) * width
         if first == self.next and stop <= len(self.rows):
             out, kept = self.rows[start:stop], self.rows[:stop]
             self.next = end
+            self.written[0] = stop
         else:
             out, kept = np.empty((end - first) * width, dtype=np.uint8), self.rows[: (self.next - self.first) * width]
         n = self.state.columns

@@ -301,7 +301,7 @@ class GameTraceWriter:
 
     def move(self, record: MoveRecord, segment: str | os.PathLike[str] | Sequence[bytes] | None = None, index: bytes | None = None) -> None:
         """Write one move's record and, when it was searched, the search's trace ``segment``
-        (its file, or its bytes in pieces: a :class:`~mctsviz.trace.writer.MemoryTraceWriter`'s
+        (its file, or its bytes in pieces: a :class:`~mctsviz.trace.memorywriter.MemoryTraceWriter`'s
         ``chunks``) and its seek index's bytes ``index`` (when one was built as the search was written)."""
         if self._state != "moves":
             raise MctsvizError(f"{self.path}: a move comes after the header and before the end")
