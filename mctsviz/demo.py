@@ -201,7 +201,7 @@ def _formulas(replay: Replay, iteration: int) -> list[dict[str, Any]]:
         for s in step.scores or ():
             out.append(
                 {
-                    "text": score_formula(s, step.parent_visits, replay.header.options, names(s.node)),
+                    "text": score_formula(s, step.parent_visits, replay.header.options, names(s.node), names.terminal[s.node]),
                     "chosen": s.node == step.chosen,
                     "score": format_score(s.score),
                 }

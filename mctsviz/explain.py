@@ -55,7 +55,7 @@ def inspect_iteration(source: Any, iteration: int, **read_options: Any) -> dict[
 
 
 #: The options ``mctsviz inspect`` shows (the ones that decide the numbers of its tables).
-SHOWN_OPTIONS = ("policy", "c", "log", "c_puct", "q", "fpu", "tie_break", "expand", "reward")
+SHOWN_OPTIONS = ("policy", "c", "log", "c_puct", "q", "fpu", "tie_break", "terminal", "expand", "reward")
 
 
 def iteration_dict(view: IterationView) -> dict[str, Any]:
@@ -157,7 +157,7 @@ def format_iteration(detail: dict[str, Any], *, player_name: Callable[[int], str
     path = " -> ".join(["root"] + [safe_text(a) for a in detail["path_actions"][1:]])
     lines = [
         f"iteration {detail['iteration']} of {safe_text(detail['game'])} ({detail['record']} level; {policy}; "
-        f"ties: {o['tie_break']}; expand: {o['expand']}; reward: {o['reward']})",
+        f"ties: {o['tie_break']}; {_ended_rule(o)}expand: {o['expand']}; reward: {o['reward']})",
         f"path: {path}  (nodes {' '.join(map(str, detail['path']))})",
         "",
     ]
@@ -215,6 +215,11 @@ def format_iteration(detail: dict[str, Any], *, player_name: Callable[[int], str
         )
     lines.extend(_table(rows))
     return "\n".join(lines)
+
+
+def _ended_rule(options: dict[str, Any]) -> str:
+    """The words for ``terminal="outcome"`` in the heading (nothing for the default rule)."""
+    return "ended games scored by their outcome; " if options.get("terminal") == "outcome" else ""
 
 
 def _score_table(rows: list[dict[str, Any]]) -> list[str]:

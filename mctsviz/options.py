@@ -43,6 +43,7 @@ __all__ = [
     "SEED_MAX",
     "SQRT2",
     "SearchOptions",
+    "TERMINAL_RULES",
     "TIE_BREAKS",
     "build_options",
     "check_seed",
@@ -87,6 +88,13 @@ class SearchOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     q: Annotated[Literal["w/n", "w/(1+n)"], _doc("PUCT's Q: W/n (an unvisited child scores fpu) or W/(1 + n)")] = "w/n"
     fpu: Annotated[float, _doc("PUCT's first-play value: the Q of an unvisited child when q is w/n (a finite number)")] = 0.0
     tie_break: Annotated[Literal["first", "random"], _doc("between equal scores: the first child in creation order, or one at random")] = "first"
+    terminal: Annotated[
+        Literal["formula", "outcome"],
+        _doc(
+            "how a visited child whose game has ended is scored: by the policy's formula like any child (formula), or by its "
+            "outcome, its mean W/n, with no exploration term (outcome: OpenSpiel's MCTSBot); an unvisited one is scored as any child"
+        ),
+    ] = "formula"
     expand: Annotated[
         Literal["one", "one-random", "all", "second-visit", "second-visit-lazy-root"],
         _doc(
@@ -158,6 +166,8 @@ POLICIES = CHOICES["policy"]
 LOG_VARIANTS = CHOICES["log"]
 Q_VARIANTS = CHOICES["q"]
 TIE_BREAKS = CHOICES["tie_break"]
+#: How a visited child whose game has ended is scored (``mctsviz.search.policies.ended_outcome``).
+TERMINAL_RULES = CHOICES["terminal"]
 EXPANSIONS = CHOICES["expand"]
 ROLLOUTS = CHOICES["rollout"]
 REWARDS = CHOICES["reward"]

@@ -293,7 +293,7 @@ class Replay:
         self._move_to(iteration - 1)
         node, s = events.expand.parent, self._columns
         kids = s.kids_at(node, iteration, PHASE_INDEX["expand"])
-        return score_records(self.header.options, kids, self._visits[node], self._visits, self._value, s.prior, s.action)
+        return score_records(self.header.options, kids, self._visits[node], self._visits, self._value, s.prior, s.action, s.terminal)
 
 
 def event_source(source: Any, until: int | None, read_options: dict[str, Any]) -> Iterator[Any]:

@@ -68,7 +68,14 @@ def recompute_steps(options: SearchOptions, columns: TreeColumns, visits: Sequen
             steps.append(Step(path[i], path[i + 1], visits[path[i]], None))
             continue
         kids = columns.kids_at(path[i], iteration, select)
-        steps.append(Step(path[i], path[i + 1], visits[path[i]], score_records(options, kids, visits[path[i]], visits, value, columns.prior, columns.action)))
+        steps.append(
+            Step(
+                path[i],
+                path[i + 1],
+                visits[path[i]],
+                score_records(options, kids, visits[path[i]], visits, value, columns.prior, columns.action, columns.terminal),
+            )
+        )
     return tuple(steps)
 
 
@@ -188,7 +195,10 @@ class TreeSnapshot:
 
     def score(self, parent: int, child: int) -> tuple[float, float, float]:
         """(exploit, explore, score) of ``child`` seen from ``parent`` at this position."""
-        return policies.score_terms(self.options, self._value[child], self._visits[child], self._visits[parent], self._columns.prior[child])
+        columns = self._columns
+        return policies.score_terms(
+            self.options, self._value[child], self._visits[child], self._visits[parent], columns.prior[child], bool(columns.terminal[child])
+        )
 
     @property
     def path(self) -> tuple[int, ...]:
@@ -226,7 +236,7 @@ class TreeSnapshot:
     def child_scores(self, node: int) -> tuple[Score, ...]:
         """The Score record of each of ``node``'s children here (+infinity as None, as recorded)."""
         s = self._columns
-        return score_records(self.options, self.children_ids(node), self._visits[node], self._visits, self._value, s.prior, s.action)
+        return score_records(self.options, self.children_ids(node), self._visits[node], self._visits, self._value, s.prior, s.action, s.terminal)
 
     def principal_variation(self) -> list[int]:
         """Node ids from the root following the most-visited child."""

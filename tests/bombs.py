@@ -64,6 +64,25 @@ def _nested_msgpack_header(depth: int) -> bytes:
     return _BIN32 + len(payload).to_bytes(4, "big") + payload
 
 
+def _full_block_declaring_too_many_scores() -> bytes:
+    """A full-level block whose steps each declare 2**32 - 1 scores (schema version 8), in a frame
+    of a few KB: refused from the counts, before anything is made for them."""
+    from mctsviz.trace.blocks import BlockBuilder
+
+    recorded: list = []
+    search(games.load("tictactoe"), iterations=20, seed=1, recorder=recorded.append, record="full")
+    builder = BlockBuilder(2)
+    for at in range(1, len(recorded) - 1, 4):
+        builder.add(*recorded[at : at + 4])
+    block = builder.build()
+    assert block is not None and block.step_candidates
+    block = msgspec.structs.replace(block, step_candidates=b"\xff" * len(block.step_candidates))
+    frames = []
+    for payload in (msgspec.msgpack.encode(recorded[:1]), msgspec.msgpack.encode([block])):
+        frames.append(_BIN32 + len(payload).to_bytes(4, "big") + payload)
+    return b"".join(frames)
+
+
 MIB = 1 << 20
 
 #: name -> (file name, builder): each builder makes the file's bytes in milliseconds.
@@ -84,6 +103,7 @@ BOMBS = {
     "zstd 300,000 empty frames": ("zframes.jsonl.zst", lambda: _zstd_repeat(header_line(), b"", 300_000)),
     "plain line over the limit": ("long.jsonl", lambda: header_line() + b'{"kind":"select","iteration":1,"path":[0' + b",0" * (limits.MAX_LINE_BYTES // 2)),
     "plain blank lines": ("blank.jsonl", lambda: header_line() + b"\n" * (limits.MAX_IDLE_BYTES + MIB)),
+    "msgpack full-level block declaring 2**32 scores a step": ("scores.msgpack", _full_block_declaring_too_many_scores),
 }
 
 

@@ -169,7 +169,7 @@ def test_an_overlong_header_is_still_refused(tmp_path):
 
 @pytest.mark.parametrize("size", [limits.MAX_LINE_BYTES + 1, 0xFFFFFFFF])
 def test_a_frame_declaring_an_impossible_length_keeps_the_frames_before_it(tmp_path, size):
-    trace = _write(tmp_path / "t.msgpack", LONG, flush_every=10)
+    trace = _write(tmp_path / "t.msgpack", LONG, flush_every=10, blocks=False)  # frames of ten iterations' events
     data = bytearray(trace.read_bytes())
     frames, at = [], 0
     while at < len(data):

@@ -19,7 +19,8 @@ from mctsviz.games.explicit import ExplicitTree
 from mctsviz.search import engine
 from mctsviz.search import fast as fast_loops
 from mctsviz.search.engine import Memory, search
-from mctsviz.search.flat import FlatTree, state_column
+from mctsviz.search.flat import state_column
+from mctsviz.search.view import Computed, TreeView
 from mctsviz.testing import capture_events, encode_events
 
 TREE_LISTS = (
@@ -171,12 +172,29 @@ def test_the_fast_loops_keep_flat_columns_and_derive_no_list_themselves(record):
     recorder = None if record is None else (lambda event: None)
     result = search(game, iterations=400, seed=3, engine="python", recorder=recorder, record=record or "full")
     tree = result.tree
-    assert isinstance(tree, FlatTree)
-    assert tree.states is None  # Connect Four states are packed into typed columns
-    derived = ("state", "keys", "parent", "action", "label", "mover", "player", "terminal", "value", "prior", "children", "edges", "untried", "by_key")
+    assert isinstance(tree, TreeView)
+    assert isinstance(tree.columns.state, Computed)  # Connect Four states are packed into typed columns
+    derived = (
+        "state",
+        "keys",
+        "parent",
+        "action",
+        "label",
+        "mover",
+        "player",
+        "terminal",
+        "visits",
+        "value",
+        "prior",
+        "children",
+        "edges",
+        "untried",
+        "by_key",
+    )
     assert not set(derived) & set(vars(tree))
+    computed = [getattr(tree.columns, name) for name in ("state", "parent", "action", "mover", "prior", "legal", "children", "untried")]
+    assert all(column.made is None for column in computed)
     assert [(ch.node, ch.visits, ch.value) for ch in result.children] == [(k, tree.visits[k], tree.value[k]) for k in tree.children[0]]
-    assert tree.means == []  # released when the loop ended
 
 
 @pytest.mark.parametrize("record", [None, "compact", "full"])

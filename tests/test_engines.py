@@ -115,10 +115,23 @@ def test_auto_takes_the_kernel_for_a_full_messagepack_trace_it_writes_as_bytes(w
     engine, why = which_engine("tictactoe", iterations=100_000, record="full-encoded")
     assert (engine, why) == ("compiled", "the compiled kernel covers this game and these options")
     game = games.load("tictactoe")
-    with TraceWriter(tmp_path / "run.msgpack") as frames:
+    with TraceWriter(tmp_path / "run.msgpack", blocks=False) as frames:
         assert search(game, iterations=40_000, recorder=frames, record="full").engine == "compiled"
     with TraceWriter(tmp_path / "run.jsonl") as lines:  # events made in Python either way: 0.3 s saved
         assert search(game, iterations=40_000, recorder=lines, record="full").engine == "python"
+
+
+def test_auto_takes_the_kernel_for_a_full_messagepack_trace_whose_block_columns_it_fills(with_numba, kernel_is, tmp_path):
+    from mctsviz.trace.io import TraceWriter
+
+    kernel_is("cached")
+    assert which_engine("tictactoe", iterations=30_000, record="full-blocks")[0] == "compiled"  # 1.3 s saved
+    assert which_engine("tictactoe", iterations=30_000, record="full")[0] == "python"  # 0.2 s saved
+    game = games.load("tictactoe")
+    with TraceWriter(tmp_path / "run.msgpack") as blocks:
+        assert search(game, iterations=30_000, recorder=blocks, record="full").engine == "compiled"
+    with TraceWriter(tmp_path / "run.jsonl") as lines:
+        assert search(game, iterations=30_000, recorder=lines, record="full").engine == "python"
 
 
 def test_a_player_weighs_its_whole_match_once(with_numba, kernel_is):

@@ -14,6 +14,7 @@ import re
 import pytest
 
 from mctsviz import games
+from mctsviz.cli import main
 from mctsviz.errors import MctsvizError
 from mctsviz.options import SearchOptions, build_options
 from mctsviz.search import engines, fast
@@ -181,3 +182,16 @@ def test_the_search_runs_the_reference_phases_it_is_given(monkeypatch):
     search(games.load("pig"), iterations=20)
     assert calls == list(range(1, 21))
     assert search(games.load("tictactoe"), iterations=10, memory=Memory(), engine="python").iterations == 10
+
+
+def test_openspiels_rule_for_ended_games_runs_in_the_reference_loop_only(kernel_ready, capsys):
+    ttt, outcome = games.load("tictactoe"), SearchOptions(terminal="outcome")
+    assert kernel_refusal(ttt, outcome, Asked(engine="compiled")) == "terminal outcome (an ended child scored by its outcome) runs in Python"
+    assert fast.problem(ttt, outcome, Asked()) == "terminal outcome (an ended child scored by its outcome) runs in the reference loop"
+    assert choose_executor(ttt, outcome).name == "reference"
+    assert choose_executor(ttt, outcome, Asked(engine="python")).name == "reference"
+    assert main(["search", "tictactoe", "--terminal", "outcome", "--engine", "compiled", "--iterations", "50", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "mctsviz: error: the compiled engine cannot run this search: terminal outcome (an ended child scored by its outcome) runs in Python; use --engine python or auto"
+    ]

@@ -306,7 +306,7 @@ def test_chance_moves_are_moves_of_their_own_and_the_game_is_the_untraced_one(tm
     untraced = play_game(pig, parse_player("mcts:iterations=30,engine=python"), parse_player("random"), seed=3)
     assert record == untraced
     game = read_game(path)
-    assert game.header.schema_version == GAME_SCHEMA_VERSION == 8
+    assert game.header.schema_version == GAME_SCHEMA_VERSION == 9
     assert [m.record.move for m in game.moves] == list(untraced.moves)
     drawn = [m for m in game.moves if m.chance]
     assert drawn and all(m.record.seat == m.record.mover == CHANCE_SEAT and not m.searched for m in drawn)
@@ -343,9 +343,9 @@ def test_the_game_recorder_takes_chance_outcomes_and_refuses_others(tmp_path):
 @pytest.mark.parametrize(
     ("version", "seat", "mover", "extra", "message"),
     [
-        (8, CHANCE_SEAT, 0, {}, "chance's move made by player 0"),
-        (8, CHANCE_SEAT, CHANCE_SEAT, {"iterations": 5}, "chance's move with a search"),
-        (7, CHANCE_SEAT, CHANCE_SEAT, {}, "seat -1 or player -1 is not in the game"),  # before version 8, no chance moves
+        (9, CHANCE_SEAT, 0, {}, "chance's move made by player 0"),
+        (9, CHANCE_SEAT, CHANCE_SEAT, {"iterations": 5}, "chance's move with a search"),
+        (7, CHANCE_SEAT, CHANCE_SEAT, {}, "seat -1 or player -1 is not in the game"),  # before version 9, no chance moves
     ],
 )
 def test_a_forged_chance_move_is_refused_in_one_line(tmp_path, version, seat, mover, extra, message):

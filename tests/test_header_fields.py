@@ -168,10 +168,26 @@ def test_an_evaluator_of_the_wrong_shape_is_one_line_naming_it(capsys, tmp_path,
     assert "(priors, values)" in lines[0] or "one number per player" in lines[0]
 
 
-def test_the_current_schema_version_is_6():
-    # Version 6 added chance nodes (NewChild.chance, the expansion rule "chance"); version 5 the
-    # header's optional "imported" (a recorded search leaves it out); version 4 block frames.
-    assert SCHEMA_VERSION == 6 and PLAIN[0]["schema_version"] == 6 and "imported" not in PLAIN[0]
+def test_the_current_schema_version_is_10():
+    # Version 10 added full-level blocks; 9 chance's moves in game traces; 8 the option terminal; version 7 is game traces' container; version 6 added
+    # chance nodes (NewChild.chance, the expansion rule "chance"); version 5 the header's
+    # optional "imported" (a recorded search leaves it out); version 4 block frames.
+    assert SCHEMA_VERSION == 10 and PLAIN[0]["schema_version"] == 10 and "imported" not in PLAIN[0]
+    assert PLAIN[0]["options"]["terminal"] == "formula"
+
+
+def test_a_header_before_version_8_reads_without_terminal_and_a_version_8_one_needs_it():
+    older = copy.deepcopy(PLAIN[0])
+    del older["options"]["terminal"]
+    older["schema_version"] = 6
+    assert check_header(older).options.terminal == "formula"  # the only rule older searches had
+    current = copy.deepcopy(PLAIN[0])
+    del current["options"]["terminal"]
+    with pytest.raises(MctsvizError, match=r"^bad header: option\(s\) terminal missing$"):
+        check_header(current)
+    current["options"]["terminal"] = "exact"
+    with pytest.raises(MctsvizError, match="option terminal='exact'; choose one of: formula, outcome"):
+        check_header(current)
 
 
 def test_an_imported_header_is_checked():

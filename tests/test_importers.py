@@ -188,3 +188,27 @@ def test_openspiel_tree_imports_with_boards(tmp_path):
     assert load_trace(out) == events
     pytest.importorskip("matplotlib")
     assert main(["render", "board", str(out), "-o", str(tmp_path / "board.png")]) == 0
+
+
+def test_an_imported_openspiel_tree_scores_an_ended_child_by_its_outcome():
+    pytest.importorskip("pyspiel", reason="needs open_spiel (pip install 'mctsviz[openspiel]')")
+    import numpy as np
+    import pyspiel
+    from open_spiel.python.algorithms import mcts
+
+    from mctsviz.foreign.importers import import_openspiel_tree
+
+    game = pyspiel.load_game("tic_tac_toe")
+    bot = mcts.MCTSBot(game, 2.0, 200, mcts.RandomRolloutEvaluator(random_state=np.random.RandomState(0)), solve=False, random_state=np.random.RandomState(1))
+    state = game.new_initial_state()
+    for action in (0, 3, 1, 4):  # x to move wins at 2
+        state.apply_action(action)
+    root = bot.mcts_search(state)
+    events = import_openspiel_tree(root, state)
+    assert events[0].options.terminal == "outcome"
+    final = Replay(events).final()
+    win = next(c for c in root.children if c.action == 2)
+    ours = next(k for k in final.children(0) if k.action == "x(0,2)")
+    assert ours.terminal and win.outcome is not None
+    # The score OpenSpiel's own uct_value gives the won game, not UCB1's bonus on top.
+    assert final.score(0, ours.id) == (1.0, 0.0, mcts.SearchNode.uct_value(win, root.explore_count, 2.0))

@@ -111,12 +111,13 @@ def test_recorders_are_told_apart_by_their_declared_protocols(tmp_path):
     assert type(header) is Header
     with TraceWriter(tmp_path / "t.msgpack") as writer:
         assert isinstance(writer, IterationRecorder) and isinstance(writer, ColumnsRecorder) and isinstance(writer, EncodedRecorder)
-        assert type(IterationSink.for_recorder(writer, 2)) is IterationSink  # no header yet: no blocks
+        assert writer.block_size() == writer.block_iterations  # declared before the header: every level is stored in blocks
+        assert writer.frame_iterations() is None  # so it takes no encoded iterations
         writer(header)
         sink = IterationSink.for_recorder(writer, 2, recorder_columns=True)
         assert isinstance(sink, BlockSink) and sink.block_size == writer.block_size() and sink.columns is writer.block_columns()
         assert IterationSink.for_recorder(writer, 2).columns is not writer.block_columns()  # its own, handed over as blocks
-        assert type(IterationSink.for_recorder(writer, 2, full=True)) is IterationSink  # blocks hold compact iterations
+        assert type(IterationSink.for_recorder(writer, 2, full=True)) is IterationSink  # full level: events, gathered by the writer
         assert type(IterationSink.for_recorder(writer, 200)) is IterationSink  # movers are bytes in a block
         assert IterationSink.for_recorder(writer, 2, one_call=True).batch == writer.record_iteration
         sink.close()

@@ -197,13 +197,28 @@ def test_a_finished_searchs_columns_serve_the_next_search_unchanged():
     assert compiled._SPARE, "the dead tree's columns were not kept"
     kept = compiled._SPARE[0][1]
     result = search(games.load("tictactoe"), iterations=2000, seed=22, engine="compiled")
-    assert result.tree.edge_arrays["visits"].base is kept  # the kept edges served
+    assert result.tree.columns.visits.values.base is kept  # the kept edges served
     assert not compiled._SPARE  # and are in use
     assert_same(games.load("tictactoe"), "full", iterations=500, seed=22, c=0.7)
     # A live tree's columns are never handed out again.
     again = search(games.load("tictactoe"), iterations=2000, seed=22, engine="compiled")
-    assert again.tree.edge_arrays["visits"].base is not kept
+    assert again.tree.columns.visits.values.base is not kept
     assert [c.visits for c in again.tree.child_stats(0)] == [c.visits for c in result.tree.child_stats(0)]
+
+
+@pytest.mark.parametrize("game_name", ["tictactoe", "nim"])
+def test_every_nodes_own_reads_match_the_reference_loops_tree(game_name):
+    # Per-node reads (children's statistics, mean, children, key) make no list; a terminal node
+    # or a leaf has no children's statistics (the kernel's tree once divided by its zero legal
+    # actions there).
+    game = games.load(game_name)
+    reference = search(game, iterations=600, seed=8, engine="python", expand="all").tree
+    compiled = search(game, iterations=600, seed=8, engine="compiled", expand="all").tree
+    assert type(reference).__name__ == "Tree" and len(compiled) == len(reference)
+    assert any(reference.terminal)
+    for node in range(len(reference)):
+        assert compiled.child_stats(node) == reference.child_stats(node), node
+        assert (compiled.mean(node), compiled.child_list(node), compiled.key(node)) == (reference.mean(node), reference.child_list(node), reference.key(node))
 
 
 def test_constants_that_make_ties_and_the_other_q():

@@ -69,7 +69,15 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # TreeColumns, the one record of a traced tree and its fold, reads the blocks' columns.
     (
         "events",
-        ("mctsviz.trace.events", "mctsviz.trace.blocks", "mctsviz.trace.limits", "mctsviz.trace.sink", "mctsviz.trace.columns"),
+        (
+            "mctsviz.trace.events",
+            "mctsviz.trace.blocks",
+            "mctsviz.trace.columnbytes",
+            "mctsviz.trace.fullblocks",
+            "mctsviz.trace.limits",
+            "mctsviz.trace.sink",
+            "mctsviz.trace.columns",
+        ),
     ),
     ("games", ("mctsviz.games",)),
     # Policy/value networks (numpy, loaded only when a network is used); the search loads a

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 pytest.importorskip("pyspiel", reason="the OpenSpiel adapter needs open_spiel (pip install 'mctsviz[openspiel]')")
@@ -98,24 +99,26 @@ def test_play_mctsbot_from_the_command_line_and_every_command_reads_its_moves(tm
     assert capsys.readouterr().out.startswith("valid: 100 iterations of openspiel:tic_tac_toe")
 
 
-def test_what_verify_reports_in_a_bots_game_is_openspiels_exact_score_for_a_finished_game(tmp_path):
+def test_a_whole_bots_game_verifies_at_every_move(tmp_path, capsys):
+    # OpenSpiel scores a child whose game has ended by its outcome alone; each move's header
+    # declares that rule (terminal=outcome), so verify recomputes every step of every search.
     path = tmp_path / "game.msgpack"
-    play_openspiel_game(games.load(TTT), "mctsbot:iterations=200", "mctsbot:iterations=200", path, seed=1)
-    reports = {}
-    for move in read_game(path).moves:
-        with open_move(path, move.record.number) as search:
+    argv = ["play", "mctsbot:iterations=300", "mctsbot:iterations=1000", "--game", TTT, "--seed", "1", "--trace", str(path)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    moves = read_game(path).moves
+    ended_choices = 0
+    for move in moves:
+        number = move.record.number
+        assert main(["verify", str(path), "--move", str(number)]) == 0, capsys.readouterr().out
+        assert capsys.readouterr().out.startswith("valid: ")
+        with open_move(path, number) as search:
             events = load_trace(search)
-        report = verify(events, limit=10_000)
-        reports[move.record.number] = report.ok
-        final = Replay(events).final()
-        for violation in report.violations:
-            # OpenSpiel scores a child whose game has ended by its outcome alone (a win: 1, below
-            # the exploration bonus UCB1 adds): every step verify questions is a selection that
-            # passed over a won game, where UCB1 would have taken it.
-            passed_over = final.node(violation.expected)
-            assert violation.check == "selection" and violation.found != violation.expected
-            assert passed_over.terminal and passed_over.value == passed_over.visits
-    assert reports[1] and reports[2] and not all(reports.values())
+        assert events[0].options.terminal == "outcome"
+        stripped = [msgspec.structs.replace(events[0], options=msgspec.structs.replace(events[0].options, terminal="formula")), *events[1:]]
+        ended_choices += len(verify(stripped, limit=10_000).violations)
+    # Past the first moves, games end inside the searches: the rule decides choices there.
+    assert len(moves) == 9 and ended_choices > 0
 
 
 def test_bad_bot_games_are_one_line(tmp_path, capsys):

@@ -6,15 +6,24 @@ import pytest
 
 pytest.importorskip("pyspiel", reason="the OpenSpiel adapter needs open_spiel (pip install 'mctsviz[openspiel]')")
 
+import json  # noqa: E402
+import math  # noqa: E402
 import re  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import msgspec  # noqa: E402
 
+from mctsviz import games  # noqa: E402
 from mctsviz.cli import main  # noqa: E402
 from mctsviz.errors import MctsvizError  # noqa: E402
+from mctsviz.explorer.data import IterationRecorder, MeanColours, formula_kinds  # noqa: E402
 from mctsviz.foreign.openspiel_mcts import record_openspiel_search  # noqa: E402
 from mctsviz.replay import Replay  # noqa: E402
+from mctsviz.search import Memory, search  # noqa: E402
 from mctsviz.testing import recorded_search  # noqa: E402
+from mctsviz.text.formulas import formula_legend, formula_template  # noqa: E402
+from mctsviz.text.names import NodeNames, score_rows  # noqa: E402
+from mctsviz.textcodes import TextCodes  # noqa: E402
 from mctsviz.trace.events import Backprop, Expand, Select  # noqa: E402
 from mctsviz.trace.io import load_trace  # noqa: E402
 from mctsviz.trace.record import ListRecorder  # noqa: E402
@@ -123,13 +132,14 @@ def test_openspiel_engine_from_the_command_line_compares_with_ours(tmp_path, cap
     assert len(load_trace(theirs)) == 1 + 4 * 300 + 1
     expand = load_trace(theirs)[0].options.expand
     assert expand == "second-visit-lazy-root"
-    assert main(["search", "openspiel:tic_tac_toe", "--iterations", "300", "--c", "2", "--expand", expand, "--record", "compact", "--trace", str(ours)]) == 0
+    argv = ["search", "openspiel:tic_tac_toe", "--iterations", "300", "--c", "2", "--expand", expand, "--terminal", "outcome"]
+    assert main([*argv, "--record", "compact", "--trace", str(ours)]) == 0
     capsys.readouterr()
     assert main(["diff", str(ours), str(theirs)]) == 1
     out = capsys.readouterr().out
     # Iteration 1's selection and expansion agree (the root evaluated, not expanded); the first
     # difference is later: the random rollouts' returns, or the root's credit.
-    assert "header differences:\n  root_mover: 1 | 0\n" in out
+    assert "header differences:\n  root_mover: 1 | 0\nfirst divergence" in out  # the options are the same
     divergence = re.search(r"first divergence: event \d+ \(iteration (\d+), (\w+)\)", out)
     assert divergence is not None and (int(divergence[1]) > 1 or divergence[2] in ("simulate", "backprop")), out
     assert main(["verify", str(theirs)]) == 0
@@ -148,14 +158,126 @@ def test_a_finished_state_is_refused():
         record_openspiel_search("openspiel:tic_tac_toe", ListRecorder(), state="[0,3,1,4,2]")
 
 
-def test_what_verify_still_reports_is_openspiels_exact_score_for_a_finished_game():
-    # From a position where games end within the tree, OpenSpiel scores a child whose game has
-    # ended by its outcome alone (no exploration bonus): the one rule the header cannot declare.
-    events = ListRecorder()
-    record_openspiel_search("openspiel:tic_tac_toe", events, state="[4,0,8]", iterations=100, seed=1)
-    report = verify(list(events), limit=1000)
-    final = Replay(events).final()
-    assert report.violations and {v.check for v in report.violations} == {"selection"}
+FIXTURES = Path(__file__).parent / "fixtures" / "openspiel"
+#: OpenSpiel's MCTSBot from tic-tac-toe's [0,3,1,4] (x wins at 2), 200 iterations, and its raw
+#: SearchNode numbers at every step (tests/fixtures/openspiel/make_mctsbot_endgame.py).
+WIN_IN_ONE = FIXTURES / "mctsbot-win-in-one.jsonl"
+
+
+def _raw_steps():
+    raw = json.loads((FIXTURES / "mctsbot-win-in-one.raw.json").read_text())
+    return raw, raw["steps"]
+
+
+def _openspiels_uct(n, w, outcome, parent_n, c):
+    """OpenSpiel's SearchNode.uct_value, restated from its source (mcts.py)."""
+    if outcome is not None:
+        return outcome
+    if n == 0:
+        return math.inf
+    return w / n + c * math.sqrt(math.log(parent_n) / n)
+
+
+def _formula_ucb1(n, w, parent_n, c):
+    """UCB1 with the exploration term for every child (an ended one too)."""
+    return math.inf if n == 0 else w / n + c * math.sqrt(math.log(parent_n) / n)
+
+
+def _without_the_rule(events):
+    header = events[0]
+    return [msgspec.structs.replace(header, options=msgspec.structs.replace(header.options, terminal="formula")), *events[1:]]
+
+
+def test_the_bots_trace_declares_openspiels_rule_for_ended_games_and_verifies():
+    events = load_trace(WIN_IN_ONE)
+    assert events[0].options.terminal == "outcome" and events[0].root == "[0,3,1,4]"
+    report = verify(events)
+    assert report.ok, report.format()
+    # The position has a won game one move away, which OpenSpiel reaches over and over.
+    _, steps = _raw_steps()
+    assert sum(1 for step in steps for child in step["children"] if child[3] is not None and child[1] > 0) > 100
+
+
+def test_openspiels_raw_selection_numbers_are_the_scores_the_trace_replays_to():
+    raw, steps = _raw_steps()
+    c = raw["uct_c"]
+    replay = Replay(load_trace(WIN_IN_ONE))
+    compared = decided_by_the_outcome = 0
+    for step in steps:
+        recorded = {s.node: s for s in replay.steps(step["iteration"])}
+        if step["node"] not in recorded:
+            continue  # the step into a child made this iteration: the expansion's choice
+        ours = recorded[step["node"]]
+        big_n = step["explore_count"]
+        assert ours.chosen == step["chosen"] and ours.parent_visits == big_n
+        scores = {s.node: s for s in ours.scores or ()}
+        assert list(scores) == [child[0] for child in step["children"]]  # OpenSpiel's child order
+        for node, n, w, outcome, openspiels in step["children"]:
+            theirs = _openspiels_uct(n, w, outcome, big_n, c)
+            assert theirs == (math.inf if openspiels is None else openspiels)  # the restatement is OpenSpiel's own
+            score = scores[node]
+            assert (score.visits, score.value) == (n, w)
+            assert (math.inf if score.score is None else score.score) == theirs
+            if outcome is not None:
+                assert (score.exploit, score.explore) == (outcome, 0.0)
+        compared += 1
+        formula = max(step["children"], key=lambda child: _formula_ucb1(child[1], child[2], big_n, c))
+        decided_by_the_outcome += formula[0] != step["chosen"]
+    assert compared > 150 and decided_by_the_outcome > 50
+
+
+def test_the_bots_trace_without_the_rule_is_flagged_naming_it():
+    events = _without_the_rule(load_trace(WIN_IN_ONE))
+    report = verify(events, limit=1000)
+    assert not report.ok and {v.check for v in report.violations} == {"selection"}
     for violation in report.violations:
-        passed_over, taken = final.node(violation.expected), final.node(violation.found)
-        assert passed_over.terminal and not taken.terminal and passed_over.value == passed_over.visits  # a won game, scored 1
+        assert "scored by its outcome W/n alone, with no exploration term: OpenSpiel's MCTSBot's rule" in violation.message
+        assert "declare as terminal=outcome" in violation.message
+    final = Replay(events).final()
+    assert any(final.node(violation.expected).terminal for violation in report.violations)
+
+
+def test_our_reference_loop_with_the_rule_makes_openspiels_choice_from_the_same_statistics():
+    raw, steps = _raw_steps()
+    game = games.load("openspiel:tic_tac_toe")
+    final = Replay(load_trace(WIN_IN_ONE)).final()
+    at_root = [s for s in steps if s["node"] == 0 and all(child[1] for child in s["children"]) and any(child[3] is not None for child in s["children"])]
+    assert len(at_root) > 50
+    tried = differs = 0
+    for step in at_root[::5]:
+        scores = [_openspiels_uct(n, w, o, step["explore_count"], raw["uct_c"]) for _, n, w, o, _ in step["children"]]
+        if scores.count(max(scores)) > 1:
+            continue  # a tie goes to the first in OpenSpiel's shuffled order; ours are in legal order
+        chosen = {}
+        for rule in ("outcome", "formula"):
+            # The same statistics: the root's N and each child's n and W, seeded as a memory.
+            memory = Memory()
+            memory.stats[raw["state"]] = (step["explore_count"], 0.0)
+            for node, n, w, _, _ in step["children"]:
+                memory.stats[final.node(node).key] = (n, w)
+            events = ListRecorder()
+            options = {"iterations": 1, "c": raw["uct_c"], "expand": "second-visit", "terminal": rule}
+            search(game, game.parse_state(raw["state"]), memory=memory, recorder=events, engine="python", **options)
+            select = next(e for e in events if isinstance(e, Select))
+            chosen[rule] = Replay(events).final().node(select.path[1]).action
+        assert chosen["outcome"] == final.node(step["chosen"]).action
+        tried += 1
+        differs += chosen["formula"] != chosen["outcome"]
+    assert tried > 5 and differs > 0  # the rule decides some of these choices
+
+
+def test_pages_and_the_explorer_write_an_ended_childs_score_as_its_outcome():
+    replay = Replay(load_trace(WIN_IN_ONE))
+    names = NodeNames.of(replay)
+    options = replay.header.options
+    assert "a visited child whose game has ended scores its outcome W/n alone" in formula_legend(options)
+    step = replay.steps(20)[0]  # at the root: x(0,2), the win, visited once
+    rows = {row["node"]: row for row in score_rows(step.scores, step.parent_visits, step.chosen, options, names)}
+    assert names.terminal[1] and rows[1]["formula"] == "UCB1(P1→x(0,2)) = 1/1 = 1 (the game has ended: its outcome, no exploration term)"
+    assert rows[2]["formula"] == "UCB1(P1→x(2,1)) = −2/2 + 2·sqrt(ln 19 / 2) = −1 + 2.427 = 1.427"
+    # The explorer fills the same template for that row.
+    kinds = formula_kinds(options)
+    recorder = IterationRecorder(names, TextCodes(), MeanColours(-1.0, 1.0), kinds)
+    row = next(r for r in recorder.rows(step.scores, step.parent_visits, step.chosen, options) if r[0] == 1)
+    assert kinds[row[-2]] == "outcome" and formula_template("outcome", options).endswith("(the game has ended: its outcome, no exploration term)")
+    assert "outcome" not in formula_kinds(_without_the_rule(load_trace(WIN_IN_ONE))[0].options)

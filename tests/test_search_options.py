@@ -9,8 +9,11 @@ import pytest
 
 from mctsviz import games
 from mctsviz.errors import MctsvizError
+from mctsviz.replay import Replay
 from mctsviz.search import Memory, search
 from mctsviz.testing import encode_events, recorded_replay, recorded_search
+from mctsviz.trace.events import Select
+from mctsviz.verify import verify
 
 TTT = games.load("tictactoe")
 
@@ -21,6 +24,7 @@ OPTION_SETS = [
     {"log": "ln-n1", "expand": "one-random", "reward": "01"},
     {"expand": "second-visit", "rollout": "heuristic", "final": "mean"},
     {"tie_break": "random", "expand": "all"},
+    {"terminal": "outcome", "policy": "puct", "expand": "all"},
 ]
 
 
@@ -118,6 +122,26 @@ def test_puct_q_variants(q):
         else:
             assert s.exploit == s.value / (1 + s.visits)
         assert s.explore == pytest.approx(s.prior * math.sqrt(step.parent_visits) / (1 + s.visits))
+
+
+def _ended_scores(events):
+    """Every recorded score of a visited child whose game has ended, in a full-level trace."""
+    final = Replay(events).final()
+    return [s for e in events if isinstance(e, Select) for step in e.steps for s in step.scores if s.visits and final.node(s.node).terminal]
+
+
+@pytest.mark.parametrize("options", [{}, {"policy": "puct", "expand": "all"}, {"reward": "01", "expand": "second-visit"}])
+def test_terminal_outcome_scores_a_visited_ended_child_by_its_mean_alone(options):
+    # X to move at "XX.OO....": X wins at 2 (an ended game, reached over and over).
+    state = TTT.parse_state("XX.OO....")
+    _, events = recorded_search(TTT, state, iterations=300, seed=4, terminal="outcome", record="full", **options)
+    ended = _ended_scores(events)
+    assert len(ended) > 50 and verify(events).ok
+    for score in ended:
+        assert (score.exploit, score.explore, score.score) == (score.value / score.visits, 0.0, score.value / score.visits)
+    # The default rule gives an ended child its exploration term too.
+    _, default = recorded_search(TTT, state, iterations=300, seed=4, record="full", **options)
+    assert any(score.explore for score in _ended_scores(default))
 
 
 def test_reward_01_credits_win_one_draw_half_loss_zero():

@@ -224,7 +224,7 @@ def test_reading_from_a_boundary_gives_the_rest_of_the_trace(tmp_path):
     points = []
     events = list(read_trace(path, on_boundary=lambda *point: points.append(point)))
     header = events[0]
-    assert [p[0] for p in points[:4]] == [0, 64, 128, 192]  # the full level: a frame every 64 iterations
+    assert [p[0] for p in points[:4]] == [0, 256, 512, 768]  # the full level in blocks too: a frame per block
     iterations, offset, number, nodes = points[5]
     rest = list(read_trace(path, start=ResumePoint(header, offset, number, iterations, nodes)))
     first = next(i for i, e in enumerate(events) if getattr(e, "iteration", None) == iterations + 1)

@@ -20,7 +20,7 @@ from mctsviz.errors import MctsvizError
 from mctsviz.search import Memory
 from mctsviz.testing import recorded_search, toy_path
 from mctsviz.trace.blocks import BlockBuilder, block_events, palette, palette_of
-from mctsviz.trace.events import Backprop, Block, Expand, NewChild, Select, Simulate, Update
+from mctsviz.trace.events import Backprop, Block, Expand, NewChild, Select, Simulate, Step, Update
 from mctsviz.trace.io import TraceWriter, load_trace, read_trace
 from mctsviz.trace.schema import MSGPACK_ENCODER
 
@@ -108,13 +108,13 @@ def test_a_block_trace_is_much_smaller_than_event_frames(tmp_path):
 
 def test_iterations_a_block_cannot_hold_are_written_as_events_in_their_place(tmp_path):
     _, compact = recorded_search("tictactoe", iterations=30, seed=5, record="compact")
-    _, full = recorded_search("tictactoe", iterations=30, seed=5, record="full")
-    mixed = compact[:1] + [f if 9 <= getattr(f, "iteration", 0) <= 12 else c for c, f in zip(compact[1:-1], full[1:-1])] + compact[-1:]
+    # An evaluator's priors: no block column holds them.
+    mixed = [msgspec.structs.replace(e, priors={"0": 1.0}) if isinstance(e, Simulate) and 9 <= e.iteration <= 12 else e for e in compact]
     path = write(tmp_path / "t.msgpack", mixed, block_iterations=8, flush_every=3)
     assert load_trace(path, strict=True) == mixed
     sequence = [(item["kind"], item.get("iteration")) for frame in frames(path)[1:] for item in frame]
-    # Iterations 9 to 12 are full-level: they are written as events (frames end where every
-    # third iteration does), and a block starts again at 13, running to the next multiple of 8.
+    # Iterations 9 to 12 are written as events (frames end where every third iteration does),
+    # and a block starts again at 13, running to the next multiple of 8.
     assert [k for k in sequence if k[0] in ("block", "select")] == [
         ("block", 1),
         *(("select", i) for i in range(9, 13)),
@@ -125,10 +125,14 @@ def test_iterations_a_block_cannot_hold_are_written_as_events_in_their_place(tmp
     assert len(frames(path)) == 1 + 1 + 2 + 3 + 1
 
 
-def test_a_full_level_trace_stays_in_event_frames(tmp_path):
-    _, events = recorded_search("tictactoe", iterations=20, seed=1, record="full")
-    path = write(tmp_path / "t.msgpack", events)
-    assert "block" not in kinds(path) and load_trace(path, strict=True) == events
+def test_iterations_of_another_level_make_a_block_of_their_own(tmp_path):
+    _, compact = recorded_search("tictactoe", iterations=30, seed=5, record="compact")
+    _, full = recorded_search("tictactoe", iterations=30, seed=5, record="full")
+    mixed = compact[:1] + [f if 9 <= getattr(f, "iteration", 0) <= 14 else c for c, f in zip(compact[1:-1], full[1:-1])] + compact[-1:]
+    path = write(tmp_path / "t.msgpack", mixed, block_iterations=8)
+    assert load_trace(path, strict=True) == mixed
+    blocks = [item for frame in frames(path)[1:] for item in frame if item["kind"] == "block"]
+    assert [(b["iteration"], b["count"], b.get("full", False)) for b in blocks] == [(1, 8, False), (9, 6, True), (15, 2, False), (17, 8, False), (25, 6, False)]
 
 
 # -- the builder and the palette ----------------------------------------------------------------
@@ -185,8 +189,8 @@ def test_an_unusual_update_order_is_stored_as_given():
 @pytest.mark.parametrize(
     "events",
     [
-        lambda: [Select(1, (0,), ()), *iteration(1, (0,), 1, [(1, 1.0)])[1:]],  # steps recorded
-        lambda: [*iteration(1, (0,), 1, [(1, 1.0)])[:2], Simulate(1, 1, "random", (1.0, -1.0), ("3",)), iteration(1, (0,), 1, [])[3]],  # rollout moves
+        lambda: [*iteration(1, (0,), 1, [(1, 1.0)])[:2], Simulate(1, 1, "evaluator", (1.0, -1.0), None, {"a1": 1.0}), iteration(1, (0,), 1, [])[3]],  # priors
+        lambda: [Select(1, (0, 1), (Step(0, 1, 3, None),)), *iteration(1, (0, 1), 2, [(2, 1.0)])[1:]],  # a step without scores (a chance node's)
     ],
 )
 def test_the_builder_refuses_at_once_what_a_block_never_holds(events):
@@ -315,8 +319,9 @@ def test_a_block_must_continue_the_trace(tmp_path):
         writer(events[-1])
 
 
+@pytest.mark.parametrize("record", ["compact", "full"])
 @pytest.mark.parametrize("engine", ["python", "compiled"])
-def test_ctrl_c_lands_a_block_trace_up_to_its_last_complete_iteration(tmp_path, engine):
+def test_ctrl_c_lands_a_block_trace_up_to_its_last_complete_iteration(tmp_path, engine, record):
     if engine == "compiled":
         pytest.importorskip("numba", reason="the compiled kernel needs the fast extra")
     from mctsviz import games
@@ -329,13 +334,13 @@ def test_ctrl_c_lands_a_block_trace_up_to_its_last_complete_iteration(tmp_path, 
     path = tmp_path / "t.msgpack"
     with pytest.raises(KeyboardInterrupt):
         with TraceWriter(path, block_iterations=100) as writer:
-            search(games.load("tictactoe"), iterations=5000, seed=2, recorder=writer, record="compact", engine=engine, progress=stop)
+            search(games.load("tictactoe"), iterations=5000, seed=2, recorder=writer, record=record, engine=engine, progress=stop)
     notes: list[str] = []
     events = list(read_trace(path, on_warning=notes.append))
     done = 512 if engine == "python" else 600  # progress comes every 256 iterations, or after each kernel chunk (a block)
     assert (len(events) - 1) // 4 == done and len(events) == 1 + 4 * done
     assert notes == [f"{path}: the trace ends after iteration {done} without a decision (an interrupted search?)"]
-    _, expected = recorded_search("tictactoe", iterations=done, seed=2, record="compact", engine="python")
+    _, expected = recorded_search("tictactoe", iterations=done, seed=2, record=record, engine="python")
     assert events[1:] == expected[1 : 1 + 4 * done]
 
 

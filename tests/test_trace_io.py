@@ -39,10 +39,10 @@ FIXTURES = Path(__file__).parent / "fixtures" / "traces"
 SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".msgpack", ".msgpack.gz", ".msgpack.zst")
 
 
-def _search_into(path, **options):
+def _search_into(path, writer_options=None, **options):
     options.setdefault("iterations", 150)
     options.setdefault("seed", 4)
-    with TraceWriter(path) as recorder:
+    with TraceWriter(path, **(writer_options or {})) as recorder:
         search(games.load(options.pop("game", "tictactoe")), recorder=recorder, **options)
 
 
@@ -103,7 +103,7 @@ def test_both_encodings_hold_the_same_events_and_msgpack_is_smaller(tmp_path):
 
 def test_a_msgpack_trace_is_a_stream_of_frames_of_event_arrays(tmp_path):
     path = tmp_path / "t.msgpack"
-    _search_into(path, record="full", iterations=150)
+    _search_into(path, {"blocks": False}, record="full", iterations=150)
     data, frames, at = path.read_bytes(), [], 0
     while at < len(data):
         assert data[at] == 0xC6  # a MessagePack bin32: marker, big-endian length, payload
@@ -120,6 +120,10 @@ def test_a_msgpack_trace_is_a_stream_of_frames_of_event_arrays(tmp_path):
     assert select["kind"] == "select" and select["iteration"] == 10
     first_score = select["steps"][0]["scores"][0]
     assert first_score[:3] == [1, "0", 1] and len(first_score) == 8
+    # With blocks (the default), the 150 iterations are one full-level block in one frame.
+    _search_into(tmp_path / "b.msgpack", record="full", iterations=150)
+    assert load_trace(tmp_path / "b.msgpack", strict=True) == load_trace(path, strict=True)
+    assert (tmp_path / "b.msgpack").read_bytes().count(b"\xa5block") == 1
 
 
 def test_the_suffix_chooses_the_compression():
@@ -367,7 +371,7 @@ def test_version_1_scores_migrate_to_the_events_a_search_records_today(name):
     options = {k: v for k, v in header.options.items() if k not in ("memory", "seconds") and v is not None}
     game = load_recorded(header.game, header.game_params)
     _, events = recorded_search(game, seed=header.seed, record=header.record, **options)
-    assert events[0].schema_version == SCHEMA_VERSION == 6
+    assert events[0].schema_version == SCHEMA_VERSION == 8
     assert any(isinstance(e, Select) and e.steps and e.steps[-1].scores for e in old)
     assert old[1:] == events[1:]
 
@@ -498,6 +502,15 @@ def test_the_format_documents_every_event_and_field():
         section = doc.split(f"### `{kind}`")[1].split("\n### ")[0]
         for name in event_type.__struct_fields__:
             assert f"`{name}`" in section or f"`{name}," in section or f", `{name}`" in section, (kind, name)
+
+
+def test_a_version_10_full_level_block_trace_reads_as_the_events_its_search_records_today():
+    name = "v10-tictactoe-puct-full-blocks.msgpack"
+    data = (FIXTURES / name).read_bytes()
+    assert data.count(b"\xa5block") == 3 and data.count(b"\xa4full\xc3") == 3  # three full-level blocks
+    old = load_trace(FIXTURES / name, strict=True)
+    _, events = recorded_search("tictactoe", iterations=40, seed=3, policy="puct", expand="all", record="full")
+    assert old[1:] == events[1:]
 
 
 def test_the_format_documents_every_block_field():

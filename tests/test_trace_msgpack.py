@@ -33,12 +33,13 @@ FLUSH_EVERY = 3
 
 
 def _trace_bytes(tmp_dir: Path, **options) -> tuple[bytes, list]:
-    """A seeded search written as MessagePack in frames of ``FLUSH_EVERY`` iterations."""
+    """A seeded search written as MessagePack in frames of ``FLUSH_EVERY`` iterations' events
+    (without blocks: full-level iterations are stored in blocks by default)."""
     options.setdefault("iterations", 12)
     options.setdefault("seed", 2)
     _, events = recorded_search("tictactoe", **options)
     path = tmp_dir / "source.msgpack"
-    with TraceWriter(path, flush_every=FLUSH_EVERY) as writer:
+    with TraceWriter(path, flush_every=FLUSH_EVERY, blocks=False) as writer:
         for event in events:
             writer(event)
     data = path.read_bytes()

@@ -1,7 +1,8 @@
 """The kernel's full-level iterations, written as bytes (``mctsviz.search.wire``), are the Python engine's trace.
 
-A full-level MessagePack trace from the compiled kernel is made without events: the kernel's
-log is replayed into the bytes msgspec writes. Every test compares files byte for byte with
+A full-level MessagePack trace written without blocks (``TraceWriter(path, blocks=False)``)
+from the compiled kernel is made without events: the kernel's log is replayed into the bytes
+msgspec writes. Every test compares files byte for byte with
 the Python engine's, or the index built as they are written with the one a reading builds.
 Skipped without the fast extra.
 """
@@ -22,8 +23,9 @@ from mctsviz.trace.io import TraceWriter, load_trace, read_trace  # noqa: E402
 from mctsviz.trace.sink import EncodedRecorder  # noqa: E402
 
 
-def _trace(folder, engine, suffix=".msgpack", flush_every=64, **options):
-    """The bytes of a full-level trace of the search, and the types of the events the writer got."""
+def _trace(folder, engine, suffix=".msgpack", flush_every=64, blocks=False, **options):
+    """The bytes of a full-level trace of the search, and the types of the events the writer got
+    (written in full-level blocks with ``blocks``, else as event frames)."""
     path = folder / f"{engine}{suffix}"
     calls = []
 
@@ -32,7 +34,7 @@ def _trace(folder, engine, suffix=".msgpack", flush_every=64, **options):
             calls.append(type(event))
             super().__call__(event)
 
-    with Counting(path, flush_every=flush_every) as writer:
+    with Counting(path, flush_every=flush_every, blocks=blocks, block_iterations=1000) as writer:
         result = search(engine=engine, recorder=writer, record="full", **options)
     assert result.engine == engine
     return path.read_bytes(), calls
@@ -50,12 +52,16 @@ def _trace(folder, engine, suffix=".msgpack", flush_every=64, **options):
         ("pair", {"iterations": 300}),
     ],
 )
-def test_the_kernels_full_trace_is_the_python_engines_bytes(tmp_path, game_name, options):
+@pytest.mark.parametrize("blocks", [False, True], ids=["events", "blocks"])
+def test_the_kernels_full_trace_is_the_python_engines_bytes(tmp_path, game_name, options, blocks):
+    """As event frames (the kernel writes their bytes) or as full-level blocks (the kernel fills
+    their columns from its arrays, ``FullColumnsMaker``), with no event made either way."""
     game = games.load(game_name)
-    python, _ = _trace(tmp_path, "python", game=game, seed=5, **options)
-    compiled, calls = _trace(tmp_path, "compiled", game=game, seed=5, **options)
+    python, _ = _trace(tmp_path, "python", game=game, seed=5, blocks=blocks, **options)
+    compiled, calls = _trace(tmp_path, "compiled", game=game, seed=5, blocks=blocks, **options)
     assert python == compiled
-    assert Select not in calls  # the iterations came as bytes, not events
+    assert Select not in calls  # the iterations came as bytes or columns, not events
+    assert (b"\xa5block" in compiled) == blocks
 
 
 @pytest.mark.parametrize("suffix", [".msgpack.gz", ".msgpack.zst"])
@@ -70,11 +76,11 @@ def test_frames_that_do_not_divide_the_chunk_and_a_full_buffer_give_the_same_byt
     assert events[-1].iterations == 4200
 
 
-@pytest.mark.parametrize(("every", "flush_every"), [(1024, 7), (4096, 64)])
-def test_the_index_built_while_bytes_are_written_is_the_one_a_reading_builds(tmp_path, every, flush_every):
+@pytest.mark.parametrize(("every", "flush_every", "blocks"), [(1024, 7, False), (4096, 64, False), (1024, 64, True), (4096, 64, True)])
+def test_the_index_built_while_bytes_are_written_is_the_one_a_reading_builds(tmp_path, every, flush_every, blocks):
     trace = tmp_path / "run.msgpack"
     tap = IndexTap(msgpack=True, every=every)
-    writer = TraceWriter(trace, flush_every=flush_every)
+    writer = TraceWriter(trace, flush_every=flush_every, blocks=blocks, block_iterations=512 if blocks else 4096)
     tap.attach(writer)
     with writer:
         search(games.load("tictactoe"), iterations=9000, seed=4, engine="compiled", recorder=writer, record="full")
@@ -93,7 +99,10 @@ def test_only_a_full_messagepack_writer_takes_encoded_iterations(tmp_path):
         assert lines.frame_iterations() is None
         with pytest.raises(MctsvizError, match="takes no encoded iterations"):
             lines.record_encoded(b"", 1)
-    with TraceWriter(tmp_path / "run.msgpack", flush_every=8) as frames:
+    with TraceWriter(tmp_path / "blocks.msgpack") as blocks:  # full-level blocks take no encoded iterations
+        search(game, iterations=2, engine="python", recorder=blocks, record="full")
+        assert blocks.frame_iterations() is None
+    with TraceWriter(tmp_path / "run.msgpack", flush_every=8, blocks=False) as frames:
         search(game, iterations=3, engine="python", recorder=frames, record="full")
         assert frames.frame_iterations() == 8
         with pytest.raises(MctsvizError, match="the frame has room for 5"):
@@ -110,7 +119,7 @@ def test_ctrl_c_lands_the_encoded_iterations_written_so_far(tmp_path):
             super().record_encoded(payload, iterations, stand_ins)
 
     with pytest.raises(KeyboardInterrupt):
-        with Interrupted(path) as recorder:
+        with Interrupted(path, blocks=False) as recorder:
             search(games.load("tictactoe"), iterations=1000, seed=3, recorder=recorder, record="full", engine="compiled")
     notes = []
     events = list(read_trace(path, on_warning=notes.append))
@@ -119,13 +128,27 @@ def test_ctrl_c_lands_the_encoded_iterations_written_so_far(tmp_path):
     assert events == reference[: len(events)]
 
 
+def test_the_full_level_columns_first_compilation_is_said_on_stderr(tmp_path, monkeypatch, capsys):
+    from mctsviz.search import emitters
+
+    monkeypatch.setattr(emitters, "numba_cached", lambda module, function: False)  # as on a fresh install
+    with TraceWriter(tmp_path / "t.msgpack") as writer:
+        search(games.load("tictactoe"), iterations=10, recorder=writer, record="full", engine="compiled")
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == f"{emitters.FullColumnsMaker.COMPILING}..." and err[1].startswith(f"{emitters.FullColumnsMaker.COMPILING}: done in ")
+    monkeypatch.undo()
+    with TraceWriter(tmp_path / "again.msgpack") as writer:
+        search(games.load("tictactoe"), iterations=10, recorder=writer, record="full", engine="compiled")
+    assert capsys.readouterr().err == ""
+
+
 def test_the_encoders_first_compilation_is_said_on_stderr(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(wire, "numba_cached", lambda module, function: False)  # as on a fresh install
-    with TraceWriter(tmp_path / "t.msgpack") as writer:
+    with TraceWriter(tmp_path / "t.msgpack", blocks=False) as writer:
         search(games.load("tictactoe"), iterations=10, recorder=writer, record="full", engine="compiled")
     err = capsys.readouterr().err.splitlines()
     assert err[0] == f"{wire.WireEmitter.COMPILING}..." and err[1].startswith(f"{wire.WireEmitter.COMPILING}: done in ")
     monkeypatch.undo()
-    with TraceWriter(tmp_path / "again.msgpack") as writer:
+    with TraceWriter(tmp_path / "again.msgpack", blocks=False) as writer:
         search(games.load("tictactoe"), iterations=10, recorder=writer, record="full", engine="compiled")
     assert capsys.readouterr().err == ""

@@ -180,7 +180,9 @@ def _run_openspiel(args: argparse.Namespace) -> int:
     if not args.game.startswith("openspiel:"):
         raise MctsvizError(f"--engine openspiel searches OpenSpiel's games (openspiel:NAME), not {args.game!r}")
     changed = [
-        name for name in OPTION_NAMES if name not in _NOT_FLAGS and name not in ("policy", "c", "c_puct") and getattr(args, name) != getattr(DEFAULTS, name)
+        name
+        for name in OPTION_NAMES
+        if name not in _NOT_FLAGS and name not in ("policy", "c", "c_puct", "terminal") and getattr(args, name) != getattr(DEFAULTS, name)
     ]
     if changed or args.seconds is not None:
         flag = "--" + (changed[0].replace("_", "-") if changed else "seconds")
@@ -244,7 +246,7 @@ def format_result(result) -> str:
     root_visits = result.tree.visits[0]
     rows = [("move", "visits", "mean", "score")]
     for ch in result.children:
-        score = policies.score_terms(result.options, ch.value, ch.visits, root_visits, ch.prior)[2]
+        score = policies.score_terms(result.options, ch.value, ch.visits, root_visits, ch.prior, result.tree.terminal[ch.node])[2]
         mean = "-" if ch.mean is None else f"{ch.mean:.4f}"
         rows.append((ch.label, str(ch.visits), mean, "inf" if score == float("inf") else f"{score:.4f}"))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]

@@ -165,7 +165,8 @@ def engine_facts_column(header: Header, count: int) -> dict[str, list[Any]]:
 
 def formula_kinds(options: SearchOptions) -> list[str]:
     """The written forms of a score, in the order a score row's template index refers to."""
-    return ["unvisited", "first-play", options.policy_name.lower()]
+    kinds = ["unvisited", "first-play", options.policy_name.lower()]
+    return [*kinds, "outcome"] if options.terminal == "outcome" else kinds
 
 
 def explorer_meta(header: Header, iterations: int, colours: MeanColours, *, title: str | None, budget: int) -> dict[str, Any]:
@@ -314,8 +315,10 @@ class IterationRecorder:
         explore, score, P (as in a table), P (as in a formula), then the template's index and
         chosen (0/1)."""
         s, out, memo = self.s, [], self._rows
+        ended = self.names.terminal
         for score in scores:
-            key = (score.visits, score.value, score.prior, score.exploit, score.explore, score.score, parent_visits)
+            terminal = bool(ended[score.node])
+            key = (score.visits, score.value, score.prior, score.exploit, score.explore, score.score, parent_visits, terminal)
             tail = memo.get(key)
             if tail is None:
                 slots = formula_slots(score, parent_visits, options)
@@ -327,7 +330,7 @@ class IterationRecorder:
                     s(slots["score"]),
                     s(format_number(score.prior)),
                     s(slots["p"]),
-                    self.kinds[formula_kind(score, options)],
+                    self.kinds[formula_kind(score, options, terminal)],
                 )
             out.append([score.node, *tail, int(score.node == chosen)])
         return out

@@ -177,7 +177,9 @@ def _openspiel_events(dump: Any) -> list[Event]:
     # Every mean is an average of the game's returns: within its utilities (verify checks it).
     spiel_game = game.spiel_game
     tree.add_facts(0, series={"value_range": [float(spiel_game.min_utility()), float(spiel_game.max_utility())]})
-    return tree.events(engine="openspiel", game=game.name, game_params=game.params, options=SearchOptions(policy="ucb1", expand="all"))
+    # MCTSBot scores an ended child by its outcome, whichever of its selection functions ran.
+    options = SearchOptions(policy="ucb1", expand="all", terminal="outcome")
+    return tree.events(engine="openspiel", game=game.name, game_params=game.params, options=options)
 
 
 def import_trace(kind: str, source: str | Path, *, on_note: Callable[[str], None] | None = None, **options: Any) -> list[Event]:

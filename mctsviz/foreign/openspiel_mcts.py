@@ -14,13 +14,16 @@ OpenSpiel's iteration maps onto mctsviz's phases: the path down to the node it e
 selection, the children it added (all legal moves, in its shuffled order) the expansion, the
 evaluated node (the chosen new child, or a leaf on its first visit, or a terminal node) the
 simulation. The header declares UCB1 (or PUCT for ``child_selection_fn=SearchNode.puct_value``)
-with ``c = uct_c`` and ``second-visit-lazy-root`` expansion (a node, the root included, is
+with ``c = uct_c``, ``second-visit-lazy-root`` expansion (a node, the root included, is
 evaluated on its first visit and has all its children added, in OpenSpiel's shuffled order, on
-its second). Known differences from mctsviz's own search, which ``mctsviz verify`` reports and
-``mctsviz diff`` shows:
+its second) and ``terminal="outcome"`` (a child whose game has ended, once reached, scores its
+outcome with no exploration term: the first line of ``SearchNode.uct_value`` and
+``puct_value``, :func:`mctsviz.search.policies.ended_outcome`). Known differences from
+mctsviz's default search, which ``mctsviz diff`` shows:
 
-* OpenSpiel scores a child whose game has ended (reached once) by its exact outcome, without
-  an exploration bonus, even with ``solve=False``; mctsviz's UCB1 adds the bonus to every child.
+* ``solve=True`` (MCTS-Solver) also gives an outcome to a node proven won, lost or drawn
+  before its game ends, which no mctsviz option declares: ``mctsviz verify`` reports the
+  choices that changes.
 * OpenSpiel credits the root with the return of the player *to move* there (the header's
   ``root_mover`` is that player); mctsviz credits each node with the return of the player who
   moved into it (the root's value is used by no choice).
@@ -128,6 +131,7 @@ class TracedMCTSBot(mcts.MCTSBot):
             c=self.uct_c if not puct else SearchOptions().c,
             c_puct=self.uct_c if puct else 1.0,
             expand="second-visit-lazy-root",
+            terminal="outcome",
         )
 
     # -- OpenSpiel's hooks ----------------------------------------------------------------

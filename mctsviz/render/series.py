@@ -138,7 +138,7 @@ def evolution(replay: Any, node: int = 0, *, points: Sequence[int] | None = None
     slot = {k: i for i, k in enumerate(kept)}
     visits = array("q", [header.root_visits])
     value = array("d", [float(header.root_value)])
-    kids: list[tuple[int, str, float]] = []  # node's children: (id, edge label, prior)
+    kids: list[tuple[int, str, float, bool]] = []  # node's children: (id, edge label, prior, terminal)
     watched = {node}
     series: dict[int, tuple[str, list, list, list]] = {}
     leaders: list[str | None] = []
@@ -152,27 +152,27 @@ def evolution(replay: Any, node: int = 0, *, points: Sequence[int] | None = None
                 visits.append(child.visits)
                 value.append(child.value)
             if event.parent == node:
-                kids.append((child.node, child.action, child.prior))
+                kids.append((child.node, child.action, child.prior, child.terminal))
                 watched.add(child.node)
                 added = True
         return added
 
     def record(k: int) -> None:
         i = slot[k]
-        for child, action, prior in kids:
+        for child, action, prior, ended in kids:
             if child not in series:
                 series[child] = (action, [None] * len(kept), [None] * len(kept), [None] * len(kept))
             _, v_series, m_series, s_series = series[child]
             n, w = visits[child], value[child]
             v_series[i], m_series[i] = n, (w / n if n else None)
-            s_series[i] = policies.score_terms(options, w, n, visits[node], prior)[2]
+            s_series[i] = policies.score_terms(options, w, n, visits[node], prior, ended)[2]
         leaders.append(leader)
 
     leading = [-1]  # the leader's node id
 
     def lead() -> str | None:
-        counts = [visits[child] for child, _, _ in kids]
-        means = [value[child] / n if (n := visits[child]) else None for child, _, _ in kids]
+        counts = [visits[child] for child, *_ in kids]
+        means = [value[child] / n if (n := visits[child]) else None for child, *_ in kids]
         choice = policies.final_choice(counts, means, rule=rule)
         leading[0] = -1 if choice is None else kids[choice][0]
         return None if choice is None else kids[choice][1]
@@ -214,7 +214,7 @@ def evolution(replay: Any, node: int = 0, *, points: Sequence[int] | None = None
                 visits.append(start_visits[j] if start_visits is not None else 0)
                 value.append(start_value[j] if start_value is not None else 0.0)
                 if leaf == node:
-                    kids.append((child_node[j], labels[actions[j]], priors[j]))
+                    kids.append((child_node[j], labels[actions[j]], priors[j], block.terminal[j] != 0))
                     watched.add(child_node[j])
                     moved = True
             c += made[i]

@@ -4,9 +4,9 @@ The search is opened (the start's tree holds the root, the header is written); :
 copies the root and the rng's Mersenne Twister state into the kernel's arrays, runs
 iterations in chunks (between chunks: the deadline, the progress callback, room for more
 nodes), turns the kernel's log into the same events the Python engine emits when there is a
-recorder (``mctsviz.search.emitters``), and hands back a :class:`KernelTree`: the tree's
-lists made from the arrays only when read, so a search whose tree nobody inspects never pays
-for them.
+recorder (``mctsviz.search.emitters``), and hands back :func:`kernel_tree`: a read-only
+:class:`~mctsviz.search.view.TreeView` over the arrays (``mctsviz.search.kernelcolumns``), the
+tree's lists made only when read, so a search whose tree nobody inspects never pays for them.
 
 Imports numpy and numba (the ``fast`` extra).
 """
@@ -29,9 +29,11 @@ from . import kernel as K
 from . import kernelgames as G
 from .adapters import adapter_for
 from .emitters import RETURNS, BlockMaker, EventEmitter
+from .kernelcolumns import node_columns
 from .runs import Budget, Finished, Start
 from .ticker import Ticker
-from .tree import ChildStats, Tree
+from .tree import Tree
+from .view import TreeView
 
 if TYPE_CHECKING:
     from .phases import Engine
@@ -43,7 +45,6 @@ __all__ = [
     "KERNEL",
     "KernelExecutor",
     "KernelState",
-    "KernelTree",
     "LOG_TABLE",
     "RETURNS",
     "SPARE_NODES",
@@ -51,6 +52,7 @@ __all__ = [
     "kernel_cached",
     "kernel_options",
     "kernel_ready",
+    "kernel_tree",
     "key_cells",
     "warm_up",
 ]
@@ -314,7 +316,7 @@ class KernelExecutor:
     """The compiled kernel as an executor (``mctsviz.search.runs``)."""
 
     def run(self, start: Start, options: SearchOptions, rng_state: tuple[Any, ...], sink: Recorder | None, budget: Budget) -> Finished:
-        """Run iterations on the kernel until ``budget`` ends; the tree is a :class:`KernelTree`."""
+        """Run iterations on the kernel until ``budget`` ends; the tree is :func:`kernel_tree`'s view."""
         warm_up()
         iterations, deadline, progress = budget.iterations, budget.deadline, budget.progress
         full = sink is not None and start.record == "full"
@@ -360,7 +362,7 @@ class KernelExecutor:
             if emitter is not None:
                 emitter.emit(done, count, log_path, log_iter, log_roll)
             elif blocks is not None:
-                blocks.write(done, count, log_path, log_iter)
+                blocks.write(done, count, log_path, log_iter, log_roll)
             elif wire is not None:
                 wire.emit(done, count, log_path, log_iter, log_roll)
             done += count
@@ -369,7 +371,7 @@ class KernelExecutor:
         if not _SPARE_LOGS:
             _SPARE_LOGS.append(logs)
         # The rng goes on from where the kernel left it, as the Python engine's would.
-        return Finished(KernelTree(start.game, state), state.rng_state, done)
+        return Finished(kernel_tree(state), state.rng_state, done)
 
 
 #: A finished traced search's logs, for the next one's (at most one set): a traced search's are
@@ -391,6 +393,17 @@ def _take_logs(path: int, iterations: int, rollouts: int) -> tuple[np.ndarray, n
 
 #: The kernel executor.
 KERNEL = KernelExecutor()
+
+
+def kernel_tree(state: KernelState) -> TreeView:
+    """The tree a kernel search grew, read-only: a view over its arrays (cut to the rows made)."""
+    size, slots = state.size, int(state.counters[G.C_SLOTS])
+    nodes = {name: array[:size] for name, array in state.columns.items()}
+    edges = {name: array[:slots] for name, array in state.edge_columns.items()}
+    columns = node_columns(state.game, nodes, edges, state.actions, state.state_of)
+    # When the tree is gone (with its views of the arrays), the arrays serve the next search.
+    weakref.finalize(columns, _give_back, state.nodes, state.edges).atexit = False
+    return TreeView(columns)
 
 
 def _wire_emitter(engine: Engine, state: KernelState) -> Any:
@@ -477,6 +490,7 @@ def _compile() -> None:
     )
     bits, codes, counts = np.zeros((4, 2), dtype="<u8"), np.zeros(1, dtype=np.uint8), np.zeros(1, dtype="<u4")
     K.block_columns(0, 0, log, table[:0], nodes[4], nodes[3][:0], bits, bits, counts, counts, counts, log, codes, bits[0], codes, bits[0])
+    K.palette(np.zeros(1, dtype="<u8"), np.zeros(1, dtype=np.uint8), np.zeros(256, dtype="<u8"))
     cells, chars = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.uint8)  # a game trace's state keys
     G.board_key_bytes(cells, cells, chars, cells, cells, chars, chars, chars)
     G.board_key_bytes_from_parents(cells, cells, nodes[5], 0, 0, chars, chars, cells, cells, chars, chars, cells, chars, chars, chars[:0])
@@ -498,113 +512,3 @@ def key_cells(game: Any, state: KernelState) -> tuple[np.ndarray, list[tuple[int
         (column,) = changed
         cells.append((bit, column, ord(with_x[column]), ord(with_o[column])))
     return blank, cells
-
-
-class _Column:
-    """A :class:`KernelTree` list, made from the kernel's arrays on first read."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, tree: KernelTree | None, owner: type | None = None) -> Any:
-        if tree is None:
-            return self
-        value = tree.make(self.name)
-        tree.__dict__[self.name] = value  # later reads find it in the instance, not here
-        return value
-
-
-class KernelTree(Tree):
-    """The tree a kernel search grew, with :class:`Tree`'s lists made from arrays when read."""
-
-    state = _Column()
-    keys = _Column()
-    parent = _Column()
-    action = _Column()
-    label = _Column()
-    mover = _Column()
-    player = _Column()
-    terminal = _Column()
-    visits = _Column()
-    value = _Column()
-    prior = _Column()
-    children = _Column()
-    edges = _Column()
-    untried = _Column()
-
-    def __init__(self, game: Any, state: KernelState) -> None:  # noqa: D107 - Tree's lists come from the arrays
-        self.game = game
-        self.by_key: dict[str, int] = {}
-        size = state.size
-        self.arrays = {name: array[:size] for name, array in state.columns.items()}
-        self.edge_arrays = {name: array[: int(state.counters[G.C_SLOTS])] for name, array in state.edge_columns.items()}
-        self.state_of = state.state_of
-        self.actions = state.actions
-        # When this tree is gone (with its views of the columns), the columns serve again.
-        weakref.finalize(self, _give_back, state.nodes, state.edges).atexit = False
-        self.size = size
-
-    def __len__(self) -> int:
-        return self.size
-
-    def make(self, name: str) -> Any:
-        a = self.arrays
-        size = self.size
-        if name == "state":
-            return list(map(self.state_of, a["x"].tolist(), a["o"].tolist(), a["status"].tolist()))
-        if name == "keys":
-            return [None] * size
-        if name == "parent":
-            return a["parent"].tolist()
-        actions = self.actions
-        if name == "action":
-            return [None] + [actions[v] for v in a["action"][1:].tolist()]
-        if name == "label":
-            text = {v: self.game.action_label(actions[v]) for v in set(a["action"][1:].tolist())}
-            return [""] + [text[v] for v in a["action"][1:].tolist()]
-        if name in ("mover", "player"):
-            return a[name].tolist()
-        if name in ("visits", "value"):
-            return self.edge_arrays[name][a["slot"]].tolist()
-        if name == "terminal":
-            return (a["status"] != 0).tolist()
-        if name == "prior":
-            legal = a["legal"].astype(np.float64)
-            return [1.0] + (1.0 / legal[a["parent"][1:]]).tolist()
-        if name == "children":
-            return [self.child_list(node) for node in range(size)]
-        if name == "edges":
-            action = self.action
-            return [[action[k] for k in kids] for kids in self.children]
-        if name == "untried":
-            masks = a["untried"].tolist()
-            return [[actions[b] for b in range(64) if m >> b & 1] if m else [] for m in masks]
-        raise AttributeError(name)
-
-    def child_list(self, node: int) -> list[int]:
-        e = self.edge_arrays
-        slot = int(self.arrays["slot"][node])
-        base = int(e["base"][slot])
-        kids: list[int] = e["kid"][base : base + int(e["kids"][slot])].tolist()
-        return kids
-
-    def _child_labels_and_priors(self, node: int) -> tuple[list[str], list[float]]:
-        kids = self.child_list(node)
-        label = self.game.action_label
-        prior = 1.0 / int(self.arrays["legal"][node])
-        return [label(self.actions[int(self.arrays["action"][k])]) for k in kids], [prior] * len(kids)
-
-    def child_stats(self, node: int) -> tuple[ChildStats, ...]:
-        """As :meth:`Tree.child_stats`, read from the arrays for ``node``'s children alone (the
-        search's result needs the root's: making whole columns of Python objects cost a fifth
-        of a 10,000-iteration Tic-Tac-Toe search)."""
-        kids = self.child_list(node)
-        labels, priors = self._child_labels_and_priors(node)
-        a = self.arrays
-        actions = [self.actions[v] for v in a["action"][kids].tolist()]
-        slots = a["slot"][kids]
-        visits, value = self.edge_arrays["visits"][slots].tolist(), self.edge_arrays["value"][slots].tolist()
-        return tuple(
-            ChildStats(k, action, label, n, w, w / n if n else None, prior)
-            for k, action, label, n, w, prior in zip(kids, actions, labels, visits, value, priors)
-        )

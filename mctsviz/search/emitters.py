@@ -14,6 +14,8 @@ Imports numpy and numba (the ``fast`` extra).
 from __future__ import annotations
 
 import math
+import sys
+import time
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -21,16 +23,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..trace.events import EXPAND_RULES, SIMULATE_METHODS, Block, NewChild, Score, Step, Update
-from ..trace.sink import EncodedRecorder, IterationSink
+from ..trace.sink import BlockRecorder, EncodedRecorder, IterationSink
 from . import kernel as K
 from . import kernelgames as G
+from .engines import numba_cached
+from .fullcodec import F_EXPAND, F_EXPLOIT_DERIVED, F_SCORE_DERIVED, F_STEP, F_STEP_SCORE, F_UPDATE, S_PATH, first_uses, full_columns
 from .records import score_records
 
 if TYPE_CHECKING:
     from .compiled import KernelState
     from .phases import Engine
 
-__all__ = ["KEPT_KEY_BYTES", "SPARE_KEY_BYTES", "BlockMaker", "EventEmitter", "KeyRows", "RETURNS", "RULES"]
+__all__ = ["KEPT_KEY_BYTES", "SPARE_KEY_BYTES", "BlockMaker", "EventEmitter", "FullColumnsMaker", "KeyRows", "RETURNS", "RULES"]
 
 #: The expansion rules by the kernel's code (``kernel.RULE_NEW``, ``RULE_LEAF``, ``RULE_SCORE``).
 RULES = ("new", "leaf", "score")
@@ -238,8 +242,17 @@ class BlockMaker:
     events, so both engines write the same bytes, with no Python object per event here.
     """
 
-    def __init__(self, engine: Engine, state: KernelState, size: int, record_block: Callable[..., None], watch_every: int | None = None) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        state: KernelState,
+        size: int,
+        record_block: Callable[..., None],
+        watch_every: int | None = None,
+        full: FullColumnsMaker | None = None,
+    ) -> None:
         self.state = state
+        self.full = full
         self.size = size
         self.record_block = record_block
         # With a watcher of the written trace taking checkpoints every ``watch_every`` iterations
@@ -261,6 +274,8 @@ class BlockMaker:
         self.return_bits, self.reward_bits = returns.view("<u8"), rewards.view("<u8")
         self.game = game
         self.keys = KeyRows(state, self.count)
+        # The full-level columns' palettes (compact blocks code theirs in block_columns).
+        self.codes, self.values = np.zeros(0, dtype=np.uint8), np.zeros(256, dtype="<u8")
 
     def piece(self, done: int, first_node: int, start: int, stop: int, log_path: np.ndarray, log_iter: np.ndarray) -> list[Block]:
         """The block of a chunk's iterations ``start`` to ``stop - 1`` (its first node ``first_node``)."""
@@ -273,19 +288,36 @@ class BlockMaker:
         self.write(done + start, stop - start, log_path[base:], table)
         return made
 
+    def _palette(self, column: np.ndarray) -> tuple[bytes, bytes]:
+        """``column`` as palette indices and palette, as ``mctsviz.trace.blocks.palette`` makes them."""
+        column = np.ascontiguousarray(column, dtype="<f8")
+        if len(column) > len(self.codes):
+            self.codes = np.zeros(len(column), dtype=np.uint8)
+        distinct = K.palette(column.view("<u8"), self.codes, self.values)
+        if distinct < 0:
+            return column.tobytes(), b""
+        return self.codes[: len(column)].tobytes(), self.values[:distinct].tobytes()
+
     @classmethod
     def for_sink(cls, engine: Engine, state: KernelState, sink: IterationSink) -> BlockMaker | None:
         """The block maker for a search whose sink stores blocks (compact, into a recorder that
         stores them), else None. Its blocks go to the sink whole (:meth:`IterationSink.add_block`):
         they are built a column at a time from the kernel's arrays, not iteration by iteration."""
-        size = sink.block_size
-        if size is None:
-            return None
         recorder = sink.recorder
         every = recorder.stand_ins_every() if isinstance(recorder, EncodedRecorder) else None
+        size = sink.block_size
+        if size is None and engine.full and isinstance(recorder, BlockRecorder):
+            # A full-level sink makes events; a recorder that stores blocks takes the kernel's
+            # full-level blocks itself, made from the arrays as compact ones are.
+            size = recorder.block_size()
+            if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+                return None
+            return cls(engine, state, size, recorder.record_block, every, FullColumnsMaker(engine, state))
+        if size is None:
+            return None
         return cls(engine, state, size, sink.add_block, every)
 
-    def write(self, done: int, count: int, log_path: np.ndarray, log_iter: np.ndarray) -> None:
+    def write(self, done: int, count: int, log_path: np.ndarray, log_iter: np.ndarray, log_roll: np.ndarray | None = None) -> None:
         n = self.state.columns
         table = log_iter[:count]
         sim = table[:, 1]
@@ -301,12 +333,28 @@ class BlockMaker:
             count, first, log_path, table, n["mover"], actions, self.reward_bits, self.return_bits,
             lengths, born, label_codes, used, reward_codes, reward_values, return_codes, return_values,
         )  # fmt: skip
+        labels_used = used[:kinds]
+        full = None
+        code = np.zeros(0, dtype="<u4")
+        if self.full is not None:
+            # A full-level block numbers its labels over the new children's, then the scores',
+            # then the rollouts' actions: numbered again here, without a sort.
+            assert log_roll is not None
+            full = self.full.columns(count, log_path, log_iter, log_roll)
+            named = np.concatenate((actions.astype(np.int64), full.score_actions, full.rollout_actions))
+            firsts = np.zeros(len(self.labels), dtype=np.int64)
+            first_uses(named, firsts)
+            seen = np.flatnonzero(firsts >= 0)
+            labels_used = seen[np.argsort(firsts[seen], kind="stable")]
+            code = np.zeros(len(self.labels), dtype="<u4")
+            code[labels_used] = np.arange(len(labels_used), dtype="<u4")
+            label_codes = code[actions]
         keys, key_lengths = self.keys.keys(first, end)
         terminal = n["status"][sim] != 0
         block = Block(
             done + 1,
             count,
-            tuple(self.labels[used[:kinds]].tolist()),
+            tuple(self.labels[labels_used].tolist()),
             lengths.tobytes(),
             path.astype("<i4").tobytes(),
             born.tobytes(),
@@ -324,6 +372,7 @@ class BlockMaker:
             reward_codes[:updates].tobytes(),
             return_values=return_values[:returns].tobytes(),
             reward_values=reward_values[:rewards].tobytes(),
+            **({} if full is None else full.fields(code, self._palette)),
         )
         if self.watch_every is None:
             self.record_block(block)
@@ -339,3 +388,152 @@ class BlockMaker:
         edges = self.state.edges
         self.record_block(block, (edges["visits"][slots].astype("<i8").tobytes(), edges["value"][slots].astype("<f8").tobytes()))
         self.last_checkpoint = after
+
+
+def _little(column: np.ndarray, dtype: str) -> bytes:
+    """A column's little-endian bytes (no conversion where it already is: int64 and float64 here)."""
+    return np.ascontiguousarray(column, dtype=dtype).tobytes()
+
+
+class _FullChunk:
+    """One chunk's full-level columns, as :func:`~mctsviz.search.fullcodec.full_columns` wrote them."""
+
+    def __init__(self, maker: FullColumnsMaker, count: int, log_roll: np.ndarray, roll_ends: np.ndarray) -> None:
+        steps, step_scores, expand_scores, updates = (int(maker.fill[f]) for f in (F_STEP, F_STEP_SCORE, F_EXPAND, F_UPDATE))
+        self.step_visits, self.step_candidates = maker.step_visits[:steps], maker.step_candidates[:steps]
+        self.expand_candidates = maker.expand_candidates[:count]
+        # The steps' scores first, then the expansions' (none but with expansions of all children).
+        self.ints, self.floats = maker.step_ints[:, :step_scores], maker.step_floats[:, :step_scores]
+        if expand_scores:
+            self.ints = np.concatenate((self.ints, maker.expand_ints[:, :expand_scores]), axis=1)
+            self.floats = np.concatenate((self.floats, maker.expand_floats[:, :expand_scores]), axis=1)
+        self.exploit_derived, self.score_derived = bool(maker.fill[F_EXPLOIT_DERIVED]), bool(maker.fill[F_SCORE_DERIVED])
+        self.update_visits, self.update_value = maker.update_visits[:updates], maker.update_value[:updates]
+        self.rollout_lengths = np.diff(roll_ends, prepend=0)
+        self.rollout_actions = log_roll[: int(roll_ends[-1])].astype(np.int64)
+        self.score_actions = self.ints[1]
+
+    def fields(self, code: np.ndarray, palette: Callable[[np.ndarray], tuple[bytes, bytes]]) -> dict[str, Any]:
+        """The block's full-level fields, actions coded by ``code`` (as ``FullColumns.fields`` makes them)."""
+        ints, floats = self.ints, self.floats
+        visits, value, exploit, explore, score = ints[2], floats[0], floats[2], floats[3], floats[4]
+        out: dict[str, Any] = {"full": True}
+        out["step_visits"] = _little(self.step_visits, "<i8")
+        out["step_candidates"] = self.step_candidates.astype("<u4").tobytes()
+        out["expand_candidates"] = self.expand_candidates.astype("<u4").tobytes()
+        out["score_node"] = ints[0].astype("<i4").tobytes()
+        out["score_action"] = code[self.score_actions].tobytes()
+        out["score_visits"] = _little(visits, "<i8")
+        out["score_value"] = _little(value, "<f8")
+        out["score_prior"], out["prior_values"] = palette(floats[1])
+        # Left out where reading computes them to the bit (W/N, None at N = 0; exploit + explore),
+        # as full_columns found them.
+        if not self.exploit_derived:
+            out["score_exploit"] = _little(exploit, "<f8")
+        out["score_explore"] = _little(explore, "<f8")
+        if not self.score_derived:
+            out["score_score"] = _little(score, "<f8")
+        out["rollout_lengths"] = self.rollout_lengths.astype("<u4").tobytes()
+        out["rollout_action"] = code[self.rollout_actions].tobytes()
+        out["update_visits"] = _little(self.update_visits, "<i8")
+        out["update_value"] = _little(self.update_value, "<f8")
+        return out
+
+
+class FullColumnsMaker:
+    """Replays the kernel's log into the columns a full-level block adds (``mctsviz.trace.fullblocks``):
+    the numbers the Python engine's ``Score`` and ``Update`` records hold, with no Python object
+    per score. It keeps its own copy of the statistics and of the children's order, in arrays,
+    as :class:`EventEmitter` keeps them in lists."""
+
+    #: Said on stderr before the first compilation (seconds measured on 2 busy cores).
+    COMPILING = "mctsviz: compiling the full-level block columns, once (about 5 s; later runs load it from numba's cache)"
+
+    def __init__(self, engine: Engine, state: KernelState) -> None:
+        self.state = state
+        self.opts = state.opts
+        tree = engine.tree
+        self.rewards = np.zeros((4, 2), dtype=np.float64)  # by the kernel's status, per player
+        for status, pair in RETURNS.items():
+            self.rewards[status] = [(r + 1.0) / 2.0 for r in pair] if engine.options.reward == "01" else pair
+        size = len(tree)
+        capacity = max(2 * size, 1024)
+        self.visits = np.zeros(capacity, dtype=np.int64)
+        self.value = np.zeros(capacity, dtype=np.float64)
+        self.prior = np.zeros(capacity, dtype=np.float64)
+        self.head, self.tail, self.nxt = (np.full(capacity, -1, dtype=np.int64) for _ in range(3))
+        self.visits[:size] = tree.visits
+        self.value[:size] = tree.value
+        self.prior[:size] = tree.prior
+        for p, kids in enumerate(tree.children):
+            for k in kids:
+                if self.head[p] < 0:
+                    self.head[p] = k
+                else:
+                    self.nxt[self.tail[p]] = k
+                self.tail[p] = k
+        self.position = np.array([0, size], dtype=np.int64)
+        self.fill = np.zeros(6, dtype=np.int64)
+        # An iteration's most steps and updates, and scores (a step's table is one node's children).
+        self.worst_steps = state.max_depth + 2
+        self.worst_scores = self.worst_steps * state.max_branch
+        self.step_visits = self.step_candidates = self.update_visits = np.zeros(0, dtype=np.int64)
+        self.update_value = np.zeros(0, dtype=np.float64)
+        self.expand_candidates = np.zeros(0, dtype=np.int64)
+        self.step_ints = self.expand_ints = np.zeros((3, 0), dtype=np.int64)  # node, action, visits; a row each
+        self.step_floats = self.expand_floats = np.zeros((5, 0), dtype=np.float64)  # value, prior, exploit, explore, score
+        self.compiling = not numba_cached("fullcodec", "full_columns")  # announced, never silent
+
+    def _grow(self, need: int) -> None:
+        capacity = len(self.visits)
+        if need <= capacity:
+            return
+        grown = max(need, capacity + capacity // 2)
+        for name in ("visits", "value", "prior", "head", "tail", "nxt"):
+            old = getattr(self, name)
+            new = np.full(grown, -1 if name in ("head", "tail", "nxt") else 0, dtype=old.dtype)
+            new[:capacity] = old
+            setattr(self, name, new)
+
+    def _room(self, count: int, log_iter: np.ndarray) -> None:
+        """Columns with room for the chunk's ``count`` iterations: the steps and updates its log
+        holds (path entries less one per iteration; path entries and one per iteration), each
+        step's table at most a node's children, and the expansions by score likewise."""
+        entries = int(log_iter[count - 1, 0])
+        scored = int(np.count_nonzero(log_iter[:count, 2] == K.RULE_SCORE))
+        slack = self.worst_steps
+        if len(self.step_visits) < entries + slack:
+            self.step_visits, self.step_candidates = np.zeros(entries + slack, dtype=np.int64), np.zeros(entries + slack, dtype=np.int64)
+        if len(self.update_visits) < entries + count + slack:
+            self.update_visits, self.update_value = np.zeros(entries + count + slack, dtype=np.int64), np.zeros(entries + count + slack, dtype=np.float64)
+        if len(self.expand_candidates) < count:
+            self.expand_candidates = np.zeros(count, dtype=np.int64)
+        branch = self.state.max_branch
+        if self.step_ints.shape[1] < (entries + slack) * branch:
+            self.step_ints, self.step_floats = np.zeros((3, (entries + slack) * branch), dtype=np.int64), np.zeros((5, (entries + slack) * branch))
+        if self.expand_ints.shape[1] < (scored + slack) * branch:
+            self.expand_ints, self.expand_floats = np.zeros((3, (scored + slack) * branch), dtype=np.int64), np.zeros((5, (scored + slack) * branch))
+
+    def columns(self, count: int, log_path: np.ndarray, log_iter: np.ndarray, log_roll: np.ndarray) -> _FullChunk:
+        """The full-level columns of the chunk's ``count`` logged iterations (the previous chunks' done)."""
+        self.position[S_PATH] = 0  # each chunk's log starts afresh
+        self._grow(int(log_iter[count - 1, 4]))
+        self._room(count, log_iter)
+        self.fill[:] = 0
+        self.fill[F_EXPLOIT_DERIVED] = self.fill[F_SCORE_DERIVED] = 1
+        n = self.state.nodes
+        started = time.perf_counter()
+        if self.compiling:
+            sys.stderr.write(f"{self.COMPILING}...\n")
+            sys.stderr.flush()
+        wrote = full_columns(
+            0, count, self.worst_steps, self.worst_scores, self.position, log_path, log_iter,
+            n[5], n[6], n[4], n[9], self.visits, self.value, self.head, self.tail, self.nxt, self.prior, self.rewards, self.opts,
+            self.step_visits, self.step_candidates, self.expand_candidates, self.step_ints, self.step_floats,
+            self.expand_ints, self.expand_floats, self.update_visits, self.update_value, self.fill,
+        )  # fmt: skip
+        if self.compiling:
+            sys.stderr.write(f"{self.COMPILING}: done in {time.perf_counter() - started:.0f} s\n")
+            self.compiling = False
+        assert wrote == count, (wrote, count)  # the columns had room for the whole chunk
+        return _FullChunk(self, count, log_roll, log_iter[:count, 5])

@@ -20,7 +20,7 @@ from ..errors import MctsvizError
 from ..games.chance import has_chance
 from ..options import DEFAULTS, RECORD_LEVELS, SQRT2, SearchOptions, build_options, check_seed
 from ..trace.events import Decision, RootChild
-from ..trace.sink import EncodedRecorder
+from ..trace.sink import BlockRecorder, EncodedRecorder
 from ..types import Evaluator, Game, Recorder, State
 from . import engines, policies
 from .chance import ChanceEngine
@@ -48,6 +48,7 @@ def search(
     q: str = "w/n",
     fpu: float = 0.0,
     tie_break: str = "first",
+    terminal: str = "formula",
     expand: str = "one",
     rollout: str = "random",
     evaluator: Evaluator | str | None = None,
@@ -82,6 +83,9 @@ def search(
         q: PUCT's Q, ``"w/n"`` or ``"w/(1+n)"``.
         fpu: PUCT's first-play value: Q of an unvisited child when ``q="w/n"``.
         tie_break: ``"first"`` (the first best child in creation order) or ``"random"``.
+        terminal: ``"formula"`` (a child whose game has ended is scored as any child) or
+            ``"outcome"`` (once visited, by its outcome alone: OpenSpiel's MCTSBot; see
+            :func:`mctsviz.search.policies.ended_outcome`).
         expand: ``"one"``, ``"one-random"``, ``"all"``, ``"second-visit"`` or
             ``"second-visit-lazy-root"`` (see ``SearchOptions.expand``).
         rollout: ``"random"`` or ``"heuristic"`` (win if possible, else block, else random).
@@ -124,6 +128,7 @@ def search(
         "q": q,
         "fpu": fpu,
         "tie_break": tie_break,
+        "terminal": terminal,
         "expand": expand,
         "rollout": rollout,
         "script": script,
@@ -158,6 +163,8 @@ def search(
     recorded = None if recorder is None else record
     if recorded == "full" and isinstance(recorder, EncodedRecorder) and recorder.frame_iterations() is not None:
         recorded = "full-encoded"  # the kernel writes the bytes itself: its saving grows
+    elif recorded == "full" and isinstance(recorder, BlockRecorder) and recorder.block_size() is not None:
+        recorded = "full-blocks"  # the kernel fills the block's columns itself
     # Looked up here, not bound at import: tests swap in a subclass with a planted bug.
     phases = ChanceEngine if has_chance(game) else Engine
     asked = Asked(engine=engine, memory=memory is not None, evaluator=eval_fn is not None, record=recorded, phases=phases)

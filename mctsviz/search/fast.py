@@ -10,8 +10,8 @@ tree and emit events exactly as the general loop does; tests/test_engine_fastpat
 compares them byte for byte, so a change to one loop needs the same change in the others.
 
 Each loop is run by :data:`FAST`, an executor (``mctsviz.search.runs``): from the opened root
-it grows a :class:`mctsviz.search.flat.FlatTree` of its own (flat columns: a fraction of the
-general tree's memory per node) until the budget ends and hands it back; the table of
+it grows a :class:`mctsviz.search.flat.FlatColumns` of its own (flat columns: a fraction of the
+general tree's memory per node) until the budget ends and hands back its read-only view; the table of
 ``mctsviz.search.executors`` takes it when :func:`problem` finds nothing against the search.
 """
 
@@ -31,7 +31,7 @@ from ..trace.events import NewChild, Score, Step, Update
 from ..trace.sink import IterationSink
 from ..types import Action, Game, Recorder
 from . import policies
-from .flat import NO_ACTIONS, NO_CHILDREN, FlatTree
+from .flat import NO_ACTIONS, NO_CHILDREN, FlatColumns
 from .records import checked_returns
 from .runs import Asked, Budget, Finished, Start, playout_function
 
@@ -52,6 +52,8 @@ def problem(game: Game, options: SearchOptions, asked: Asked) -> str | None:
         return f"the fast loops score with UCB1, not {options.policy}"
     if options.tie_break != "first":
         return "the fast loops break ties by the first best child"
+    if options.terminal != "formula":
+        return f"terminal {options.terminal} (an ended child scored by its outcome) runs in the reference loop"
     if options.expand not in ("one", "one-random"):
         return f"the fast loops expand one child a visit, not {options.expand}"
     if options.script is not None:
@@ -69,7 +71,7 @@ class FastExecutor:
     """The fast loops as an executor: :func:`run_unrecorded` without a sink, else :func:`run_recorded`."""
 
     def run(self, start: Start, options: SearchOptions, rng_state: tuple[Any, ...], sink: Recorder | None, budget: Budget) -> Finished:
-        """Grow a :class:`FlatTree` from ``start``'s lone root until ``budget`` ends."""
+        """Grow a :class:`FlatColumns` from ``start``'s lone root until ``budget`` ends; hand back its view."""
         if len(start.tree) != 1:
             raise MctsvizError("the fast loops start from a lone root (an expansion rule that opens the root runs in the reference loop)")
         loop = run_unrecorded if sink is None else run_recorded
@@ -132,10 +134,10 @@ def _ucb1_choice(options: SearchOptions, node: int, kids: Sequence[int], visits:
 def run_unrecorded(start: Start, options: SearchOptions, rng_state: tuple[Any, ...], sink: Recorder | None, budget: Budget) -> Finished:
     """The fast loop with no recorder: it builds no events at all.
 
-    It grows a :class:`FlatTree` from ``start``'s lone root: flat columns, the lists being
-    derived if they are ever read.
+    It grows a :class:`FlatColumns` from ``start``'s lone root: flat columns, the lists being
+    made if they are ever read.
     """
-    tree = FlatTree(start.tree, keyed=False)
+    tree = FlatColumns(start.tree, keyed=False)
     game = start.game
     rng = random.Random()
     rng.setstate(rng_state)
@@ -223,15 +225,14 @@ def run_unrecorded(start: Start, options: SearchOptions, rng_state: tuple[Any, .
         done += 1
         if progress is not None and not done & 255:
             progress(done)
-    tree.release_search_columns()
     if progress is not None:
         progress(done)
-    return Finished(tree, rng.getstate(), done)
+    return Finished(tree.view(), rng.getstate(), done)
 
 
 def run_recorded(start: Start, options: SearchOptions, rng_state: tuple[Any, ...], sink: Recorder | None, budget: Budget) -> Finished:
-    """The fast loop with a recorder: the same steps on the same :class:`FlatTree`, each iteration handed to the sink."""
-    tree = FlatTree(start.tree, keyed=True)
+    """The fast loop with a recorder: the same steps on the same :class:`FlatColumns`, each iteration handed to the sink."""
+    tree = FlatColumns(start.tree, keyed=True)
     game = start.game
     rng = random.Random()
     rng.setstate(rng_state)
@@ -394,11 +395,10 @@ def run_recorded(start: Start, options: SearchOptions, rng_state: tuple[Any, ...
             if progress is not None and not done & 255:
                 progress(done)
     finally:
-        tree.release_search_columns()
         iteration_sink.close()  # the complete iterations held (a last block), also on an exception
     if progress is not None:
         progress(done)
-    return Finished(tree, rng.getstate(), done)
+    return Finished(tree.view(), rng.getstate(), done)
 
 
 def _take_untried(untried: list[Any], node: int, pick: Callable[[int], int] | None) -> Any:

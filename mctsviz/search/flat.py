@@ -1,4 +1,4 @@
-"""The tree the fast loops grow: per-node data in flat columns, the tree's lists made on first read.
+"""The tree the fast loops grow: per-node data in flat columns, handed back as a read-only view.
 
 The general loop keeps one list per field of :class:`mctsviz.search.tree.Tree` and, per node,
 a state object, a list of children and a list of untried actions: 350 to 700 bytes a node. The
@@ -17,9 +17,10 @@ fast loops (``mctsviz.search.fast``) keep instead, per node:
 
 A node's mover is its parent's player (the loops carry it down the path), its prior 1 / its
 parent's number of legal actions. Parents, movers, keys, labels, priors and edges are not
-stored: a :class:`FlatTree` derives each list of :class:`Tree` the first time it is read (and
-keeps it), so a search whose tree nobody inspects never pays for them, and a reader gets the
-same lists as from the general loop. benchmarks/search_memory.py measures bytes per node.
+stored: the loops hand back a :class:`~mctsviz.search.view.TreeView` over
+:meth:`FlatColumns.view`'s columns, which makes each list of :class:`Tree` the first time it is
+read (and keeps it), so a search whose tree nobody inspects never pays for them, and a reader
+gets the same lists as from the general loop. benchmarks/search_memory.py measures bytes per node.
 """
 
 from __future__ import annotations
@@ -29,9 +30,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..types import Action, Game, State
-from .tree import ChildStats, Tree
+from .tree import Tree
+from .view import Computed, NodeColumns, TreeView
 
-__all__ = ["FlatTree", "NO_ACTIONS", "NO_CHILDREN", "StateColumn", "state_column"]
+__all__ = ["NO_ACTIONS", "NO_CHILDREN", "FlatColumns", "StateColumn", "state_column"]
 
 #: A leaf's children: one shared empty tuple until its first child arrives.
 NO_CHILDREN: tuple[int, ...] = ()
@@ -112,46 +114,16 @@ def _small_int_actions(game: Game) -> bool:
     return type(game) in (TicTacToe, ConnectFour)
 
 
-class _Derived:
-    """A :class:`FlatTree` list, derived from the columns on first read and kept."""
+class FlatColumns:
+    """The fast loops' tree as it grows, in flat columns (see the module's docstring).
 
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, tree: FlatTree | None, owner: type | None = None) -> Any:
-        if tree is None:
-            return self
-        value = tree.derive(self.name)
-        tree.__dict__[self.name] = value  # later reads find it in the instance, not here
-        return value
-
-
-class FlatTree(Tree):
-    """A search tree in flat columns (see the module's docstring), read through :class:`Tree`'s lists.
-
-    Built from a tree holding only its root; the fast loops append nodes to the columns. The
-    list ``visits`` is the loops' own; the others are derived when first read: from then on
-    the tree is only read.
+    Started from a tree holding only its root; the fast loops append nodes to the columns and
+    hand back :meth:`view`, the read-only :class:`~mctsviz.search.view.TreeView` over them.
     """
-
-    state = _Derived()
-    keys = _Derived()
-    parent = _Derived()
-    action = _Derived()
-    label = _Derived()
-    mover = _Derived()
-    player = _Derived()
-    terminal = _Derived()
-    value = _Derived()
-    prior = _Derived()
-    edges = _Derived()
-    untried = _Derived()
-    by_key = _Derived()
-    children = _Derived()
 
     def __init__(self, root: Tree, *, keyed: bool) -> None:  # noqa: D107 - the class says it
         game = self.game = root.game
-        self.keyed = keyed  # the general loop would store every node's key (a recorded search)
+        self.keyed = keyed  # the reference loop would store every node's key (a recorded search)
         self.root_key = root.keys[0]
         self.root_prior = root.prior[0]
         self.root_mover = root.mover[0]
@@ -160,7 +132,7 @@ class FlatTree(Tree):
         state = root.state[0]
         self.store_state(state)
         self.actions: array[int] | list[Action] = array("b") if _small_int_actions(game) else []
-        self.actions.append(0)  # the root has no action; the derived list says None
+        self.actions.append(0)  # the root has no action; the view reads None
         self.players: list[int] = [root.player[0]]  # -1 for a terminal node
         self.values: list[float] = [root.value[0]]
         self.visits: list[int] = [root.visits[0]]
@@ -172,95 +144,48 @@ class FlatTree(Tree):
     def __len__(self) -> int:
         return len(self.visits)
 
-    def release_search_columns(self) -> None:
-        """Drop what only the running loop reads (the means)."""
+    def view(self) -> TreeView:
+        """The finished tree, read-only: drops what only the running loop reads (the means) and
+        wraps the columns, the ones not stored (parents, movers, priors) made when first read."""
         self.means = []
-
-    # -- the lists, derived on first read ---------------------------------------------------
-
-    def derive(self, name: str) -> Any:  # noqa: C901 - one branch per list, each short
-        """The list ``name`` of :class:`Tree`, made from the columns."""
         size = len(self)
-        game = self.game
-        if name == "state":
-            return list(map(self.load_state, range(size)))
-        if name == "keys":
-            if not self.keyed:
-                return [self.root_key] + [None] * (size - 1)
-            return [self.root_key] + [game.state_key(self.load_state(n)) for n in range(1, size)]
-        if name == "by_key":
-            by_key: dict[str, int] = {}
-            for node, key in enumerate(self.keys):
-                if key is not None:
-                    by_key.setdefault(key, node)
-            return by_key
-        if name == "parent":
+        kids, todo, actions, players = self.kids, self.todo, self.actions, self.players
+        load, root_prior, root_mover = self.load_state, self.root_prior, self.root_mover
+
+        def parents() -> list[int]:
             parent = [-1] * size
-            for node, kids in enumerate(self.kids):
-                for kid in kids:
+            for node, children in enumerate(kids):
+                for kid in children:
                     parent[kid] = node
             return parent
-        if name == "action":
-            return [None, *self.actions[1:]]
-        if name == "label":
-            cache: dict[Action, str] = {}
-            labels = [""]
-            for action in self.actions[1:]:
-                text = cache.get(action) if isinstance(action, int) else None
-                if text is None:
-                    text = game.action_label(action)
-                    if isinstance(action, int):
-                        cache[action] = text
-                labels.append(text)
-            return labels
-        if name == "mover":
-            players = self.players
-            return [self.root_mover] + [players[p] for p in self.parent[1:]]
-        if name == "player":
-            return list(self.players)
-        if name == "terminal":
-            return [p < 0 for p in self.players]
-        if name == "value":
-            return list(self.values)
-        if name == "prior":
-            prior = [self.root_prior] + [0.0] * (size - 1)
-            for node, kids in enumerate(self.kids):
-                if kids:
-                    share = 1.0 / self.legal_count(node)
-                    for kid in kids:
+
+        parent = Computed(size, parents)
+
+        def priors() -> list[float]:
+            prior = [root_prior] + [0.0] * (size - 1)
+            for node, children in enumerate(kids):
+                if children:
+                    share = 1.0 / (len(children) + len(todo[node]))
+                    for kid in children:
                         prior[kid] = share
             return prior
-        if name == "children":
-            return [list(kids) for kids in self.kids]
-        if name == "edges":
-            actions = self.actions
-            return [[actions[k] for k in kids] for kids in self.kids]
-        if name == "untried":
-            return [list(todo) for todo in self.todo]
-        raise AttributeError(name)
 
-    # -- per-node reads that derive nothing ---------------------------------------------------
-
-    def legal_count(self, node: int) -> int:
-        """How many legal actions ``node`` has (children plus untried actions)."""
-        return len(self.kids[node]) + len(self.todo[node])
-
-    def key(self, node: int) -> str:
-        """The state key of ``node`` (computed from its stored state)."""
-        if node == 0 and self.root_key is not None:
-            return str(self.root_key)
-        return self.game.state_key(self.load_state(node))
-
-    def child_list(self, node: int) -> list[int]:
-        return list(self.kids[node])
-
-    def mean(self, node: int) -> float | None:
-        n = self.visits[node]
-        return self.values[node] / n if n else None
-
-    def child_stats(self, node: int) -> tuple[ChildStats, ...]:
-        label = self.game.action_label
-        kids = self.kids[node]
-        share = 1.0 / self.legal_count(node) if kids else 0.0
-        actions = self.actions
-        return tuple(ChildStats(k, actions[k], label(actions[k]), self.visits[k], self.values[k], self.mean(k), share) for k in kids)
+        columns = NodeColumns(
+            game=self.game,
+            size=size,
+            root_key=self.root_key,
+            keyed=self.keyed,
+            state=self.states if self.states is not None else Computed(size, lambda: list(map(load, range(size))), load),
+            parent=parent,
+            action=Computed(size, lambda: [None, *actions[1:]], lambda node: actions[node] if node else None),
+            mover=Computed(size, lambda: [root_mover] + [players[p] for p in parent.tolist()[1:]]),
+            player=players,
+            terminal=Computed(size, lambda: [p < 0 for p in players]),
+            visits=self.visits,
+            value=self.values,
+            prior=Computed(size, priors),
+            legal=Computed(size, lambda: [len(k) + len(t) for k, t in zip(kids, todo)], lambda node: len(kids[node]) + len(todo[node])),
+            children=Computed(size, lambda: [list(k) for k in kids], lambda node: list(kids[node])),
+            untried=Computed(size, lambda: [list(t) for t in todo], lambda node: list(todo[node])),
+        )
+        return TreeView(columns)

@@ -59,6 +59,7 @@ __all__ = [
     "block_columns",
     "expand_root",
     "fill_logs",
+    "palette",
     "run_iterations",
     "tictactoe_tables",
 ]
@@ -498,3 +499,22 @@ def _palette_code(bits: Any, values: np.ndarray, distinct: int) -> tuple[int, in
             return j, distinct
     values[distinct] = bits
     return distinct, distinct + 1
+
+
+@njit(cache=True)
+def palette(bits: np.ndarray, codes: np.ndarray, values: np.ndarray) -> int:
+    """Number ``bits`` (f64 bit patterns) by order of first use into ``codes``, the distinct
+    ones into ``values``; returns how many differ, or -1 past 256 (see ``mctsviz.trace.blocks.palette``)."""
+    n = 0
+    for i in range(len(bits)):
+        b = bits[i]
+        j = 0
+        while j < n and values[j] != b:
+            j += 1
+        if j == n:
+            if n == 256:
+                return -1
+            values[n] = b
+            n += 1
+        codes[i] = j
+    return n

@@ -2,7 +2,7 @@
 
 Numba invalidates a cached function when its own file changes, but not when a function or
 constant it takes from another file does (numba's documented limit): the kernel's loop in
-``kernel.py`` calls the games' moves in ``kernelgames.py``, and ``wirecodec.py`` bakes in
+``kernel.py`` calls the games' moves in ``kernelgames.py``, and ``wirecodec.py`` and ``fullcodec.py`` bake in
 ``kernel.py``'s codes. So an edit to ``kernelgames.py`` alone would leave ``kernel.py``'s cached
 machine code running the old moves. Each cache folder therefore holds a stamp named by a digest
 of all those sources; a folder without the current stamp has its kernel entries removed before
@@ -21,7 +21,7 @@ __all__ = ["KERNEL_MODULES", "cache_folders", "is_cached", "make_cache_current",
 
 #: The modules of ``mctsviz.search`` compiled by numba with ``cache=True`` that depend on one
 #: another (a change to any one may change the others' machine code).
-KERNEL_MODULES = ("kernel", "kernelgames", "wirecodec")
+KERNEL_MODULES = ("kernel", "kernelgames", "wirecodec", "fullcodec")
 
 _HERE = Path(__file__).resolve().parent
 _STAMP = "mctsviz-kernel-sources-{}.stamp"

@@ -220,7 +220,9 @@ class Engine:
         child_visits = [visits[k] for k in kids]
         child_values = [value[k] for k in kids]
         parent_visits = visits[node]
-        if options.policy == "ucb1":
+        if options.terminal == "outcome":  # an ended child scores its outcome: OpenSpiel's rule
+            best = policies.best_scored(options, kids, value, visits, tree.prior, tree.terminal, parent_visits)
+        elif options.policy == "ucb1":
             best = policies.ucb1_argmax(child_values, child_visits, parent_visits, c=options.c, log=options.log)
         else:
             priors = tree.prior
@@ -241,7 +243,7 @@ class Engine:
 
     def _scores(self, node: int, kids: list[int]) -> tuple[Score, ...]:
         tree = self.tree
-        return score_records(self.options, kids, tree.visits[node], tree.visits, tree.value, tree.prior, tree.label)
+        return score_records(self.options, kids, tree.visits[node], tree.visits, tree.value, tree.prior, tree.label, tree.terminal)
 
     def _expand(self, leaf: int, one_at_a_time: bool, expand_mode: str) -> tuple[int, tuple[NewChild, ...], str, tuple[Score, ...] | None]:
         tree = self.tree

@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 
 # The choices live with the options record; re-exported here for the policies' callers.
-from ..options import FINAL_RULES, LOG_VARIANTS, POLICIES, Q_VARIANTS, TIE_BREAKS, SearchOptions
+from ..options import FINAL_RULES, LOG_VARIANTS, POLICIES, Q_VARIANTS, TERMINAL_RULES, TIE_BREAKS, SearchOptions
 
 __all__ = [
     "FINAL_RULES",
@@ -18,7 +18,10 @@ __all__ = [
     "LOG_VARIANTS",
     "POLICIES",
     "Q_VARIANTS",
+    "TERMINAL_RULES",
     "TIE_BREAKS",
+    "best_scored",
+    "ended_outcome",
     "final_choice",
     "puct",
     "puct_argmax",
@@ -135,17 +138,64 @@ def puct_argmax(
     return best
 
 
+def ended_outcome(value: float, visits: int) -> tuple[float, float, float]:
+    """The score of a visited child whose game has ended, under ``terminal="outcome"``, as
+    (exploit, explore, score): its outcome for the player who moved into it, with no
+    exploration term.
+
+    This is OpenSpiel's rule (``open_spiel/python/algorithms/mcts.py``,
+    ``SearchNode.uct_value`` and ``puct_value``: ``if self.outcome is not None: return
+    self.outcome[self.player]``; the C++ ``SearchNode::UCTValue`` in ``mcts.cc`` the same).
+    OpenSpiel sets a node's ``outcome`` to the game's returns when a search first reaches it
+    at the end of the game, so the rule applies from the child's first visit; before it, the
+    child is scored as any unvisited child (UCB1: +infinity). Every visit credits an ended game
+    the same reward, so the outcome is the child's mean W/n: the number ``outcome[player]`` is
+    whenever n copies of it add up exactly, as the returns of a win, a draw or a loss (1, 0,
+    -1, and 1, 0.5, 0 under ``reward="01"``) always do.
+    """
+    outcome = value / visits
+    return outcome, 0.0, outcome
+
+
 def score_terms(
     options: SearchOptions,
     value: float,
     visits: int,
     parent_visits: int,
     prior: float,
+    terminal: bool = False,
 ) -> tuple[float, float, float]:
-    """(exploit, explore, score) of one child under a search's recorded ``options``."""
+    """(exploit, explore, score) of one child under a search's recorded ``options``;
+    ``terminal``: the child's game has ended (it matters under ``terminal="outcome"``)."""
+    if terminal and visits and options.terminal == "outcome":
+        return ended_outcome(value, visits)
     if options.policy == "puct":
         return puct(value, visits, parent_visits, prior, c_puct=options.c_puct, q=options.q, fpu=options.fpu)
     return ucb1(value, visits, parent_visits, c=options.c, log=options.log)
+
+
+def best_scored(
+    options: SearchOptions,
+    kids: Sequence[int],
+    values: Sequence[float],
+    visits: Sequence[int],
+    priors: Sequence[float],
+    terminal: Sequence[int],
+    parent_visits: int,
+) -> list[int]:
+    """Positions in ``kids`` of the children with the highest :func:`score_terms` (all tied
+    ones, in order), reading child ``k``'s statistics from per-node columns (``values[k]``,
+    ...; ``terminal[k]`` true where the game has ended): any option set, ``terminal="outcome"``
+    included."""
+    best: list[int] = []
+    best_score = -INF
+    for i, k in enumerate(kids):
+        score = score_terms(options, values[k], visits[k], parent_visits, priors[k], bool(terminal[k]))[2]
+        if score > best_score:
+            best, best_score = [i], score
+        elif score == best_score:
+            best.append(i)
+    return best
 
 
 def final_choice(visits: Sequence[int], means: Sequence[float | None], *, rule: str) -> int | None:

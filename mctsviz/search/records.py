@@ -50,16 +50,21 @@ def score_records(
     value: Sequence[float],
     prior: Sequence[float],
     labels: Sequence[str],
+    terminal: Sequence[bool] | None = None,
 ) -> tuple[Score, ...]:
     """The ``Score`` record of each child in ``kids`` (lists indexed by node id).
 
     Scores come from :func:`policies.score_terms` under the search's ``options``; +infinity is
     recorded as None, the events' convention. The engine records these and replay recomputes
-    them for compact traces, through this one function.
+    them for compact traces, through this one function. ``terminal`` (by node id) says whose
+    game has ended; it is needed under ``terminal="outcome"`` only.
     """
+    if terminal is None and options.terminal == "outcome":
+        raise ValueError("score_records needs the terminal column under terminal='outcome'")
     out = []
     for k in kids:
-        exploit, explore, score = policies.score_terms(options, value[k], visits[k], parent_visits, prior[k])
+        ended = terminal is not None and bool(terminal[k])
+        exploit, explore, score = policies.score_terms(options, value[k], visits[k], parent_visits, prior[k], ended)
         if score == math.inf:  # recorded as None, all three terms together
             out.append(Score(k, labels[k], visits[k], value[k], prior[k], None, None, None))
         else:

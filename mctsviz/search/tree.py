@@ -41,8 +41,8 @@ class Tree:
 
     With transpositions an edge may point to a node created under another parent, making the
     tree a DAG; ``parent`` keeps the first parent. The general loop grows this tree; the fast
-    loops grow a :class:`mctsviz.search.flat.FlatTree`, which keeps flat columns and makes
-    these lists when they are read.
+    loops and the kernel keep columns of their own and hand back a
+    :class:`mctsviz.search.view.TreeView`, which makes these lists when they are read.
     """
 
     def __init__(self, game: Game) -> None:

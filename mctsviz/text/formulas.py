@@ -40,16 +40,26 @@ def formula_legend(options: SearchOptions) -> str:
             q = "Q = W/(1 + n)"
         else:
             q = f"Q = W/n (an unvisited child's Q is the first-play value {format_exact(options.fpu)})"
-        return f"PUCT = Q + c_puct·P·sqrt(N)/(1 + n), with {q} and c_puct = {c_puct}"
+        return f"PUCT = Q + c_puct·P·sqrt(N)/(1 + n), with {q} and c_puct = {c_puct}{_ended_legend(options)}"
     log = "ln(N + 1)" if options.log == "ln-n1" else "ln N"
     c = format_exact(options.c)
-    return f"UCB1 = W/n + C·sqrt({log} / n), with C = {c}; an unvisited child (n = 0) scores {INFINITY}"
+    return f"UCB1 = W/n + C·sqrt({log} / n), with C = {c}; an unvisited child (n = 0) scores {INFINITY}{_ended_legend(options)}"
 
 
-def formula_kind(score: Score, options: SearchOptions) -> str:
-    """Which written form a score takes: "unvisited", "first-play" (PUCT, n = 0, Q = W/n), or the policy's own."""
+def _ended_legend(options: SearchOptions) -> str:
+    if options.terminal != "outcome":
+        return ""
+    return "; a visited child whose game has ended scores its outcome W/n alone, with no exploration term (OpenSpiel's MCTSBot)"
+
+
+def formula_kind(score: Score, options: SearchOptions, terminal: bool = False) -> str:
+    """Which written form a score takes: "unvisited", "first-play" (PUCT, n = 0, Q = W/n),
+    "outcome" (``terminal``: the child's game has ended, scored under ``terminal="outcome"``)
+    or the policy's own."""
     if score.score is None:
         return "unvisited"
+    if terminal and score.visits and options.terminal == "outcome":
+        return "outcome"
     if options.policy_name == "PUCT" and options.q != "w/(1+n)" and not score.visits:
         return "first-play"
     return options.policy_name.lower()
@@ -66,6 +76,8 @@ def formula_template(kind: str, options: SearchOptions) -> str:
     policy = options.policy_name
     if kind == "unvisited":
         return f"{policy}({{name}}) = {INFINITY} (unvisited)"
+    if kind == "outcome":
+        return f"{policy}({{name}}) = {{w}}/{{n}} = {{score}} (the game has ended: its outcome, no exploration term)"
     total = "{exploit} + {explore} = {score}"
     if policy == "PUCT":
         if kind == "first-play":
@@ -93,7 +105,7 @@ def formula_slots(score: Score, parent_visits: int, options: SearchOptions) -> d
     }
 
 
-def score_formula(score: Score, parent_visits: int, options: SearchOptions, name: str) -> str:
+def score_formula(score: Score, parent_visits: int, options: SearchOptions, name: str, terminal: bool = False) -> str:
     """One child's score written out: ``UCB1(S1) = 20/2 + 2·sqrt(ln 3 / 2) = 10 + 1.482 = 11.48``.
 
     Args:
@@ -102,8 +114,9 @@ def score_formula(score: Score, parent_visits: int, options: SearchOptions, name
         options: the trace header's search options: the record the search used, so ``c`` here
             is the ``c`` of ``mctsviz search --c`` and of an ``mcts:c=...`` player.
         name: how the child is called on the page (plain text; escaping is the caller's job).
+        terminal: the child's game has ended (written as its outcome under ``terminal="outcome"``).
     """
-    template = formula_template(formula_kind(score, options), options)
+    template = formula_template(formula_kind(score, options, terminal), options)
     slots = formula_slots(score, parent_visits, options)
     slots["name"] = name
     return _SLOT.sub(lambda m: slots[m.group(1)], template)

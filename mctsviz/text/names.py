@@ -143,7 +143,7 @@ def score_rows(
             "exploit": format_score(s.exploit),
             "explore": format_score(s.explore),
             "score": format_score(s.score),
-            "formula": score_formula(s, parent_visits, options, names(s.node)),
+            "formula": score_formula(s, parent_visits, options, names(s.node), bool(names.terminal[s.node])),
             "chosen": s.node == chosen,
         }
         for s in scores

@@ -16,7 +16,6 @@ Standard library only (``array``).
 from __future__ import annotations
 
 import math
-import sys
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, fields
@@ -25,6 +24,11 @@ from operator import add, attrgetter, is_not, itemgetter, ne
 from typing import Any
 
 from . import limits
+from .columnbytes import bytes_below as _bytes_below
+from .columnbytes import column_bytes as _bytes
+from .columnbytes import palette, palette_of
+from .columnbytes import read_column as _column
+from .columnbytes import unpalette as _unpalette
 from .events import (
     EXPAND_RULES,
     SIMULATE_METHODS,
@@ -37,9 +41,12 @@ from .events import (
     Simulate,
     Update,
 )
+from .fullblocks import FullColumns, FullRead, NotFull, gather, read_full
 
 __all__ = [
     "BLOCK_ITERATIONS",
+    "FULL_BLOCK_BYTES",
+    "FULL_BLOCK_ITERATIONS",
     "BlockBuilder",
     "BlockColumns",
     "BlockRead",
@@ -55,98 +62,21 @@ __all__ = [
 #: Iterations per block: a kernel chunk, about 0.7 MB of Tic-Tac-Toe (1.6 MB of Connect Four)
 #: before compression. A killed search loses at most this many iterations.
 BLOCK_ITERATIONS = 4096
+#: The most iterations in a full-level block: the deepest Connect Four iteration's score tables
+#: (42 steps of seven scores, about 12 KB) times this stays under half the frame limit a
+#: reader holds (``limits.MAX_LINE_BYTES``); a typical one is about 1.4 KB.
+FULL_BLOCK_ITERATIONS = 512
+#: A full-level block whose columns pass this many bytes is split in two (a game with far more
+#: moves than the compiled kernel's, or deeper), so no frame nears the reader's limit.
+FULL_BLOCK_BYTES = 8 << 20
 #: The most iterations a reader accepts in one block (bounds the events one frame yields).
 MAX_BLOCK_ITERATIONS = 1 << 16
 
-_BIG_ENDIAN = sys.byteorder == "big"
 #: A block's codes for expansion rules and simulation methods (their places in the schema's lists).
 RULE_CODES = {rule: code for code, rule in enumerate(EXPAND_RULES)}
 METHOD_CODES = {method: code for code, method in enumerate(SIMULATE_METHODS)}
 _ID_LIMIT = 1 << 31
 _I64 = 1 << 63
-
-
-def _bytes(values: array[Any]) -> bytes:
-    """A column's little-endian bytes."""
-    if _BIG_ENDIAN:  # pragma: no cover - every platform mctsviz is tested on is little-endian
-        values = array(values.typecode, values)
-        values.byteswap()
-    return values.tobytes()
-
-
-def _column(data: bytes, typecode: str, name: str, length: int | None = None) -> array[Any]:
-    """The column ``name`` decoded; ``length`` items when given (else any whole number)."""
-    values = array(typecode)
-    size = values.itemsize
-    if len(data) % size or (length is not None and len(data) != length * size):
-        expected = "a whole number of" if length is None else f"{length}"
-        raise ValueError(f"block column {name} holds {len(data)} bytes, not {expected} {size}-byte values")
-    values.frombytes(data)
-    if _BIG_ENDIAN:  # pragma: no cover
-        values.byteswap()
-    return values
-
-
-def palette(data: bytes) -> tuple[bytes, bytes]:
-    """``f64`` values as (u8 indices, palette) when at most 256 differ, else (``data``, ``b""``).
-
-    Values are told apart by their bits (so -0.0 stays -0.0) and numbered in order of first use.
-    """
-    bits = array("Q")
-    bits.frombytes(data)
-    distinct = dict.fromkeys(bits)
-    if len(distinct) > 256:
-        return data, b""
-    index = {value: code for code, value in enumerate(distinct)}
-    return bytes(map(index.__getitem__, bits)), array("Q", distinct).tobytes()
-
-
-def palette_of(values: list[float]) -> tuple[bytes, bytes]:
-    """:func:`palette` of these numbers' ``f64`` bytes: the same result, without a Python int per
-    value (numbers that compare equal have the same bits, but for 0.0 and -0.0)."""
-    data = _bytes(array("d", values))
-    distinct = dict.fromkeys(values)
-    if len(distinct) > 256:
-        return data, b""
-    if (0.0 in distinct and _has_negative_zero(data)) or not all(map(math.isfinite, distinct)):
-        return palette(data)  # NaNs of the same bits are not equal either
-    index = {value: code for code, value in enumerate(distinct)}
-    return bytes(list(map(index.__getitem__, values))), _bytes(array("d", distinct))
-
-
-def _has_negative_zero(data: bytes) -> bool:
-    at = data.find(_NEGATIVE_ZERO)
-    while at >= 0 and at % 8:  # a match across two values' bytes
-        at = data.find(_NEGATIVE_ZERO, at + 1)
-    return at >= 0
-
-
-def _bytes_below(data: bytes, limit: int) -> bool:
-    """Whether every byte of ``data`` is below ``limit`` (in C: max() would make an int per byte)."""
-    return not data.translate(None, _BYTE_VALUES[: max(0, min(limit, 256))])
-
-
-_BYTE_VALUES = bytes(range(256))
-_NEGATIVE_ZERO = _bytes(array("d", [-0.0]))
-
-
-def _unpalette(data: bytes, values: bytes, name: str, length: int) -> array[Any]:
-    """An ``f64`` column stored as palette indices (see :func:`palette`), decoded."""
-    table = _column(values, "d", f"{name}'s palette")
-    if not 1 <= len(table) <= 256 or len(data) != length:
-        raise ValueError(f"block column {name} holds {len(data)} palette indices for {length} values and a palette of {len(table)}")
-    if not _bytes_below(data, len(table)):
-        raise ValueError(f"block column {name} names palette entry {max(data)} of {len(table)}")
-    if not all(map(math.isfinite, table)):
-        raise ValueError("a block holds a return or reward that is not a finite number")
-    # Byte j of every value is one bytes.translate, written to every eighth byte: all in C (a
-    # lookup per value cost half of reading a block).
-    raw = _bytes(table)
-    spread = bytearray(8 * len(data))
-    padding = bytes(256 - len(table))
-    for j in range(8):
-        spread[j::8] = data.translate(raw[j::8] + padding)
-    return _column(bytes(spread), "d", name, len(data))
 
 
 class BlockBuilder:
@@ -164,6 +94,8 @@ class BlockBuilder:
         self.players = players
         self.events: list[Any] = []  # four per iteration
         self.first = 0
+        # Whether the iterations kept have steps, rollout moves, before/after values.
+        self.level: tuple[bool, bool, bool] = (False, False, False)
 
     def __len__(self) -> int:
         return len(self.events) // 4
@@ -174,8 +106,14 @@ class BlockBuilder:
         if type(select) is not Select or type(expand) is not Expand or type(simulate) is not Simulate or type(backprop) is not Backprop:
             return False
         # What a block never holds, checked here at once rather than when 4,096 iterations are
-        # built (a traced search that records its rollouts' moves would build and fail each time).
-        if select.steps is not None or expand.scores is not None or simulate.actions is not None or simulate.priors is not None:
+        # built: an evaluator's priors, iterations of another level than those kept (a
+        # full-level block holds full-level iterations only), a step without scores (chance).
+        if simulate.priors is not None:
+            return False
+        level = (select.steps is not None, simulate.actions is not None, _before(backprop))
+        if self.events and level != self.level:
+            return False
+        if select.steps is not None and None in map(_SCORES, select.steps):  # in C: no generator
             return False
         if expand.rule not in RULE_CODES or any(child.chance for child in expand.children):
             return False  # chance nodes (schema version 6) have no block columns
@@ -184,8 +122,14 @@ class BlockBuilder:
             return False
         if not self.events:
             self.first = it
+            self.level = level
         self.events += (select, expand, simulate, backprop)
         return True
+
+    @property
+    def full(self) -> bool:
+        """Whether the iterations kept are full-level (their selections have steps)."""
+        return self.level[0]
 
     def take(self) -> list[Any]:
         """The events kept, removed from the builder."""
@@ -199,7 +143,7 @@ class BlockBuilder:
         The events stay kept until :meth:`take`."""
         try:
             return self._build()
-        except (_Unfit, OverflowError, KeyError, TypeError):
+        except (_Unfit, NotFull, OverflowError, KeyError, TypeError):
             return None
 
     def _build(self) -> Block:
@@ -210,7 +154,9 @@ class BlockBuilder:
         paths, steps = zip(*map(_SELECT_FIELDS, selects))
         parents, kids, sims, rules, scores = zip(*map(_EXPAND_FIELDS, expands))
         nodes, methods, returns, actions_played, priors = zip(*map(_SIMULATE_FIELDS, simulates))
-        _require(steps.count(None) == count and scores.count(None) == count and actions_played.count(None) == count)
+        full = steps.count(None) != count
+        if not full:
+            _require(scores.count(None) == count and actions_played.count(None) == count)
         _require(priors.count(None) == count and nodes == sims and all(paths))
         _require(list(parents) == [path[-1] for path in paths])
         columns = BlockColumns(self.players)
@@ -220,6 +166,8 @@ class BlockBuilder:
         columns.methods = list(map(METHOD_CODES.__getitem__, methods))
         columns.returns = list(chain.from_iterable(returns))
         _require(len(columns.returns) == count * self.players)
+        # A number a reader refuses stays in events, whose frame says which field holds it.
+        _require(all(map(math.isfinite, columns.returns)))
         columns.children = list(map(len, kids))
         children = list(chain.from_iterable(kids))
         if children:
@@ -229,13 +177,16 @@ class BlockBuilder:
                 columns.child_visits, columns.child_value, columns.child_existing = visits, value, existing
         ups = list(map(_UPDATES, backprops))
         updates = list(chain.from_iterable(ups))
-        for field in _BEFORE_AFTER:  # compact: no before/after values (is_not runs in C; no list)
-            _require(not any(map(is_not, map(field, updates), repeat(None))))
+        if not full:
+            for field in _BEFORE_AFTER:  # compact: no before/after values (is_not runs in C; no list)
+                _require(not any(map(is_not, map(field, updates), repeat(None))))
         columns.rewards = list(map(_REWARD, updates))
+        _require(all(map(math.isfinite, columns.rewards)))
         update_node = list(map(_NODE, updates))
         if update_node != list(chain.from_iterable([p[::-1] if sim == p[-1] else (sim, *p[::-1]) for p, sim in zip(paths, sims)])):
             columns.updates, columns.update_node = list(map(len, ups)), update_node
-        return columns.block(self.first, count)
+        extra = gather(paths, steps, rules, scores, actions_played, updates, columns.rewards) if full else None
+        return columns.block(self.first, count, extra)
 
 
 class BlockColumns:
@@ -276,8 +227,9 @@ class BlockColumns:
         """Empty every column, in place (a writer's columns stay the object their appender holds)."""
         self.__init__(self.players)  # type: ignore[misc]
 
-    def block(self, first: int, count: int) -> Block:
-        """The block of the first ``count`` iterations held (later ones may be incomplete).
+    def block(self, first: int, count: int, full: FullColumns | None = None) -> Block:
+        """The block of the first ``count`` iterations held (later ones may be incomplete), with
+        their full-level values when given (``mctsviz.trace.fullblocks``).
 
         Raises:
             OverflowError: a number does not fit its column (a node id past 2**31, ...).
@@ -296,7 +248,8 @@ class BlockColumns:
             raise OverflowError("a negative node id")
         actions = self.child_action[:kids]
         keys = self.child_key[:kids]
-        labels = {label: code for code, label in enumerate(dict.fromkeys(actions))}
+        named = actions if full is None else chain(actions, full.actions())
+        labels = {label: code for code, label in enumerate(dict.fromkeys(named))}
         returns, return_values = palette_of(self.returns[: count * self.players])
         rewards, reward_values = palette_of(self.rewards[:total])
         # Statistics of new children, left out when all zero (as the builder leaves them out).
@@ -327,6 +280,7 @@ class BlockColumns:
             b"" if extra[0] is None else _bytes(array("q", extra[0][:kids])),
             b"" if extra[1] is None else _bytes(array("d", extra[1][:kids])),
             b"" if extra[2] is None else _bytes(array("B", extra[2][:kids])),
+            **({} if full is None else full.fields(labels)),
         )
 
 
@@ -344,9 +298,15 @@ _EXPAND_FIELDS = attrgetter("parent", "children", "simulate_from", "rule", "scor
 _SIMULATE_FIELDS = attrgetter("node", "method", "returns", "actions", "priors")
 _CHILD_FIELDS = attrgetter("node", "action", "key", "prior", "mover", "terminal", "visits", "value", "existing")
 _UPDATES = attrgetter("updates")
+_SCORES = attrgetter("scores")
 _NODE, _REWARD = attrgetter("node"), attrgetter("reward")
 _LAST = itemgetter(-1)
 _BEFORE_AFTER = tuple(map(attrgetter, ("visits_before", "value_before", "visits_after", "value_after")))
+
+
+def _before(backprop: Backprop) -> bool:
+    """Whether a backpropagation records values before and after (its first update says)."""
+    return bool(backprop.updates) and backprop.updates[0].visits_before is not None
 
 
 def block_events(block: Block, players: int) -> Iterator[Event]:
@@ -392,10 +352,12 @@ class BlockRead:
     updates: array[Any]
     update_node: array[Any] | None
     update_reward: array[Any]
+    full: FullRead | None = None
 
     def events(self) -> Iterator[Event]:
         """The select, expand, simulate and backprop events of each iteration, in order."""
-        return _iterations(*(getattr(self, f.name) for f in fields(self)))
+        compact = _iterations(*(getattr(self, f.name) for f in fields(self)[:-1]))
+        return compact if self.full is None else self.full.events(compact, self.labels)
 
 
 def read_block(block: Block, players: int) -> BlockRead:
@@ -460,8 +422,9 @@ def read_block(block: Block, players: int) -> BlockRead:
         raise ValueError("a block holds a return or reward that is not a finite number")
     if (visits is not None and min(visits) < 0) or (value is not None and not all(map(math.isfinite, value))):
         raise ValueError("a block holds a negative visit count or a value that is not a finite number")
+    full = read_full(block, path_lengths, block.rule, update_reward, len(labels))
     columns = (path_lengths, path, children, child_node, child_action, key_lengths, keys, prior, mover, terminal, visits, value, existing)
-    return BlockRead(block, players, labels, *columns, simulate_from, rule, method, returns, updates, update_node, update_reward)
+    return BlockRead(block, players, labels, *columns, simulate_from, rule, method, returns, updates, update_node, update_reward, full)
 
 
 def _iterations(  # noqa: PLR0913 - the columns of one block, checked by block_events

@@ -54,7 +54,7 @@ __all__ = [
     "event_kind",
 ]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 10
 FORMAT_NAME = "mctsviz-trace"
 
 #: A finite number: decoding rejects NaN and the infinities (MessagePack can carry them; JSON
@@ -265,7 +265,7 @@ class Decision(msgspec.Struct, frozen=True, tag="decision", tag_field="kind", om
 
 
 class Block(msgspec.Struct, frozen=True, tag="block", tag_field="kind", omit_defaults=True, gc=False, forbid_unknown_fields=True):
-    """A run of compact iterations as columns: MessagePack traces only (schema version 4).
+    """A run of iterations as columns: MessagePack traces only (schema version 4; full level: 8).
 
     It stands for the ``Select``, ``Expand``, ``Simulate`` and ``Backprop`` events of
     iterations ``iteration`` to ``iteration + count - 1`` and reads back as exactly those
@@ -286,6 +286,22 @@ class Block(msgspec.Struct, frozen=True, tag="block", tag_field="kind", omit_def
     (u8) when all zero. ``reward_values`` and ``return_values``, when not empty, are palettes of
     at most 256 ``f64``: ``update_reward`` and ``returns`` then hold ``u8`` indices into them
     (the values' exact bits, in order of first use). The expansion's parent is the path's last node.
+
+    A block with ``full`` set (since schema version 10) holds full-level iterations: every
+    ``Select`` has its ``steps`` (a step per edge of the path, at the path's node, choosing the
+    next one) and an ``Expand`` at rule "score" its ``scores``. Per step: ``step_visits`` (i64,
+    its ``parent_visits``) and ``step_candidates`` (u32, how many scores it holds); per
+    iteration ``expand_candidates`` (u32, 0 unless the rule is "score"). Per score, all the
+    steps' first (in order), then all the expansions': ``score_node``, ``score_action`` (index
+    into ``labels``), ``score_visits`` (i64), ``score_value``, ``score_prior`` (f64, or ``u8``
+    indices into the palette ``prior_values``), ``score_exploit``, ``score_explore`` and
+    ``score_score`` (f64, +infinity for None). ``score_exploit`` is left empty when every
+    exploit is W/N (None at N = 0) and ``score_score`` when every score is exploit + explore.
+    ``rollout_lengths`` (u32 per iteration) and ``rollout_action`` (indices into ``labels``)
+    hold the simulations' moves (empty: None); ``update_visits`` (i64) and ``update_value``
+    (f64), per update, the before values of a full-level backpropagation (empty: None), whose
+    after values are N + 1 and W + reward. ``labels`` numbers the new children's actions
+    first, then the scores', then the rollouts', each in order of first use.
     """
 
     iteration: int
@@ -313,6 +329,23 @@ class Block(msgspec.Struct, frozen=True, tag="block", tag_field="kind", omit_def
     child_visits: bytes = b""
     child_value: bytes = b""
     child_existing: bytes = b""
+    full: bool = False
+    step_visits: bytes = b""
+    step_candidates: bytes = b""
+    expand_candidates: bytes = b""
+    score_node: bytes = b""
+    score_action: bytes = b""
+    score_visits: bytes = b""
+    score_value: bytes = b""
+    score_prior: bytes = b""
+    prior_values: bytes = b""
+    score_exploit: bytes = b""
+    score_explore: bytes = b""
+    score_score: bytes = b""
+    rollout_lengths: bytes = b""
+    rollout_action: bytes = b""
+    update_visits: bytes = b""
+    update_value: bytes = b""
 
 
 #: A block's expansion rules and simulation methods, by code (the order is part of the format).

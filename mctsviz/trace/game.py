@@ -1,4 +1,4 @@
-"""Game traces: every move's search of one game in one file (schema version 8; 7 still reads).
+"""Game traces: every move's search of one game in one file (schema version 9; 7 still reads).
 
 A game trace is a container around ordinary one-search traces, so every reader of a trace
 reads a move's search as it is:
@@ -7,8 +7,8 @@ reads a move's search as it is:
 * frames, each one byte ``0xC6`` and a big-endian ``u32`` size, then that many bytes (the
   MessagePack ``bin32`` framing of one-search MessagePack traces);
 * frame 1: the :class:`GameHeader` (MessagePack): the game, the players, the seed;
-* per move: a :class:`MoveRecord` (MessagePack), then, when the mover searched, a frame holding
-  that search's complete one-search trace (compact or full MessagePack, schema version 6:
+* per move: a :class:`MoveRecord` (MessagePack; chance's moves too, since version 9), then, when the mover searched, a frame holding
+  that search's complete one-search trace (compact or full MessagePack, of the current version:
   its own options, its start position as the header's root, the statistics a memory carried
   over as its nodes' starting visits and values, every iteration, the decision);
 * last: a :class:`GameEnd` (MessagePack): the returns and the winner.
@@ -19,7 +19,7 @@ and opening move N seeks past the others' segments (:func:`read_game`, :func:`ex
 
 The file is untrusted input: every declared size is checked against the limits below and the
 file's own size before anything is held; any damage is one :class:`MctsvizError` line naming
-the file and the frame. A one-search trace is unchanged (its schema version stays 6).
+the file and the frame. A one-search trace inside is one as ``mctsviz search --trace`` writes it.
 """
 
 from __future__ import annotations
@@ -66,10 +66,10 @@ __all__ = [
 ]
 
 GAME_FORMAT = "mctsviz-game"
-#: The game trace's version: 7 added game traces (a one-search trace inside is version 6), 8
-#: chance's moves (a die's roll) as moves of their own.
-GAME_SCHEMA_VERSION = 8
-READABLE_GAME_VERSIONS = (7, 8)
+#: The game trace's version, in the one sequence of the trace format's versions: 7 added game
+#: traces, 9 chance's moves (a die's roll) as moves of their own (8 was a one-search trace's).
+GAME_SCHEMA_VERSION = 9
+READABLE_GAME_VERSIONS = (7, 9)
 #: The seat and mover of a chance move: nobody's (it has no search).
 CHANCE_SEAT = -1
 GAME_MAGIC = b"MVZGAME\n"
@@ -92,7 +92,7 @@ class GameHeader(_GameRecord, frozen=True, tag="game"):
 
     Attributes:
         format: ``"mctsviz-game"``.
-        schema_version: 8 (7: without chance moves).
+        schema_version: 9 (7: without chance moves).
         library_version: the mctsviz that wrote it.
         game: the game's name; ``game_params`` its parameters.
         num_players: the game's players.
@@ -118,7 +118,7 @@ class GameHeader(_GameRecord, frozen=True, tag="game"):
 class MoveRecord(_GameRecord, frozen=True, tag="move"):
     """One move: who made it, what it was, what the search behind it thought.
 
-    A chance move (a die's roll, drawn by its probability; since version 8) has seat and mover
+    A chance move (a die's roll, drawn by its probability; since version 9) has seat and mover
     :data:`CHANCE_SEAT` and no search.
 
     Attributes:
@@ -460,7 +460,7 @@ def _problem(record: Any, header: GameHeader | None, moves: int) -> str | None:
             return f"more than {MAX_GAME_MOVES} moves"
         if record.number != moves + 1:
             return f"move {record.number} where move {moves + 1} comes next"
-        if record.seat == CHANCE_SEAT and header.schema_version >= 8:
+        if record.seat == CHANCE_SEAT and header.schema_version >= 9:
             if record.mover != CHANCE_SEAT:
                 return f"move {record.number}: chance's move made by player {record.mover}"
             if record.segment or record.iterations or record.visits or record.mean is not None or record.carried:

@@ -231,9 +231,10 @@ class TraceStructure:
         True means every event :meth:`check` would have been given passed (the state moved
         past the block); False means nothing was consumed: check its events one at a time to
         learn which one is wrong. Only a block without existing children (no transpositions)
-        is checked here; any other gets False.
+        is checked here, and only a compact one (a full-level block's steps and scores name
+        nodes too: checked event by event); any other gets False.
         """
-        if self.decided or self.imported or self.stage or block.block.iteration != self.iteration or block.existing is not None:
+        if self.decided or self.imported or self.stage or block.block.iteration != self.iteration or block.existing is not None or block.full is not None:
             return False
         count, nodes = block.block.count, self.nodes
         children, path, lengths = block.children, block.path, block.path_lengths

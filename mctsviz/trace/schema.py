@@ -14,6 +14,16 @@ from ``MIN_SCHEMA_VERSION`` up to it and refuses newer ones with a message sayin
 the events' shape means bumping ``SCHEMA_VERSION``, adding a migration of the older lines here,
 and keeping an old trace in ``tests/fixtures/traces`` that must still load.
 
+* Version 10: a block may hold full-level iterations (``full``: each step's score table, the
+  expansion's, the rollout's moves and the before values of the updates as columns,
+  ``mctsviz.trace.fullblocks``), which read back as the same events; events are unchanged,
+  and a block without ``full`` is version 4's, so versions 1-9 read as they did.
+* Version 9: game traces may hold chance's moves (``mctsviz.trace.game``); one-search traces
+  are version 8's.
+* Version 8: the options record's ``terminal`` (how a visited child whose game has ended is
+  scored: ``formula`` or OpenSpiel's ``outcome``). A header of an older version has no such
+  option and reads as ``terminal="formula"``, the only rule its search knew; every event is
+  version 6's.
 * Version 7: game traces (``mctsviz.trace.game``), a container holding one one-search trace
   per move; the one-search traces inside are version 6's, unchanged.
 * Version 6: chance nodes. A ``NewChild`` may say ``chance`` (chance moves there; its
@@ -51,7 +61,7 @@ import msgspec
 from ..errors import MctsvizError
 from ..escape import terminal as terminal_text
 from ..games import parameter_problem
-from ..options import OPTION_NAMES, build_options, option_problems, seed_problem
+from ..options import DEFAULTS, OPTION_NAMES, build_options, option_problems, seed_problem
 from .events import (
     FORMAT_NAME,
     RECORD_LEVELS,
@@ -98,6 +108,8 @@ __all__ = [
 
 #: The oldest schema version this library reads.
 MIN_SCHEMA_VERSION = 1
+#: The version whose headers first hold the option ``terminal`` (older ones read as its default).
+TERMINAL_SINCE = 8
 
 #: The JSON Schema file shipped beside this module (``mctsviz schema`` prints it).
 SCHEMA_FILE = "trace.schema.json"
@@ -296,6 +308,8 @@ def check_header(probe: Any) -> Header:
     if version < MIN_SCHEMA_VERSION:
         raise MctsvizError(f"schema version {version} is older than any this mctsviz reads ({MIN_SCHEMA_VERSION}-{SCHEMA_VERSION})")
     raw_options: Any = probe.get("options")
+    if version < TERMINAL_SINCE and isinstance(raw_options, dict) and "terminal" not in raw_options:
+        raw_options = {**raw_options, "terminal": DEFAULTS.terminal}  # the only rule older searches had
     problems = option_problems(raw_options, complete=True, header=True) if "options" in probe else []
     if problems:
         raise MctsvizError(f"bad header: {problems[0]}")
@@ -401,8 +415,9 @@ def facts_problems(header: Header) -> list[str]:
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of one trace line, generated from the event records."""
     schema = msgspec.json.schema(Event)
-    # Every option has a default for the search's keywords, but a header must write them all.
-    schema["$defs"]["SearchOptions"]["required"] = list(OPTION_NAMES)
+    # Every option has a default for the search's keywords, but a header must write them all
+    # (but terminal, which headers before version 8 have not: check_header fills it in).
+    schema["$defs"]["SearchOptions"]["required"] = [name for name in OPTION_NAMES if name != "terminal"]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": f"{FORMAT_NAME} line (schema version {SCHEMA_VERSION})",

@@ -16,7 +16,7 @@ import msgspec
 
 from ..errors import MctsvizError
 from ..fileutil import atomic_open
-from .blocks import BLOCK_ITERATIONS, MAX_BLOCK_ITERATIONS, BlockBuilder, BlockColumns
+from .blocks import BLOCK_ITERATIONS, FULL_BLOCK_BYTES, FULL_BLOCK_ITERATIONS, MAX_BLOCK_ITERATIONS, BlockBuilder, BlockColumns
 from .codecs import (
     BIN32,
     BIN32_PREFIX,
@@ -101,13 +101,16 @@ class TraceWriter:
     process that was killed, or one still running) is never overwritten: reading it replays its
     complete iterations; delete it to write ``PATH`` again.
 
-    A compact MessagePack trace stores its iterations in blocks (``mctsviz.trace.blocks``):
+    A MessagePack trace stores its iterations in blocks (``mctsviz.trace.blocks``; full-level
+    ones with their score tables as columns too, ``mctsviz.trace.fullblocks``):
     ``block_iterations`` at a time as typed columns, which the compiled kernel writes straight
     from its arrays (:meth:`record_block`) and the :class:`~mctsviz.Tracer` appends to without
     making events (:meth:`block_columns`). A block's worth of iterations that a block cannot
-    hold (one of them has full-level scores, say) is written as events in its place. Every reader turns blocks back into the same events.
-    A full-level MessagePack trace takes iterations already encoded (:meth:`record_encoded`),
-    the bytes the compiled kernel writes for them (``mctsviz.search.wire``).
+    hold (an evaluator's priors, say) is written as events in its place; an iteration of
+    another level than the block's starts a block of its own. Every reader turns blocks back
+    into the same events. A MessagePack trace written without blocks takes full-level
+    iterations already encoded (:meth:`record_encoded`), the bytes the compiled kernel writes
+    for them (``mctsviz.search.wire``).
 
     Args:
         path: the trace file; ``.gz`` / ``.zst`` suffixes compress.
@@ -116,7 +119,7 @@ class TraceWriter:
             file (1: after every iteration, which costs about as much as the search itself).
             Flush points depend only on the iteration count, so compressed bytes stay
             deterministic.
-        blocks: store compact iterations in blocks (default: for MessagePack traces; JSON
+        blocks: store iterations in blocks (default: for MessagePack traces; JSON
             Lines cannot hold them).
         block_iterations: the iterations per block; a block is handed to the file when full.
         digest: hash the file's bytes as they are written: :attr:`written_key` is then the
@@ -153,7 +156,7 @@ class TraceWriter:
             raise MctsvizError(f"bad block_iterations {block_iterations!r}: expected an integer from 1 to {MAX_BLOCK_ITERATIONS}")
         self.blocks = self.format == "msgpack" if blocks is None else blocks
         self.block_iterations = block_iterations
-        self._builder: BlockBuilder | None = None  # set by a compact header when blocks are on
+        self._builder: BlockBuilder | None = None  # set by the header when blocks are on
         self._columns: BlockColumns | None = None  # iterations appended straight to columns (block_columns)
         self.iterations = 0
         self._handle: IO[bytes] | None = None
@@ -166,6 +169,7 @@ class TraceWriter:
         self._standing: list[Any] = []  # made only for on_written, as the pieces come
         self._complete = 0  # how many of them form complete iterations
         self._header_written = False
+        self._full = False  # the header's level is full
         self._failed = False
         self._closed = False
         self._landed = False  # renamed into place whole
@@ -317,9 +321,7 @@ class TraceWriter:
         if self._columns is not None and self._columns.sims:
             self.write_columns()
         self._pending += (select, expand, simulate, backprop)
-        builder = self._builder
-        # An iteration with rollout moves never joins a block: skip the try unless one is open.
-        if builder is not None and (simulate.actions is None or len(builder) > 0):
+        if self._builder is not None:
             self._iteration_ended(True)
             return
         self._complete = len(self._pending)  # what _iteration_ended(False) does, a call saved
@@ -339,13 +341,20 @@ class TraceWriter:
         """Move the iteration that just ended into the block; False if it cannot join one."""
         builder, pending, complete = self._builder, self._pending, self._complete
         assert builder is not None
-        if len(pending) - complete != 4 or not builder.add(*pending[complete:]):
-            self._flush_block()  # the events that follow must come after the block's
+        if len(pending) - complete != 4:
+            self._flush_block()
             return False
+        if not builder.add(*pending[complete:]):
+            if not len(builder):
+                return False
+            self._flush_block()  # the events that follow must come after the block's
+            if not builder.add(*pending[complete:]):  # another level than the block's: a block of its own
+                return False
         del pending[complete:]
         self._flush()  # events before the block (the root's expansion) come first
         self.iterations += 1
-        if len(builder) >= self.block_iterations or self.iterations % self.block_iterations == 0:
+        size = min(self.block_iterations, FULL_BLOCK_ITERATIONS) if builder.full else self.block_iterations
+        if len(builder) >= size or self.iterations % size == 0:
             self._flush_block()
         return True
 
@@ -363,12 +372,30 @@ class TraceWriter:
             return
         block = builder.build()
         if block is not None:
-            builder.take()
+            events = builder.take()
+            if block.full and len(events) > 4 and _block_bytes(block) > FULL_BLOCK_BYTES:
+                self._write_split(events)
+                return
             self._write_events([block])
             return
         events = builder.take()
         for start in range(0, len(events), 4 * self.flush_every):
             self._write_events(events[start : start + 4 * self.flush_every])
+
+    def _write_split(self, events: list[Any]) -> None:
+        """Write a full-level block too big for one frame as two blocks, each split again as needed."""
+        half = len(events) // 8 * 4
+        assert self._builder is not None
+        for part in (events[:half], events[half:]):
+            builder = BlockBuilder(self._builder.players)
+            for at in range(0, len(part), 4):
+                builder.add(*part[at : at + 4])
+            block = builder.build()
+            assert block is not None  # a part of a block that was built
+            if len(part) > 4 and _block_bytes(block) > FULL_BLOCK_BYTES:
+                self._write_split(part)
+            else:
+                self._write_events([block])
 
     def block_columns(self) -> BlockColumns | None:
         """Columns to append compact iterations to, for a recorder that makes no events (the
@@ -401,8 +428,12 @@ class TraceWriter:
         self.iterations += count
 
     def block_size(self) -> int | None:
-        """Iterations per block when this writer stores blocks (after a compact header), else None."""
-        return None if self._builder is None else self.block_iterations
+        """Iterations per block when this writer stores blocks, else None. Known before the
+        header (every level is stored in blocks: a search weighs its engines by it); after a
+        full-level header, at most ``FULL_BLOCK_ITERATIONS``."""
+        if not self.blocks:
+            return None
+        return min(self.block_iterations, FULL_BLOCK_ITERATIONS) if self._full else self.block_iterations
 
     def record_block(self, block: Block, statistics: tuple[bytes, bytes] | str | None = None) -> None:
         """Record a block made elsewhere (the compiled kernel's): its iterations follow those recorded.
@@ -416,7 +447,7 @@ class TraceWriter:
             MctsvizError: the writer stores no blocks, or the block does not continue the trace.
         """
         if self._builder is None:
-            raise MctsvizError(f"{self.path}: this writer stores no blocks (a compact MessagePack trace does)")
+            raise MctsvizError(f"{self.path}: this writer stores no blocks (a MessagePack trace does)")
         if self._complete != len(self._pending) or block.iteration != self.iterations + 1:
             raise MctsvizError(f"{self.path}: a block of iteration {block.iteration} where iteration {self.iterations + 1} comes next")
         self._flush()
@@ -427,7 +458,7 @@ class TraceWriter:
     def frame_iterations(self) -> int | None:
         """Iterations per frame when this writer takes encoded iterations (a MessagePack trace
         whose iterations are not stored in blocks), else None (see :meth:`record_encoded`)."""
-        if self.format != "msgpack" or self._builder is not None:
+        if self.format != "msgpack" or self.blocks:
             return None
         return self.flush_every
 
@@ -497,7 +528,8 @@ class TraceWriter:
                 event = msgspec.structs.replace(event, schema_version=SCHEMA_VERSION)
             self._write_events([event])
             self._header_written = True
-            if self.blocks and event.record == "compact":
+            self._full = event.record == "full"
+            if self.blocks:
                 self._builder = BlockBuilder(event.num_players)
         elif kind is Decision:
             self._flush()
@@ -554,6 +586,11 @@ class TraceWriter:
         except OSError as exc:
             self._failed = True
             raise MctsvizError(f"cannot write the trace {self.path}: {exc.strerror or exc}") from None
+
+
+def _block_bytes(block: Block) -> int:
+    """About the bytes a block's frame takes: its columns' (the rest is a few hundred)."""
+    return sum(len(value) for value in msgspec.structs.astuple(block) if isinstance(value, (bytes, str)))
 
 
 class _Digesting:

@@ -131,10 +131,11 @@ class Checker(ChanceChecks, SimulationChecks, BackupChecks):
     def _block_marker(self) -> Callable[[BlockRead], None] | None:
         """What marks a block's selections and backups at compiled speed
         (:mod:`mctsviz.verify.compiled`), when numba is installed and the options are the ones
-        it recomputes: compact UCB1 with the first-child tie-break, without transpositions."""
+        it recomputes: compact UCB1 with the first-child tie-break and the formula for ended
+        games, without transpositions."""
         options = self.options
         start = COMPILED_FROM[0]
-        if self.full or options.policy != "ucb1" or options.tie_break != "first" or options.transpositions or start is None:
+        if self.full or options.policy != "ucb1" or options.tie_break != "first" or options.terminal != "formula" or options.transpositions or start is None:
             return None
         if (options.iterations or 0) >= start:
             start = 1  # a long search: worth loading numba from the first block

@@ -29,6 +29,7 @@ __all__ = [
     "Attempt",
     "COMMON_CONSTANTS",
     "Children",
+    "ENDED_RULE_KEYS",
     "EXPLAINS_TRACE",
     "UNKNOWN",
     "UNKNOWN_BY_KIND",
@@ -60,6 +61,12 @@ class Children:
     # simulation starts at twice has each of those one visit higher.
     parent_ended: int = 0
     ended: Sequence[int] = ()
+    # Per child: whether its game has ended (``terminal="outcome"`` scores those by their outcome).
+    terminal: Sequence[bool] = ()
+
+    def is_terminal(self, index: int) -> bool:
+        """Whether the child at ``index`` (in kids' order) is an ended game."""
+        return bool(self.terminal[index]) if self.terminal else False
 
 
 def _argmax_is(chosen_index: int, scores: Sequence[float]) -> bool:
@@ -71,14 +78,14 @@ def _argmax_is(chosen_index: int, scores: Sequence[float]) -> bool:
 def _scores(options: SearchOptions, kids: Children, *, visits: Sequence[int] | None = None, parent: int | None = None) -> list[float]:
     visits = kids.visits if visits is None else visits
     parent = kids.parent_visits if parent is None else parent
-    return [policies.score_terms(options, w, n, parent, p)[2] for w, n, p in zip(kids.value, visits, kids.prior)]
+    return [policies.score_terms(options, w, n, parent, p, kids.is_terminal(i))[2] for i, (w, n, p) in enumerate(zip(kids.value, visits, kids.prior))]
 
 
 def _with_term(options: SearchOptions, kids: Children, term: Callable[[float, int, float, float], float]) -> list[float]:
     """The declared policy with ``term(W, n, exploit, explore)`` in place of each visited child's score."""
     out = []
-    for w, n, p in zip(kids.value, kids.visits, kids.prior):
-        exploit, explore, score = policies.score_terms(options, w, n, kids.parent_visits, p)
+    for i, (w, n, p) in enumerate(zip(kids.value, kids.visits, kids.prior)):
+        exploit, explore, score = policies.score_terms(options, w, n, kids.parent_visits, p, kids.is_terminal(i))
         out.append(score if n == 0 else term(w, n, exploit, explore))
     return out
 
@@ -86,8 +93,8 @@ def _with_term(options: SearchOptions, kids: Children, term: Callable[[float, in
 def _puct_with_u(options: SearchOptions, kids: Children, explore: Callable[[float, int, int], float]) -> list[float]:
     """PUCT with ``explore(P, n, N)`` in place of every child's U (the declared Q kept)."""
     out = []
-    for w, n, p in zip(kids.value, kids.visits, kids.prior):
-        exploit = policies.score_terms(options, w, n, kids.parent_visits, p)[0]
+    for i, (w, n, p) in enumerate(zip(kids.value, kids.visits, kids.prior)):
+        exploit = policies.score_terms(options, w, n, kids.parent_visits, p, kids.is_terminal(i))[0]
         out.append(exploit + explore(p, n, kids.parent_visits))
     return out
 
@@ -139,6 +146,7 @@ def _attempts(options: SearchOptions, kids: Children, index: int) -> list[Attemp
     attempts: list[Attempt] = []
     if declared[index] == min(declared) and len(set(declared)) > 1:
         attempts.append(("argmin", lambda: [-s for s in declared], "it took the lowest score: an argmin instead of an argmax?", ""))
+    attempts.extend(_ended_attempts(options, kids))
     unvisited = [k for k, n in zip(kids.kids, kids.visits) if n == 0]
     if unvisited and options.policy == "ucb1" and kids.visits[index] > 0:
         words = (
@@ -238,6 +246,30 @@ def _attempts(options: SearchOptions, kids: Children, index: int) -> list[Attemp
             how = f"C = {other:.4g}, not the declared {constant:.4g}"
             attempts.append((f"C = {other:.4g}", partial(_scores, changed, kids), f"it is the highest with {how}", how))
     return attempts
+
+
+#: The keys of the mistakes about the rule for ended games (``terminal``).
+ENDED_RULE_KEYS = ("ended by outcome", "ended by formula")
+
+
+def _ended_attempts(options: SearchOptions, kids: Children) -> list[Attempt]:
+    """The other rule for a visited child whose game has ended than the declared ``terminal``."""
+    ended = [k for i, (k, n) in enumerate(zip(kids.kids, kids.visits)) if n and kids.is_terminal(i)]
+    if not ended:
+        return []
+    if options.terminal == "formula":
+        how = (
+            f"a child whose game has ended (child {ended[0]}) scored by its outcome W/n alone, with no exploration term: "
+            "OpenSpiel's MCTSBot's rule, which the trace should declare as terminal=outcome"
+        )
+        other = msgspec.structs.replace(options, terminal="outcome")
+        return [("ended by outcome", partial(_scores, other, kids), f"it is the highest with {how}", how)]
+    how = (
+        f"a child whose game has ended (child {ended[0]}) scored by the {options.policy_name} formula with its exploration term, "
+        "where the declared terminal=outcome scores it by its outcome W/n alone"
+    )
+    other = msgspec.structs.replace(options, terminal="formula")
+    return [("ended by formula", partial(_scores, other, kids), f"it is the highest with {how}", how)]
 
 
 def _explains(attempts: list[Attempt], fits: Callable[[list[float]], bool], words_at: int) -> list[tuple[str, str]]:

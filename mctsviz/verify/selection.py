@@ -8,7 +8,7 @@ from typing import Any
 
 from ..search import policies
 from ..trace.events import Score, Select
-from .diagnosis import UNKNOWN_BY_KIND, Children, most_likely, score_causes, selection_causes
+from .diagnosis import ENDED_RULE_KEYS, UNKNOWN_BY_KIND, Children, most_likely, score_causes, selection_causes
 from .report import close_enough
 from .state import CheckerState
 
@@ -42,7 +42,7 @@ class SelectionChecks(CheckerState):
         options = self.options
         # Compact UCB1 with the first-child tie-break, the usual case, is settled here by the
         # policy's own argmax loop; anything else (and any wrong choice) by _choice.
-        quick = steps is None and options.policy == "ucb1" and options.tie_break == "first"
+        quick = steps is None and options.policy == "ucb1" and options.tie_break == "first" and options.terminal == "formula"
         if quick and self.marks is not None and self._marked(iteration):
             # Every step took the first child of highest UCB1 (mctsviz.verify.compiled): only
             # where selection stops is left to check.
@@ -101,7 +101,8 @@ class SelectionChecks(CheckerState):
         parent_visits = self.visits[node]
         if step is None and self._chose_best(kids, chosen, parent_visits):
             return  # the usual case, settled by the policy's argmax loop (the same floating-point operations)
-        terms = [policies.score_terms(options, self.value[k], self.visits[k], parent_visits, self.prior[k]) for k in kids]
+        terminal = self.terminal
+        terms = [policies.score_terms(options, self.value[k], self.visits[k], parent_visits, self.prior[k], bool(terminal[k])) for k in kids]
         scores = [t[2] for t in terms]
         top = max(scores)
         best = [k for k, s in zip(kids, scores) if s == top]
@@ -118,6 +119,10 @@ class SelectionChecks(CheckerState):
                 said += f", which scores {name} {mine:.4g}, but child {best[0]} scores {top:.4g}, the highest"
                 if mine == top:
                     said += f" too: between equal scores the tie-break '{options.tie_break}' takes child {best[0]}"
+                    # A tie the other rule for ended games breaks (OpenSpiel's, undeclared) is its doing.
+                    ended = [cause for cause in selection_causes(options, self._children_of(node, kids), chosen) if cause[0] in ENDED_RULE_KEYS]
+                    if ended:
+                        self._note_causes("selection", said, f"; scores {detail}", ended, check)
                 else:
                     self._note_causes("selection", said, f"; scores {detail}", selection_causes(options, self._children_of(node, kids), chosen), check)
             self.flag(
@@ -145,7 +150,9 @@ class SelectionChecks(CheckerState):
     def _chose_best(self, kids: list[int], chosen: int, parent_visits: int) -> bool:
         """Whether ``chosen`` is a child the tie-break may take among the best-scored ``kids``."""
         options = self.options
-        if options.policy == "puct":
+        if options.terminal != "formula":
+            best = policies.best_scored(options, kids, self.value, self.visits, self.prior, self.terminal, parent_visits)
+        elif options.policy == "puct":
             child_visits = list(map(self.visits.__getitem__, kids))
             child_values = list(map(self.value.__getitem__, kids))
             priors = list(map(self.prior.__getitem__, kids))
@@ -207,6 +214,7 @@ class SelectionChecks(CheckerState):
             visits=[self.visits[k] for k in kids],
             value=[self.value[k] for k in kids],
             prior=[self.prior[k] for k in kids],
+            terminal=[bool(self.terminal[k]) for k in kids],
             parent_started=self.visits0[node] + self.ends[node],
             started=[self.visits0[k] + self.ends[k] for k in kids],
             root_visits=self.visits[0],

@@ -1,0 +1,239 @@
+"""Full-level blocks (schema version 8): score tables, rollout moves and before/after values as columns.
+
+A full-level MessagePack trace in blocks must read back as exactly the events it replaced
+(equal records, the same JSON Lines bytes), for every game and both policies; verify, replay
+and seek must give the same answers on it as on the same trace written as events; a damaged or
+hostile full-level block is refused with a message naming the column, before anything is made
+for it.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import msgspec
+import pytest
+from test_trace_blocks import frames, kinds, rewrite_second_block, write
+from tracehelpers import assert_commands_fail_cleanly
+
+from mctsviz.errors import MctsvizError
+from mctsviz.replay import snapshot_at
+from mctsviz.seek import open_indexed
+from mctsviz.testing import recorded_search, toy_path
+from mctsviz.trace.blocks import BlockBuilder, block_events
+from mctsviz.trace.events import Backprop, Expand, NewChild, Score, Select, Simulate, Step, Update
+from mctsviz.trace.io import load_trace, read_trace
+from mctsviz.trace.schema import encode_lines
+from mctsviz.verify import verify
+
+GAMES = [
+    ("tictactoe", {}),
+    ("connect4", {"expand": "all", "reward": "01"}),
+    ("nim", {"transpositions": True}),
+    ("pair", {"rollout": "heuristic", "tie_break": "random"}),
+    ("toy", {"expand": "second-visit"}),
+]
+
+
+def full_search(game: str, iterations: int = 120, seed: int = 3, **options) -> list:
+    game = str(toy_path()) if game == "toy" else game
+    return recorded_search(game, iterations=iterations, seed=seed, record="full", **options)[1]
+
+
+@pytest.mark.parametrize("policy", ["ucb1", "puct"])
+@pytest.mark.parametrize(("game", "options"), GAMES, ids=[g for g, _ in GAMES])
+def test_a_full_level_trace_in_blocks_reads_back_as_the_same_events(tmp_path, game, options, policy):
+    events = full_search(game, policy=policy, **options)
+    blocks = write(tmp_path / "b.msgpack", events, block_iterations=32)
+    plain = write(tmp_path / "p.msgpack", events, blocks=False)
+    assert "block" in kinds(blocks) and "select" not in kinds(blocks) and "block" not in kinds(plain)
+    assert all(item.get("full") for frame in frames(blocks)[1:] for item in frame if item["kind"] == "block")
+    back = load_trace(blocks, strict=True)
+    assert back == events == load_trace(plain, strict=True)
+    assert encode_lines(back) == encode_lines(events)  # the same JSON Lines bytes (a fresh 0.0 value included)
+    assert blocks.stat().st_size < plain.stat().st_size * 0.75, (blocks.stat().st_size, plain.stat().st_size)
+
+
+@pytest.mark.parametrize("engine", ["python", "compiled"])
+def test_both_engines_write_full_level_blocks_that_read_back_as_the_python_engines_events(tmp_path, engine):
+    if engine == "compiled":
+        pytest.importorskip("numba", reason="the compiled kernel needs the fast extra")
+    from mctsviz import games
+    from mctsviz.search import search
+    from mctsviz.trace.io import TraceWriter
+
+    path = tmp_path / "t.msgpack"
+    with TraceWriter(path, block_iterations=100) as writer:
+        search(games.load("connect4"), iterations=250, seed=7, recorder=writer, record="full", engine=engine)
+    assert kinds(path).count("block") == 3
+    assert load_trace(path, strict=True)[1:] == full_search("connect4", iterations=250, seed=7, engine="python")[1:]
+
+
+def test_full_level_blocks_stay_far_below_the_frame_limit_a_reader_holds(tmp_path, monkeypatch):
+    from mctsviz.trace import writer as trace_writer
+    from mctsviz.trace.blocks import FULL_BLOCK_ITERATIONS
+    from mctsviz.trace.limits import MAX_LINE_BYTES
+
+    events = full_search("connect4", iterations=1100, seed=1)
+    path = write(tmp_path / "t.msgpack", events)  # the default block_iterations, 4,096
+    blocks = [item for frame in frames(path)[1:] for item in frame if item["kind"] == "block"]
+    assert [b["count"] for b in blocks] == [FULL_BLOCK_ITERATIONS, FULL_BLOCK_ITERATIONS, 1100 - 2 * FULL_BLOCK_ITERATIONS]
+    # The deepest Connect Four iteration, about 12 KB of columns, in every iteration of a block.
+    assert 12_500 * FULL_BLOCK_ITERATIONS < MAX_LINE_BYTES / 2
+    # A block whose columns pass the bound (a game with far more moves) is split until it fits.
+    monkeypatch.setattr(trace_writer, "FULL_BLOCK_BYTES", 30_000)
+    split = write(tmp_path / "s.msgpack", events)
+    sizes = [len(msgspec.msgpack.encode(item)) for frame in frames(split)[1:] for item in frame if item["kind"] == "block"]
+    assert len(sizes) > 10 and max(sizes) < 40_000
+    assert load_trace(split, strict=True) == events
+
+
+@pytest.mark.parametrize("policy", ["ucb1", "puct"])
+def test_verify_replay_and_seek_answer_alike_on_blocks_and_events(tmp_path, policy):
+    events = full_search("tictactoe", iterations=2100, seed=5, policy=policy)
+    # A wrong score, as an engine with a bug would record it: verify must find it in both files.
+    bad = []
+    for event in events:
+        if isinstance(event, Select) and event.iteration == 40 and event.steps:
+            first = event.steps[0]
+            wrong = msgspec.structs.replace(first.scores[0], explore=(first.scores[0].explore or 0.0) + 0.5)
+            event = msgspec.structs.replace(event, steps=(msgspec.structs.replace(first, scores=(wrong, *first.scores[1:])), *event.steps[1:]))
+        bad.append(event)
+    for trace in (events, bad):
+        blocks = write(tmp_path / "b.msgpack", trace, block_iterations=512)
+        plain = write(tmp_path / "p.msgpack", trace, blocks=False)
+        assert "block" in kinds(blocks)
+        reports = [verify(blocks), verify(plain)]
+        assert reports[0].violations == reports[1].violations and reports[0].total == reports[1].total
+        assert reports[0].ok == (trace is events)
+        with open_indexed(blocks, every=1024) as indexed, open_indexed(plain, every=1024) as other:
+            for iteration, phase in [(1, "select"), (40, "expand"), (1500, "backprop"), (2100, "simulate"), (1030, "select")]:
+                expected = facts(snapshot_at(plain, iteration, phase))
+                assert facts(snapshot_at(blocks, iteration, phase)) == expected
+                assert facts(indexed.snapshot(iteration, phase)) == expected
+                assert indexed.events(iteration) == other.events(iteration)
+        (tmp_path / "b.msgpack.idx").unlink(missing_ok=True)
+        (tmp_path / "p.msgpack.idx").unlink(missing_ok=True)
+
+
+def facts(snapshot) -> tuple:
+    """What a snapshot says: every node's statistics, the iteration's path, steps, updates, scores."""
+    return (
+        snapshot.nodes(),
+        snapshot.path,
+        snapshot.steps,
+        snapshot.new_nodes,
+        snapshot.simulated,
+        snapshot.updates,
+        [snapshot.child_scores(n.id) for n in snapshot.nodes()],
+    )
+
+
+# -- what the columns leave out, and what they cannot say -----------------------------------------
+
+
+def test_exploits_and_scores_are_left_out_only_when_reading_computes_their_exact_bits():
+    events = full_search("tictactoe", iterations=60, seed=2)
+    ucb1 = build(events)
+    assert ucb1.full and not ucb1.score_exploit and not ucb1.score_score  # W/N and exploit + explore
+    puct = build(full_search("tictactoe", iterations=60, seed=2, policy="puct", expand="all"))
+    assert puct.score_exploit and not puct.score_score  # PUCT's exploit of an unvisited child is the fpu
+    # A recorded exploit of -0.0 where W/N gives 0.0 keeps its column (and its bits).
+    negative = [edit_first_score(e, exploit=-0.0, value=0.0, visits=1) for e in events]
+    block = build(negative)
+    assert block.score_exploit
+    assert list(block_events(block, 2)) == negative[1:-1]
+    back = next(e for e in block_events(block, 2) if isinstance(e, Select) and e.iteration == 20)
+    assert struct.pack("<d", back.steps[0].scores[0].exploit) == struct.pack("<d", -0.0)
+
+
+def test_iterations_whose_numbers_the_columns_cannot_say_are_written_as_events(tmp_path):
+    events = full_search("tictactoe", iterations=40, seed=2)
+    # A score of +infinity as a number (None is +infinity in the columns), and after values that
+    # are not N + 1 and W + reward.
+    infinite = [edit_first_score(e, score=float("inf")) for e in events]
+    assert build(infinite) is None
+    path = write(tmp_path / "i.msgpack", infinite, block_iterations=8)
+    assert load_trace(path, strict=True) == infinite and [k for k in kinds(path) if k == "block"] == ["block"] * 4
+    odd = [
+        msgspec.structs.replace(e, updates=(msgspec.structs.replace(e.updates[0], visits_after=7), *e.updates[1:]))
+        if isinstance(e, Backprop) and e.iteration == 3
+        else e
+        for e in events
+    ]
+    assert build(odd) is None
+
+
+def edit_first_score(event, **changes):
+    """The event with its first step's first score changed, at iteration 20."""
+    if not isinstance(event, Select) or event.iteration != 20 or not event.steps:
+        return event
+    first = event.steps[0]
+    score = msgspec.structs.replace(first.scores[0], **changes)
+    return msgspec.structs.replace(event, steps=(msgspec.structs.replace(first, scores=(score, *first.scores[1:])), *event.steps[1:]))
+
+
+def build(events: list):
+    builder = BlockBuilder(2)
+    for at in range(1, len(events) - 1, 4):
+        assert builder.add(*events[at : at + 4])
+    return builder.build()
+
+
+def test_a_full_level_block_of_hand_made_iterations_reads_back_exactly():
+    scores = (Score(1, "a", 0, 0.0, 0.5, None, None, None), Score(2, "b", 3, -1.5, 0.5, -0.5, 0.25, -0.25))
+    iteration = [
+        Select(1, (0, 2), (Step(0, 2, 5, scores),)),
+        Expand(1, 2, (NewChild(3, "c", "k", 1.0, 1, False, 0, 0.0),), 3, "score", (Score(3, "c", 0, 0.0, 1.0, None, None, None),)),
+        Simulate(1, 3, "random", (1.0, -1.0), ("d", "a")),
+        Backprop(1, (Update(3, 1.0, 0, 0.0, 1, 1.0), Update(2, -1.0, 3, -1.5, 4, -2.5), Update(0, 1.0, 5, 0.5, 6, 1.5))),
+    ]
+    builder = BlockBuilder(2)
+    assert builder.add(*iteration)
+    block = builder.build()
+    assert block is not None and block.full and block.labels == ("c", "a", "b", "d")
+    assert list(block_events(block, 2)) == iteration
+
+
+# -- damaged and hostile full-level blocks ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def full_trace(tmp_path_factory):
+    events = full_search("tictactoe", iterations=40, seed=2, policy="puct", expand="all")
+    path = write(tmp_path_factory.mktemp("full") / "t.msgpack", events, block_iterations=16)
+    return path, events
+
+
+def u32(values) -> bytes:
+    return struct.pack(f"<{len(values)}I", *values)
+
+
+DAMAGE = {
+    "scores cut": (lambda b: b.update(score_node=b["score_node"][:-4]), "block column score_node holds"),
+    "huge candidate count": (lambda b: b.update(step_candidates=u32([2**32 - 1] * (len(b["step_candidates"]) // 4))), "block column score_node holds"),
+    "steps short": (lambda b: b.update(step_visits=b["step_visits"][:-8]), "block column step_visits holds"),
+    "score label out of range": (lambda b: b.update(score_action=u32([200] * (len(b["score_action"]) // 4))), "score_action names label 200"),
+    "scores at a new-child expansion": (lambda b: b.update(rule=b"\x00" * b["count"]), "whose rule is not 'score'"),
+    "rollout moves without lengths": (lambda b: b.update(rollout_lengths=b""), "rollout_action holds moves without rollout_lengths"),
+    "rollout label out of range": (lambda b: b.update(rollout_action=u32([999] * (len(b["rollout_action"]) // 4))), "rollout_action names label 999"),
+    "huge rollout": (lambda b: b.update(rollout_lengths=u32([2**31] * b["count"])), "block column rollout_action holds"),
+    "before values alone": (lambda b: b.update(update_value=b""), "update_visits and update_value must both be given"),
+    "infinite value": (lambda b: b.update(update_value=struct.pack("<d", float("inf")) * (len(b["update_value"]) // 8)), "not a finite number"),
+    "prior palette index": (lambda b: b.update(score_prior=b"\xff" * len(b["score_prior"])), "names palette entry"),
+    "full columns in a compact block": (lambda b: b.update(full=False), "a compact block holds full-level columns"),
+}
+
+
+@pytest.mark.parametrize("name", list(DAMAGE))
+def test_a_damaged_full_level_block_keeps_the_iterations_before_it(tmp_path, full_trace, name):
+    path, events = full_trace
+    change, reason = DAMAGE[name]
+    damaged = rewrite_second_block(path, tmp_path / "d.msgpack", change)
+    notes: list[str] = []
+    kept = list(read_trace(damaged, on_warning=notes.append))
+    assert kept == events[: 1 + 4 * 16]
+    assert len(notes) == 1 and "frame 3" in notes[0] and reason in notes[0], notes
+    with pytest.raises(MctsvizError, match="frame 3"):
+        list(read_trace(damaged, strict=True))
+    assert_commands_fail_cleanly(damaged)
