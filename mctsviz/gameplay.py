@@ -8,7 +8,6 @@ source as it always does, and only hands its events to a trace writer on the way
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from .playing import GameRecord, chance_draw, game_rng, play_game
 from .seek import IndexTap
 from .trace.game import GameEnd, GameTraceWriter, MoveRecord, chance_move, new_header
 from .trace.io import TraceWriter
+from .trace.memorywriter import MemoryTraceWriter
 from .types import Game
 
 __all__ = ["MAX_WRITTEN_INDEX_ITERATIONS", "checkpoint_interval", "kept_games", "play_traced_game", "trace_match_games"]
@@ -62,7 +62,7 @@ def play_traced_game(
     state = game.initial_state()
     specs = tuple(player_spec(p) or getattr(p, "name", repr(p)) for p in players)
     moves: list[str] = []
-    with GameTraceWriter(path) as writer, tempfile.TemporaryDirectory(prefix="mctsviz-game-") as folder:
+    with GameTraceWriter(path) as writer:
         writer.header(new_header(game, specs, first=first, seed=seed, index=index, start=game.state_key(state)))
         while not game.is_terminal(state):
             drawn = chance_draw(game, state, rng)
@@ -77,26 +77,28 @@ def play_traced_game(
             player = players[seat]
             number = len(moves) + 1
             before = game.state_key(state)
+            segment: list[bytes] | None = None
             if isinstance(player, MCTSPlayer):
-                segment = Path(folder) / f"move-{number}.msgpack"
                 # What the memory holds for the root now is what the search starts from.
                 carried = 0 if player.memory is None else player.memory.get(before)[0]
-                with TraceWriter(segment) as recorder:
+                # The move's trace is kept in memory (about 1 MB at 10,000 iterations), then
+                # copied into the game's file: no file of its own to write and read back.
+                recorder = MemoryTraceWriter(f"move-{number}.msgpack", digest=seek_index)
+                with recorder:
                     tap = _index_tap(recorder, player.options.get("iterations")) if seek_index else None
                     result = player.search_move(game, state, rng, recorder=recorder, record=record)
-                search_index = None if tap is None else tap.index(segment)
+                segment = recorder.chunks
+                search_index = None if tap is None else tap.index(recorder.path, recorder.written_key)
                 action = result.move
                 summary = _search_summary(result, carried)
             else:
-                segment, summary, search_index = None, {}, None
+                summary, search_index = {}, None
                 action = player.choose(game, state, rng)
             if action not in game.legal_actions(state):
                 name = getattr(player, "name", repr(player))
                 raise MctsvizError(f"player {name} chose the illegal move {action!r} in {before}")
             label = game.action_label(action)
             writer.move(MoveRecord(number=number, seat=seat, mover=mover, state=before, move=label, **summary), segment, search_index)
-            if segment is not None:
-                segment.unlink()
             moves.append(label)
             state = game.next_state(state, action)
         values = tuple(float(v) for v in game.returns(state))

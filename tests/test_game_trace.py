@@ -27,6 +27,7 @@ from mctsviz.trace.game import (
     read_game,
 )
 from mctsviz.trace.io import TraceWriter, load_trace
+from mctsviz.trace.memorywriter import MemoryTraceWriter
 
 C4_A = "mcts:iterations=300,engine=python"
 C4_B = "mcts:iterations=200,c=1,rollout=heuristic,engine=python"
@@ -363,6 +364,24 @@ def test_the_same_seed_gives_the_same_game_trace_bytes(tmp_path):
     for path in (first, second):
         play_traced_game(games.load("tictactoe"), "learner:iterations=15", "mcts:iterations=25", path, seed=7, index=3)
     assert first.read_bytes() == second.read_bytes()
+
+
+@pytest.mark.parametrize(("name", "record"), [("t.msgpack", "compact"), ("t.msgpack", "full"), ("t.jsonl.gz", "compact")])
+def test_a_trace_kept_in_memory_is_the_bytes_a_file_gets(tmp_path, name, record):
+    """A game's moves are written in memory (MemoryTraceWriter), then copied into the game: the
+    bytes, and the key a write-time index names, are those of the same search written to a file."""
+    from mctsviz.seek import trace_key
+
+    game = games.load("tictactoe")
+    on_disk = tmp_path / name
+    with TraceWriter(on_disk, digest=True) as file_writer:
+        search(game, iterations=300, seed=5, recorder=file_writer, record=record)
+    nowhere = tmp_path / "nowhere" / name
+    with MemoryTraceWriter(nowhere, digest=True) as memory_writer:
+        search(game, iterations=300, seed=5, recorder=memory_writer, record=record)
+    assert b"".join(memory_writer.chunks) == on_disk.read_bytes() and memory_writer.size == on_disk.stat().st_size
+    assert memory_writer.written_key == file_writer.written_key == trace_key(on_disk)
+    assert not nowhere.parent.exists()
 
 
 def test_a_game_between_two_players_needs_a_two_player_game(tmp_path, capsys):

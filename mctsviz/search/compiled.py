@@ -244,6 +244,10 @@ class KernelState:
             # outlives a call of the kernel, so none is left pointing at the old block.
             self.edges.resize(max(need, capacity + capacity // 8), refcheck=False)
 
+    def key_spelling(self) -> tuple[np.ndarray, ...]:
+        """How the game spells a board: ``kernelgames.board_key_bytes``'s tables (not for Nim)."""
+        return G.cached_key_cells(self.game, lambda: key_cells(self.game, self))
+
     def keys_of(self, first: int, end: int) -> tuple[str, np.ndarray]:
         """The state keys of nodes ``first`` to ``end - 1``: one string, and each key's length."""
         n = self.columns
@@ -255,7 +259,7 @@ class KernelState:
         # Every search of a game asks it the same spelling: found once per game object, and
         # the keys spelled in one compiled pass (per cell with numpy it took 0.5-0.8 s of a
         # 41-move Connect Four game at 10,000 iterations a move).
-        blank, bits, columns, x_chars, o_chars = G.cached_key_cells(self.game, lambda: key_cells(self.game, self))
+        blank, bits, columns, x_chars, o_chars = self.key_spelling()
         out = np.empty(len(x) * len(blank), dtype=np.uint8)
         G.board_key_bytes(x, o, blank, bits, columns, x_chars, o_chars, out)
         return str(out.data, "ascii"), np.full(len(x), len(blank), dtype=np.int64)  # decoded in place, not copied to bytes first
@@ -336,9 +340,8 @@ class KernelExecutor:
         chunk = CHUNK if blocks is None else blocks.size
         wire = _wire_emitter(opened, state)
         emitter = EventEmitter(opened, state, iteration_sink) if iteration_sink is not None and blocks is None and wire is None else None
-        log_path = np.zeros(chunk * (state.max_depth + 2) if record else 1, dtype=np.int64)
-        log_iter = np.zeros((chunk, 6) if record else (1, 6), dtype=np.int64)
-        log_roll = np.zeros(chunk * (state.max_depth + 1) if full else 1, dtype=np.int64)
+        logs = _take_logs(chunk * (state.max_depth + 2) if record else 1, chunk if record else 1, chunk * (state.max_depth + 1) if full else 1)
+        log_path, log_iter, log_roll = logs
         limit = min(room, math.inf if iterations is None else iterations)  # a time budget ends there too
         free, path, slots = np.zeros(64, dtype=np.int64), np.zeros(128, dtype=np.int64), np.zeros(128, dtype=np.int64)  # the kernel's scratch
         clock = time.perf_counter
@@ -374,8 +377,27 @@ class KernelExecutor:
             done += count
             if progress is not None:
                 progress(done)
+        if not _SPARE_LOGS:
+            _SPARE_LOGS.append(logs)
         # The rng goes on from where the kernel left it, as the Python engine's would.
         return Finished(kernel_tree(state), state.rng_state, done)
+
+
+#: A finished traced search's logs, for the next one's (at most one set): a traced search's are
+#: megabytes, and written over they cost no page faults (a 41-move Connect Four game: about 4%
+#: of its traced time). The kernel writes every entry before it is read.
+_SPARE_LOGS: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+
+def _take_logs(path: int, iterations: int, rollouts: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The kernel's logs: a path entry, an iteration's row and a rollout move for that many."""
+    try:
+        logs = _SPARE_LOGS.pop()  # atomic: two searches in two threads never share logs
+    except IndexError:
+        logs = None
+    if logs is not None and len(logs[0]) >= path and len(logs[1]) >= iterations and len(logs[2]) >= rollouts:
+        return logs
+    return np.zeros(path, dtype=np.int64), np.zeros((iterations, 6), dtype=np.int64), np.zeros(rollouts, dtype=np.int64)
 
 
 #: The kernel executor.
@@ -475,10 +497,12 @@ def _compile() -> None:
         np.zeros(128, dtype=np.int64),
         np.zeros(128, dtype=np.int64),
     )
-    K.backup_rewards(0, log, table[:0], nodes[4], False, np.zeros(1))
+    bits, codes, counts = np.zeros((4, 2), dtype="<u8"), np.zeros(1, dtype=np.uint8), np.zeros(1, dtype="<u4")
+    K.block_columns(0, 0, log, table[:0], nodes[4], nodes[3][:0], bits, bits, counts, counts, counts, log, codes, bits[0], codes, bits[0])
     K.palette(np.zeros(1, dtype="<u8"), np.zeros(1, dtype=np.uint8), np.zeros(256, dtype="<u8"))
     cells, chars = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.uint8)  # a game trace's state keys
     G.board_key_bytes(cells, cells, chars, cells, cells, chars, chars, chars)
+    G.board_key_bytes_from_parents(cells, cells, nodes[5], 0, 0, chars, chars, cells, cells, chars, chars, cells, chars, chars, chars[:0])
 
 
 def key_cells(game: Any, state: KernelState) -> tuple[np.ndarray, list[tuple[int, int, int, int]]]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,7 @@ import numpy as np
 from ..trace.events import EXPAND_RULES, SIMULATE_METHODS, Block, NewChild, Score, Step, Update
 from ..trace.sink import BlockRecorder, EncodedRecorder, IterationSink
 from . import kernel as K
+from . import kernelgames as G
 from .engines import numba_cached
 from .fullcodec import F_EXPAND, F_EXPLOIT_DERIVED, F_SCORE_DERIVED, F_STEP, F_STEP_SCORE, F_UPDATE, S_PATH, first_uses, full_columns
 from .records import score_records
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
     from .compiled import KernelState
     from .phases import Engine
 
-__all__ = ["BlockMaker", "EventEmitter", "FullColumnsMaker", "RETURNS", "RULES", "STATISTICS_PIECE"]
+__all__ = ["KEPT_KEY_BYTES", "SPARE_KEY_BYTES", "STATISTICS_PIECE", "BlockMaker", "EventEmitter", "FullColumnsMaker", "KeyRows", "RETURNS", "RULES"]
 
 #: Nodes whose statistics a block hands its watcher at a time (256 KB of visits).
 STATISTICS_PIECE = 1 << 15
@@ -181,6 +183,65 @@ class EventEmitter:
                 add_iteration(iteration, selected, leaf, new, sim, RULES[rule], sim, method, RETURNS[status], credited)
 
 
+#: The most bytes of state keys a traced search keeps to spell its later nodes' keys from
+#: (Connect Four: 47 bytes a key, about 350,000 nodes); nodes past them are spelled cell by cell.
+KEPT_KEY_BYTES = 16 << 20
+#: The rows of a finished search's keys, for the next search's (at most one): written over, not
+#: mapped afresh page by page (a fault per 4 kB: a tenth of a 41-move game's keys). Only rows a
+#: search wrote at most SPARE_KEY_BYTES of are kept, so a big search's leave no memory behind.
+_SPARE_ROWS: list[np.ndarray] = []
+SPARE_KEY_BYTES = 4 << 20
+
+
+def _give_back_rows(rows: np.ndarray, written: list[int]) -> None:
+    if not _SPARE_ROWS and written[0] <= SPARE_KEY_BYTES:
+        _SPARE_ROWS.append(rows)
+
+
+class KeyRows:
+    """A search's state keys, block after block, as :meth:`KernelState.keys_of` spells them,
+    but each node's from its parent's where that one is kept: a copy and the cell its move
+    filled, instead of every cell (Connect Four keys in half the time). The keys of the
+    nodes from ``first`` on are kept, up to :data:`KEPT_KEY_BYTES`, in memory the operating
+    system maps only as it is written, and handed to the next search when this one ends."""
+
+    def __init__(self, state: KernelState, first: int) -> None:
+        self.state = state
+        self.first = self.next = first  # the nodes first to next - 1 are spelled in rows
+        self.tables: tuple[np.ndarray, ...] | None = None
+        self.rows = np.empty(0, dtype=np.uint8)
+        self.written = [0]  # the bytes of rows written (a list: the finalizer reads it)
+
+    def keys(self, first: int, end: int) -> tuple[str, np.ndarray]:
+        """The state keys of nodes ``first`` to ``end - 1``: one string, and each key's length."""
+        if self.state.kind == G.NIM:
+            return self.state.keys_of(first, end)
+        if self.tables is None:
+            blank, bits, columns, x_chars, o_chars = self.state.key_spelling()
+            column_of, x_of, o_of = np.full(64, -1, dtype=np.int64), np.zeros(64, dtype=np.uint8), np.zeros(64, dtype=np.uint8)
+            column_of[bits], x_of[bits], o_of[bits] = columns, x_chars, o_chars
+            self.tables = (blank, bits, columns, x_chars, o_chars, column_of, x_of, o_of)
+            size = KEPT_KEY_BYTES - KEPT_KEY_BYTES % len(blank)
+            try:
+                rows = _SPARE_ROWS.pop()  # atomic: two searches in two threads never share rows
+            except IndexError:
+                rows = np.empty(size, dtype=np.uint8)
+            self.rows = rows if len(rows) == size else np.empty(size, dtype=np.uint8)
+            weakref.finalize(self, _give_back_rows, self.rows, self.written).atexit = False
+        width = len(self.tables[0])
+        start, stop = (first - self.first) * width, (end - self.first) * width
+        if first == self.next and stop <= len(self.rows):
+            out, kept = self.rows[start:stop], self.rows[:stop]
+            self.next = end
+            self.written[0] = stop
+        else:
+            out, kept = np.empty((end - first) * width, dtype=np.uint8), self.rows[: (self.next - self.first) * width]
+        n = self.state.columns
+        blank, bits, columns, x_chars, o_chars, column_of, x_of, o_of = self.tables
+        G.board_key_bytes_from_parents(n["x"], n["o"], n["parent"], first, self.first, kept, blank, bits, columns, x_chars, o_chars, column_of, x_of, o_of, out)
+        return str(out.data, "ascii"), np.full(end - first, width, dtype=np.int64)  # decoded in place
+
+
 class BlockMaker:
     """Writes each chunk's iterations as one block (``mctsviz.trace.blocks``) with array operations.
 
@@ -214,12 +275,15 @@ class BlockMaker:
         self.method = SIMULATE_METHODS.index(engine.options.rollout)
         self.terminal = SIMULATE_METHODS.index("terminal")
         self.rules = np.array([EXPAND_RULES.index(rule) for rule in RULES], dtype=np.uint8)  # by kernel code
-        self.returns = np.array([(0.0, 0.0), *(RETURNS[s] for s in (1, 2, 3))], dtype="<f8")  # by status
-        self.reward01 = engine.options.reward == "01"
-        self.rewards = np.zeros(size * (state.max_depth + 3), dtype="<f8")
-        self.codes = np.zeros(len(self.rewards), dtype=np.uint8)
-        self.values = np.zeros(256, dtype="<u8")
+        # By final status (none, X won, O won, a draw) and player: the returns, and the rewards
+        # credited (the kernel's, as the Python engine converts them), as f64 bit patterns.
+        returns = np.array([(0.0, 0.0), *(RETURNS[s] for s in (1, 2, 3))], dtype="<f8")
+        rewards = (returns + 1.0) / 2.0 if engine.options.reward == "01" else returns
+        self.return_bits, self.reward_bits = returns.view("<u8"), rewards.view("<u8")
         self.game = game
+        self.keys = KeyRows(state, self.count)
+        # The full-level columns' palettes (compact blocks code theirs in block_columns).
+        self.codes, self.values = np.zeros(0, dtype=np.uint8), np.zeros(256, dtype="<u8")
 
     def piece(self, done: int, first_node: int, start: int, stop: int, log_path: np.ndarray, log_iter: np.ndarray) -> list[Block]:
         """The block of a chunk's iterations ``start`` to ``stop - 1`` (its first node ``first_node``)."""
@@ -264,47 +328,46 @@ class BlockMaker:
     def write(self, done: int, count: int, log_path: np.ndarray, log_iter: np.ndarray, log_roll: np.ndarray | None = None) -> None:
         n = self.state.columns
         table = log_iter[:count]
-        path_end, sim, status, nodes_end = table[:, 0], table[:, 1], table[:, 3], table[:, 4]
-        starts = np.concatenate(([0], path_end[:-1]))
-        path_lengths = path_end - starts
-        path = log_path[: path_end[-1]]
-        first, end = self.count, int(nodes_end[-1])
+        sim = table[:, 1]
+        path = log_path[: table[count - 1, 0]]
+        first, end = self.count, int(table[count - 1, 4])
         self.count = end
-        nodes = np.arange(first, end)
-        # Labels numbered in order of first use, as the builder numbers them (a full-level
-        # block's: the new children's, then the scores', then the rollouts').
-        actions = n["action"][first:end].astype(np.int64)
+        actions = n["action"][first:end]
+        lengths, born, label_codes = np.empty(count, "<u4"), np.empty(count, "<u4"), np.empty(end - first, "<u4")
+        used = np.empty(len(self.labels), np.int64)
+        reward_codes, return_codes = np.empty(len(path) + count, np.uint8), np.empty(2 * count, np.uint8)
+        reward_values, return_values = np.empty(8, "<u8"), np.empty(8, "<u8")
+        kinds, updates, rewards, returns = K.block_columns(
+            count, first, log_path, table, n["mover"], actions, self.reward_bits, self.return_bits,
+            lengths, born, label_codes, used, reward_codes, reward_values, return_codes, return_values,
+        )  # fmt: skip
+        labels_used = used[:kinds]
         full = None
-        named = actions
+        code = np.zeros(0, dtype="<u4")
         if self.full is not None:
+            # A full-level block numbers its labels over the new children's, then the scores',
+            # then the rollouts' actions: numbered again here, without a sort.
             assert log_roll is not None
             full = self.full.columns(count, log_path, log_iter, log_roll)
-            named = np.concatenate((actions, full.score_actions, full.rollout_actions))
-        if full is None:
-            used, at = np.unique(named, return_index=True)
-        else:  # a hundred thousand scores' actions: no sort
+            named = np.concatenate((actions.astype(np.int64), full.score_actions, full.rollout_actions))
             firsts = np.zeros(len(self.labels), dtype=np.int64)
             first_uses(named, firsts)
-            used = np.flatnonzero(firsts >= 0)
-            at = firsts[used]
-        order = np.argsort(at, kind="stable")
-        code = np.zeros(len(self.labels), dtype="<u4")
-        code[used[order]] = np.arange(len(used), dtype="<u4")
-        keys, key_lengths = self.state.keys_of(first, end)
+            seen = np.flatnonzero(firsts >= 0)
+            labels_used = seen[np.argsort(firsts[seen], kind="stable")]
+            code = np.zeros(len(self.labels), dtype="<u4")
+            code[labels_used] = np.arange(len(labels_used), dtype="<u4")
+            label_codes = code[actions]
+        keys, key_lengths = self.keys.keys(first, end)
         terminal = n["status"][sim] != 0
-        rewards = self.rewards[: len(path) + count]
-        total = K.backup_rewards(count, log_path, table, n["mover"], self.reward01, rewards)
-        update_reward, reward_values = self._palette(rewards[:total])
-        returns, return_values = self._palette(self.returns[status].reshape(-1))
         block = Block(
             done + 1,
             count,
-            tuple(self.labels[used[order]].tolist()),
-            path_lengths.astype("<u4").tobytes(),
+            tuple(self.labels[labels_used].tolist()),
+            lengths.tobytes(),
             path.astype("<i4").tobytes(),
-            np.diff(nodes_end, prepend=first).astype("<u4").tobytes(),
-            nodes.astype("<i4").tobytes(),
-            code[actions].tobytes(),
+            born.tobytes(),
+            np.arange(first, end, dtype="<i4").tobytes(),
+            label_codes.tobytes(),
             keys,
             key_lengths.astype("<u4").tobytes(),
             (1.0 / n["legal"][n["parent"][first:end]].astype("<f8")).tobytes(),
@@ -313,10 +376,10 @@ class BlockMaker:
             sim.astype("<i4").tobytes(),
             self.rules[table[:, 2]].tobytes(),
             np.where(terminal, self.terminal, self.method).astype("<u1").tobytes(),
-            returns,
-            update_reward,
-            return_values=return_values,
-            reward_values=reward_values,
+            return_codes.tobytes(),
+            reward_codes[:updates].tobytes(),
+            return_values=return_values[:returns].tobytes(),
+            reward_values=reward_values[:rewards].tobytes(),
             **({} if full is None else full.fields(code, self._palette)),
         )
         if self.watch_every is None:

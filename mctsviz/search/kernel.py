@@ -56,7 +56,7 @@ __all__ = [
     "NIM_BITS",
     "Nodes",
     "OPTIONS",
-    "backup_rewards",
+    "block_columns",
     "expand_root",
     "fill_logs",
     "palette",
@@ -413,25 +413,95 @@ def run_iterations(
 
 
 @njit(cache=True)
-def backup_rewards(count: int, log_path: np.ndarray, log_iter: np.ndarray, mover: np.ndarray, reward01: bool, out: np.ndarray) -> int:
-    """The reward of every backpropagation update of ``count`` logged iterations, in the order
-    the events list them (the simulated node if it is not the leaf, then the path upwards);
-    returns how many were written to ``out``."""
+def block_columns(
+    count: int,
+    first_node: int,
+    log_path: np.ndarray,
+    log_iter: np.ndarray,
+    mover: np.ndarray,
+    actions: np.ndarray,
+    reward_bits: np.ndarray,
+    return_bits: np.ndarray,
+    lengths: np.ndarray,
+    born: np.ndarray,
+    label_codes: np.ndarray,
+    used: np.ndarray,
+    reward_codes: np.ndarray,
+    reward_values: np.ndarray,
+    return_codes: np.ndarray,
+    return_values: np.ndarray,
+) -> tuple[int, int, int, int]:
+    """The columns of a block (``mctsviz.trace.blocks``) of ``count`` logged iterations whose
+    first new node is ``first_node``, in one pass instead of a dozen array operations each:
+
+    * ``lengths``, ``born``: each iteration's path length and the nodes it made;
+    * ``label_codes``: each new node's action (``actions``, one per node, each below
+      ``len(used)``) numbered by first use, the actions in that order into ``used``;
+    * ``reward_codes``: every backpropagation update's reward (the simulated node if it is not
+      the leaf, then the path upwards: the events' order) as an index into ``reward_values``;
+    * ``return_codes``: each iteration's returns (X, O) as indexes into ``return_values``.
+
+    Rewards and returns are looked up by final status (``reward_bits[status, player]``,
+    ``return_bits[status, player]``: the f64 bit patterns) and palette-coded as ``palette``
+    (``mctsviz.trace.blocks.palette``) codes them: distinct bit patterns in order of first use.
+    Returns (actions used, updates, distinct rewards, distinct returns).
+    """
+    start = 0
+    made = first_node
+    for i in range(count):
+        end = log_iter[i, 0]
+        lengths[i] = end - start
+        born[i] = log_iter[i, 4] - made
+        made = log_iter[i, 4]
+        start = end
+    slot = np.full(len(used), -1, dtype=np.int64)
+    kinds = 0
+    for i in range(len(actions)):
+        a = actions[i]
+        if slot[a] < 0:
+            slot[a] = kinds
+            used[kinds] = a
+            kinds += 1
+        label_codes[i] = slot[a]
+    # At most 4 statuses x 2 players: each pair's code is found once, by its bits.
+    reward_code = np.full(8, -1, dtype=np.int64)
+    return_code = np.full(8, -1, dtype=np.int64)
+    rewards = returns = 0
     k = 0
     start = 0
     for i in range(count):
         end = log_iter[i, 0]
         sim = log_iter[i, 1]
         status = log_iter[i, 3]
-        r0, r1 = _rewards(status, reward01)
+        for player in range(2):
+            key = 2 * status + player
+            if return_code[key] < 0:
+                return_code[key], returns = _palette_code(return_bits[status, player], return_values, returns)
+            return_codes[2 * i + player] = return_code[key]
         if sim != log_path[end - 1]:
-            out[k] = r0 if mover[sim] == 0 else r1
+            key = 2 * status + (0 if mover[sim] == 0 else 1)
+            if reward_code[key] < 0:
+                reward_code[key], rewards = _palette_code(reward_bits[status, key & 1], reward_values, rewards)
+            reward_codes[k] = reward_code[key]
             k += 1
         for j in range(end - 1, start - 1, -1):
-            out[k] = r0 if mover[log_path[j]] == 0 else r1
+            key = 2 * status + (0 if mover[log_path[j]] == 0 else 1)
+            if reward_code[key] < 0:
+                reward_code[key], rewards = _palette_code(reward_bits[status, key & 1], reward_values, rewards)
+            reward_codes[k] = reward_code[key]
             k += 1
         start = end
-    return k
+    return kinds, k, rewards, returns
+
+
+@njit(cache=True)
+def _palette_code(bits: Any, values: np.ndarray, distinct: int) -> tuple[int, int]:
+    """The code of ``bits`` among ``values[:distinct]``, appended when new; and the count after."""
+    for j in range(distinct):
+        if values[j] == bits:
+            return j, distinct
+    values[distinct] = bits
+    return distinct, distinct + 1
 
 
 @njit(cache=True)

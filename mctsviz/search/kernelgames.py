@@ -35,6 +35,7 @@ __all__ = [
     "PAIR",
     "TICTACTOE",
     "board_key_bytes",
+    "board_key_bytes_from_parents",
     "borrowed",
     "cached_key_cells",
     "legal_mask",
@@ -482,6 +483,59 @@ def board_key_bytes(
         for k in range(width):
             out[row + k] = blank[k]
         xi, oi = x[i], o[i]
+        for c in range(len(bits)):
+            if (xi >> bits[c]) & 1:
+                out[row + columns[c]] = x_chars[c]
+            elif (oi >> bits[c]) & 1:
+                out[row + columns[c]] = o_chars[c]
+
+
+@njit(cache=True)
+def board_key_bytes_from_parents(
+    x: np.ndarray,
+    o: np.ndarray,
+    parent: np.ndarray,
+    first: int,
+    kept_from: int,
+    kept: np.ndarray,
+    blank: np.ndarray,
+    bits: np.ndarray,
+    columns: np.ndarray,
+    x_chars: np.ndarray,
+    o_chars: np.ndarray,
+    column_of: np.ndarray,
+    x_of: np.ndarray,
+    o_of: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """:func:`board_key_bytes` for nodes ``first`` on (``len(out) // len(blank)`` of them; ``x``,
+    ``o`` and ``parent`` are whole node columns), each spelled from its parent's key where that
+    is in ``kept`` (the keys of nodes ``kept_from`` on, one after another; ``out`` may be part of
+    it): the parent's copied, then the cells where the two boards differ (a move: one) spelled
+    again, instead of every cell. ``column_of[bit]`` is the key's column of cell ``bit`` (-1 for a
+    bit of no cell), ``x_of[bit]`` and ``o_of[bit]`` its characters (a parent is made before its
+    children, so its key is spelled first)."""
+    width = len(blank)
+    rows = len(kept) // width
+    for i in range(len(out) // width):
+        node = first + i
+        row = i * width
+        xi, oi = x[node], o[node]
+        p = parent[node]
+        if kept_from <= p < kept_from + rows and p < node:
+            at = (p - kept_from) * width
+            out[row : row + width] = kept[at : at + width]  # a slice: copied whole, not byte by byte
+            changed = (xi ^ x[p]) | (oi ^ o[p])
+            while changed:
+                low = changed & -changed
+                bit = popcount(low - 1)
+                column = column_of[bit]
+                if column >= 0:
+                    out[row + column] = x_of[bit] if xi & low else o_of[bit] if oi & low else blank[column]
+                changed ^= low
+            continue
+        for k in range(width):
+            out[row + k] = blank[k]
         for c in range(len(bits)):
             if (xi >> bits[c]) & 1:
                 out[row + columns[c]] = x_chars[c]

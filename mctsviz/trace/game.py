@@ -29,7 +29,7 @@ import os
 import shutil
 import struct
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -299,12 +299,18 @@ class GameTraceWriter:
         self._write(_record_frame(header))
         self._state = "moves"
 
-    def move(self, record: MoveRecord, segment: str | os.PathLike[str] | None = None, index: bytes | None = None) -> None:
-        """Write one move's record and, when it was searched, the search's trace file ``segment``
-        and its seek index's bytes ``index`` (when one was built as the search was written)."""
+    def move(self, record: MoveRecord, segment: str | os.PathLike[str] | Sequence[bytes] | None = None, index: bytes | None = None) -> None:
+        """Write one move's record and, when it was searched, the search's trace ``segment``
+        (its file, or its bytes in pieces: a :class:`~mctsviz.trace.memorywriter.MemoryTraceWriter`'s
+        ``chunks``) and its seek index's bytes ``index`` (when one was built as the search was written)."""
         if self._state != "moves":
             raise MctsvizError(f"{self.path}: a move comes after the header and before the end")
-        size = 0 if segment is None else os.path.getsize(segment)
+        if segment is None:
+            size = 0
+        elif isinstance(segment, (str, os.PathLike)):
+            size = os.path.getsize(segment)
+        else:
+            size = sum(map(len, segment))
         index_size = len(index) if index and segment is not None else 0
         if max(size, index_size) > 0xFFFFFFFF:
             raise MctsvizError(f"{self.path}: move {record.number}'s search trace or index is more than a frame holds (4 GiB)")
@@ -312,8 +318,12 @@ class GameTraceWriter:
         if segment is not None:
             self._write(_FRAME.pack(_BIN32, size))
             assert self._handle is not None
-            with open(segment, "rb") as source:
-                shutil.copyfileobj(source, self._handle, 1 << 20)
+            if isinstance(segment, (str, os.PathLike)):
+                with open(segment, "rb") as source:
+                    shutil.copyfileobj(source, self._handle, 1 << 20)
+            else:
+                for chunk in segment:
+                    self._write(chunk)
             if index_size:
                 assert index is not None
                 self._write(_FRAME.pack(_BIN32, index_size) + index)

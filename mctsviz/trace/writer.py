@@ -200,6 +200,15 @@ class TraceWriter:
         """Create ``PATH.partial`` (done by ``with``)."""
         if self._handle is not None or self._closed:
             raise MctsvizError(f"trace writer for {self.path} is already open or closed")
+        handle = self._create()
+        try:
+            self._attach(handle)
+        except BaseException:
+            self._discard()
+            raise
+
+    def _create(self) -> IO[bytes]:
+        """The ``PATH.partial`` file, newly made."""
         if self.path.is_dir():
             raise MctsvizError(f"cannot write the trace {self.path}: it is a directory")
         try:
@@ -211,11 +220,7 @@ class TraceWriter:
             ) from None
         except OSError as exc:
             raise MctsvizError(f"cannot write the trace {self.path}: {exc.strerror or exc}") from None
-        try:
-            self._attach(os.fdopen(fd, "wb"))
-        except BaseException:
-            self._discard()
-            raise
+        return os.fdopen(fd, "wb")
 
     def _attach(self, handle: IO[bytes]) -> None:
         self._handle = handle
@@ -247,8 +252,7 @@ class TraceWriter:
         try:
             with _sigint_deferred():
                 self._finish()
-                self._handle.close()
-                os.replace(self.partial_path, self.path)
+                self._land()
                 self._landed = True
         except (OSError, MctsvizError) as exc:
             self._discard()
@@ -267,6 +271,12 @@ class TraceWriter:
         except OSError as exc:
             self._failed = True
             raise MctsvizError(f"cannot write the trace {self.path}: {exc.strerror or exc}") from None
+
+    def _land(self) -> None:
+        """Close the finished ``PATH.partial`` and rename it into place."""
+        assert self._handle is not None
+        self._handle.close()
+        os.replace(self.partial_path, self.path)
 
     def _discard(self) -> None:
         try:
@@ -553,7 +563,14 @@ class TraceWriter:
         self._check_open()
         if self.format == "msgpack":
             payload = MSGPACK_ENCODER.encode(events)
-            data = BIN32_PREFIX.pack(BIN32, len(payload)) + payload
+            head = BIN32_PREFIX.pack(BIN32, len(payload))
+            if self.on_written is None and self.codec == "none":
+                # The frame's head and its payload written one after the other: a compact
+                # block's megabyte is not copied once more just to join its 5-byte head.
+                with _sigint_deferred():
+                    self._write(head, payload)
+                return
+            data = head + payload
         else:
             data = encode_lines(events)
         with _sigint_deferred():
@@ -561,9 +578,10 @@ class TraceWriter:
         if self.on_written is not None:
             self.on_written(events if watched is None else watched, data)
 
-    def _write(self, data: bytes) -> None:
+    def _write(self, *pieces: bytes) -> None:
         try:
-            self._sink.write(data)
+            for piece in pieces:
+                self._sink.write(piece)
             self._sink.flush()
         except OSError as exc:
             self._failed = True
