@@ -26,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
 
+import msgspec
+
 from ._version import __version__
 from .errors import MctsvizError
 from .games.chance import chance_outcomes, has_chance
@@ -338,7 +340,9 @@ class Tracer:
         prior = self._priors.get(leaf)
         if prior is None and pairs and probabilities is None:
             prior = self._priors[leaf] = 1.0 / len(game.legal_actions(state))
-        for index, item in enumerate(pairs):
+        # Each child's prior: the parent's uniform one, or its outcome's probability at a chance node.
+        child_priors = iter(probabilities) if probabilities is not None else None
+        for item in pairs:
             node, action = item[0], item[1]
             if node in self._ids:
                 raise MctsvizError(f"node {node!r} is already in the tree: expand() adds new nodes")
@@ -349,10 +353,7 @@ class Tracer:
             except (KeyError, TypeError):
                 label = self._label(action)
             terminal = bool(game.is_terminal(child_state))
-            child_prior = (prior or 1.0) if probabilities is None else probabilities[index]
-            is_chance = chance is not None and not terminal and bool(chance_outcomes(game, child_state))
-            if is_chance:
-                chance.add(number)  # type: ignore[union-attr]  # is_chance needs chance
+            child_prior = (prior or 1.0) if child_priors is None else next(child_priors)
             self._ids[node] = number
             self._states.append(child_state)
             self._terminal.append(terminal)
@@ -366,7 +367,11 @@ class Tracer:
             if leaf == 0:
                 self._root_children.append((number, label, child_prior))
                 self._root_stats[number] = [0, 0.0]
-            added.append(NewChild(number, label, game.state_key(child_state), child_prior, mover, terminal, chance=is_chance))
+            record = NewChild(number, label, game.state_key(child_state), child_prior, mover, terminal)
+            if chance is not None and not terminal and chance_outcomes(game, child_state):
+                chance.add(number)
+                record = msgspec.structs.replace(record, chance=True)
+            added.append(record)
         if simulate_from is not None:
             start = self._id(simulate_from)
         elif len(added) == 1:
