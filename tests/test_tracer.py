@@ -390,3 +390,26 @@ def test_a_chance_root_or_a_chance_node_given_some_of_its_outcomes_is_refused():
     for given in ([("face1", one)], [("face1", one), ("again", one)], [("face1", one), ("stop", roll)]):
         with pytest.raises(MctsvizError, match="adds every outcome at once, each once"):
             tracer.expand("R", given)
+
+
+def test_at_the_full_level_a_step_through_a_chance_node_holds_no_scores():
+    """A chance node's outcome is drawn: the tracer turned the engine's numbers there into scores."""
+    game = games.load("pig(target=2,sides=2)")
+    root = game.initial_state()
+    roll = game.legal_actions(root)[0]
+    after_roll = game.next_state(root, roll)
+    one, two = (action for action, _ in game.chance_outcomes(after_roll))
+    events = ListRecorder()
+    tracer = Tracer(events, game=game, root=root, options=SearchOptions(expand="second-visit-lazy-root"), record="full")
+    tracer.select(["root"])
+    tracer.expand("root", [("R", roll)], scores={"R": float("inf")})
+    tracer.simulate("R", (1.0, -1.0), moves=())
+    tracer.backprop([("R", 1.0, 1, 1.0), ("root", -1.0, 1, -1.0)])
+    tracer.select(["root", "R"], scores=[{"R": 2.5}])
+    tracer.expand("R", [("f1", one), ("f2", two)], simulate_from="f2")
+    tracer.simulate("f2", (1.0, -1.0), moves=())
+    tracer.backprop([("f2", 1.0, 1, 1.0), ("R", 1.0, 2, 2.0), ("root", -1.0, 2, -2.0)])
+    tracer.select(["root", "R", "f2"], scores=[{"R": 2.0}, {"f1": 9.0, "f2": 1.0}])
+    steps = events[-1].steps
+    assert steps[0].scores is not None and steps[0].scores[0].score == 2.0
+    assert steps[1].node == tracer.node_id("R") and steps[1].chosen == tracer.node_id("f2") and steps[1].scores is None
