@@ -26,8 +26,11 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
 
+import msgspec
+
 from ._version import __version__
 from .errors import MctsvizError
+from .games.chance import chance_outcomes, has_chance
 from .options import SearchOptions, check_seed
 from .search.policies import final_choice
 from .trace.blocks import BlockColumns
@@ -84,6 +87,7 @@ class Tracer:
     """
 
     __slots__ = (
+        "_chance",
         "_held_expand",
         "_full",
         "_held_select",
@@ -130,6 +134,10 @@ class Tracer:
             raise MctsvizError(f"record must be 'compact' or 'full', not {record!r}")
         if game.is_terminal(root):
             raise MctsvizError("the root state is terminal: there is no search to trace")
+        # The chance nodes' ids, for a game with chance moves (None: a game without).
+        self._chance: set[int] | None = set() if has_chance(game) else None
+        if self._chance is not None and chance_outcomes(game, root):
+            raise MctsvizError("the root state is a chance node: a search starts at a player's move")
         self.recorder = recorder
         self.game = game
         self.options = (options or SearchOptions()).checked()
@@ -276,7 +284,12 @@ class Tracer:
         if scores is None or len(scores) != len(ids) - 1:
             given = "none" if scores is None else str(len(scores))
             raise MctsvizError(f"at the full level select() needs scores=: one item per move down the path ({len(ids) - 1} here, {given} given)")
-        return tuple(Step(node, chosen, self._reported_visits[node], self._scores(node, given)) for node, chosen, given in zip(ids, ids[1:], scores))
+        chance = self._chance or ()
+        # At a chance node the outcome is drawn, not scored: its step holds no scores.
+        return tuple(
+            Step(node, chosen, self._reported_visits[node], None if node in chance else self._scores(node, given))
+            for node, chosen, given in zip(ids, ids[1:], scores)
+        )
 
     def _scores(self, parent: int, given: Any) -> tuple[Score, ...]:
         """The engine's scores of ``parent``'s children (see :meth:`select`) as Score records."""
@@ -294,6 +307,10 @@ class Tracer:
             parent: the leaf selection stopped at.
             children: the new nodes with the action leading to each (none: no expansion); a
                 third item, the child's state, saves the tracer computing it again.
+                At a chance node (a game with ``chance_outcomes``) they are every outcome, in
+                any order: the trace writes them in the game's order with the rule
+                ``"chance"``, each one's probability as its prior and the chance node's mover
+                as its own; a new child where chance moves is marked ``chance``.
             simulate_from: the node the simulation starts from (default: the only new child,
                 or the parent when there is none).
             scores: at the full level, when several children were added, the engine's scores
@@ -313,10 +330,18 @@ class Tracer:
         added: list[NewChild] = []
         labels = self._labels
         pairs = children if type(children) is list else list(children)
+        chance = self._chance
+        probabilities: list[float] | None = None
+        if chance is not None and leaf in chance and pairs:
+            # An outcome is credited to the player who moved into the chance node.
+            mover = self._movers[leaf]
+            pairs, probabilities = self._in_outcome_order(state, pairs)
         # A uniform prior over the parent's legal actions, as mctsviz's engine gives without an evaluator.
         prior = self._priors.get(leaf)
-        if prior is None and pairs:
+        if prior is None and pairs and probabilities is None:
             prior = self._priors[leaf] = 1.0 / len(game.legal_actions(state))
+        # Each child's prior: the parent's uniform one, or its outcome's probability at a chance node.
+        child_priors = iter(probabilities) if probabilities is not None else None
         for item in pairs:
             node, action = item[0], item[1]
             if node in self._ids:
@@ -328,6 +353,7 @@ class Tracer:
             except (KeyError, TypeError):
                 label = self._label(action)
             terminal = bool(game.is_terminal(child_state))
+            child_prior = (prior or 1.0) if child_priors is None else next(child_priors)
             self._ids[node] = number
             self._states.append(child_state)
             self._terminal.append(terminal)
@@ -336,12 +362,16 @@ class Tracer:
                 self._reported_visits.append(0)
                 self._reported_value.append(0.0)
                 self._node_labels.append(label)
-                self._node_priors.append(prior or 1.0)
+                self._node_priors.append(child_prior)
                 self._kids.setdefault(leaf, []).append(number)
             if leaf == 0:
-                self._root_children.append((number, label, prior or 1.0))
+                self._root_children.append((number, label, child_prior))
                 self._root_stats[number] = [0, 0.0]
-            added.append(NewChild(number, label, game.state_key(child_state), prior or 1.0, mover, terminal))
+            record = NewChild(number, label, game.state_key(child_state), child_prior, mover, terminal)
+            if chance is not None and not terminal and chance_outcomes(game, child_state):
+                chance.add(number)
+                record = msgspec.structs.replace(record, chance=True)
+            added.append(record)
         if simulate_from is not None:
             start = self._id(simulate_from)
         elif len(added) == 1:
@@ -350,7 +380,10 @@ class Tracer:
             start = leaf
         else:
             raise MctsvizError("several children were added: say which one the simulation starts from (simulate_from=)")
-        rule = "leaf" if not added else ("new" if len(added) == 1 and self._one_at_a_time else "score")
+        if probabilities is not None:
+            rule = "chance"
+        else:
+            rule = "leaf" if not added else ("new" if len(added) == 1 and self._one_at_a_time else "score")
         chose = None
         if self._full and rule == "score":
             if scores is None:
@@ -360,6 +393,24 @@ class Tracer:
         self._held_expand = (leaf, tuple(added), start, rule, chose)
         if self._sink is None:
             self.recorder(Expand(self._iteration, leaf, self._held_expand[1], start, rule, chose))
+
+    def _in_outcome_order(self, state: State, pairs: list[Any]) -> tuple[list[Any], list[float]]:
+        """A chance node's new children in the game's order of its outcomes, with their
+        probabilities (an engine may keep them shuffled; the trace numbers them as the game
+        lists them).
+
+        Raises:
+            MctsvizError: the children are not every outcome, each once.
+        """
+        outcomes = chance_outcomes(self.game, state)
+        order = {self._label(action): index for index, (action, _) in enumerate(outcomes)}
+        try:
+            ranked = sorted(pairs, key=lambda item: order[self._label(item[1])])
+        except KeyError:
+            ranked = []
+        if len(ranked) != len(outcomes) or len({self._label(item[1]) for item in ranked}) != len(outcomes):
+            raise MctsvizError("expand() at a chance node adds every outcome at once, each once")
+        return ranked, [p for _, p in outcomes]
 
     def simulate(self, node: Hashable, returns: Sequence[float], moves: Sequence[Action] | None = None) -> None:
         """The simulation: where it started, its returns (one per player) and the moves it played.

@@ -46,7 +46,11 @@ def assert_replay_matches_the_bot(bot, events):
         ours = final.node(bot.tracer.node_id(node))
         assert ours.visits == node.explore_count
         assert ours.value == pytest.approx(node.total_reward, abs=1e-9)
-        assert [final.node(k).action for k in ours.children] == [bot.label(c) for c in node.children]
+        kids = [final.node(k).action for k in ours.children]
+        if ours.chance:  # the trace lists a chance node's outcomes in the game's order, OpenSpiel shuffled
+            assert sorted(kids) == sorted(bot.label(c) for c in node.children)
+        else:
+            assert kids == [bot.label(c) for c in node.children]
     # Every iteration's tree is a tree OpenSpiel had: the root's visits grow by one.
     assert [replay.snapshot(k).root.visits for k in (1, 2, 10)] == [1, 2, 10]
     return final
@@ -82,6 +86,43 @@ def _structure(events, iterations):
     selects = [e for e in events if isinstance(e, Select)][:iterations]
     expands = [e for e in events if isinstance(e, Expand) and e.iteration >= 1][:iterations]
     return [(len(s.path), x.parent == s.path[-1], x.rule, len(x.children)) for s, x in zip(selects, expands)]
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_a_chance_games_trace_replays_to_the_bots_tree_and_verifies(seed):
+    """Pig's die: the bot's chance nodes were recorded as player nodes (34 violations in 20
+    iterations: "whether chance moves at the node", rewards credited to the wrong player)."""
+    events = ListRecorder()
+    bot = record_openspiel_search("openspiel:pig(winscore=10)", events, iterations=300, seed=seed)
+    final = assert_replay_matches_the_bot(bot, events)
+    report = verify(list(events))
+    assert report.ok, report.format()
+    chance_nodes = {k for k in range(len(final)) if final.node(k).chance}
+    draws = [e for e in events if isinstance(e, Expand) and e.rule == "chance"]
+    assert draws and {e.parent for e in draws} <= chance_nodes
+    for expand in draws:  # every face of the die, in the game's order, at its probability
+        assert [child.action for child in expand.children] == [f"Roll {face}" for face in range(1, 7)]
+        assert [child.prior for child in expand.children] == pytest.approx([1 / 6] * 6)
+        assert expand.simulate_from in [child.node for child in expand.children]
+    # Later selections go through chance nodes (OpenSpiel's draws), which replayed to its counts above.
+    assert any(isinstance(e, Select) and chance_nodes & set(e.path[:-1]) for e in events)
+
+
+def test_the_bot_going_on_through_chance_nodes_is_refused_for_a_chance_game():
+    import pyspiel
+    from open_spiel.python.algorithms import mcts
+
+    from mctsviz.foreign.openspiel_mcts import TracedMCTSBot, adapter_for
+
+    game = pyspiel.load_game("pig(winscore=10)")
+    with pytest.raises(MctsvizError, match="dont_return_chance_node=True is not recorded for a game with chance"):
+        TracedMCTSBot(game, 2.0, 10, mcts.RandomRolloutEvaluator(), recorder=ListRecorder(), dont_return_chance_node=True)
+    # Without chance nodes the option changes nothing: it is recorded.
+    ttt = pyspiel.load_game("tic_tac_toe")
+    events = ListRecorder()
+    bot = TracedMCTSBot(ttt, 2.0, 30, mcts.RandomRolloutEvaluator(), recorder=events, adapter=adapter_for(ttt), dont_return_chance_node=True)
+    bot.mcts_search(ttt.new_initial_state())
+    assert verify(list(events)).ok
 
 
 def test_our_search_under_the_declared_options_grows_the_tree_as_the_bot_does():

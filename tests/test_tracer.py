@@ -333,3 +333,83 @@ def test_out_of_order_calls_say_what_to_call():
     tracer.simulate("child", (1.0, -1.0))
     with pytest.raises(MctsvizError, match=r"select\(\) called where backprop\(\) was expected \(iteration 1\): the iteration's backprop\(\) is missing"):
         tracer.select(["root"])
+
+
+def test_a_chance_node_is_traced_as_mctsvizs_own_with_its_outcomes_in_the_games_order(tmp_path):
+    """The tracer wrote a chance node as a player's node: no chance flag, rule "score", uniform
+    priors, the outcomes credited to the player to move at the chance node."""
+    game = games.load("pig(target=2,sides=2)")
+    root = game.initial_state()
+    roll = game.legal_actions(root)[0]
+    after_roll = game.next_state(root, roll)
+    outcomes = [action for action, _ in game.chance_outcomes(after_roll)]
+    path = tmp_path / "t.msgpack"
+    with TraceWriter(path) as writer:
+        tracer = Tracer(writer, game=game, root=root, options=SearchOptions(iterations=4, expand="second-visit-lazy-root"), seed=0)
+        tracer.select(["root"])
+        tracer.simulate("root", (1.0, -1.0))
+        tracer.backprop([("root", -1.0)])
+        tracer.select(["root"])
+        tracer.expand("root", [("R", roll)])
+        tracer.simulate("R", (1.0, -1.0))
+        tracer.backprop([("R", 1.0), ("root", -1.0)])
+        tracer.select(["root", "R"])
+        tracer.expand("R", [("face2", outcomes[1]), ("face1", outcomes[0])], simulate_from="face2")  # an engine's own order
+        tracer.simulate("face2", (1.0, -1.0))
+        tracer.backprop([("face2", 1.0), ("R", 1.0), ("root", -1.0)])
+        tracer.select(["root", "R", "face1"])
+        tracer.simulate("face1", (-1.0, 1.0))
+        tracer.backprop([("face1", -1.0), ("R", -1.0), ("root", 1.0)])
+        tracer.finish()
+    events = load_trace(path)
+    new_roll = next(e for e in events if getattr(e, "rule", None) == "score").children[0]
+    assert new_roll.chance and new_roll.mover == 0
+    expand = next(e for e in events if getattr(e, "rule", None) == "chance")
+    assert [child.action for child in expand.children] == [game.action_label(a) for a in outcomes]
+    assert [child.prior for child in expand.children] == [0.5, 0.5]
+    assert [child.mover for child in expand.children] == [0, 0]  # the chance node's mover, not chance's
+    assert expand.simulate_from == tracer.node_id("face2") == expand.children[1].node
+    report = verify(events)
+    assert report.ok, report.format()
+
+
+def test_a_chance_root_or_a_chance_node_given_some_of_its_outcomes_is_refused():
+    game = games.load("pig(target=2,sides=2)")
+    root = game.initial_state()
+    roll = game.legal_actions(root)[0]
+    after_roll = game.next_state(root, roll)
+    with pytest.raises(MctsvizError, match="the root state is a chance node"):
+        Tracer(ListRecorder(), game=game, root=after_roll)
+    tracer = Tracer(ListRecorder(), game=game, root=root)
+    tracer.select(["root"])
+    tracer.expand("root", [("R", roll)])
+    tracer.simulate("R", (1.0, -1.0))
+    tracer.backprop([("R", 1.0), ("root", -1.0)])
+    tracer.select(["root", "R"])
+    one = game.chance_outcomes(after_roll)[0][0]
+    for given in ([("face1", one)], [("face1", one), ("again", one)], [("face1", one), ("stop", roll)]):
+        with pytest.raises(MctsvizError, match="adds every outcome at once, each once"):
+            tracer.expand("R", given)
+
+
+def test_at_the_full_level_a_step_through_a_chance_node_holds_no_scores():
+    """A chance node's outcome is drawn: the tracer turned the engine's numbers there into scores."""
+    game = games.load("pig(target=2,sides=2)")
+    root = game.initial_state()
+    roll = game.legal_actions(root)[0]
+    after_roll = game.next_state(root, roll)
+    one, two = (action for action, _ in game.chance_outcomes(after_roll))
+    events = ListRecorder()
+    tracer = Tracer(events, game=game, root=root, options=SearchOptions(expand="second-visit-lazy-root"), record="full")
+    tracer.select(["root"])
+    tracer.expand("root", [("R", roll)], scores={"R": float("inf")})
+    tracer.simulate("R", (1.0, -1.0), moves=())
+    tracer.backprop([("R", 1.0, 1, 1.0), ("root", -1.0, 1, -1.0)])
+    tracer.select(["root", "R"], scores=[{"R": 2.5}])
+    tracer.expand("R", [("f1", one), ("f2", two)], simulate_from="f2")
+    tracer.simulate("f2", (1.0, -1.0), moves=())
+    tracer.backprop([("f2", 1.0, 1, 1.0), ("R", 1.0, 2, 2.0), ("root", -1.0, 2, -2.0)])
+    tracer.select(["root", "R", "f2"], scores=[{"R": 2.0}, {"f1": 9.0, "f2": 1.0}])
+    steps = events[-1].steps
+    assert steps[0].scores is not None and steps[0].scores[0].score == 2.0
+    assert steps[1].node == tracer.node_id("R") and steps[1].chosen == tracer.node_id("f2") and steps[1].scores is None

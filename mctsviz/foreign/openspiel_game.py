@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import MctsvizError
-from ..games.chance import chance_outcomes
 from ..games.openspiel import OpenSpielGame
-from ..playing import GameRecord, game_rng
+from ..playing import GameRecord, chance_draw, game_rng
 from ..trace.gamerecorder import GameRecorder
 from .openspiel_mcts import TracedMCTSBot, seeded_bot
 
@@ -139,13 +138,11 @@ def play_openspiel_game(
     with GameRecorder(path, game, players=names, seed=seed, first=first, index=index) as record:
         state = record.state
         while state is not None:
-            if chance_outcomes(game, state):
-                # MCTSBot expands a chance node in the same iteration as the node above it, two
-                # expansions a trace's iteration cannot hold: its searches would not verify.
-                raise MctsvizError(
-                    f"{game.name}: move {len(moves) + 1} is chance's ({game.state_key(state)}): OpenSpiel's MCTSBot expands chance nodes "
-                    "within its iterations, which a trace cannot hold; play a game with chance moves without --trace"
-                )
+            outcome = chance_draw(game, state, rng)
+            if outcome is not None:  # a die's roll: chance's move, drawn as an untraced game draws it
+                moves.append(game.action_label(outcome))
+                state = record.played(outcome)
+                continue
             seat = (first + game.current_player(state)) % 2
             bot = bots[seat]
             legal = game.legal_actions(state)

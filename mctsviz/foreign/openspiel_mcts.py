@@ -28,8 +28,17 @@ mctsviz's default search, which ``mctsviz diff`` shows:
   ``root_mover`` is that player); mctsviz credits each node with the return of the player who
   moved into it (the root's value is used by no choice).
 * Children are in OpenSpiel's shuffled order, and ties go to the first of them.
-* OpenSpiel never stops at a chance node: one iteration may expand a player's node and the
-  chance node below it, which a trace's iteration cannot hold (verify reports chance games).
+
+Chance nodes (Pig's die) are recorded as mctsviz writes its own: a new child where chance moves
+is marked ``chance``; OpenSpiel's expansion of a chance node (on its second visit, as any node)
+is written with the rule ``"chance"``, its outcomes in the game's order (OpenSpiel shuffles
+them; its draw goes by the game's probabilities, not by that order) with their probabilities
+as priors, simulated from the outcome OpenSpiel drew; a selection through a chance node is a
+draw. OpenSpiel credits an outcome with the return of the player who moved into the chance node,
+mctsviz's own rule, so the trace replays to OpenSpiel's tree. ``dont_return_chance_node=True``
+is refused for a game with chance: selection then goes on through a chance node it has just
+reached, expanding it in the iteration that expanded the node above it, two expansions one
+iteration of a trace cannot hold.
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ import pyspiel
 from open_spiel.python.algorithms import mcts
 
 from ..errors import MctsvizError
+from ..games.chance import has_chance
 from ..games.openspiel import OpenSpielGame, SpielAction, SpielState, history_key, start_fen_of
 from ..options import SearchOptions
 from ..tracer import Tracer
@@ -111,6 +121,11 @@ class TracedMCTSBot(mcts.MCTSBot):
         **kwargs: Any,
     ) -> None:
         self.adapter = adapter_for(game) if adapter is None else adapter
+        if kwargs.get("dont_return_chance_node") and has_chance(self.adapter):
+            raise MctsvizError(
+                "dont_return_chance_node=True is not recorded for a game with chance: MCTSBot then expands a chance node in the iteration "
+                "that expanded the node above it, two expansions one iteration of a trace cannot hold"
+            )
         self.spiel_game = game
         self.recorder = recorder
         self.seed = seed
