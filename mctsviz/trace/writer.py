@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
-import importlib
 import os
-import signal
-import threading
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any
 
@@ -38,6 +33,7 @@ from .events import (
     Simulate,
     event_kind,
 )
+from .flushing import DigestingFile, sigint_deferred
 from .schema import (
     MSGPACK_ENCODER,
     encode_lines,
@@ -47,43 +43,6 @@ from .sink import BlockStatistics, FoldedBlock, StandIns
 __all__ = ["DEFAULT_FLUSH_EVERY", "TraceWriter", "write_trace"]
 
 DEFAULT_FLUSH_EVERY = 64
-
-_raw_signal: Any
-try:  # the signal module's functions without its enum wrapping: 29 us a flush down to 3
-    _raw_signal = importlib.import_module("_signal")
-except ImportError:  # not CPython
-    _raw_signal = signal
-
-
-@contextmanager
-def _sigint_deferred() -> Iterator[None]:
-    """Hold back Ctrl-C while a block runs, then deliver it (main thread only).
-
-    A KeyboardInterrupt in the middle of a flush would leave the compressor ahead of the file,
-    corrupting the stream the interrupt handler is about to save.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = _raw_signal.getsignal(signal.SIGINT)
-    if previous is None:  # a handler installed outside Python: leave it alone
-        yield
-        return
-    received: list[Any] = []
-    try:
-        _raw_signal.signal(signal.SIGINT, lambda signum, frame: received.append(frame))
-    except (ValueError, OSError):  # no signals here (an embedded interpreter)
-        yield
-        return
-    try:
-        yield
-    finally:
-        _raw_signal.signal(signal.SIGINT, previous)
-        if received:
-            if callable(previous):
-                previous(signal.SIGINT, received[0])
-            elif previous != signal.SIG_IGN:
-                raise KeyboardInterrupt
 
 
 class TraceWriter:
@@ -173,7 +132,7 @@ class TraceWriter:
         self._failed = False
         self._closed = False
         self._landed = False  # renamed into place whole
-        self._digest = _Digesting() if digest else None
+        self._digest = DigestingFile() if digest else None
         #: Called as ``on_written(events, data)`` after each line batch or frame is written,
         #: with its decompressed bytes (an index built as the trace is written, ``mctsviz.seek.IndexTap``).
         self.on_written: Callable[[list[Any], bytes], None] | None = None
@@ -193,7 +152,7 @@ class TraceWriter:
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         # A second Ctrl-C while the first unwinds must not cut the file short or stop the rename.
-        with _sigint_deferred():
+        with sigint_deferred():
             self.close(interrupted=exc_type is not None)
 
     def open(self) -> None:
@@ -250,7 +209,7 @@ class TraceWriter:
                 raise MctsvizError(f"nothing was recorded: {self.path} was not written (pass the writer as the search's recorder)")
             return
         try:
-            with _sigint_deferred():
+            with sigint_deferred():
                 self._finish()
                 self._land()
                 self._landed = True
@@ -510,7 +469,7 @@ class TraceWriter:
         head = bytes([0x90 | total]) if total < 16 else b"\xdc" + total.to_bytes(2, "big") if total < 65536 else b"\xdd" + total.to_bytes(4, "big")
         payload = head + b"".join(parts)
         data = BIN32_PREFIX.pack(BIN32, len(payload)) + payload
-        with _sigint_deferred():
+        with sigint_deferred():
             self._write(data)
         if self.on_written is not None:
             self.on_written(standing + pending[:count], data)
@@ -567,13 +526,13 @@ class TraceWriter:
             if self.on_written is None and self.codec == "none":
                 # The frame's head and its payload written one after the other: a compact
                 # block's megabyte is not copied once more just to join its 5-byte head.
-                with _sigint_deferred():
+                with sigint_deferred():
                     self._write(head, payload)
                 return
             data = head + payload
         else:
             data = encode_lines(events)
-        with _sigint_deferred():
+        with sigint_deferred():
             self._write(data)
         if self.on_written is not None:
             self.on_written(events if watched is None else watched, data)
@@ -591,25 +550,6 @@ class TraceWriter:
 def _block_bytes(block: Block) -> int:
     """About the bytes a block's frame takes: its columns' (the rest is a few hundred)."""
     return sum(len(value) for value in msgspec.structs.astuple(block) if isinstance(value, (bytes, str)))
-
-
-class _Digesting:
-    """A file's ``write`` and ``flush`` that also hash and count the bytes written."""
-
-    def __init__(self) -> None:
-        self.handle: IO[bytes] | None = None
-        self.hash = hashlib.sha256()
-        self.size = 0
-
-    def write(self, data: bytes) -> int:
-        assert self.handle is not None
-        self.hash.update(data)
-        self.size += len(data)
-        return self.handle.write(data)
-
-    def flush(self) -> None:
-        assert self.handle is not None
-        self.handle.flush()
 
 
 def write_trace(path: str | os.PathLike[str], events: Iterable[Any], *, level: int | None = None) -> Path:
