@@ -24,11 +24,7 @@ from operator import add, attrgetter, is_not, itemgetter, ne
 from typing import Any
 
 from . import limits
-from .columnbytes import bytes_below as _bytes_below
-from .columnbytes import column_bytes as _bytes
-from .columnbytes import palette, palette_of
-from .columnbytes import read_column as _column
-from .columnbytes import unpalette as _unpalette
+from .columnbytes import bytes_below, column_bytes, palette, palette_of, read_column, unpalette
 from .events import (
     EXPAND_RULES,
     SIMULATE_METHODS,
@@ -258,28 +254,28 @@ class BlockColumns:
             first,
             count,
             tuple(labels),
-            _bytes(array("I", list(map(len, paths)))),
-            _bytes(path),
-            _bytes(array("I", self.children[:count])),
-            _bytes(child_node),
-            _bytes(array("I", list(map(labels.__getitem__, actions)))),
+            column_bytes(array("I", list(map(len, paths)))),
+            column_bytes(path),
+            column_bytes(array("I", self.children[:count])),
+            column_bytes(child_node),
+            column_bytes(array("I", list(map(labels.__getitem__, actions)))),
             "".join(keys),
-            _bytes(array("I", list(map(len, keys)))),
-            _bytes(array("d", self.child_prior[:kids])),
-            _bytes(array("b", self.child_mover[:kids])),
-            _bytes(array("B", self.child_terminal[:kids])),
-            _bytes(array("i", self.sims[:count])),
+            column_bytes(array("I", list(map(len, keys)))),
+            column_bytes(array("d", self.child_prior[:kids])),
+            column_bytes(array("b", self.child_mover[:kids])),
+            column_bytes(array("B", self.child_terminal[:kids])),
+            column_bytes(array("i", self.sims[:count])),
             bytes(self.rules[:count]),
             bytes(self.methods[:count]),
             returns,
             rewards,
-            b"" if self.updates is None else _bytes(array("I", self.updates[:count])),
-            b"" if self.update_node is None else _bytes(array("i", self.update_node[:total])),
+            b"" if self.updates is None else column_bytes(array("I", self.updates[:count])),
+            b"" if self.update_node is None else column_bytes(array("i", self.update_node[:total])),
             return_values,
             reward_values,
-            b"" if extra[0] is None else _bytes(array("q", extra[0][:kids])),
-            b"" if extra[1] is None else _bytes(array("d", extra[1][:kids])),
-            b"" if extra[2] is None else _bytes(array("B", extra[2][:kids])),
+            b"" if extra[0] is None else column_bytes(array("q", extra[0][:kids])),
+            b"" if extra[1] is None else column_bytes(array("d", extra[1][:kids])),
+            b"" if extra[2] is None else column_bytes(array("B", extra[2][:kids])),
             **({} if full is None else full.fields(labels)),
         )
 
@@ -374,49 +370,49 @@ def read_block(block: Block, players: int) -> BlockRead:
     labels = block.labels
     if any(len(label) > limits.MAX_TEXT for label in labels):
         raise ValueError(f"an action label longer than {limits.MAX_TEXT} characters")
-    path_lengths = _column(block.path_lengths, "I", "path_lengths", count)
-    path = _column(block.path, "i", "path", sum(path_lengths))
-    children = _column(block.children, "I", "children", count)
+    path_lengths = read_column(block.path_lengths, "I", "path_lengths", count)
+    path = read_column(block.path, "i", "path", sum(path_lengths))
+    children = read_column(block.children, "I", "children", count)
     n = sum(children)
-    child_node = _column(block.child_node, "i", "child_node", n)
-    child_action = _column(block.child_action, "I", "child_action", n)
+    child_node = read_column(block.child_node, "i", "child_node", n)
+    child_action = read_column(block.child_action, "I", "child_action", n)
     if n and max(child_action) >= len(labels):
         raise ValueError(f"block column child_action names label {max(child_action)} of {len(labels)}")
-    key_lengths = _column(block.child_key_lengths, "I", "child_key_lengths", n)
+    key_lengths = read_column(block.child_key_lengths, "I", "child_key_lengths", n)
     keys = block.child_keys
     if sum(key_lengths) != len(keys):
         raise ValueError(f"block column child_keys holds {len(keys)} characters, its lengths add up to {sum(key_lengths)}")
-    prior = _column(block.child_prior, "d", "child_prior", n)
-    mover = _column(block.child_mover, "b", "child_mover", n)
-    terminal = _column(block.child_terminal, "B", "child_terminal", n)
-    visits = _column(block.child_visits, "q", "child_visits", n) if block.child_visits else None
-    value = _column(block.child_value, "d", "child_value", n) if block.child_value else None
-    existing = _column(block.child_existing, "B", "child_existing", n) if block.child_existing else None
-    simulate_from = _column(block.simulate_from, "i", "simulate_from", count)
-    rule = _column(block.rule, "B", "rule", count)
-    method = _column(block.method, "B", "method", count)
+    prior = read_column(block.child_prior, "d", "child_prior", n)
+    mover = read_column(block.child_mover, "b", "child_mover", n)
+    terminal = read_column(block.child_terminal, "B", "child_terminal", n)
+    visits = read_column(block.child_visits, "q", "child_visits", n) if block.child_visits else None
+    value = read_column(block.child_value, "d", "child_value", n) if block.child_value else None
+    existing = read_column(block.child_existing, "B", "child_existing", n) if block.child_existing else None
+    simulate_from = read_column(block.simulate_from, "i", "simulate_from", count)
+    rule = read_column(block.rule, "B", "rule", count)
+    method = read_column(block.method, "B", "method", count)
     if min(path_lengths) < 1:
         raise ValueError("a block holds an empty selection path")
-    if not (_bytes_below(block.rule, len(EXPAND_RULES)) and _bytes_below(block.method, len(SIMULATE_METHODS))):
+    if not (bytes_below(block.rule, len(EXPAND_RULES)) and bytes_below(block.method, len(SIMULATE_METHODS))):
         raise ValueError("block column rule or method holds an unknown code")
     if block.return_values:
-        returns = _unpalette(block.returns, block.return_values, "returns", count * players)
+        returns = unpalette(block.returns, block.return_values, "returns", count * players)
     else:
-        returns = _column(block.returns, "d", "returns", count * players)
+        returns = read_column(block.returns, "d", "returns", count * players)
     if bool(block.updates) != bool(block.update_node):
         raise ValueError("block columns updates and update_node must both be given or both be empty")
     if block.updates:
-        updates = _column(block.updates, "I", "updates", count)
-        update_node = _column(block.update_node, "i", "update_node", sum(updates))
+        updates = read_column(block.updates, "I", "updates", count)
+        update_node = read_column(block.update_node, "i", "update_node", sum(updates))
     else:  # the usual order: the simulated node (unless it ends the path), then the path upwards
         last = map(path.__getitem__, map((-1).__add__, accumulate(path_lengths)))
         updates = array("I", map(add, path_lengths, map(ne, last, simulate_from)))
         update_node = None
     total = sum(updates)
     if block.reward_values:
-        update_reward = _unpalette(block.update_reward, block.reward_values, "update_reward", total)
+        update_reward = unpalette(block.update_reward, block.reward_values, "update_reward", total)
     else:
-        update_reward = _column(block.update_reward, "d", "update_reward", total)
+        update_reward = read_column(block.update_reward, "d", "update_reward", total)
     # A palette's values were checked as it was read (every value in the column is one of them).
     if (not block.return_values and not all(map(math.isfinite, returns))) or (not block.reward_values and not all(map(math.isfinite, update_reward))):
         raise ValueError("a block holds a return or reward that is not a finite number")
