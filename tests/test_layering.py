@@ -59,6 +59,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "mctsviz.fileutil",
             "mctsviz.extras",
             "mctsviz.stats",
+            "mctsviz.gcpause",
             # texts numbered by first appearance: verify's fold, the index builder, the explorer
             "mctsviz.textcodes",
         ),

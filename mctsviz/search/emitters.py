@@ -29,6 +29,7 @@ from . import kernelgames as G
 from .engines import numba_cached
 from .fullcodec import F_EXPAND, F_EXPLOIT_DERIVED, F_SCORE_DERIVED, F_STEP, F_STEP_SCORE, F_UPDATE, S_PATH, first_uses, full_columns
 from .records import score_records
+from .wire import MirroredStatistics
 
 if TYPE_CHECKING:
     from .compiled import KernelState
@@ -458,7 +459,7 @@ class _FullChunk:
         return out
 
 
-class FullColumnsMaker:
+class FullColumnsMaker(MirroredStatistics):
     """Replays the kernel's log into the columns a full-level block adds (``mctsviz.trace.fullblocks``):
     the numbers the Python engine's ``Score`` and ``Update`` records hold, with no Python object
     per score. It keeps its own copy of the statistics and of the children's order, in arrays,
@@ -475,21 +476,7 @@ class FullColumnsMaker:
         for status, pair in RETURNS.items():
             self.rewards[status] = [(r + 1.0) / 2.0 for r in pair] if engine.options.reward == "01" else pair
         size = len(tree)
-        capacity = max(2 * size, 1024)
-        self.visits = np.zeros(capacity, dtype=np.int64)
-        self.value = np.zeros(capacity, dtype=np.float64)
-        self.prior = np.zeros(capacity, dtype=np.float64)
-        self.head, self.tail, self.nxt = (np.full(capacity, -1, dtype=np.int64) for _ in range(3))
-        self.visits[:size] = tree.visits
-        self.value[:size] = tree.value
-        self.prior[:size] = tree.prior
-        for p, kids in enumerate(tree.children):
-            for k in kids:
-                if self.head[p] < 0:
-                    self.head[p] = k
-                else:
-                    self.nxt[self.tail[p]] = k
-                self.tail[p] = k
+        self.mirror(tree)
         self.position = np.array([0, size], dtype=np.int64)
         self.fill = np.zeros(6, dtype=np.int64)
         # An iteration's most steps and updates, and scores (a step's table is one node's children).
@@ -501,17 +488,6 @@ class FullColumnsMaker:
         self.step_ints = self.expand_ints = np.zeros((3, 0), dtype=np.int64)  # node, action, visits; a row each
         self.step_floats = self.expand_floats = np.zeros((5, 0), dtype=np.float64)  # value, prior, exploit, explore, score
         self.compiling = not numba_cached("fullcodec", "full_columns")  # announced, never silent
-
-    def _grow(self, need: int) -> None:
-        capacity = len(self.visits)
-        if need <= capacity:
-            return
-        grown = max(need, capacity + capacity // 2)
-        for name in ("visits", "value", "prior", "head", "tail", "nxt"):
-            old = getattr(self, name)
-            new = np.full(grown, -1 if name in ("head", "tail", "nxt") else 0, dtype=old.dtype)
-            new[:capacity] = old
-            setattr(self, name, new)
 
     def _room(self, count: int, log_iter: np.ndarray) -> None:
         """Columns with room for the chunk's ``count`` iterations: the steps and updates its log

@@ -19,12 +19,11 @@ time go through ``int()`` or ``float()``, so a column may hold numpy integers of
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
+from ..gcpause import gc_paused
 from ..types import Action, Game, State
 from .tree import ChildStats, Tree
 
@@ -63,23 +62,9 @@ class Computed(Sequence[T], Generic[T]):
     def tolist(self) -> list[T]:
         """The whole column as a list (made once)."""
         if self.made is None:
-            with _no_collection():
+            with gc_paused():
                 self.made = self.make()
         return self.made
-
-
-@contextmanager
-def _no_collection() -> Iterator[None]:
-    """Hold off the cyclic garbage collector while a column is made: a million new lists set off
-    collections that each scan every object alive (three quarters of the time it takes to make a
-    kernel tree's ``children``), and lists of numbers and actions make no cycle to collect."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def as_list(column: Column[T]) -> list[T]:
@@ -198,7 +183,7 @@ class TreeView(Tree):
             return [""] + [text[action] for action in actions]
         if name == "edges":
             action, children = self.action, self.children
-            with _no_collection():
+            with gc_paused():
                 return [[action[k] for k in kids] for kids in children]
         raise AttributeError(name)
 

@@ -17,7 +17,7 @@ import sys
 import time
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,10 +30,53 @@ if TYPE_CHECKING:
     from .compiled import KernelState
     from .phases import Engine
 
-__all__ = ["WireEmitter"]
+__all__ = ["MirroredStatistics", "WireEmitter"]
 
 
-class WireEmitter:
+class MirroredStatistics:
+    """A compiled replayer's own copy of the tree's statistics, grown as its log adds nodes:
+    visits, value and prior per node, and each node's children as linked lists (first child,
+    last child, next sibling; -1 for none). The wire emitter and the full-level columns keep one."""
+
+    visits: np.ndarray
+    value: np.ndarray
+    prior: np.ndarray
+    head: np.ndarray
+    tail: np.ndarray
+    nxt: np.ndarray
+
+    def mirror(self, tree: Any) -> None:
+        """Copy ``tree`` (the search's start), with room for twice its nodes (at least 1,024)."""
+        size = len(tree)
+        capacity = max(2 * size, 1024)
+        self.visits = np.zeros(capacity, dtype=np.int64)
+        self.value = np.zeros(capacity, dtype=np.float64)
+        self.prior = np.zeros(capacity, dtype=np.float64)
+        self.head, self.tail, self.nxt = (np.full(capacity, -1, dtype=np.int64) for _ in range(3))
+        self.visits[:size] = tree.visits
+        self.value[:size] = tree.value
+        self.prior[:size] = tree.prior
+        for p, kids in enumerate(tree.children):
+            for k in kids:
+                if self.head[p] < 0:
+                    self.head[p] = k
+                else:
+                    self.nxt[self.tail[p]] = k
+                self.tail[p] = k
+
+    def _grow(self, need: int) -> None:
+        capacity = len(self.visits)
+        if need <= capacity:
+            return
+        grown = max(need, capacity + capacity // 2)
+        for name in ("visits", "value", "prior", "head", "tail", "nxt"):
+            old = getattr(self, name)
+            new = np.full(grown, -1 if name in ("head", "tail", "nxt") else 0, dtype=old.dtype)
+            new[:capacity] = old
+            setattr(self, name, new)
+
+
+class WireEmitter(MirroredStatistics):
     """Encodes each chunk of a full-level kernel search for an :class:`EncodedRecorder`.
 
     It keeps its own copy of the statistics (replayed from the log as backpropagation reports
@@ -67,21 +110,7 @@ class WireEmitter:
             self.returns[status] = pair
             self.rewards[status] = [(r + 1.0) / 2.0 for r in pair] if options.reward == "01" else pair
         size = len(tree)
-        capacity = max(2 * size, 1024)
-        self.visits = np.zeros(capacity, dtype=np.int64)
-        self.value = np.zeros(capacity, dtype=np.float64)
-        self.prior = np.zeros(capacity, dtype=np.float64)
-        self.head, self.tail, self.nxt = (np.full(capacity, -1, dtype=np.int64) for _ in range(3))
-        self.visits[:size] = tree.visits
-        self.value[:size] = tree.value
-        self.prior[:size] = tree.prior
-        for p, kids in enumerate(tree.children):
-            for k in kids:
-                if self.head[p] < 0:
-                    self.head[p] = k
-                else:
-                    self.nxt[self.tail[p]] = k
-                self.tail[p] = k
+        self.mirror(tree)
         self.position = np.array([0, 0, size], dtype=np.int64)
         # The most bytes one iteration can take, keys aside: every step's table, every child, every update.
         label = int(np.diff(self.label_at).max(initial=0)) + 5
@@ -94,17 +123,6 @@ class WireEmitter:
         self.span = recorder.stand_ins_every()
         self.last_checkpoint = 0
         self.compiling = not numba_cached("wirecodec", "encode_iterations")  # announced, never silent
-
-    def _grow(self, need: int) -> None:
-        capacity = len(self.visits)
-        if need <= capacity:
-            return
-        grown = max(need, capacity + capacity // 2)
-        for name in ("visits", "value", "prior", "head", "tail", "nxt"):
-            old = getattr(self, name)
-            new = np.full(grown, -1 if name in ("head", "tail", "nxt") else 0, dtype=old.dtype)
-            new[:capacity] = old
-            setattr(self, name, new)
 
     def emit(self, done: int, count: int, log_path: np.ndarray, log_iter: np.ndarray, log_roll: np.ndarray) -> None:
         """Encode and hand over the chunk's ``count`` iterations (the search had done ``done``)."""

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import gc
 import os
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import MctsvizError
+from ..gcpause import gc_paused
 from . import limits
 from .blocks import BlockRead, read_block
 from .codecs import ARRAY_HEADS, BIN32, ReadBudget, StreamDamage, chunks, format_of
@@ -398,22 +397,6 @@ def _damage(source: Path, unit: str, number: int, reason: str, iterations: int, 
     if strict:
         raise MctsvizError(f"{source}: {unit} {number}: {reason}")
     warn(f"{source}: {unit} {number}: {reason}; kept the {iterations} complete iterations before it")
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while loading many small objects.
-
-    Events hold no reference cycles; collecting while hundreds of thousands of them are created
-    only repeats work (it made loading a 100,000-iteration trace three times slower).
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def load_trace(path: str | os.PathLike[str], **options: Any) -> list[Event]:
