@@ -268,3 +268,34 @@ def test_blocks_to_fold_after_statistics_came_whole_start_from_them(tmp_path):
     tapped = tap.index(trace)
     build_index(trace, every=8192)
     assert tapped == index_path(trace).read_bytes()
+
+
+@pytest.mark.skipif("compiled" not in ENGINES, reason="needs the compiled kernel (mctsviz[fast])")
+@pytest.mark.parametrize(
+    ("suffix", "iterations", "every", "handed"),
+    [
+        (".jsonl.gz", 30_000, 8192, True),
+        (".jsonl", 16_384, 8192, True),  # the last checkpoint's line is the decision's
+        (".msgpack", 20_000, 4096, True),  # events, not blocks (blocks=False)
+        (".jsonl", 9000, 1024, False),  # checkpoints inside the kernel's chunks: kept by adding up
+    ],
+)
+def test_the_kernels_event_emitter_hands_its_statistics_to_the_tap(tmp_path, suffix, iterations, every, handed):
+    """A kernel search written as events hands the tap the kernel's statistics where each
+    checkpoint falls (at the end of a chunk), so the tap keeps no per-node statistics of its own
+    and adds no update up; the index is still build_index's, byte for byte."""
+    trace = tmp_path / f"run{suffix}"
+    writer = TraceWriter(trace, blocks=False) if suffix == ".msgpack" else TraceWriter(trace)
+    tap = IndexTap(msgpack=suffix == ".msgpack", every=every)
+    tap.attach(writer)
+    with writer:
+        search(games.load("connect4"), iterations=iterations, seed=3, engine="compiled", recorder=writer, record="compact")
+    builder = tap.builder
+    assert builder is not None and tap.handing is handed
+    due = list(range(every, iterations + 1, every))
+    assert [c.iteration for c in builder.checkpoints] == due and not tap.handed  # every statistics handed were used
+    if handed:
+        assert len(builder.visits) == len(builder.value) == 0  # no copy of the kernel's statistics
+    tapped = tap.index(trace)
+    build_index(trace, every=every)
+    assert tapped == index_path(trace).read_bytes()

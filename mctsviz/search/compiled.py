@@ -339,7 +339,7 @@ class KernelExecutor:
         blocks = None if iteration_sink is None else BlockMaker.for_sink(opened, state, iteration_sink)
         chunk = CHUNK if blocks is None else blocks.size
         wire = _wire_emitter(opened, state)
-        emitter = EventEmitter(opened, state, iteration_sink) if iteration_sink is not None and blocks is None and wire is None else None
+        emitter = EventEmitter(opened, state, iteration_sink, chunk) if iteration_sink is not None and blocks is None and wire is None else None
         logs = _take_logs(chunk * (state.max_depth + 2) if record else 1, chunk if record else 1, chunk * (state.max_depth + 1) if full else 1)
         log_path, log_iter, log_roll = logs
         limit = min(room, math.inf if iterations is None else iterations)  # a time budget ends there too

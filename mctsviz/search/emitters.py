@@ -35,7 +35,18 @@ if TYPE_CHECKING:
     from .compiled import KernelState
     from .phases import Engine
 
-__all__ = ["KEPT_KEY_BYTES", "SPARE_KEY_BYTES", "STATISTICS_PIECE", "BlockMaker", "EventEmitter", "FullColumnsMaker", "KeyRows", "RETURNS", "RULES"]
+__all__ = [
+    "KEPT_KEY_BYTES",
+    "SPARE_KEY_BYTES",
+    "STATISTICS_PIECE",
+    "BlockMaker",
+    "EventEmitter",
+    "FullColumnsMaker",
+    "KeyRows",
+    "RETURNS",
+    "RULES",
+    "kernel_statistics",
+]
 
 #: Nodes whose statistics a block hands its watcher at a time (256 KB of visits).
 STATISTICS_PIECE = 1 << 15
@@ -54,7 +65,7 @@ class EventEmitter:
     :func:`score_records` the Python engine uses.
     """
 
-    def __init__(self, engine: Engine, state: KernelState, sink: IterationSink) -> None:
+    def __init__(self, engine: Engine, state: KernelState, sink: IterationSink, chunk: int) -> None:
         self.engine = engine
         self.state = state
         self.arrays = state.columns
@@ -78,6 +89,12 @@ class EventEmitter:
         self.label_of = {a: self.game.action_label(action) for a, action in enumerate(state.actions)}
         self.log_shift = 1 if self.options.log == "ln-n1" else 0
         self.rewards = {s: tuple((r + 1.0) / 2.0 for r in v) if self.options.reward == "01" else v for s, v in RETURNS.items()}
+        # Where the recorder's watcher (the write-time index) takes a checkpoint, the tree's
+        # statistics are handed from the kernel's columns, so it keeps no copy of its own: only
+        # when every checkpoint falls at the end of a chunk (every ``every`` iterations).
+        every = sink.statistics_every()
+        self.hand_every = every if every is not None and every > 0 and every % chunk == 0 else None
+        self.handed = 0  # the iteration statistics were last handed after
 
     def _state(self, node: int) -> Any:
         n = self.state.nodes
@@ -132,8 +149,9 @@ class EventEmitter:
         self.arrays = self.state.columns
         visits, value, mover = self.visits, self.value, self.mover
         status_of = self.state.nodes[2]
-        paths = log_path.tolist()
         table = log_iter[:count].tolist()
+        # Only the entries this chunk wrote: the whole log as Python ints was 6 MB of objects.
+        paths = log_path[: table[-1][0]].tolist() if count else []
         if not full:  # the movers along each path and of each simulated node, from the kernel's column
             mover_of = self.state.nodes[4]
             path_movers = mover_of[log_path[: table[-1][0]]].tolist() if count else []
@@ -182,6 +200,26 @@ class EventEmitter:
                 credited = [rewards[sim_movers[i]]] if sim != leaf else []
                 credited.extend(rewards[m] for m in reversed(path_movers[path_start:path_end]))
                 add_iteration(iteration, selected, leaf, new, sim, RULES[rule], sim, method, RETURNS[status], credited)
+        after = done + count
+        if self.hand_every is not None and count and after - self.handed >= self.hand_every:
+            self.sink.add_statistics(after, kernel_statistics(self.state, self.count))
+            self.handed = after
+
+
+def kernel_statistics(state: KernelState, end: int) -> Callable[[], Iterator[tuple[memoryview, memoryview]]]:
+    """The visits and value of nodes 0 to ``end - 1`` from the kernel's columns, by node id (a
+    node's edge slot holds its own; the root's is slot 0), a piece at a time as the arrays'
+    memory when asked: the numbers the additions give, added in the same order."""
+    slots, edges = state.columns["slot"][:end], state.edges
+
+    def pieces() -> Iterator[tuple[memoryview, memoryview]]:
+        for start in range(0, end, STATISTICS_PIECE):
+            part = slots[start : start + STATISTICS_PIECE]
+            visits = np.ascontiguousarray(edges["visits"][part], dtype="<i8")
+            value = np.ascontiguousarray(edges["value"][part], dtype="<f8")
+            yield visits.data.cast("B"), value.data.cast("B")
+
+    return pieces
 
 
 #: The most bytes of state keys a traced search keeps to spell its later nodes' keys from

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import io
-import json
 import os
 import zlib
 from array import array
@@ -19,7 +17,6 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..errors import MctsvizError
-from ..fileutil import atomic_open
 from ..textcodes import TextCodes
 from ..trace import limits
 from ..trace.blocks import BlockRead, read_block
@@ -27,13 +24,13 @@ from ..trace.codecs import compression_of
 from ..trace.columns import block_update_order
 from ..trace.events import Backprop, Block, Decision, Expand, Header
 from ..trace.reader import read_trace
-from ..trace.sink import FoldedBlock
-from .format import CRC, INDEX_VERSION, MAGIC, PREFIX, Checkpoint
+from ..trace.sink import BlockStatistics, FoldedBlock
+from .format import Checkpoint
 from .packing import PIECE_BYTES, DeflatedColumn, PieceSpool, SectionStore, TextColumn, deflate_pairs
+from .sections import COLUMNS, INDEX_SUFFIX, index_data, index_path, write_index
 
 __all__ = ["DEFAULT_EVERY", "INDEX_SUFFIX", "IndexTap", "build_index", "index_bytes", "index_path", "trace_key"]
 
-INDEX_SUFFIX = ".idx"
 #: Iterations between checkpoints: a jump reads at most this many iterations of events (about
 #: 0.5 s of a compact MessagePack trace; 65,536 took 2-6 s, measured by benchmarks/seek_speed.py),
 #: and the index stores the tree's statistics 62 times for a million iterations (compressed:
@@ -41,27 +38,6 @@ INDEX_SUFFIX = ".idx"
 DEFAULT_EVERY = 16384
 
 _HASH_CHUNK = 1 << 20
-
-_COLUMNS = {  # structure columns: (typecode, per)
-    "parent": ("i", "node"),
-    "action": ("I", "node"),
-    "key_lengths": ("I", "node"),
-    "mover": ("b", "node"),
-    "terminal": ("B", "node"),
-    "prior": ("d", "node"),
-    "visits0": ("q", "node"),
-    "value0": ("d", "node"),
-    "born": ("i", "node"),
-    "edge_counts": ("I", "node"),
-    "edge_child": ("i", "edge"),
-    "edge_born": ("i", "edge"),
-}
-
-
-def index_path(trace: str | os.PathLike[str]) -> Path:
-    """Where the index of ``trace`` lives: ``TRACE.idx`` beside it."""
-    path = Path(trace)
-    return path.with_name(path.name + INDEX_SUFFIX)
 
 
 def trace_key(trace: str | os.PathLike[str]) -> tuple[int, str]:
@@ -98,7 +74,7 @@ class _Builder:
         self.labels = TextCodes()
         # The deflated pieces of every column wait in one temporary file, not in memory.
         self.spool = PieceSpool()
-        self.columns = {name: DeflatedColumn(typecode, self.spool) for name, (typecode, per) in _COLUMNS.items() if per == "node" and name != "edge_counts"}
+        self.columns = {name: DeflatedColumn(typecode, self.spool) for name, (typecode, per) in COLUMNS.items() if per == "node" and name != "edge_counts"}
         self.keys = TextColumn(self.spool)  # the keys one after another (no object per node)
         self.nodes = 1
         columns = self.columns
@@ -200,6 +176,9 @@ class _Builder:
             self.given = given
 
     def backprop(self, event: Backprop) -> None:
+        if not self.tracked:  # the statistics come whole: only the reward range is kept
+            self._range(event)
+            return
         visits, value = self.visits, self.value
         low, high = self.low, self.high
         # The reward range in the same pass (the first of equal values kept, as min and max keep it).
@@ -215,6 +194,15 @@ class _Builder:
         except OverflowError:
             raise MctsvizError(f"iteration {event.iteration}: a visit count is too large for an index") from None
         self.low, self.high = low, high
+        self.iterations = event.iteration
+
+    def _range(self, event: Backprop) -> None:
+        """The reward range of ``event``'s updates (the first of equal values kept, as min and max keep it)."""
+        if event.updates:
+            rewards = [u.reward for u in event.updates]
+            low, high = min(rewards), max(rewards)
+            self.low = low if self.low is None or low < self.low else self.low
+            self.high = high if self.high is None or high > self.high else self.high
         self.iterations = event.iteration
 
     def block(self, read: BlockRead) -> None:
@@ -278,8 +266,9 @@ class _Builder:
             self.high = high if self.high is None or high > self.high else self.high
         self.iterations = first + count - 1
 
-    def boundary(self, iterations: int, offset: int, number: int, nodes: int) -> None:
-        """The reader's boundary callback: a checkpoint when one is due."""
+    def boundary(self, iterations: int, offset: int, number: int, nodes: int, handed: tuple[bytes, int, bytes, int] | None = None) -> None:
+        """The reader's boundary callback: a checkpoint when one is due (with the statistics
+        ``handed`` for it, deflated, where they are not kept here)."""
         last = self.checkpoints[-1].iteration if self.checkpoints else 0
         if iterations < 1 or iterations - last < self.every:
             return
@@ -290,8 +279,11 @@ class _Builder:
             self.store.add_raw("visits." + name, self.visits)
             self.store.add_raw("value." + name, self.value)
         else:
-            assert self.given is not None  # a stale fold takes no checkpoint
-            visits, visits_size, value, value_size = self.given
+            given = handed if handed is not None else self.given
+            assert given is not None  # a stale fold takes no checkpoint
+            visits, visits_size, value, value_size = given
+            if visits_size != 8 * nodes or value_size != 8 * nodes:
+                raise MctsvizError(f"the index tap got statistics of {visits_size // 8} nodes for a tree of {nodes} at iteration {iterations}")
             self.store.add("visits." + name, visits, visits_size)
             self.store.add("value." + name, value, value_size)
         self.checkpoints.append(Checkpoint(iterations, offset, number, nodes))
@@ -323,11 +315,29 @@ class IndexTap:
         self.number = 0  # lines or frames written so far
         self.due: int | None = None  # JSON Lines: the iterations a checkpoint waits on the next line for
         self.stale = False  # the statistics are behind the structure until a FoldedBlock brings them
+        # The statistics handed whole for the checkpoints to come, deflated, by iteration
+        # (:meth:`statistics`); once any came, every later checkpoint's come so.
+        self.handed: dict[int, tuple[bytes, int, bytes, int]] = {}
+        self.handing = False
 
     def attach(self, writer: Any) -> None:
         """Watch ``writer`` (a :class:`~mctsviz.trace.io.TraceWriter`) from its header on."""
         writer.on_written = self.written
         writer.watch_every = self.every
+        writer.on_statistics = self.statistics
+
+    def statistics(self, iteration: int, statistics: BlockStatistics) -> None:
+        """The writer's callback: every node's visits and value after ``iteration`` (a checkpoint's,
+        maybe before its iterations are written), deflated at once. From the first on, the fold
+        keeps no statistics of its own and adds no update up (a million nodes' 16 MB, and the
+        additions, saved), so the engine hands them for every checkpoint after."""
+        if self.builder is None:
+            raise MctsvizError("the index tap must see the trace from its header")
+        if isinstance(statistics, str) or statistics is None:
+            raise MctsvizError(f"the index tap got no statistics for iteration {iteration}")
+        self.handed[iteration] = deflate_pairs(statistics() if callable(statistics) else (statistics,))
+        self.handing = True
+        self.builder.untrack(None)
 
     def written(self, events: list[Any], data: bytes) -> None:
         """The writer's callback: ``events`` were written as ``data`` (one frame, or one line each)."""
@@ -341,19 +351,25 @@ class IndexTap:
             return
         if self.msgpack:
             if not self.stale:  # (a stale fold takes no checkpoint: it would be wrong, not just late)
-                builder.boundary(builder.iterations, self.offset, self.number, builder.nodes)
+                self._boundary(builder.iterations, self.offset)
             self._fold(events)
             self.number += 1
         else:
             for line, event in enumerate(events):
                 if self.due is not None:  # the line after a due checkpoint's backprop
-                    builder.boundary(self.due, self.offset + _line_start(data, line), self.number, builder.nodes)
+                    self._boundary(self.due, self.offset + _line_start(data, line))
                     self.due = None
                 self._fold((event,))
                 self.number += 1
                 if type(event) is Backprop and self._checkpoint_due(event.iteration):
                     self.due = event.iteration
         self.offset += len(data)
+
+    def _boundary(self, iterations: int, offset: int) -> None:
+        """A checkpoint at ``iterations`` if one is due, before the line or frame at ``offset``."""
+        builder = self.builder
+        assert builder is not None
+        builder.boundary(iterations, offset, self.number, builder.nodes, self.handed.pop(iterations, None))
 
     def _checkpoint_due(self, iterations: int) -> bool:
         builder = self.builder
@@ -366,7 +382,7 @@ class IndexTap:
         assert builder is not None
         for event in events:
             kind = type(event)
-            if kind is Expand or kind is Backprop or kind is Block or (kind is FoldedBlock and event.statistics is None):
+            if kind is Block or (kind is FoldedBlock and event.statistics is None) or (not self.handing and (kind is Expand or kind is Backprop)):
                 builder.track(self.stale)  # this fold adds updates up: it needs the statistics
             if kind is Expand:
                 builder.expand(event)
@@ -412,7 +428,7 @@ class IndexTap:
         if self.builder is None:
             raise MctsvizError(f"{trace}: the index tap saw no header")
         size, digest = key or trace_key(trace)
-        return _index_data(self.builder, size, digest, compression_of(trace), [])
+        return index_data(self.builder, size, digest, compression_of(trace), [])
 
     def write(self, trace: str | os.PathLike[str], key: tuple[int, str] | None = None) -> Path | None:
         """Write ``TRACE.idx`` for the trace the writer closed; None when it could not be written.
@@ -422,7 +438,7 @@ class IndexTap:
         if self.builder is None:
             raise MctsvizError(f"{trace}: the index tap saw no header")
         size, digest = key or trace_key(trace)
-        return _write_index(trace, self.builder, size, digest, [])
+        return write_index(trace, self.builder, size, digest, [])
 
 
 def _line_start(data: bytes, line: int) -> int:
@@ -458,7 +474,7 @@ def build_index(
         MctsvizError: the trace cannot be read, or ``every`` is out of range.
     """
     builder, size, digest, notes = _read_whole(trace, every, on_progress, key, read_options)
-    return _write_index(trace, builder, size, digest, notes)
+    return write_index(trace, builder, size, digest, notes)
 
 
 def index_bytes(
@@ -467,7 +483,7 @@ def index_bytes(
     """The bytes of ``trace``'s index (what :func:`build_index` writes), from one pass over it;
     ``read_options`` is left without its ``on_warning``, which sees the reading's warnings."""
     builder, size, digest, notes = _read_whole(trace, every, on_progress, key, read_options)
-    return _index_data(builder, size, digest, compression_of(trace), notes)
+    return index_data(builder, size, digest, compression_of(trace), notes)
 
 
 def _read_whole(
@@ -509,89 +525,3 @@ def _read_whole(
     if on_progress is not None:
         on_progress(builder.iterations)
     return builder, size, digest, notes
-
-
-def _finish(b: _Builder, size: int, digest: str, compression: str, notes: list[str]) -> tuple[bytes, SectionStore]:
-    """The index's head (prefix, JSON header and its CRC) and the store of its sections, which
-    follow the head in the file: the checkpoints as they were taken, then the structure."""
-    store = b.store
-    # Edges grouped by parent, in creation order within a parent (the order replay keeps): a
-    # counting sort, in arrays.
-    by_parent, child_of, born_of = (_inflated(column) for column in b.edge_columns)
-    # Each node's edge count, counted here rather than kept up as the edges came (4 MB less
-    # while a million-node search runs).
-    edge_counts = array("I", bytes(4 * b.nodes))
-    for p in by_parent:
-        edge_counts[p] += 1
-    at = array("q", [0])
-    at.extend(accumulate(edge_counts))
-    edges = b.edges
-    edge_child, edge_born = array("i", bytes(4 * edges)), array("i", bytes(4 * edges))
-    for p, child, born in zip(by_parent, child_of, born_of):
-        i = at[p]
-        edge_child[i], edge_born[i] = child, born
-        at[p] = i + 1
-    del at, by_parent, child_of, born_of
-    for name in _COLUMNS:
-        if name == "edge_counts":
-            store.add_raw(name, edge_counts)
-        elif name == "edge_child":
-            store.add_raw(name, edge_child)
-        elif name == "edge_born":
-            store.add_raw(name, edge_born)
-        else:
-            store.add(name, *b.columns[name].finish())
-    store.add("keys", *b.keys.finish())
-    b.spool.close()
-    store.add_raw("labels", json.dumps(b.labels.names, ensure_ascii=False).encode("utf-8", "surrogatepass"))
-    store.add_raw("linked", json.dumps(b.linked, ensure_ascii=False).encode("utf-8", "surrogatepass"))
-    if b.chance:  # only a chance game's index has the section (an older index reads as none)
-        store.add_raw("chance", json.dumps(b.chance).encode())
-    head = {
-        "format": "mctsviz-index",
-        "version": INDEX_VERSION,
-        "trace": {"size": size, "sha256": digest, "compression": compression},
-        "every": b.every,
-        "iterations": b.iterations,
-        "nodes": b.nodes,
-        "edges": edges,
-        "players": b.header.num_players,
-        "rewards": [b.low, b.high],
-        "decided": b.decided,
-        "notes": notes,
-        "checkpoints": [[c.iteration, c.offset, c.number, c.nodes] for c in b.checkpoints],
-        "sections": store.table,
-    }
-    text = json.dumps(head, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
-    return PREFIX.pack(MAGIC, INDEX_VERSION, len(text)) + text + CRC.pack(zlib.crc32(text)), store
-
-
-def _inflated(column: DeflatedColumn) -> array[Any]:
-    """A deflated column's values back (the column can take no more)."""
-    packed, _ = column.finish()
-    values = array(column.values.typecode)
-    values.frombytes(zlib.decompress(packed))
-    return values
-
-
-def _index_data(b: _Builder, size: int, digest: str, compression: str, notes: list[str]) -> bytes:
-    """The whole index as bytes."""
-    head, store = _finish(b, size, digest, compression, notes)
-    out = io.BytesIO()
-    out.write(head)
-    store.copy_to(out)
-    return out.getvalue()
-
-
-def _write_index(trace: str | os.PathLike[str], b: _Builder, size: int, digest: str, notes: list[str]) -> Path | None:
-    """Write ``TRACE.idx`` from the store of its sections, atomically; None when it cannot be written."""
-    head, store = _finish(b, size, digest, compression_of(trace), notes)
-    try:
-        with atomic_open(index_path(trace), "wb") as out:
-            out.write(head)
-            store.copy_to(out)
-    except (MctsvizError, OSError):
-        return None
-    finally:
-        store.handle.close()
-    return index_path(trace)

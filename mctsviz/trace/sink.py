@@ -10,7 +10,10 @@ stores iterations more cheaply says so by having these methods, checked with ``i
 * :class:`ColumnsRecorder`: a block recorder that also lends the columns it writes when it
   closes (``block_columns``), so iterations appended there survive a caller with no ``finally``;
 * :class:`EncodedRecorder`: full-level iterations as the MessagePack bytes of their events,
-  which the compiled kernel writes at numba speed (``mctsviz.search.wire``).
+  which the compiled kernel writes at numba speed (``mctsviz.search.wire``);
+* :class:`StatisticsRecorder`: every node's visits and value after an iteration, handed whole
+  where a watcher of the written trace (the write-time index) takes a checkpoint, so that it
+  need not add every update up itself (:meth:`IterationSink.add_statistics`).
 
 A MessagePack :class:`~mctsviz.trace.io.TraceWriter` is all of them; which one applies depends
 on the header's recording level (:meth:`BlockRecorder.block_size` and
@@ -47,6 +50,7 @@ __all__ = [
     "IterationSink",
     "MoveRecorder",
     "StandIns",
+    "StatisticsRecorder",
 ]
 
 #: Every node's visits and value as ``i64`` and ``f64`` bytes: any bytes-like objects, so a
@@ -119,6 +123,26 @@ class EncodedRecorder(Protocol):
         """Record ``iterations`` whole iterations whose four events each are encoded, one after
         another, in ``payload``; ``stand_ins`` makes events standing for them (blocks), for a
         recorder whose watchers need objects."""
+        ...
+
+
+@runtime_checkable
+class StatisticsRecorder(Protocol):
+    """A recorder whose watcher takes the tree's statistics handed whole (a :class:`TraceWriter`
+    with the write-time index): an engine that keeps them anyway hands them over where a
+    checkpoint falls, instead of the watcher keeping a second copy up to date event by event."""
+
+    def __call__(self, event: Any) -> None: ...
+
+    def statistics_every(self) -> int | None:
+        """None when nothing takes statistics; else the iterations between checkpoints: statistics
+        are due after each iteration ``n`` or more after the last one handed (the first after
+        iteration ``n``), every one of them (an engine that cannot hand each must hand none)."""
+        ...
+
+    def record_statistics(self, iteration: int, statistics: BlockStatistics) -> None:
+        """Every node's visits and value after ``iteration`` (as in :class:`FoldedBlock`, whole
+        or in pieces read at once), recorded or not yet."""
         ...
 
 
@@ -268,6 +292,19 @@ class IterationSink:
             TypeError: the recorder stores no blocks (:attr:`block_size` is None).
         """
         raise TypeError("this sink's recorder stores no blocks")
+
+    def statistics_every(self) -> int | None:
+        """The iterations between the points where the recorder takes statistics handed whole
+        (:meth:`add_statistics`), None when it takes none (see :class:`StatisticsRecorder`)."""
+        recorder = self.recorder
+        return recorder.statistics_every() if isinstance(recorder, StatisticsRecorder) else None
+
+    def add_statistics(self, iteration: int, statistics: BlockStatistics) -> None:
+        """Hand every node's visits and value after ``iteration`` (added up there) to a
+        recorder that takes them (:meth:`statistics_every` not None); ignored by another."""
+        recorder = self.recorder
+        if isinstance(recorder, StatisticsRecorder):
+            recorder.record_statistics(iteration, statistics)
 
     def close(self) -> None:
         """Hand over what is held (a block sink's last, partial block)."""

@@ -140,6 +140,9 @@ class TraceWriter:
         #: iterations written so far, for encoded iterations (the index's checkpoint interval;
         #: None: at every frame).
         self.watch_every: int | None = None
+        #: Called as ``on_statistics(iteration, statistics)`` with every node's visits and value
+        #: after ``iteration``, handed whole by an engine that keeps them (:meth:`record_statistics`).
+        self.on_statistics: Callable[[int, BlockStatistics], None] | None = None
 
     def __repr__(self) -> str:
         return f"TraceWriter({str(self.path)!r}, iterations={self.iterations})"
@@ -424,6 +427,17 @@ class TraceWriter:
     def stand_ins_every(self) -> int | None:
         """None without :attr:`on_written`; else :attr:`watch_every` (1 when not given)."""
         return None if self.on_written is None else self.watch_every or 1
+
+    def statistics_every(self) -> int | None:
+        """None without :attr:`on_statistics`; else :attr:`watch_every` (see
+        :class:`~mctsviz.trace.sink.StatisticsRecorder`)."""
+        return None if self.on_statistics is None else self.watch_every
+
+    def record_statistics(self, iteration: int, statistics: BlockStatistics) -> None:
+        """Hand every node's visits and value after ``iteration`` to :attr:`on_statistics` (the
+        write-time index's checkpoint there), whether or not that iteration is written yet."""
+        if self.on_statistics is not None:
+            self.on_statistics(iteration, statistics)
 
     def record_encoded(self, payload: bytes, iterations: int, stand_ins: StandIns | None = None) -> None:
         """Record whole iterations already encoded: their events' MessagePack bytes, one after another.
