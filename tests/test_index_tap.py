@@ -224,6 +224,7 @@ def test_the_kernels_blocks_bring_their_statistics_to_the_tap(tmp_path, game, it
             last = after
     assert [c.iteration for c in tap.builder.checkpoints] == due
     assert len(tap.builder.visits) == len(tap.builder.value) == 0  # deflated as they came, no columns kept
+    assert tap.builder.given is None  # nor the deflated statistics, once their checkpoint is stored
     tapped = tap.index(trace)
     build_index(trace, every=every)
     assert tapped == index_path(trace).read_bytes()

@@ -26,7 +26,7 @@ from ..trace.events import Backprop, Block, Decision, Expand, Header
 from ..trace.reader import read_trace
 from ..trace.sink import BlockStatistics, FoldedBlock
 from .format import Checkpoint
-from .packing import PIECE_BYTES, DeflatedColumn, PieceSpool, SectionStore, TextColumn, deflate_pairs
+from .packing import PIECE_BYTES, DeflatedColumn, DeflatedPair, PieceSpool, SectionStore, TextColumn, deflate_pairs
 from .sections import COLUMNS, INDEX_SUFFIX, index_data, index_path, write_index
 
 __all__ = ["DEFAULT_EVERY", "INDEX_SUFFIX", "IndexTap", "build_index", "index_bytes", "index_path", "trace_key"]
@@ -102,7 +102,8 @@ class _Builder:
         # Statistics handed whole (a FoldedBlock's), deflated as they came: (visits, its raw
         # size, value, its raw size). While they stand for the statistics, ``visits`` and
         # ``value`` are empty (``tracked`` False) rather than a second copy of the kernel's.
-        self.given: tuple[bytes, int, bytes, int] | None = None
+        self.given: DeflatedPair | None = None
+        self.stored: str | None = None  # the checkpoint the statistics last handed whole went to
         self.tracked = True
         self.low: float | None = None
         self.high: float | None = None
@@ -159,21 +160,26 @@ class _Builder:
         if self.tracked:
             return
         self.tracked = True
-        if self.given is None or stale:
+        given = (
+            self.given
+            if self.given is not None or self.stored is None
+            else (self.store.get("visits." + self.stored), 0, self.store.get("value." + self.stored), 0)
+        )
+        if given is None or stale:
             self.visits, self.value = array("q", bytes(8 * self.nodes)), array("d", bytes(8 * self.nodes))
             return
         self.visits, self.value = array("q"), array("d")
-        self.visits.frombytes(zlib.decompress(self.given[0]))
-        self.value.frombytes(zlib.decompress(self.given[2]))
+        self.visits.frombytes(zlib.decompress(given[0]))
+        self.value.frombytes(zlib.decompress(given[2]))
         assert len(self.visits) == len(self.value) == self.nodes  # no node was made since they came
 
-    def untrack(self, given: tuple[bytes, int, bytes, int] | None) -> None:
+    def untrack(self, given: DeflatedPair | None) -> None:
         """Take every node's statistics as handed whole, deflated (None: "later"), for the next
         checkpoint; they are no longer kept in ``visits`` and ``value``."""
         self.tracked = False
         self.visits, self.value = array("q"), array("d")
         if given is not None:
-            self.given = given
+            self.given, self.stored = given, None
 
     def backprop(self, event: Backprop) -> None:
         if not self.tracked:  # the statistics come whole: only the reward range is kept
@@ -266,7 +272,7 @@ class _Builder:
             self.high = high if self.high is None or high > self.high else self.high
         self.iterations = first + count - 1
 
-    def boundary(self, iterations: int, offset: int, number: int, nodes: int, handed: tuple[bytes, int, bytes, int] | None = None) -> None:
+    def boundary(self, iterations: int, offset: int, number: int, nodes: int, handed: DeflatedPair | None = None) -> None:
         """The reader's boundary callback: a checkpoint when one is due (with the statistics
         ``handed`` for it, deflated, where they are not kept here)."""
         last = self.checkpoints[-1].iteration if self.checkpoints else 0
@@ -286,6 +292,8 @@ class _Builder:
                 raise MctsvizError(f"the index tap got statistics of {visits_size // 8} nodes for a tree of {nodes} at iteration {iterations}")
             self.store.add("visits." + name, visits, visits_size)
             self.store.add("value." + name, value, value_size)
+            if handed is None:  # read back from the store if ever needed (6 MB a million nodes)
+                self.given, self.stored = None, name
         self.checkpoints.append(Checkpoint(iterations, offset, number, nodes))
 
 
@@ -317,7 +325,7 @@ class IndexTap:
         self.stale = False  # the statistics are behind the structure until a FoldedBlock brings them
         # The statistics handed whole for the checkpoints to come, deflated, by iteration
         # (:meth:`statistics`); once any came, every later checkpoint's come so.
-        self.handed: dict[int, tuple[bytes, int, bytes, int]] = {}
+        self.handed: dict[int, DeflatedPair] = {}
         self.handing = False
 
     def attach(self, writer: Any) -> None:
@@ -416,7 +424,9 @@ class IndexTap:
             self.stale = True
             return
         # Deflated as they come, piece by piece, not copied: the tap holds no whole columns of
-        # statistics beside the kernel's.
+        # statistics beside the kernel's. Those handed before (their checkpoint is stored by
+        # now) go first: a million nodes' deflated statistics are about 6 MB.
+        builder.given = None
         given = deflate_pairs(statistics() if callable(statistics) else (statistics,))
         if given[1] != 8 * builder.nodes or given[3] != 8 * builder.nodes:
             raise MctsvizError(f"the index tap got statistics of {given[1] // 8} nodes for a tree of {builder.nodes}")
