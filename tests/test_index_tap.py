@@ -273,15 +273,16 @@ def test_blocks_to_fold_after_statistics_came_whole_start_from_them(tmp_path):
 
 @pytest.mark.skipif("compiled" not in ENGINES, reason="needs the compiled kernel (mctsviz[fast])")
 @pytest.mark.parametrize(
-    ("suffix", "iterations", "every", "handed"),
+    ("suffix", "iterations", "every", "handed", "record"),
     [
-        (".jsonl.gz", 30_000, 8192, True),
-        (".jsonl", 16_384, 8192, True),  # the last checkpoint's line is the decision's
-        (".msgpack", 20_000, 4096, True),  # events, not blocks (blocks=False)
-        (".jsonl", 9000, 1024, False),  # checkpoints inside the kernel's chunks: kept by adding up
+        (".jsonl.gz", 30_000, 8192, True, "compact"),
+        (".jsonl", 16_384, 8192, True, "compact"),  # the last checkpoint's line is the decision's
+        (".msgpack", 20_000, 4096, True, "compact"),  # events, not blocks (blocks=False)
+        (".jsonl", 9000, 1024, False, "compact"),  # checkpoints inside the kernel's chunks: kept by adding up
+        (".jsonl.gz", 9000, 4096, True, "full"),
     ],
 )
-def test_the_kernels_event_emitter_hands_its_statistics_to_the_tap(tmp_path, suffix, iterations, every, handed):
+def test_the_kernels_event_emitter_hands_its_statistics_to_the_tap(tmp_path, suffix, iterations, every, handed, record):
     """A kernel search written as events hands the tap the kernel's statistics where each
     checkpoint falls (at the end of a chunk), so the tap keeps no per-node statistics of its own
     and adds no update up; the index is still build_index's, byte for byte."""
@@ -290,7 +291,7 @@ def test_the_kernels_event_emitter_hands_its_statistics_to_the_tap(tmp_path, suf
     tap = IndexTap(msgpack=suffix == ".msgpack", every=every)
     tap.attach(writer)
     with writer:
-        search(games.load("connect4"), iterations=iterations, seed=3, engine="compiled", recorder=writer, record="compact")
+        search(games.load("connect4"), iterations=iterations, seed=3, engine="compiled", recorder=writer, record=record)
     builder = tap.builder
     assert builder is not None and tap.handing is handed
     due = list(range(every, iterations + 1, every))
