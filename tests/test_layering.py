@@ -75,6 +75,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "mctsviz.trace.blocks",
             "mctsviz.trace.columnbytes",
             "mctsviz.trace.fullblocks",
+            "mctsviz.trace.derived",
             "mctsviz.trace.limits",
             "mctsviz.trace.sink",
             "mctsviz.trace.columns",

@@ -371,7 +371,7 @@ def test_version_1_scores_migrate_to_the_events_a_search_records_today(name):
     options = {k: v for k, v in header.options.items() if k not in ("memory", "seconds") and v is not None}
     game = load_recorded(header.game, header.game_params)
     _, events = recorded_search(game, seed=header.seed, record=header.record, **options)
-    assert events[0].schema_version == SCHEMA_VERSION == 10
+    assert events[0].schema_version == SCHEMA_VERSION == 11
     assert any(isinstance(e, Select) and e.steps and e.steps[-1].scores for e in old)
     assert old[1:] == events[1:]
 
