@@ -475,6 +475,7 @@ class FullColumnsMaker(MirroredStatistics):
         entries = int(log_iter[count - 1, 0])
         reads = (entries + 2 * count) * (self.state.max_branch + 1)
         if self.node_ints.shape[1] < reads:
+            reads *= 2  # room for deeper chunks to come: paths grow as the tree does
             self.node_ints, self.node_floats = np.zeros((2, reads), dtype=np.int64), np.zeros(reads)
             self.parent_ints, self.child_ints = np.zeros((2, reads), dtype=np.int64), np.zeros((2, reads), dtype=np.int64)
             self.child_prior = np.zeros(reads)

@@ -61,26 +61,30 @@ def _listed(  # noqa: PLR0913 - the node, the block's marks, the mirrored tree a
     child_prior: np.ndarray,
     fill: np.ndarray,
 ) -> None:
-    """A node whose children the block scores: the node, its children as they stood when the
-    block began (if it existed before and is not listed yet), then each child, read."""
+    """A node whose children the block scores: if it existed before the block and is not listed
+    yet, the node (read), its children as they stood when the block began, then each of them, read."""
+    if node >= first_node or listed[node] == stamp:
+        # Made in the block (every child too), or listed before: each child that existed before
+        # the block was read then, so nothing here is read for the first time.
+        return
     _read(node, first_node, stamp, seen, visits, value, node_ints, node_floats, fill)
-    if node < first_node and listed[node] != stamp:
-        listed[node] = stamp
-        at, kids = fill[F_PARENT], fill[F_CHILD]
-        parent_ints[0, at] = node
-        k = head[node]
-        while k >= 0:
-            if k < first_node:
-                child_ints[0, kids] = k
-                child_ints[1, kids] = action[k]
-                child_prior[kids] = prior[k]
-                kids += 1
-            k = nxt[k]
-        parent_ints[1, at] = kids - fill[F_CHILD]
-        fill[F_PARENT], fill[F_CHILD] = at + 1, kids
+    listed[node] = stamp
+    at, kids = fill[F_PARENT], fill[F_CHILD]
+    parent_ints[0, at] = node
     k = head[node]
     while k >= 0:
-        _read(k, first_node, stamp, seen, visits, value, node_ints, node_floats, fill)
+        if k < first_node:
+            child_ints[0, kids] = k
+            child_ints[1, kids] = action[k]
+            child_prior[kids] = prior[k]
+            kids += 1
+        k = nxt[k]
+    parent_ints[1, at] = kids - fill[F_CHILD]
+    fill[F_PARENT], fill[F_CHILD] = at + 1, kids
+    k = head[node]
+    while k >= 0:
+        if k < first_node:
+            _read(k, first_node, stamp, seen, visits, value, node_ints, node_floats, fill)
         k = nxt[k]
 
 
@@ -121,8 +125,11 @@ def snapshot_columns(  # noqa: PLR0913 - the kernel's log, its tree, the replaye
     for i in range(count):
         path_end, sim, rule, stat, nodes_end = log_iter[i, 0], log_iter[i, 1], log_iter[i, 2], log_iter[i, 3], log_iter[i, 4]
         for p in range(path_at, path_end - 1):
+            node = log_path[p]
+            if node >= first_node or listed[node] == stamp:
+                continue  # nothing is read for the first time there (see _listed): no call
             _listed(
-                log_path[p],
+                node,
                 first_node,
                 stamp,
                 seen,
