@@ -72,14 +72,18 @@ def test_both_engines_write_full_level_blocks_that_read_back_as_the_python_engin
 def test_full_level_blocks_stay_far_below_the_frame_limit_a_reader_holds(tmp_path, monkeypatch):
     from mctsviz.trace import writer as trace_writer
     from mctsviz.trace.blocks import FULL_BLOCK_ITERATIONS
+    from mctsviz.trace.derived import MAX_DERIVED_SCORES
     from mctsviz.trace.limits import MAX_LINE_BYTES
 
     events = full_search("connect4", iterations=1100, seed=1)
     path = write(tmp_path / "t.msgpack", events)  # the default block_iterations, 4,096
     blocks = [item for frame in frames(path)[1:] for item in frame if item["kind"] == "block"]
-    assert [b["count"] for b in blocks] == [FULL_BLOCK_ITERATIONS, FULL_BLOCK_ITERATIONS, 1100 - 2 * FULL_BLOCK_ITERATIONS]
-    # The deepest Connect Four iteration, about 12 KB of columns, in every iteration of a block.
-    assert 12_500 * FULL_BLOCK_ITERATIONS < MAX_LINE_BYTES / 2
+    full_blocks, rest = divmod(1100, FULL_BLOCK_ITERATIONS)
+    assert [b["count"] for b in blocks] == [FULL_BLOCK_ITERATIONS] * full_blocks + [rest] * (rest > 0)
+    # The deepest Connect Four iteration (42 steps of seven scores) in every iteration of a block:
+    # a derived block of them is read; as explicit columns (about 12 KB each) it fits a frame.
+    assert 42 * 7 * FULL_BLOCK_ITERATIONS <= MAX_DERIVED_SCORES
+    assert 12_500 * FULL_BLOCK_ITERATIONS < MAX_LINE_BYTES
     # A block whose columns pass the bound (a game with far more moves) is split until it fits.
     monkeypatch.setattr(trace_writer, "FULL_BLOCK_BYTES", 30_000)
     split = write(tmp_path / "s.msgpack", events)

@@ -183,11 +183,16 @@ def snapshot_columns(  # noqa: PLR0913 - the kernel's log, its tree, the replaye
                 child_prior,
                 fill,
             )
-        # Backprop: the simulated node (unless it ends the path), then the path upwards.
-        n_updates = path_end - path_at + (1 if sim != leaf else 0)
-        for u in range(n_updates):
-            node = sim if sim != leaf and u == 0 else log_path[path_end - 1 - (u - 1 if sim != leaf else u)]
-            _read(node, first_node, stamp, seen, visits, value, node_ints, node_floats, fill)
+        # Backprop: the simulated node (unless it ends the path), then the path upwards. The
+        # path's other nodes were read at their steps: only these two may be read first here.
+        if sim != leaf:
+            _read(sim, first_node, stamp, seen, visits, value, node_ints, node_floats, fill)
+            m = mover[sim]
+            visits[sim] += 1
+            value[sim] += rewards[stat, m if m >= 0 else m + 2]
+        _read(leaf, first_node, stamp, seen, visits, value, node_ints, node_floats, fill)
+        for u in range(path_end - 1, path_at - 1, -1):
+            node = log_path[u]
             m = mover[node]
             visits[node] += 1
             value[node] += rewards[stat, m if m >= 0 else m + 2]

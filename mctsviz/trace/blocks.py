@@ -59,10 +59,12 @@ __all__ = [
 #: Iterations per block: a kernel chunk, about 0.7 MB of Tic-Tac-Toe (1.6 MB of Connect Four)
 #: before compression. A killed search loses at most this many iterations.
 BLOCK_ITERATIONS = 4096
-#: The most iterations in a full-level block: the deepest Connect Four iteration's score tables
-#: (42 steps of seven scores, about 12 KB) times this stays under half the frame limit a
-#: reader holds (``limits.MAX_LINE_BYTES``); a typical one is about 1.4 KB.
-FULL_BLOCK_ITERATIONS = 512
+#: The most iterations in a full-level block: the deepest Connect Four iteration's score rows
+#: (42 steps of seven scores) times this stays under the most a derived block may stand for
+#: (``derived.MAX_DERIVED_SCORES``); a derived Tic-Tac-Toe iteration is about 170 bytes, so a
+#: chunk's fixed costs (a few numpy calls) matter more than its size. An explicit block of the
+#: deepest iterations (about 12 KB each) passes ``FULL_BLOCK_BYTES`` and is split.
+FULL_BLOCK_ITERATIONS = 1024
 #: A full-level block whose columns pass this many bytes is split in two (a game with far more
 #: moves than the compiled kernel's, or deeper), so no frame nears the reader's limit.
 FULL_BLOCK_BYTES = 8 << 20

@@ -53,7 +53,8 @@ START_FIELDS = (
 )
 
 #: The most score rows a derived block may stand for: an explicit block's frame (16 MiB at
-#: about 33 bytes a row) holds about as many; the deepest 512 Connect Four iterations, 150,000.
+#: about 33 bytes a row) holds about as many; a block of the deepest Connect Four iterations
+#: (``blocks.FULL_BLOCK_ITERATIONS`` of them, 42 steps of seven scores each), about 300,000.
 MAX_DERIVED_SCORES = 1 << 19
 
 _INF = math.inf
