@@ -513,6 +513,17 @@ def test_a_version_10_full_level_block_trace_reads_as_the_events_its_search_reco
     assert old[1:] == events[1:]
 
 
+def test_a_version_11_derived_full_level_block_trace_reads_as_the_events_its_search_records_today():
+    name = "v11-tictactoe-puct-full-derived.msgpack"
+    data = (FIXTURES / name).read_bytes()
+    assert data.count(b"\xa5block") == 3 and data.count(b"\xa7derived\xc3") == 3  # three derived blocks
+    assert b"score_node" not in data and b"update_visits" not in data  # no explicit full-level column
+    old = load_trace(FIXTURES / name, strict=True)
+    _, events = recorded_search("tictactoe", iterations=40, seed=3, policy="puct", expand="all", record="full")
+    assert old[1:] == events[1:]
+    assert verify(FIXTURES / name).ok
+
+
 def test_the_format_documents_every_block_field():
     from mctsviz.trace.events import Block
 
