@@ -374,7 +374,7 @@ class IndexTap:
             elif kind is Backprop:
                 builder.backprop(event)
             elif kind is Block:
-                builder.block(read_block(event, builder.header.num_players, header_terms(builder.header)))
+                builder.block(read_block(event, builder.header.num_players, header_terms(builder.header), trusted=True))  # the writer's own
             elif kind is FoldedBlock:
                 self._fold_given(event)
             elif kind is Decision:
@@ -384,7 +384,7 @@ class IndexTap:
         """A block whose statistics come whole (or later): its nodes folded, its rewards only ranged."""
         builder = self.builder
         assert builder is not None
-        read = read_block(folded.block, builder.header.num_players, header_terms(builder.header))
+        read = read_block(folded.block, builder.header.num_players, header_terms(builder.header), trusted=True)  # the writer's own
         if folded.statistics is None:
             builder.block(read)
             return

@@ -38,7 +38,7 @@ from .events import (
     Simulate,
     Update,
 )
-from .fullblocks import FullColumns, FullRead, NotFull, gather, read_derived, read_full
+from .fullblocks import DerivedRead, FullColumns, FullRead, NotFull, gather, read_derived, read_full
 
 __all__ = [
     "BLOCK_ITERATIONS",
@@ -398,7 +398,7 @@ class BlockRead:
     updates: array[Any]
     update_node: array[Any] | None
     update_reward: array[Any]
-    full: FullRead | None = None
+    full: FullRead | DerivedRead | None = None
 
     def events(self) -> Iterator[Event]:
         """The select, expand, simulate and backprop events of each iteration, in order."""
@@ -406,9 +406,11 @@ class BlockRead:
         return compact if self.full is None else self.full.events(compact, self.labels)
 
 
-def read_block(block: Block, players: int, terms: ScoreTerms | None = None) -> BlockRead:
+def read_block(block: Block, players: int, terms: ScoreTerms | None = None, trusted: bool = False) -> BlockRead:
     """A block's columns, every size checked against the counts (nothing else is allocated first);
-    ``terms``, the header's formula, reads a derived full-level block (``mctsviz.trace.derived``).
+    ``terms``, the header's formula, reads a derived full-level block (``mctsviz.trace.derived``),
+    whose iterations are folded to check them unless the block is ``trusted`` (made by this
+    process's own writer: the index built as a trace is written).
 
     Raises:
         ValueError: the block's columns do not fit together (the message says which).
@@ -469,7 +471,7 @@ def read_block(block: Block, players: int, terms: ScoreTerms | None = None) -> B
         raise ValueError("a block holds a return or reward that is not a finite number")
     if (visits is not None and min(visits) < 0) or (value is not None and not all(map(math.isfinite, value))):
         raise ValueError("a block holds a negative visit count or a value that is not a finite number")
-    full: FullRead | None
+    full: FullRead | DerivedRead | None
     if block.derived:
         if update_node is None:  # the usual order, spelled out for the fold
             order: Any = list(chain.from_iterable(_usual_order(path, path_lengths, simulate_from)))
@@ -480,7 +482,7 @@ def read_block(block: Block, players: int, terms: ScoreTerms | None = None) -> B
             "prior": prior, "terminal": terminal, "visits": visits, "value": value, "existing": existing, "rule": rule,
             "updates": updates, "update_node": order, "update_reward": update_reward,
         }  # fmt: skip
-        full = read_derived(block, compact, len(labels), terms)
+        full = read_derived(block, compact, len(labels), terms, trusted)
     else:
         full = read_full(block, path_lengths, block.rule, update_reward, len(labels))
     columns = (path_lengths, path, children, child_node, child_action, key_lengths, keys, prior, mover, terminal, visits, value, existing)

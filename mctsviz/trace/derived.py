@@ -179,10 +179,13 @@ def derive(  # noqa: PLR0913, PLR0915 - a block's compact columns, its snapshot 
     update_counts: Sequence[int],
     update_node: Sequence[int],
     update_reward: Sequence[float],
-    terms: ScoreTerms,
+    terms: ScoreTerms | None,
 ) -> Derived:
     """Fold a derived block's iterations from its snapshot: the explicit columns they stand for
-    (``update_node`` in the order the updates happen, one list for the whole block).
+    (``update_node`` in the order the updates happen, one list for the whole block). With
+    ``terms`` None, the fold only checks the block (no score row is made: the columns of steps
+    and scores stay empty), so that a reader that needs no scores (the index builder) pays
+    little, and one that does later folds a block known to be sound.
 
     Raises:
         ValueError: the block reads a node its snapshot does not hold (a step at a node whose
@@ -207,6 +210,8 @@ def derive(  # noqa: PLR0913, PLR0915 - a block's compact columns, its snapshot 
         listed = kids.get(p)
         if listed is None or p not in visits:
             raise ValueError(f"a derived block scores the children of node {p}, which its snapshot does not list")
+        if terms is None:
+            return len(listed)
         parent_visits = visits[p]
         nodes, acts, ns, ws, ps, exploits, explores, scores = into
         for k in listed:

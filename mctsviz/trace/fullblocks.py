@@ -28,10 +28,10 @@ from operator import add, attrgetter
 from typing import Any
 
 from .columnbytes import column_bytes, palette_of, read_column, unpalette
-from .derived import START_FIELDS, Derived, ScoreTerms, derive, read_start
+from .derived import START_FIELDS, Derived, ScoreTerms, StartRead, derive, read_start
 from .events import Backprop, Event, Expand, Score, Select, Simulate, Step, Update
 
-__all__ = ["EXPLICIT_FIELDS", "FULL_FIELDS", "FullColumns", "FullRead", "NotFull", "gather", "read_derived", "read_full"]
+__all__ = ["EXPLICIT_FIELDS", "FULL_FIELDS", "DerivedRead", "FullColumns", "FullRead", "NotFull", "gather", "read_derived", "read_full"]
 
 #: A block's full-level fields (all empty in a compact block).
 FULL_FIELDS = (
@@ -388,12 +388,13 @@ def read_full(block: Any, path_lengths: Sequence[int], rule: bytes, rewards: Seq
     )  # fmt: skip
 
 
-def read_derived(block: Any, compact: dict[str, Any], labels: int, terms: ScoreTerms | None) -> FullRead:
-    """A derived block's full-level columns, folded from its snapshot and its compact columns
-    (``compact``: ``path_lengths``, ``path``, ``children``, ``child_node``, ``child_action``,
-    ``prior``, ``terminal``, ``visits``, ``value``, ``existing``, ``rule``, ``updates``,
-    ``update_node`` (each update's node, in order), ``update_reward``) under ``terms``, the
-    header's formula.
+def read_derived(block: Any, compact: dict[str, Any], labels: int, terms: ScoreTerms | None, trusted: bool = False) -> DerivedRead:
+    """A derived block checked against its compact columns (``compact``: ``path_lengths``,
+    ``path``, ``children``, ``child_node``, ``child_action``, ``prior``, ``terminal``,
+    ``visits``, ``value``, ``existing``, ``rule``, ``updates``, ``update_node`` (each update's
+    node, in order), ``update_reward``): its snapshot read and its iterations folded without
+    making a score (:class:`DerivedRead` makes them when its events are asked for); a
+    ``trusted`` block (made by this process's writer) is not folded here.
 
     Raises:
         ValueError: the block is not one a derived block can be (the message says which).
@@ -408,19 +409,47 @@ def read_derived(block: Any, compact: dict[str, Any], labels: int, terms: ScoreT
         raise ValueError("a derived block in a trace whose header has no search options")
     start = read_start(block, labels)
     lengths, moves = _rollouts(block, block.count, labels)
+    if not trusted:
+        checked = _fold(start, compact, None)
+        _check_before(checked.update_value, compact["update_reward"])
+        if checked.update_visits and max(checked.update_visits) >= _I64_MAX:
+            raise ValueError("a derived block's visit counts pass the i64 range")
+    return DerivedRead(start, compact, terms, lengths, moves)
+
+
+_I64_MAX = (1 << 63) - 1
+
+
+def _fold(start: StartRead, compact: dict[str, Any], terms: ScoreTerms | None) -> Derived:
     c = compact
-    derived = derive(
+    return derive(
         start, c["path_lengths"], c["path"], c["children"], c["child_node"], c["child_action"], c["prior"], c["terminal"],
         c["visits"], c["value"], c["rule"], c["updates"], c["update_node"], c["update_reward"], terms,
     )  # fmt: skip
-    _check_before(derived.update_value, c["update_reward"])
-    try:
+
+
+@dataclass(frozen=True, slots=True)
+class DerivedRead:
+    """A derived block, checked (see :func:`read_derived`): its explicit columns are folded when
+    its events are asked for."""
+
+    start: StartRead
+    compact: dict[str, Any]
+    terms: ScoreTerms
+    rollout_lengths: array[Any] | None
+    rollout_action: array[Any] | None
+
+    def explicit(self) -> FullRead:
+        """The explicit full-level columns the block stands for."""
+        derived = _fold(self.start, self.compact, self.terms)
         return FullRead(
             array("q", derived.step_visits), array("I", derived.step_candidates), array("I", derived.expand_candidates),
             array("i", derived.score_node), array("I", derived.score_action), array("q", derived.score_visits),
             array("d", derived.score_value), array("d", derived.score_prior), array("d", derived.score_exploit),
-            array("d", derived.score_explore), array("d", derived.score_score), lengths, moves,
+            array("d", derived.score_explore), array("d", derived.score_score), self.rollout_lengths, self.rollout_action,
             array("q", derived.update_visits), array("d", derived.update_value),
         )  # fmt: skip
-    except OverflowError:
-        raise ValueError("a derived block's visit counts pass the i64 range") from None
+
+    def events(self, compact: Iterator[Event], labels: Sequence[str]) -> Iterator[Event]:
+        """The full-level events of the compact events ``compact`` (the same block's)."""
+        return self.explicit().events(compact, labels)
