@@ -302,11 +302,11 @@ def test_a_derived_block_of_hand_made_iterations_reads_back_exactly():
     from functools import partial
 
     from mctsviz.options import SearchOptions
-    from mctsviz.search.policies import score_terms
+    from mctsviz.search.policies import score_rows
     from mctsviz.search.records import score_records
 
     options = SearchOptions(expand="all")
-    terms = partial(score_terms, options)
+    terms = partial(score_rows, options)
     # Node 0 (visited 5 times) has children 1 (new) and 2 (3 visits); node 2 gets child 3, all at once.
     table = score_records(options, [1, 2], 5, [5, 0, 3], [0.5, 0.0, -1.5], [1.0, 0.5, 0.5], ["", "a", "b"])
     scored = score_records(options, [3], 3, [0, 0, 0, 0], [0.0] * 4, [0.0, 0.0, 0.0, 1.0], ["", "", "", "c"])
@@ -388,3 +388,39 @@ def test_verify_finds_a_derived_block_whose_snapshot_lies(tmp_path, derived_trac
 
     report = verify(rewrite_second_block(path, tmp_path / "lie.msgpack", lie))
     assert not report.ok and report.violations
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"log": "ln-n1", "c": 0.7},
+        {"policy": "puct", "c_puct": 1.5},
+        {"policy": "puct", "q": "w/(1+n)"},
+        {"policy": "puct", "fpu": -0.25},
+        {"terminal": "outcome"},
+        {"policy": "puct", "terminal": "outcome"},
+    ],
+)
+def test_score_rows_are_score_terms_of_each_row_to_the_bit(options):
+    import math
+    import random
+
+    from mctsviz.options import SearchOptions
+    from mctsviz.search.policies import score_rows, score_terms
+
+    opts = SearchOptions(**options)
+    rng = random.Random(5)
+    for _ in range(200):
+        k = rng.randrange(0, 8)
+        visits = [rng.choice([0, 1, 2, 7, 1000]) for _ in range(k)]
+        values = [rng.uniform(-1, 1) * n for n in visits]
+        priors = [rng.random() for _ in range(k)]
+        terminal = [rng.random() < 0.3 for _ in range(k)]
+        parents = [rng.choice([0, 1, 5, 123456]) for _ in range(k)]
+        table = score_rows(opts, values, visits, parents, priors, terminal)
+        expected = [score_terms(opts, w, n, big_n, p, t) for w, n, big_n, p, t in zip(values, visits, parents, priors, terminal)]
+        # A +infinity score reads as None in all three terms (records.score_records).
+        expected = [(math.inf,) * 3 if s == math.inf else (e, x, s) for e, x, s in expected]
+        got = list(zip(*table)) if k else []
+        assert struct.pack(f"<{3 * k}d", *(v for row in got for v in row)) == struct.pack(f"<{3 * k}d", *(v for row in expected for v in row))

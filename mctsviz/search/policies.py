@@ -25,6 +25,7 @@ __all__ = [
     "final_choice",
     "puct",
     "puct_argmax",
+    "score_rows",
     "score_terms",
     "ucb1",
     "ucb1_argmax",
@@ -172,6 +173,48 @@ def score_terms(
     if options.policy == "puct":
         return puct(value, visits, parent_visits, prior, c_puct=options.c_puct, q=options.q, fpu=options.fpu)
     return ucb1(value, visits, parent_visits, c=options.c, log=options.log)
+
+
+def score_rows(
+    options: SearchOptions,
+    values: Sequence[float],
+    visits: Sequence[int],
+    parent_visits: Sequence[int],
+    priors: Sequence[float],
+    terminal: Sequence[int],
+) -> tuple[list[float], list[float], list[float]]:
+    """:func:`score_terms` of each row (a child, its parent's visits; lists by position) as three
+    lists (exploits, explores, scores), all three +infinity where the score is (a ``Score``
+    record's None): the same operations in the same order, in one loop (a derived full-level
+    block's reader computes all its scores in one call)."""
+    exploits: list[float] = []
+    explores: list[float] = []
+    scores: list[float] = []
+    outcome = options.terminal == "outcome"
+    puct_policy = options.policy == "puct"
+    c, c_puct, fpu, plus_one = options.c, options.c_puct, options.fpu, options.q == "w/(1+n)"
+    shift = 1 if options.log == "ln-n1" else 0
+    log, sqrt = math.log, math.sqrt
+    for w, n, big_n, p, t in zip(values, visits, parent_visits, priors, terminal):
+        if outcome and t and n:
+            exploit, explore, score = ended_outcome(w, n)
+        elif puct_policy:
+            exploit = w / (1 + n) if plus_one else (w / n if n else fpu)
+            explore = c_puct * p * sqrt(big_n) / (1 + n)
+            score = exploit + explore
+        elif n == 0:
+            exploit = explore = score = INF
+        else:
+            m = big_n + shift  # as _log_argument: ln 1 = 0 for a parent with no visits
+            exploit = w / n
+            explore = c * sqrt(log(m if m > 0 else 1) / n)
+            score = exploit + explore
+        if score == INF:
+            exploit = explore = INF
+        exploits.append(exploit)
+        explores.append(explore)
+        scores.append(score)
+    return exploits, explores, scores
 
 
 def best_scored(

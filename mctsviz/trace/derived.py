@@ -28,15 +28,17 @@ import math
 from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 from .columnbytes import column_bytes, palette_of, read_column, unpalette
 
 __all__ = ["MAX_DERIVED_SCORES", "START_FIELDS", "Derived", "ScoreTerms", "Snapshot", "StartRead", "derive", "read_start", "snapshot_of"]
 
-#: (value, visits, parent visits, prior, terminal) -> (exploit, explore, score): the search's
-#: formula under the header's options (``functools.partial(policies.score_terms, options)``).
-ScoreTerms = Callable[[float, int, int, float, bool], tuple[float, float, float]]
+#: (values, visits, parent visits, priors, terminal flags) of score rows -> their (exploits,
+#: explores, scores), all three +infinity where the score is: the search's formula under the
+#: header's options (``functools.partial(policies.score_rows, options)``).
+ScoreTerms = Callable[[list[float], list[int], list[int], list[float], list[int]], tuple[list[float], list[float], list[float]]]
 
 #: The snapshot's fields (all empty in an explicit block).
 START_FIELDS = (
@@ -203,7 +205,7 @@ def derive(  # noqa: PLR0913, PLR0915 - a block's compact columns, its snapshot 
         kids[p] = list(start.child_node[at : at + count])
         at += count
     out = Derived([], [], [], [], [], [], [], [], [], [], [], [], [])
-    expand_rows: list[list[Any]] = [[] for _ in range(8)]
+    expand_rows: list[list[Any]] = [[] for _ in range(7)]
     rows = 0
 
     def table(p: int, into: list[list[Any]]) -> int:
@@ -212,39 +214,30 @@ def derive(  # noqa: PLR0913, PLR0915 - a block's compact columns, its snapshot 
             raise ValueError(f"a derived block scores the children of node {p}, which its snapshot does not list")
         if terms is None:
             return len(listed)
-        parent_visits = visits[p]
-        nodes, acts, ns, ws, ps, exploits, explores, scores = into
-        for k in listed:
-            n, w, pk = visits[k], value[k], prior[k]
-            exploit, explore, score = terms(w, n, parent_visits, pk, terminal[k] != 0)
-            if score == _INF:  # None, all three together (as the engine records them)
-                exploit = explore = score = _INF
-            nodes.append(k)
-            acts.append(action[k])
-            ns.append(n)
-            ws.append(w)
-            ps.append(pk)
-            exploits.append(exploit)
-            explores.append(explore)
-            scores.append(score)
+        nodes, acts, ns, ws, ps, ts, parents = into
+        nodes += listed
+        acts += map(action.__getitem__, listed)
+        ns += map(visits.__getitem__, listed)
+        ws += map(value.__getitem__, listed)
+        ps += map(prior.__getitem__, listed)
+        ts += map(terminal.__getitem__, listed)
+        parents += repeat(visits[p], len(listed))
         return len(listed)
 
-    step_rows: list[list[Any]] = [
-        out.score_node,
-        out.score_action,
-        out.score_visits,
-        out.score_value,
-        out.score_prior,
-        out.score_exploit,
-        out.score_explore,
-        out.score_score,
-    ]
+    # Per row: node, action, visits, value, prior, terminal, parent visits (scores made at the end).
+    step_rows: list[list[Any]] = [[] for _ in range(7)]
     at_path = at_child = at_update = 0
     for i, length in enumerate(path_lengths):
         end = at_path + length
         for j in range(at_path, end - 1):
             p = path[j]
-            candidates = table(p, step_rows)
+            if terms is None:  # the check alone, inline (a call per step cost a third of it)
+                listed = kids.get(p)
+                if listed is None or p not in visits:
+                    raise ValueError(f"a derived block scores the children of node {p}, which its snapshot does not list")
+                candidates = len(listed)
+            else:
+                candidates = table(p, step_rows)
             out.step_visits.append(visits[p])
             out.step_candidates.append(candidates)
             rows += candidates
@@ -284,6 +277,9 @@ def derive(  # noqa: PLR0913, PLR0915 - a block's compact columns, its snapshot 
         at_update = stop
     for column, extra in zip(step_rows, expand_rows):
         column += extra
+    if terms is not None:
+        out.score_node, out.score_action, out.score_visits, out.score_value, out.score_prior, terminals, parent_visits = step_rows
+        out.score_exploit, out.score_explore, out.score_score = terms(out.score_value, out.score_visits, parent_visits, out.score_prior, terminals)
     return out
 
 

@@ -118,7 +118,7 @@ def header_terms(header: Header) -> ScoreTerms:
     """The formula a header's search scored children by (it reads derived full-level blocks)."""
     from ..search import policies  # a lazy import: the search package imports the events
 
-    return functools.partial(policies.score_terms, header.options)
+    return functools.partial(policies.score_rows, header.options)
 
 
 #: The oldest schema version this library reads.
