@@ -56,6 +56,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "mctsviz.escape",
             "mctsviz.types",
             "mctsviz.options",
+            "mctsviz.scoring",  # the formulas (UCB1, PUCT): the search and the traces' reader
             "mctsviz.fileutil",
             "mctsviz.extras",
             "mctsviz.stats",

@@ -67,6 +67,7 @@ from ..errors import MctsvizError
 from ..escape import terminal as terminal_text
 from ..games import parameter_problem
 from ..options import DEFAULTS, OPTION_NAMES, build_options, option_problems, seed_problem
+from ..scoring import score_rows
 from .derived import ScoreTerms
 from .events import (
     FORMAT_NAME,
@@ -116,9 +117,7 @@ __all__ = [
 
 def header_terms(header: Header) -> ScoreTerms:
     """The formula a header's search scored children by (it reads derived full-level blocks)."""
-    from ..search import policies  # a lazy import: the search package imports the events
-
-    return functools.partial(policies.score_rows, header.options)
+    return functools.partial(score_rows, header.options)
 
 
 #: The oldest schema version this library reads.
