@@ -28,7 +28,8 @@ import math
 from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import chain, repeat
+from operator import attrgetter
 from typing import Any
 
 from .columnbytes import column_bytes, palette_of, read_column, unpalette
@@ -60,6 +61,9 @@ START_FIELDS = (
 MAX_DERIVED_SCORES = 1 << 19
 
 _INF = math.inf
+_SCORES, _NODE, _PARENT_VISITS = attrgetter("scores"), attrgetter("node"), attrgetter("parent_visits")
+_VISITS, _VALUE = attrgetter("visits"), attrgetter("value")
+_VISITS_BEFORE, _VALUE_BEFORE = attrgetter("visits_before"), attrgetter("value_before")
 
 
 @dataclass
@@ -297,20 +301,19 @@ def snapshot_of(  # noqa: PLR0913 - a block's iterations, as BlockBuilder holds 
     not say a node's statistics at the block's start. ``terminal``: the nodes known to be
     over, when the options score them apart (``terminal="outcome"``), else None."""
     created = {child.node for made in kids for child in made}
-    first_visits: dict[int, int] = {}
-    first_value: dict[int, float] = {}
-    for select_steps, scores, ups in zip(steps, expand_scores, updates):
-        for step in select_steps:
-            first_visits.setdefault(step.node, step.parent_visits)
-            for s in step.scores:
-                first_visits.setdefault(s.node, s.visits)
-                first_value.setdefault(s.node, s.value)
-        for s in scores or ():
-            first_visits.setdefault(s.node, s.visits)
-            first_value.setdefault(s.node, s.value)
-        for u in ups:
-            first_visits.setdefault(u.node, u.visits_before)
-            first_value.setdefault(u.node, u.value_before)
+    # A node's statistics at the block's start: its first update's values before, if the block
+    # updates it (nothing else changes them); else those of any row naming it (they never
+    # change in the block). Dicts built from columns, in C: a setdefault per row cost more.
+    all_steps = list(chain.from_iterable(steps))
+    rows = list(chain(chain.from_iterable(map(_SCORES, all_steps)), chain.from_iterable(s for s in expand_scores if s)))
+    row_nodes = list(map(_NODE, rows))
+    first_visits: dict[int, int] = dict(zip(map(_NODE, all_steps), map(_PARENT_VISITS, all_steps)))
+    first_visits.update(zip(row_nodes, map(_VISITS, rows)))
+    first_value: dict[int, float] = dict(zip(row_nodes, map(_VALUE, rows)))
+    flat_updates = list(chain.from_iterable(updates))[::-1]  # reversed: a node's first update wins
+    up_nodes = list(map(_NODE, flat_updates))
+    first_visits.update(zip(up_nodes, map(_VISITS_BEFORE, flat_updates)))
+    first_value.update(zip(up_nodes, map(_VALUE_BEFORE, flat_updates)))
     snap = Snapshot([], [], [], [], [], [], [], [], None if terminal is None else [])
     seen: set[int] = set()
     parents: set[int] = set()
