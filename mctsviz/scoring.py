@@ -10,6 +10,7 @@ explains is the number the search used. Standard library only (and the options r
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 
 from .options import SearchOptions
@@ -116,11 +117,13 @@ def score_rows(
     lists (exploits, explores, scores), all three +infinity where the score is (a ``Score``
     record's None): the same operations in the same order, in one loop (a derived full-level
     block's reader computes all its scores in one call)."""
+    outcome = options.terminal == "outcome"
+    puct_policy = options.policy == "puct"
+    if not puct_policy and not (outcome and any(terminal)):
+        return _ucb1_rows(options, values, visits, parent_visits)
     exploits: list[float] = []
     explores: list[float] = []
     scores: list[float] = []
-    outcome = options.terminal == "outcome"
-    puct_policy = options.policy == "puct"
     c, c_puct, fpu, plus_one = options.c, options.c_puct, options.fpu, options.q == "w/(1+n)"
     shift = 1 if options.log == "ln-n1" else 0
     log, sqrt = math.log, math.sqrt
@@ -143,4 +146,20 @@ def score_rows(
         exploits.append(exploit)
         explores.append(explore)
         scores.append(score)
+    return exploits, explores, scores
+
+
+def _ucb1_rows(
+    options: SearchOptions, values: Sequence[float], visits: Sequence[int], parent_visits: Sequence[int]
+) -> tuple[list[float], list[float], list[float]]:
+    """:func:`score_rows` under UCB1 with no ended child, a column at a time (comprehensions: the
+    reader's usual case, in a third of the loop's time): :func:`ucb1`'s operations, in its order."""
+    c, shift, log, sqrt = options.c, 1 if options.log == "ln-n1" else 0, math.log, math.sqrt
+    exploits = [w / n if n else INF for w, n in zip(values, visits)]
+    explores = [c * sqrt(log(m if (m := big_n + shift) > 0 else 1) / n) if n else INF for n, big_n in zip(visits, parent_visits)]
+    scores = list(map(operator.add, exploits, explores))
+    if INF in scores:  # +infinity in all three where the score is (an overflow too, not only n = 0)
+        for i, score in enumerate(scores):
+            if score == INF:
+                exploits[i] = explores[i] = INF
     return exploits, explores, scores
