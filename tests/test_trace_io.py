@@ -371,7 +371,7 @@ def test_version_1_scores_migrate_to_the_events_a_search_records_today(name):
     options = {k: v for k, v in header.options.items() if k not in ("memory", "seconds") and v is not None}
     game = load_recorded(header.game, header.game_params)
     _, events = recorded_search(game, seed=header.seed, record=header.record, **options)
-    assert events[0].schema_version == SCHEMA_VERSION == 10
+    assert events[0].schema_version == SCHEMA_VERSION == 11
     assert any(isinstance(e, Select) and e.steps and e.steps[-1].scores for e in old)
     assert old[1:] == events[1:]
 
@@ -511,6 +511,17 @@ def test_a_version_10_full_level_block_trace_reads_as_the_events_its_search_reco
     old = load_trace(FIXTURES / name, strict=True)
     _, events = recorded_search("tictactoe", iterations=40, seed=3, policy="puct", expand="all", record="full")
     assert old[1:] == events[1:]
+
+
+def test_a_version_11_derived_full_level_block_trace_reads_as_the_events_its_search_records_today():
+    name = "v11-tictactoe-puct-full-derived.msgpack"
+    data = (FIXTURES / name).read_bytes()
+    assert data.count(b"\xa5block") == 3 and data.count(b"\xa7derived\xc3") == 3  # three derived blocks
+    assert b"score_node" not in data and b"update_visits" not in data  # no explicit full-level column
+    old = load_trace(FIXTURES / name, strict=True)
+    _, events = recorded_search("tictactoe", iterations=40, seed=3, policy="puct", expand="all", record="full")
+    assert old[1:] == events[1:]
+    assert verify(FIXTURES / name).ok
 
 
 def test_the_format_documents_every_block_field():

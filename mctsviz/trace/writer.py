@@ -37,6 +37,7 @@ from .flushing import DigestingFile, sigint_deferred
 from .schema import (
     MSGPACK_ENCODER,
     encode_lines,
+    header_terms,
 )
 from .sink import BlockStatistics, FoldedBlock, StandIns
 
@@ -346,7 +347,8 @@ class TraceWriter:
         half = len(events) // 8 * 4
         assert self._builder is not None
         for part in (events[:half], events[half:]):
-            builder = BlockBuilder(self._builder.players)
+            builder = BlockBuilder(self._builder.players, self._builder.terms)
+            builder.terminal = self._builder.terminal  # the children known to be over, so far
             for at in range(0, len(part), 4):
                 builder.add(*part[at : at + 4])
             block = builder.build()
@@ -489,7 +491,7 @@ class TraceWriter:
             self._header_written = True
             self._full = event.record == "full"
             if self.blocks:
-                self._builder = BlockBuilder(event.num_players)
+                self._builder = BlockBuilder(event.num_players, header_terms(event), event.options.terminal == "outcome")
         elif kind is Decision:
             self._flush()
             self._flush_block()
