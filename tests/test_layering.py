@@ -79,6 +79,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "mctsviz.trace.derived",
             "mctsviz.trace.limits",
             "mctsviz.trace.sink",
+            "mctsviz.trace.derivedsink",  # the fast loop's full level, appended as derived blocks
             "mctsviz.trace.columns",
         ),
     ),

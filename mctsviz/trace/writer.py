@@ -396,6 +396,12 @@ class TraceWriter:
             return None
         return min(self.block_iterations, FULL_BLOCK_ITERATIONS) if self._full else self.block_iterations
 
+    def derives_full_blocks(self) -> bool:
+        """Whether the full-level blocks written here are derived ones (``mctsviz.trace.derived``):
+        after a full-level header with search options under which no ended child is scored apart."""
+        builder = self._builder
+        return self._full and builder is not None and builder.terms is not None and builder.terminal is None
+
     def record_block(self, block: Block, statistics: BlockStatistics = None) -> None:
         """Record a block made elsewhere (the compiled kernel's): its iterations follow those recorded.
 
