@@ -10,10 +10,13 @@ median and its ratio to the group's first row, measured in the same run:
 * ``search tictactoe --iterations 100000``: traced at the default settings (``--record auto``:
   compact at this budget) to ``run.msgpack`` and to ``run.jsonl.gz`` (index included) against
   untraced (budgets <= 1.5x and <= 2.5x), and at ``--record full`` to both beside them;
-* ``search tictactoe --iterations 100000 --engine compiled`` at the full level to ``.msgpack``
+* ``search tictactoe --iterations 1000000 --engine compiled`` at the full level to ``.msgpack``
   (no index) against OpenSpiel's C++ ``MCTSBot`` doing the same search as a whole command
-  (``pyspiel``, when installed; issue 32's budget: the kernel's full level >= 1x, so the first
-  row's ratio to it <= 1x), and the kernel untraced beside them;
+  (``pyspiel``, when installed; issue 32's budget: the kernel's full level >= 1x, so its ratio
+  to the first row <= 1x), and the kernel untraced beside them; each also net of its program's
+  start-up (the same command at one iteration): loading numba's cache of the kernel costs a
+  fixed half second or more that importing ``pyspiel`` does not, so the net figures compare the
+  searches and the whole-command ones what a user waits;
 * ``--big``: a million-iteration Connect Four search traced to ``.msgpack.zst`` and to
   ``.jsonl.gz`` (defaults), and to ``.msgpack.zst`` at ``--record full``, with time and peak
   memory (budget <= 300 MB), against untraced, each followed by ``replay --iteration 500000``
@@ -70,12 +73,14 @@ GROUPS: dict[str, tuple[float, list[tuple[str, list[str]]]]] = {
     "openspiel": (
         1.0,
         [
-            ("OpenSpiel C++ MCTSBot, 100k it", ["{python}", "-c", "{openspiel_cpp}"]),
+            ("OpenSpiel C++ MCTSBot, 1M it", ["{python}", "-c", "{openspiel_cpp}", "1000000"]),
             (
-                "compiled full, 100k it, .msgpack",
-                ["search", "tictactoe", "--iterations", "100000", "--engine", "compiled", "--record", "full", "--no-index", "--trace", "{dir}/os.msgpack"],
+                "compiled full, 1M it, .msgpack",
+                ["search", "tictactoe", "--iterations", "1000000", "--engine", "compiled", "--record", "full", "--no-index", "--trace", "{dir}/os.msgpack"],
             ),
-            ("compiled full, 100k it, untraced", ["search", "tictactoe", "--iterations", "100000", "--engine", "compiled"]),
+            ("compiled, 1M it, untraced", ["search", "tictactoe", "--iterations", "1000000", "--engine", "compiled"]),
+            ("OpenSpiel C++ MCTSBot, 1 it (start-up)", ["{python}", "-c", "{openspiel_cpp}", "1"]),
+            ("compiled, 1 it (start-up)", ["search", "tictactoe", "--iterations", "1", "--engine", "compiled", "--no-index", "--trace", "{dir}/one.msgpack"]),
         ],
     ),
     "big": (
@@ -97,12 +102,19 @@ GROUPS: dict[str, tuple[float, list[tuple[str, list[str]]]]] = {
 
 
 #: OpenSpiel's C++ MCTSBot on Tic-Tac-Toe as a whole command: the same search as ``mctsviz search
-#: tictactoe`` (UCB1, C = sqrt 2, one random rollout, no solver), one step of 100,000 iterations.
+#: tictactoe`` (UCB1, C = sqrt 2, one random rollout, no solver), one step of ``argv[1]`` iterations.
 OPENSPIEL_CPP = (
-    "import math, pyspiel; game = pyspiel.load_game('tic_tac_toe'); "
-    "bot = pyspiel.MCTSBot(game, pyspiel.RandomRolloutEvaluator(1, 0), math.sqrt(2), 100000, 1 << 22, False, 0, False); "
+    "import math, sys, pyspiel; game = pyspiel.load_game('tic_tac_toe'); "
+    "bot = pyspiel.MCTSBot(game, pyspiel.RandomRolloutEvaluator(1, 0), math.sqrt(2), int(sys.argv[1]), 1 << 23, False, 0, False); "
     "print(bot.step(game.new_initial_state()))"
 )
+#: Rows whose time is also shown net of a start-up row's (the same program doing one
+#: iteration: Python, imports, the game and, for mctsviz, loading numba's cache of the kernel).
+NET_OF = {
+    "OpenSpiel C++ MCTSBot, 1M it": "OpenSpiel C++ MCTSBot, 1 it (start-up)",
+    "compiled full, 1M it, .msgpack": "compiled, 1 it (start-up)",
+    "compiled, 1M it, untraced": "compiled, 1 it (start-up)",
+}
 
 
 def openspiel_installed() -> bool:
@@ -130,7 +142,9 @@ def run_command(arguments: list[str], folder: str, root: Path, seen: set[str] | 
     argv = [sys.executable, *given[1:]] if given[0] == "{python}" else [sys.executable, "-m", "mctsviz", *given]
     if given[0] == "search":
         argv.append("--no-progress")
-    env = {**os.environ, "PYTHONPATH": str(root)}
+    # A user's installation has its modules' bytecode cached; without it (this variable is set on
+    # some machines) every command compiles mctsviz's modules from source, 0.1-0.2 s a command.
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, "PYTHONPATH": str(root)}
     started = time.perf_counter()
     # Run from the scratch folder: ``python -m`` puts the working directory first on sys.path,
     # which would import a checkout found there instead of ``root``'s.
@@ -184,6 +198,13 @@ def run_group(name: str, rounds: int, folder: str, roots: list[Path], only_rows:
             note = f"  ({indexing[root, label]})" if (root, label) in indexing else ""
             peak, most = statistics.median(peaks[root, label]) / 1e6, max(peaks[root, label]) / 1e6
             print(f"  {label:40s} {median:9.2f} {min(times[root, label]):7.2f} {median / first:5.2f}x {peak:8.0f} {most:7.0f}{note}")
+        nets = {
+            label: statistics.median(times[root, label]) - statistics.median(times[root, NET_OF[label]]) for label, _ in rows if NET_OF.get(label) in dict(rows)
+        }
+        if nets and rows[0][0] in nets and nets[rows[0][0]] > 0:
+            print(f"  net of start-up (median less its start-up row's median; ratio to the first row's, budget <= {budget}x):")
+            for label, net in nets.items():
+                print(f"  {label:40s} {net:9.2f}   {net / nets[rows[0][0]]:5.2f}x")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -72,14 +72,18 @@ def test_both_engines_write_full_level_blocks_that_read_back_as_the_python_engin
 def test_full_level_blocks_stay_far_below_the_frame_limit_a_reader_holds(tmp_path, monkeypatch):
     from mctsviz.trace import writer as trace_writer
     from mctsviz.trace.blocks import FULL_BLOCK_ITERATIONS
+    from mctsviz.trace.derived import MAX_DERIVED_SCORES
     from mctsviz.trace.limits import MAX_LINE_BYTES
 
     events = full_search("connect4", iterations=1100, seed=1)
     path = write(tmp_path / "t.msgpack", events)  # the default block_iterations, 4,096
     blocks = [item for frame in frames(path)[1:] for item in frame if item["kind"] == "block"]
-    assert [b["count"] for b in blocks] == [FULL_BLOCK_ITERATIONS, FULL_BLOCK_ITERATIONS, 1100 - 2 * FULL_BLOCK_ITERATIONS]
-    # The deepest Connect Four iteration, about 12 KB of columns, in every iteration of a block.
-    assert 12_500 * FULL_BLOCK_ITERATIONS < MAX_LINE_BYTES / 2
+    full_blocks, rest = divmod(1100, FULL_BLOCK_ITERATIONS)
+    assert [b["count"] for b in blocks] == [FULL_BLOCK_ITERATIONS] * full_blocks + [rest] * (rest > 0)
+    # The deepest Connect Four iteration (42 steps of seven scores) in every iteration of a block:
+    # a derived block of them is read; as explicit columns (about 12 KB each) it fits a frame.
+    assert 42 * 7 * FULL_BLOCK_ITERATIONS <= MAX_DERIVED_SCORES
+    assert 12_500 * FULL_BLOCK_ITERATIONS < MAX_LINE_BYTES
     # A block whose columns pass the bound (a game with far more moves) is split until it fits.
     monkeypatch.setattr(trace_writer, "FULL_BLOCK_BYTES", 30_000)
     split = write(tmp_path / "s.msgpack", events)
@@ -200,8 +204,14 @@ def test_a_full_level_block_of_hand_made_iterations_reads_back_exactly():
 
 @pytest.fixture(scope="module")
 def full_trace(tmp_path_factory):
+    """A trace of explicit full-level blocks (schema version 10's: the writer told no formula)."""
+    from mctsviz.trace import writer as trace_writer
+
     events = full_search("tictactoe", iterations=40, seed=2, policy="puct", expand="all")
-    path = write(tmp_path_factory.mktemp("full") / "t.msgpack", events, block_iterations=16)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(trace_writer, "header_terms", lambda header: None)
+        path = write(tmp_path_factory.mktemp("full") / "t.msgpack", events, block_iterations=16)
+    assert all("score_node" in item for frame in frames(path)[1:] for item in frame if item["kind"] == "block")
     return path, events
 
 
@@ -237,3 +247,180 @@ def test_a_damaged_full_level_block_keeps_the_iterations_before_it(tmp_path, ful
     with pytest.raises(MctsvizError, match="frame 3"):
         list(read_trace(damaged, strict=True))
     assert_commands_fail_cleanly(damaged)
+
+
+# -- derived full-level blocks (schema version 11) ------------------------------------------------
+
+
+def block_items(path) -> list[dict]:
+    return [item for frame in frames(path)[1:] for item in frame if item["kind"] == "block"]
+
+
+@pytest.mark.parametrize(("game", "options"), GAMES, ids=[g for g, _ in GAMES])
+def test_the_writer_derives_full_level_blocks_that_read_back_as_the_same_events(tmp_path, game, options):
+    events = full_search(game, iterations=150, policy="puct" if game == "pair" else "ucb1", **options)
+    blocks = write(tmp_path / "b.msgpack", events, block_iterations=32)
+    items = block_items(blocks)
+    # A transposition's edge to a node that existed (child_existing) is not folded: explicit.
+    derived = [bool(item.get("derived")) and "score_node" not in item and "update_visits" not in item for item in items]
+    explicit = ["child_existing" in item for item in items]
+    assert items and derived == [not e for e in explicit] and (any(derived) or game == "nim"), (derived, explicit)
+    assert load_trace(blocks, strict=True) == events
+    assert encode_lines(load_trace(blocks, strict=True)) == encode_lines(events)
+
+
+def test_a_derived_block_is_several_times_smaller_than_the_explicit_one(tmp_path):
+    from mctsviz.trace import writer as trace_writer
+
+    events = full_search("tictactoe", iterations=1024, seed=4)
+    derived = write(tmp_path / "d.msgpack", events, block_iterations=512)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(trace_writer, "header_terms", lambda header: None)
+        explicit = write(tmp_path / "e.msgpack", events, block_iterations=512)
+    sizes = [sum(len(msgspec.msgpack.encode(b)) for b in block_items(p)) for p in (derived, explicit)]
+    assert sizes[0] * 4 < sizes[1], sizes
+    assert load_trace(derived, strict=True) == load_trace(explicit, strict=True) == events
+
+
+def test_scores_of_another_formula_stay_explicit_and_read_back_exactly(tmp_path):
+    events = full_search("tictactoe", iterations=60, seed=1)
+    # One score as a foreign engine (another formula) would record it: the snapshot cannot say it.
+    bad = []
+    for event in events:
+        if isinstance(event, Select) and event.iteration == 20 and event.steps:
+            first = event.steps[0]
+            wrong = msgspec.structs.replace(first.scores[-1], explore=0.125, score=(first.scores[-1].exploit or 0.0) + 0.125)
+            event = msgspec.structs.replace(event, steps=(msgspec.structs.replace(first, scores=(*first.scores[:-1], wrong)), *event.steps[1:]))
+        bad.append(event)
+    path = write(tmp_path / "b.msgpack", bad, block_iterations=16)
+    derived = [bool(item.get("derived")) for item in block_items(path)]
+    assert derived == [True, False, True, True]  # iterations 17-32 hold the foreign score
+    assert load_trace(path, strict=True) == bad
+
+
+def test_a_derived_block_of_hand_made_iterations_reads_back_exactly():
+    from functools import partial
+
+    from mctsviz.options import SearchOptions
+    from mctsviz.search.policies import score_rows
+    from mctsviz.search.records import score_records
+
+    options = SearchOptions(expand="all")
+    terms = partial(score_rows, options)
+    # Node 0 (visited 5 times) has children 1 (new) and 2 (3 visits); node 2 gets child 3, all at once.
+    table = score_records(options, [1, 2], 5, [5, 0, 3], [0.5, 0.0, -1.5], [1.0, 0.5, 0.5], ["", "a", "b"])
+    scored = score_records(options, [3], 3, [0, 0, 0, 0], [0.0] * 4, [0.0, 0.0, 0.0, 1.0], ["", "", "", "c"])
+    iteration = [
+        Select(1, (0, 2), (Step(0, 2, 5, table),)),
+        Expand(1, 2, (NewChild(3, "c", "k", 1.0, 1, False, 0, 0.0),), 3, "score", scored),
+        Simulate(1, 3, "random", (1.0, -1.0), ("d", "a")),
+        Backprop(1, (Update(3, 1.0, 0, 0.0, 1, 1.0), Update(2, -1.0, 3, -1.5, 4, -2.5), Update(0, 1.0, 5, 0.5, 6, 1.5))),
+    ]
+    builder = BlockBuilder(2, terms)
+    assert builder.add(*iteration)
+    block = builder.build()
+    assert block is not None and block.full and block.derived and not block.score_node
+    assert block.labels == ("c", "a", "b", "d")  # new children's, start children's, rollouts'
+    assert struct.unpack("<3i", block.start_node) == (0, 1, 2) and struct.unpack("<2i", block.start_parent) == (0, 2)
+    assert struct.unpack("<2I", block.start_children) == (2, 0)  # node 2 had no children before the block
+    assert list(block_events(block, 2, terms)) == iteration
+    with pytest.raises(ValueError, match="no search options"):
+        list(block_events(block, 2))
+
+
+@pytest.fixture(scope="module")
+def derived_trace(tmp_path_factory):
+    events = full_search("tictactoe", iterations=40, seed=2, policy="puct", expand="all")
+    path = write(tmp_path_factory.mktemp("derived") / "t.msgpack", events, block_iterations=16)
+    assert all(item.get("derived") for item in block_items(path))
+    return path, events
+
+
+def i32(values) -> bytes:
+    return struct.pack(f"<{len(values)}i", *values)
+
+
+def ints(data: bytes) -> list[int]:
+    return list(struct.unpack(f"<{len(data) // 4}i", data))
+
+
+DERIVED_DAMAGE = {
+    "explicit columns too": (lambda b: b.update(step_visits=b"\0" * 8), "a derived block holds explicit full-level columns"),
+    "snapshot in an explicit block": (lambda b: b.update(derived=False), "a block that is not derived holds snapshot columns"),
+    "not full-level": (lambda b: b.update(full=False), "a derived block that is not full-level"),
+    "start visits cut": (lambda b: b.update(start_visits=b["start_visits"][:-8]), "block column start_visits holds"),
+    "huge children count": (lambda b: b.update(start_children=u32([2**32 - 1] * (len(b["start_children"]) // 4))), "block column start_child_node holds"),
+    "duplicate start node": (lambda b: b.update(start_node=i32([ints(b["start_node"])[0]] * (len(b["start_node"]) // 4))), "lists a node twice"),
+    "start child not a start node": (
+        lambda b: b.update(start_child_node=i32([10**6] * (len(b["start_child_node"]) // 4))),
+        "not in start_node",
+    ),
+    "children unknown": (
+        lambda b: b.update(start_parent=b"", start_children=b"", start_child_node=b"", start_child_action=b"", start_child_prior=b"", start_prior_values=b""),
+        "which its snapshot does not list",
+    ),
+    "start label out of range": (lambda b: b.update(start_child_action=u32([300] * (len(b["start_child_action"]) // 4))), "start_child_action names label 300"),
+    "negative visits": (lambda b: b.update(start_visits=struct.pack("<q", -1) * (len(b["start_visits"]) // 8)), "negative visit count"),
+    "children existed": (lambda b: b.update(child_existing=b"\x01" * (len(b["child_node"]) // 4)), "children that existed before"),
+}
+
+
+@pytest.mark.parametrize("name", list(DERIVED_DAMAGE))
+def test_a_damaged_derived_block_keeps_the_iterations_before_it(tmp_path, derived_trace, name):
+    path, events = derived_trace
+    change, reason = DERIVED_DAMAGE[name]
+    damaged = rewrite_second_block(path, tmp_path / "d.msgpack", change)
+    notes: list[str] = []
+    kept = list(read_trace(damaged, on_warning=notes.append))
+    assert kept == events[: 1 + 4 * 16]
+    assert len(notes) == 1 and "frame 3" in notes[0] and reason in notes[0], notes
+    assert_commands_fail_cleanly(damaged)
+
+
+def test_verify_finds_a_derived_block_whose_snapshot_lies(tmp_path, derived_trace):
+    path, _ = derived_trace
+    assert verify(path).ok
+
+    def lie(block: dict) -> None:
+        visits = list(struct.unpack(f"<{len(block['start_visits']) // 8}q", block["start_visits"]))
+        visits[0] += 1  # the root: one visit more than the tree held when the block began
+        block["start_visits"] = struct.pack(f"<{len(visits)}q", *visits)
+
+    report = verify(rewrite_second_block(path, tmp_path / "lie.msgpack", lie))
+    assert not report.ok and report.violations
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"log": "ln-n1", "c": 0.7},
+        {"policy": "puct", "c_puct": 1.5},
+        {"policy": "puct", "q": "w/(1+n)"},
+        {"policy": "puct", "fpu": -0.25},
+        {"terminal": "outcome"},
+        {"policy": "puct", "terminal": "outcome"},
+    ],
+)
+def test_score_rows_are_score_terms_of_each_row_to_the_bit(options):
+    import math
+    import random
+
+    from mctsviz.options import SearchOptions
+    from mctsviz.search.policies import score_rows, score_terms
+
+    opts = SearchOptions(**options)
+    rng = random.Random(5)
+    for _ in range(200):
+        k = rng.randrange(0, 8)
+        visits = [rng.choice([0, 1, 2, 7, 1000]) for _ in range(k)]
+        values = [rng.uniform(-1, 1) * n for n in visits]
+        priors = [rng.random() for _ in range(k)]
+        terminal = [rng.random() < 0.3 for _ in range(k)]
+        parents = [rng.choice([0, 1, 5, 123456]) for _ in range(k)]
+        table = score_rows(opts, values, visits, parents, priors, terminal)
+        expected = [score_terms(opts, w, n, big_n, p, t) for w, n, big_n, p, t in zip(values, visits, parents, priors, terminal)]
+        # A +infinity score reads as None in all three terms (records.score_records).
+        expected = [(math.inf,) * 3 if s == math.inf else (e, x, s) for e, x, s in expected]
+        got = list(zip(*table)) if k else []
+        assert struct.pack(f"<{3 * k}d", *(v for row in got for v in row)) == struct.pack(f"<{3 * k}d", *(v for row in expected for v in row))

@@ -256,6 +256,27 @@ def test_a_foreign_engine_records_a_game_move_by_move_with_next_move(tmp_path, c
         Tracer(ListRecorder(), game=game, root=game.initial_state()).next_move(0)
 
 
+def test_the_game_recorder_keeps_each_moves_search_in_memory(tmp_path, monkeypatch):
+    """A move's search joins the game's file from memory, as play's do: no temporary file per move."""
+    import tempfile
+
+    from mctsviz.trace.gamerecorder import GameRecorder
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    game = games.load("tictactoe")
+    with GameRecorder(tmp_path / "rec.msgpack", game, players=("a", "b")) as record:
+        for move in (4, 0):
+            tracer = record.tracer()
+            tracer.finish()
+            assert list(scratch.iterdir()) == []
+            record.played(move)
+    traced = read_game(tmp_path / "rec.msgpack")
+    assert [m.record.move for m in traced.moves] == ["4", "0"]
+    assert all(m.searched for m in traced.moves)
+
+
 def test_match_traces_the_games_it_keeps(tmp_path, capsys):
     folder = tmp_path / "games"
     argv = ["match", "learner:iterations=20", "mcts:iterations=30", "--games", "5", "--seed", "4", "--no-progress", "--json"]

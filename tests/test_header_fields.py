@@ -168,11 +168,11 @@ def test_an_evaluator_of_the_wrong_shape_is_one_line_naming_it(capsys, tmp_path,
     assert "(priors, values)" in lines[0] or "one number per player" in lines[0]
 
 
-def test_the_current_schema_version_is_10():
-    # Version 10 added full-level blocks; 9 chance's moves in game traces; 8 the option terminal; version 7 is game traces' container; version 6 added
+def test_the_current_schema_version_is_11():
+    # Version 11 added derived full-level blocks; 10 full-level blocks; 9 chance's moves in game traces; 8 the option terminal; version 7 is game traces' container; version 6 added
     # chance nodes (NewChild.chance, the expansion rule "chance"); version 5 the header's
     # optional "imported" (a recorded search leaves it out); version 4 block frames.
-    assert SCHEMA_VERSION == 10 and PLAIN[0]["schema_version"] == 10 and "imported" not in PLAIN[0]
+    assert SCHEMA_VERSION == 11 and PLAIN[0]["schema_version"] == 11 and "imported" not in PLAIN[0]
     assert PLAIN[0]["options"]["terminal"] == "formula"
 
 

@@ -56,6 +56,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "mctsviz.escape",
             "mctsviz.types",
             "mctsviz.options",
+            "mctsviz.scoring",  # the formulas (UCB1, PUCT): the search and the traces' reader
             "mctsviz.fileutil",
             "mctsviz.extras",
             "mctsviz.stats",
@@ -75,8 +76,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "mctsviz.trace.blocks",
             "mctsviz.trace.columnbytes",
             "mctsviz.trace.fullblocks",
+            "mctsviz.trace.derived",
             "mctsviz.trace.limits",
             "mctsviz.trace.sink",
+            "mctsviz.trace.derivedsink",  # the fast loop's full level, appended as derived blocks
             "mctsviz.trace.columns",
         ),
     ),

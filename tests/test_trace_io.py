@@ -197,16 +197,23 @@ def test_ctrl_c_lands_the_trace_up_to_its_last_complete_iteration(tmp_path, name
                 raise KeyboardInterrupt
             super().__call__(event)
 
+        def record_block(self, block, statistics=None):
+            if block.iteration > 1:  # the second block: its iterations (1,025 to 2,048) are lost
+                raise KeyboardInterrupt
+            super().record_block(block, statistics)
+
+    # The Python engine: its events pass through __call__ to JSON Lines, its full-level blocks
+    # through record_block to MessagePack (the kernel hands a MessagePack writer blocks and
+    # bytes too; tests/test_wire.py interrupts those).
+    last = 299 if name.endswith(".jsonl.gz") else 1024
     with pytest.raises(KeyboardInterrupt):
         with Interrupted(path) as recorder:
-            # The Python engine: its events pass through __call__ (the kernel hands a MessagePack
-            # writer bytes; tests/test_wire.py interrupts those).
-            search(games.load("tictactoe"), iterations=1000, seed=3, recorder=recorder, record="full", engine="python")
+            search(games.load("tictactoe"), iterations=3000, seed=3, recorder=recorder, record="full", engine="python")
     notes = []
     events = list(read_trace(path, on_warning=notes.append))
-    assert len(events) == 1 + 4 * 299 and not any(isinstance(e, Decision) for e in events)
-    assert notes == [f"{path}: the trace ends after iteration 299 without a decision (an interrupted search?)"]
-    _, reference = recorded_search("tictactoe", iterations=1000, seed=3, record="full")
+    assert len(events) == 1 + 4 * last and not any(isinstance(e, Decision) for e in events)
+    assert notes == [f"{path}: the trace ends after iteration {last} without a decision (an interrupted search?)"]
+    _, reference = recorded_search("tictactoe", iterations=3000, seed=3, record="full")
     assert events == reference[: len(events)]
     assert not path.with_name(path.name + ".partial").exists()
 
@@ -371,7 +378,7 @@ def test_version_1_scores_migrate_to_the_events_a_search_records_today(name):
     options = {k: v for k, v in header.options.items() if k not in ("memory", "seconds") and v is not None}
     game = load_recorded(header.game, header.game_params)
     _, events = recorded_search(game, seed=header.seed, record=header.record, **options)
-    assert events[0].schema_version == SCHEMA_VERSION == 10
+    assert events[0].schema_version == SCHEMA_VERSION == 11
     assert any(isinstance(e, Select) and e.steps and e.steps[-1].scores for e in old)
     assert old[1:] == events[1:]
 
@@ -511,6 +518,17 @@ def test_a_version_10_full_level_block_trace_reads_as_the_events_its_search_reco
     old = load_trace(FIXTURES / name, strict=True)
     _, events = recorded_search("tictactoe", iterations=40, seed=3, policy="puct", expand="all", record="full")
     assert old[1:] == events[1:]
+
+
+def test_a_version_11_derived_full_level_block_trace_reads_as_the_events_its_search_records_today():
+    name = "v11-tictactoe-puct-full-derived.msgpack"
+    data = (FIXTURES / name).read_bytes()
+    assert data.count(b"\xa5block") == 3 and data.count(b"\xa7derived\xc3") == 3  # three derived blocks
+    assert b"score_node" not in data and b"update_visits" not in data  # no explicit full-level column
+    old = load_trace(FIXTURES / name, strict=True)
+    _, events = recorded_search("tictactoe", iterations=40, seed=3, policy="puct", expand="all", record="full")
+    assert old[1:] == events[1:]
+    assert verify(FIXTURES / name).ok
 
 
 def test_the_format_documents_every_block_field():

@@ -27,7 +27,7 @@ from ..trace.sink import BlockRecorder, EncodedRecorder, IterationSink
 from . import kernel as K
 from . import kernelgames as G
 from .engines import numba_cached
-from .fullcodec import F_EXPAND, F_EXPLOIT_DERIVED, F_SCORE_DERIVED, F_STEP, F_STEP_SCORE, F_UPDATE, S_PATH, first_uses, full_columns
+from .fullcodec import F_CHILD, F_NODE, F_PARENT, S_PATH, first_uses, snapshot_columns
 from .records import score_records
 from .wire import MirroredStatistics
 
@@ -386,11 +386,11 @@ class BlockMaker:
         full = None
         code = np.zeros(0, dtype="<u4")
         if self.full is not None:
-            # A full-level block numbers its labels over the new children's, then the scores',
+            # A full-level block numbers its labels over the new children's, then the start children's,
             # then the rollouts' actions: numbered again here, without a sort.
             assert log_roll is not None
             full = self.full.columns(count, log_path, log_iter, log_roll)
-            named = np.concatenate((actions.astype(np.int64), full.score_actions, full.rollout_actions))
+            named = np.concatenate((actions.astype(np.int64), full.start_actions, full.rollout_actions))
             firsts = np.zeros(len(self.labels), dtype=np.int64)
             first_uses(named, firsts)
             seen = np.flatnonzero(firsts >= 0)
@@ -455,62 +455,47 @@ def _little(column: np.ndarray, dtype: str) -> bytes:
 
 
 class _FullChunk:
-    """One chunk's full-level columns, as :func:`~mctsviz.search.fullcodec.full_columns` wrote them."""
+    """One chunk's derived full-level columns, as :func:`~mctsviz.search.fullcodec.snapshot_columns` wrote them."""
 
-    def __init__(self, maker: FullColumnsMaker, count: int, log_roll: np.ndarray, roll_ends: np.ndarray) -> None:
-        steps, step_scores, expand_scores, updates = (int(maker.fill[f]) for f in (F_STEP, F_STEP_SCORE, F_EXPAND, F_UPDATE))
-        self.step_visits, self.step_candidates = maker.step_visits[:steps], maker.step_candidates[:steps]
-        self.expand_candidates = maker.expand_candidates[:count]
-        # The steps' scores first, then the expansions' (none but with expansions of all children).
-        self.ints, self.floats = maker.step_ints[:, :step_scores], maker.step_floats[:, :step_scores]
-        if expand_scores:
-            self.ints = np.concatenate((self.ints, maker.expand_ints[:, :expand_scores]), axis=1)
-            self.floats = np.concatenate((self.floats, maker.expand_floats[:, :expand_scores]), axis=1)
-        self.exploit_derived, self.score_derived = bool(maker.fill[F_EXPLOIT_DERIVED]), bool(maker.fill[F_SCORE_DERIVED])
-        self.update_visits, self.update_value = maker.update_visits[:updates], maker.update_value[:updates]
-        self.rollout_lengths = np.diff(roll_ends, prepend=0)
+    def __init__(self, maker: FullColumnsMaker, log_roll: np.ndarray, roll_ends: np.ndarray) -> None:
+        nodes, parents, kids = (int(maker.fill[f]) for f in (F_NODE, F_PARENT, F_CHILD))
+        self.node_ints, self.node_floats = maker.node_ints[:, :nodes], maker.node_floats[:nodes]
+        self.parent_ints = maker.parent_ints[:, :parents]
+        self.child_ints, self.child_prior = maker.child_ints[:, :kids], maker.child_prior[:kids]
+        self.rollout_lengths = roll_ends.astype("<u4")  # each end less the one before (np.diff's prepend cost more)
+        self.rollout_lengths[1:] -= self.rollout_lengths[:-1].copy()
         self.rollout_actions = log_roll[: int(roll_ends[-1])].astype(np.int64)
-        self.score_actions = self.ints[1]
+        self.start_actions = self.child_ints[1]
 
     def fields(self, code: np.ndarray, palette: Callable[[np.ndarray], tuple[bytes, bytes]]) -> dict[str, Any]:
-        """The block's full-level fields, actions coded by ``code`` (as ``FullColumns.fields`` makes them)."""
-        ints, floats = self.ints, self.floats
-        visits, value, exploit, explore, score = ints[2], floats[0], floats[2], floats[3], floats[4]
-        out: dict[str, Any] = {"full": True}
-        out["step_visits"] = _little(self.step_visits, "<i8")
-        out["step_candidates"] = self.step_candidates.astype("<u4").tobytes()
-        out["expand_candidates"] = self.expand_candidates.astype("<u4").tobytes()
-        out["score_node"] = ints[0].astype("<i4").tobytes()
-        out["score_action"] = code[self.score_actions].tobytes()
-        out["score_visits"] = _little(visits, "<i8")
-        out["score_value"] = _little(value, "<f8")
-        out["score_prior"], out["prior_values"] = palette(floats[1])
-        # Left out where reading computes them to the bit (W/N, None at N = 0; exploit + explore),
-        # as full_columns found them.
-        if not self.exploit_derived:
-            out["score_exploit"] = _little(exploit, "<f8")
-        out["score_explore"] = _little(explore, "<f8")
-        if not self.score_derived:
-            out["score_score"] = _little(score, "<f8")
-        out["rollout_lengths"] = self.rollout_lengths.astype("<u4").tobytes()
+        """The block's full-level fields, actions coded by ``code`` (as ``Snapshot.fields`` and
+        ``FullColumns.rollout_fields`` make them)."""
+        out: dict[str, Any] = {"full": True, "derived": True}
+        out["start_node"] = self.node_ints[0].astype("<i4").tobytes()
+        out["start_visits"] = _little(self.node_ints[1], "<i8")
+        out["start_value"] = _little(self.node_floats, "<f8")
+        out["start_parent"] = self.parent_ints[0].astype("<i4").tobytes()
+        out["start_children"] = self.parent_ints[1].astype("<u4").tobytes()
+        out["start_child_node"] = self.child_ints[0].astype("<i4").tobytes()
+        out["start_child_action"] = code[self.start_actions].tobytes()
+        out["start_child_prior"], out["start_prior_values"] = palette(self.child_prior)
+        out["rollout_lengths"] = self.rollout_lengths.tobytes()
         out["rollout_action"] = code[self.rollout_actions].tobytes()
-        out["update_visits"] = _little(self.update_visits, "<i8")
-        out["update_value"] = _little(self.update_value, "<f8")
         return out
 
 
 class FullColumnsMaker(MirroredStatistics):
-    """Replays the kernel's log into the columns a full-level block adds (``mctsviz.trace.fullblocks``):
-    the numbers the Python engine's ``Score`` and ``Update`` records hold, with no Python object
-    per score. It keeps its own copy of the statistics and of the children's order, in arrays,
-    as :class:`EventEmitter` keeps them in lists."""
+    """Replays the kernel's log into the snapshot a derived full-level block holds
+    (``mctsviz.trace.derived``): the statistics and children of the nodes each block reads,
+    as they stood when it began, with no Python object per node and no score computed. It
+    keeps its own copy of the statistics and of the children's order, in arrays, as
+    :class:`EventEmitter` keeps them in lists."""
 
     #: Said on stderr before the first compilation (seconds measured on 2 busy cores).
     COMPILING = "mctsviz: compiling the full-level block columns, once (about 5 s; later runs load it from numba's cache)"
 
     def __init__(self, engine: Engine, state: KernelState) -> None:
         self.state = state
-        self.opts = state.opts
         tree = engine.tree
         self.rewards = np.zeros((4, 2), dtype=np.float64)  # by the kernel's status, per player
         for status, pair in RETURNS.items():
@@ -518,56 +503,47 @@ class FullColumnsMaker(MirroredStatistics):
         size = len(tree)
         self.mirror(tree)
         self.position = np.array([0, size], dtype=np.int64)
-        self.fill = np.zeros(6, dtype=np.int64)
-        # An iteration's most steps and updates, and scores (a step's table is one node's children).
-        self.worst_steps = state.max_depth + 2
-        self.worst_scores = self.worst_steps * state.max_branch
-        self.step_visits = self.step_candidates = self.update_visits = np.zeros(0, dtype=np.int64)
-        self.update_value = np.zeros(0, dtype=np.float64)
-        self.expand_candidates = np.zeros(0, dtype=np.int64)
-        self.step_ints = self.expand_ints = np.zeros((3, 0), dtype=np.int64)  # node, action, visits; a row each
-        self.step_floats = self.expand_floats = np.zeros((5, 0), dtype=np.float64)  # value, prior, exploit, explore, score
-        self.compiling = not numba_cached("fullcodec", "full_columns")  # announced, never silent
+        self.fill = np.zeros(3, dtype=np.int64)
+        self.stamp = 0
+        self.seen = self.listed = np.zeros(0, dtype=np.int64)  # per node: the last block that read or listed it
+        self.node_ints = self.parent_ints = self.child_ints = np.zeros((2, 0), dtype=np.int64)
+        self.node_floats = self.child_prior = np.zeros(0, dtype=np.float64)
+        self.compiling = not numba_cached("fullcodec", "snapshot_columns")  # announced, never silent
 
     def _room(self, count: int, log_iter: np.ndarray) -> None:
-        """Columns with room for the chunk's ``count`` iterations: the steps and updates its log
-        holds (path entries less one per iteration; path entries and one per iteration), each
-        step's table at most a node's children, and the expansions by score likewise."""
+        """Columns with room for the chunk's ``count`` iterations: at most every path entry and
+        update reads a node, with each of its children (a node's children at most ``max_branch``)."""
         entries = int(log_iter[count - 1, 0])
-        scored = int(np.count_nonzero(log_iter[:count, 2] == K.RULE_SCORE))
-        slack = self.worst_steps
-        if len(self.step_visits) < entries + slack:
-            self.step_visits, self.step_candidates = np.zeros(entries + slack, dtype=np.int64), np.zeros(entries + slack, dtype=np.int64)
-        if len(self.update_visits) < entries + count + slack:
-            self.update_visits, self.update_value = np.zeros(entries + count + slack, dtype=np.int64), np.zeros(entries + count + slack, dtype=np.float64)
-        if len(self.expand_candidates) < count:
-            self.expand_candidates = np.zeros(count, dtype=np.int64)
-        branch = self.state.max_branch
-        if self.step_ints.shape[1] < (entries + slack) * branch:
-            self.step_ints, self.step_floats = np.zeros((3, (entries + slack) * branch), dtype=np.int64), np.zeros((5, (entries + slack) * branch))
-        if self.expand_ints.shape[1] < (scored + slack) * branch:
-            self.expand_ints, self.expand_floats = np.zeros((3, (scored + slack) * branch), dtype=np.int64), np.zeros((5, (scored + slack) * branch))
+        reads = (entries + 2 * count) * (self.state.max_branch + 1)
+        if self.node_ints.shape[1] < reads:
+            reads *= 2  # room for deeper chunks to come: paths grow as the tree does
+            self.node_ints, self.node_floats = np.zeros((2, reads), dtype=np.int64), np.zeros(reads)
+            self.parent_ints, self.child_ints = np.zeros((2, reads), dtype=np.int64), np.zeros((2, reads), dtype=np.int64)
+            self.child_prior = np.zeros(reads)
+        capacity = len(self.visits)
+        if len(self.seen) < capacity:
+            seen, listed = np.zeros(capacity, dtype=np.int64), np.zeros(capacity, dtype=np.int64)
+            seen[: len(self.seen)], listed[: len(self.listed)] = self.seen, self.listed
+            self.seen, self.listed = seen, listed
 
     def columns(self, count: int, log_path: np.ndarray, log_iter: np.ndarray, log_roll: np.ndarray) -> _FullChunk:
-        """The full-level columns of the chunk's ``count`` logged iterations (the previous chunks' done)."""
+        """The derived full-level columns of the chunk's ``count`` logged iterations (the previous chunks' done)."""
         self.position[S_PATH] = 0  # each chunk's log starts afresh
         self._grow(int(log_iter[count - 1, 4]))
         self._room(count, log_iter)
         self.fill[:] = 0
-        self.fill[F_EXPLOIT_DERIVED] = self.fill[F_SCORE_DERIVED] = 1
+        self.stamp += 1
         n = self.state.nodes
         started = time.perf_counter()
         if self.compiling:
             sys.stderr.write(f"{self.COMPILING}...\n")
             sys.stderr.flush()
-        wrote = full_columns(
-            0, count, self.worst_steps, self.worst_scores, self.position, log_path, log_iter,
-            n[5], n[6], n[4], n[9], self.visits, self.value, self.head, self.tail, self.nxt, self.prior, self.rewards, self.opts,
-            self.step_visits, self.step_candidates, self.expand_candidates, self.step_ints, self.step_floats,
-            self.expand_ints, self.expand_floats, self.update_visits, self.update_value, self.fill,
+        snapshot_columns(
+            count, self.position, log_path, log_iter, n[5], n[6], n[4], n[9], self.visits, self.value, self.head, self.tail,
+            self.nxt, self.prior, self.rewards, self.stamp, self.seen, self.listed, self.node_ints, self.node_floats,
+            self.parent_ints, self.child_ints, self.child_prior, self.fill,
         )  # fmt: skip
         if self.compiling:
             sys.stderr.write(f"{self.COMPILING}: done in {time.perf_counter() - started:.0f} s\n")
             self.compiling = False
-        assert wrote == count, (wrote, count)  # the columns had room for the whole chunk
-        return _FullChunk(self, count, log_roll, log_iter[:count, 5])
+        return _FullChunk(self, log_roll, log_iter[:count, 5])

@@ -165,6 +165,8 @@ def search(
         recorded = "full-encoded"  # the kernel writes the bytes itself: its saving grows
     elif recorded == "full" and isinstance(recorder, BlockRecorder) and recorder.block_size() is not None:
         recorded = "full-blocks"  # the kernel fills the block's columns itself
+    elif recorded == "compact" and isinstance(recorder, BlockRecorder) and recorder.block_size() is not None:
+        recorded = "compact-blocks"
     # Looked up here, not bound at import: tests swap in a subclass with a planted bug.
     phases = ChanceEngine if has_chance(game) else Engine
     asked = Asked(engine=engine, memory=memory is not None, evaluator=eval_fn is not None, record=recorded, phases=phases)

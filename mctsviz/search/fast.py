@@ -27,6 +27,7 @@ from typing import Any
 from ..errors import MctsvizError
 from ..games.chance import has_chance
 from ..options import SearchOptions
+from ..trace.derivedsink import DerivedBlockSink
 from ..trace.events import NewChild, Score, Step, Update
 from ..trace.sink import IterationSink
 from ..types import Action, Game, Recorder
@@ -254,12 +255,15 @@ def run_recorded(start: Start, options: SearchOptions, rng_state: tuple[Any, ...
     convert = partial(_convert_returns, game.num_players, options.reward == "01", pinned)
     full = start.record == "full"
     assert sink is not None  # run_unrecorded is the loop without one
-    # Each complete iteration goes to the one sink: four events, or a row of block columns for a
-    # recorder that stores blocks (mctsviz.trace.sink), the bytes either way.
-    iteration_sink = IterationSink.for_recorder(sink, game.num_players, full=full)
-    add_iteration = iteration_sink.add_iteration
     label_cache: dict[Action, str] = {}
     labels = partial(_label, game, label_cache)
+    # Each complete iteration goes to the one sink: four events, or a row of block columns for a
+    # recorder that stores blocks (mctsviz.trace.sink), the bytes either way. At the full level,
+    # a derived block's snapshot is read as the search goes (its scores are the header's
+    # formula, which this loop computes): no Score record is made.
+    derived = DerivedBlockSink.for_engine(sink, game.num_players, visits, values, lambda k: labels(actions[k]), len(visits)) if full else None
+    iteration_sink = derived if derived is not None else IterationSink.for_recorder(sink, game.num_players, full=full)
+    add_iteration = iteration_sink.add_iteration
     log, sqrt, clock = math.log, math.sqrt, time.perf_counter
     inf = math.inf
     done = 0
@@ -280,7 +284,7 @@ def run_recorded(start: Start, options: SearchOptions, rng_state: tuple[Any, ...
                 ln_n = log(parent_visits + log_shift)
                 best = -inf
                 chosen = node
-                if full:
+                if full and derived is None:
                     scores = []
                     prior = 1.0 / len(kids)  # every child's: 1 / its parent's legal actions, all expanded here
                     for kid in kids:
@@ -303,7 +307,9 @@ def run_recorded(start: Start, options: SearchOptions, rng_state: tuple[Any, ...
                             chosen = kid
                 if best == -inf:
                     chosen = _ucb1_choice(options, node, kids, visits, values)
-                if full:
+                if derived is not None:
+                    derived.read_step(node, kids, 1.0 / len(kids))
+                elif full:
                     steps.append(Step(node, chosen, parent_visits, tuple(scores)))
                 node = chosen
                 path.append(node)
@@ -349,13 +355,27 @@ def run_recorded(start: Start, options: SearchOptions, rng_state: tuple[Any, ...
                     add_untried(legal if type(legal) is tuple else tuple(legal))
                     played, raw = playout(state, rng)
                     method = rollout
+            credited: list[float]
             hit = converted.get(id(raw))
             returns, rewards = convert(raw, method, converted) if hit is None else hit
             # Forwards along the path, each node's mover being its parent's player (the
             # root's is kept apart); the nodes are distinct, so only the records' order is
             # the leaf-first order of the general loop: they are reversed at the end.
             mover = root_mover
-            if full:
+            if derived is not None:
+                derived.read_node(selected[-1])
+                moves = () if played is None else tuple(map(labels, played))
+                credited = []
+                for node in path:
+                    reward = rewards[mover]
+                    n = visits[node] = visits[node] + 1
+                    w = values[node] = values[node] + reward
+                    means[node] = w / n
+                    credited.append(reward)
+                    mover = players[node]
+                credited.reverse()
+                derived.add_full(iteration, selected, new, sim, rule, method, returns, credited, moves)
+            elif full:
                 rollout_labels: tuple[str, ...] | None
                 if played is None:
                     rollout_labels = ()
@@ -380,7 +400,7 @@ def run_recorded(start: Start, options: SearchOptions, rng_state: tuple[Any, ...
                     steps=tuple(steps), rollout=rollout_labels, updates=tuple(updates),
                 )  # fmt: skip
             else:
-                credited: list[float] = []
+                credited = []
                 add_credit = credited.append
                 for node in path:
                     reward = rewards[mover]

@@ -1,7 +1,9 @@
-"""Selection scores (UCB1, PUCT) and final-move rules: each formula lives here, once.
+"""Selection scores (UCB1, PUCT) and final-move rules.
 
-The engine, replay's recomputation, ``verify``, the plots and the walkthrough pages all call
-these functions, so the number a page explains is the number the search used.
+The formulas themselves live once in :mod:`mctsviz.scoring` (below the traces, whose reader of
+derived full-level blocks needs them too) and are re-exported here with the argmax loops and
+the final-move rules. The engine, replay's recomputation, ``verify``, the plots and the
+walkthrough pages all call them, so the number a page explains is the number the search used.
 """
 
 from __future__ import annotations
@@ -11,6 +13,9 @@ from collections.abc import Sequence
 
 # The choices live with the options record; re-exported here for the policies' callers.
 from ..options import FINAL_RULES, LOG_VARIANTS, POLICIES, Q_VARIANTS, TERMINAL_RULES, TIE_BREAKS, SearchOptions
+
+# The formulas live below the search (the traces' reader uses them too); re-exported here.
+from ..scoring import INF, ended_outcome, log_argument, puct, score_rows, score_terms, ucb1
 
 __all__ = [
     "FINAL_RULES",
@@ -25,37 +30,12 @@ __all__ = [
     "final_choice",
     "puct",
     "puct_argmax",
+    "score_rows",
     "score_terms",
     "ucb1",
     "ucb1_argmax",
     "ucb1_argmax_of",
 ]
-
-INF = math.inf
-
-
-def ucb1(value: float, visits: int, parent_visits: int, *, c: float, log: str = "ln-n") -> tuple[float, float, float]:
-    """UCB1 of a child as (exploit, explore, score).
-
-    UCB1 = W/n + C * sqrt(ln N / n) (Auer et al. 2002; Kocsis & Szepesvári 2006), where W and n
-    are the child's total reward and visits and N is the parent's visits; ``log="ln-n1"`` uses
-    ln(N + 1) instead, as some lecture notes do. An unvisited child scores +infinity
-    (returned as ``(inf, inf, inf)``).
-
-    The engine's fast loops (``mctsviz.search.engine``) inline this formula with the same
-    operations in the same order; ``tests/test_engine_fastpath.py`` checks they agree bit for bit.
-    """
-    if visits == 0:
-        return INF, INF, INF
-    exploit = value / visits
-    explore = c * math.sqrt(math.log(_log_argument(parent_visits, log)) / visits)
-    return exploit, explore, exploit + explore
-
-
-def _log_argument(parent_visits: int, log: str) -> int:
-    # ln 0 is undefined; a parent with no visits yet gets no exploration bonus (ln 1 = 0).
-    n = parent_visits + 1 if log == "ln-n1" else parent_visits
-    return n if n > 0 else 1
 
 
 def ucb1_argmax(values: Sequence[float], visits: Sequence[int], parent_visits: int, *, c: float, log: str = "ln-n") -> list[int]:
@@ -73,7 +53,7 @@ def ucb1_argmax_of(kids: Sequence[int], values: Sequence[float], visits: Sequenc
     best: list[int] = []
     best_score = -INF
     # Same operations in the same order as ucb1(), so both give bit-identical scores.
-    ln_n = math.log(_log_argument(parent_visits, log))
+    ln_n = math.log(log_argument(parent_visits, log))
     sqrt = math.sqrt
     for i, k in enumerate(kids):
         n = visits[k]
@@ -89,31 +69,6 @@ def ucb1_argmax_of(kids: Sequence[int], values: Sequence[float], visits: Sequenc
         elif score == best_score:
             best.append(i)
     return best
-
-
-def puct(
-    value: float,
-    visits: int,
-    parent_visits: int,
-    prior: float,
-    *,
-    c_puct: float,
-    q: str = "w/n",
-    fpu: float = 0.0,
-) -> tuple[float, float, float]:
-    """PUCT of a child as (exploit, explore, score).
-
-    PUCT = Q + U with U = c_puct * P * sqrt(N) / (1 + n) (Silver et al. 2017, AlphaGo Zero;
-    Rosin 2011), where P is the child's prior, n its visits and N the parent's visits.
-    Q = W/n (``q="w/n"``, an unvisited child scoring the first-play value ``fpu``) or
-    Q = W/(1 + n) (``q="w/(1+n)"``, as in some AlphaZero notebooks).
-    """
-    if q == "w/(1+n)":
-        exploit = value / (1 + visits)
-    else:
-        exploit = value / visits if visits else fpu
-    explore = c_puct * prior * math.sqrt(parent_visits) / (1 + visits)
-    return exploit, explore, exploit + explore
 
 
 def puct_argmax(
@@ -136,42 +91,6 @@ def puct_argmax(
         elif score == best_score:
             best.append(i)
     return best
-
-
-def ended_outcome(value: float, visits: int) -> tuple[float, float, float]:
-    """The score of a visited child whose game has ended, under ``terminal="outcome"``, as
-    (exploit, explore, score): its outcome for the player who moved into it, with no
-    exploration term.
-
-    This is OpenSpiel's rule (``open_spiel/python/algorithms/mcts.py``,
-    ``SearchNode.uct_value`` and ``puct_value``: ``if self.outcome is not None: return
-    self.outcome[self.player]``; the C++ ``SearchNode::UCTValue`` in ``mcts.cc`` the same).
-    OpenSpiel sets a node's ``outcome`` to the game's returns when a search first reaches it
-    at the end of the game, so the rule applies from the child's first visit; before it, the
-    child is scored as any unvisited child (UCB1: +infinity). Every visit credits an ended game
-    the same reward, so the outcome is the child's mean W/n: the number ``outcome[player]`` is
-    whenever n copies of it add up exactly, as the returns of a win, a draw or a loss (1, 0,
-    -1, and 1, 0.5, 0 under ``reward="01"``) always do.
-    """
-    outcome = value / visits
-    return outcome, 0.0, outcome
-
-
-def score_terms(
-    options: SearchOptions,
-    value: float,
-    visits: int,
-    parent_visits: int,
-    prior: float,
-    terminal: bool = False,
-) -> tuple[float, float, float]:
-    """(exploit, explore, score) of one child under a search's recorded ``options``;
-    ``terminal``: the child's game has ended (it matters under ``terminal="outcome"``)."""
-    if terminal and visits and options.terminal == "outcome":
-        return ended_outcome(value, visits)
-    if options.policy == "puct":
-        return puct(value, visits, parent_visits, prior, c_puct=options.c_puct, q=options.q, fpu=options.fpu)
-    return ucb1(value, visits, parent_visits, c=options.c, log=options.log)
 
 
 def best_scored(

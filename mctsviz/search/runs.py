@@ -80,7 +80,7 @@ class Asked:
     memory: bool = False
     #: An evaluator function is given.
     evaluator: bool = False
-    #: The level a recorder records at (``"full"``, ``"compact"``, ``"full-encoded"``, ``"full-blocks"``), None for none.
+    #: The level a recorder records at (``"full"``, ``"compact"``, ``"full-encoded"``, ``"full-blocks"``, ``"compact-blocks"``), None for none.
     record: str | None = None
     #: Iterations to weigh instead of the options' budget (a player's whole match).
     planned_iterations: int | None = None

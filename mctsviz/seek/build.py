@@ -24,6 +24,7 @@ from ..trace.codecs import compression_of
 from ..trace.columns import block_update_order
 from ..trace.events import Backprop, Block, Decision, Expand, Header
 from ..trace.reader import read_trace
+from ..trace.schema import header_terms
 from ..trace.sink import BlockStatistics, FoldedBlock
 from .format import Checkpoint
 from .packing import PIECE_BYTES, DeflatedColumn, DeflatedPair, PieceSpool, SectionStore, TextColumn, deflate_pairs
@@ -397,7 +398,7 @@ class IndexTap:
             elif kind is Backprop:
                 builder.backprop(event)
             elif kind is Block:
-                builder.block(read_block(event, builder.header.num_players))
+                builder.block(read_block(event, builder.header.num_players, header_terms(builder.header), trusted=True))  # the writer's own
             elif kind is FoldedBlock:
                 self._fold_given(event)
             elif kind is Decision:
@@ -407,7 +408,7 @@ class IndexTap:
         """A block whose statistics come whole (or later): its nodes folded, its rewards only ranged."""
         builder = self.builder
         assert builder is not None
-        read = read_block(folded.block, builder.header.num_players)
+        read = read_block(folded.block, builder.header.num_players, header_terms(builder.header), trusted=True)  # the writer's own
         if folded.statistics is None:
             builder.block(read)
             return

@@ -25,6 +25,7 @@ from typing import Any
 
 from . import limits
 from .columnbytes import bytes_below, column_bytes, palette, palette_of, read_column, unpalette
+from .derived import ScoreTerms, Snapshot, StartRead, derive, snapshot_of
 from .events import (
     EXPAND_RULES,
     SIMULATE_METHODS,
@@ -37,7 +38,7 @@ from .events import (
     Simulate,
     Update,
 )
-from .fullblocks import FullColumns, FullRead, NotFull, gather, read_full
+from .fullblocks import DerivedRead, FullColumns, FullRead, NotFull, gather, read_derived, read_full
 
 __all__ = [
     "BLOCK_ITERATIONS",
@@ -58,10 +59,12 @@ __all__ = [
 #: Iterations per block: a kernel chunk, about 0.7 MB of Tic-Tac-Toe (1.6 MB of Connect Four)
 #: before compression. A killed search loses at most this many iterations.
 BLOCK_ITERATIONS = 4096
-#: The most iterations in a full-level block: the deepest Connect Four iteration's score tables
-#: (42 steps of seven scores, about 12 KB) times this stays under half the frame limit a
-#: reader holds (``limits.MAX_LINE_BYTES``); a typical one is about 1.4 KB.
-FULL_BLOCK_ITERATIONS = 512
+#: The most iterations in a full-level block: the deepest Connect Four iteration's score rows
+#: (42 steps of seven scores) times this stays under the most a derived block may stand for
+#: (``derived.MAX_DERIVED_SCORES``); a derived Tic-Tac-Toe iteration is about 170 bytes, so a
+#: chunk's fixed costs (a few numpy calls) matter more than its size. An explicit block of the
+#: deepest iterations (about 12 KB each) passes ``FULL_BLOCK_BYTES`` and is split.
+FULL_BLOCK_ITERATIONS = 1024
 #: A full-level block whose columns pass this many bytes is split in two (a game with far more
 #: moves than the compiled kernel's, or deeper), so no frame nears the reader's limit.
 FULL_BLOCK_BYTES = 8 << 20
@@ -84,10 +87,16 @@ class BlockBuilder:
 
     Args:
         players: the trace's number of players (the length of every ``returns``).
+        terms: the header's formula (:data:`~mctsviz.trace.derived.ScoreTerms`): full-level
+            blocks are then written derived where their snapshot gives every number back.
+        outcome: whether ``terms`` scores a visited ended game apart (``terminal="outcome"``):
+            the snapshot then says which children are over (those this builder saw made so).
     """
 
-    def __init__(self, players: int) -> None:
+    def __init__(self, players: int, terms: ScoreTerms | None = None, outcome: bool = False) -> None:
         self.players = players
+        self.terms = terms
+        self.terminal: set[int] | None = set() if outcome else None
         self.events: list[Any] = []  # four per iteration
         self.first = 0
         # Whether the iterations kept have steps, rollout moves, before/after values.
@@ -182,7 +191,34 @@ class BlockBuilder:
         if update_node != list(chain.from_iterable([p[::-1] if sim == p[-1] else (sim, *p[::-1]) for p, sim in zip(paths, sims)])):
             columns.updates, columns.update_node = list(map(len, ups)), update_node
         extra = gather(paths, steps, rules, scores, actions_played, updates, columns.rewards) if full else None
-        return columns.block(self.first, count, extra)
+        snapshot = None
+        if extra is not None and self.terms is not None:
+            snapshot = snapshot_of(paths, steps, rules, scores, kids, ups, self.terminal)
+            if snapshot is not None and not self._derives(snapshot, columns, extra, list(map(len, ups)), update_node):
+                snapshot = None
+        if self.terminal is not None:
+            self.terminal.update(child.node for child in children if child.terminal)
+        return columns.block(self.first, count, extra, snapshot)
+
+    def _derives(self, snapshot: Snapshot, columns: BlockColumns, extra: FullColumns, update_counts: list[int], update_node: list[int]) -> bool:
+        """Whether the snapshot gives back every number of ``extra`` to the bit (the reader's fold)."""
+        if columns.child_existing is not None:
+            return False
+        terminal = snapshot.child_terminal
+        start = StartRead(
+            snapshot.node, snapshot.visits, snapshot.value, snapshot.parent, snapshot.children, snapshot.child_node,
+            snapshot.child_action, snapshot.child_prior, None if terminal is None else list(map(int, terminal)),
+        )  # fmt: skip
+        assert self.terms is not None
+        try:
+            derived = derive(
+                start, list(map(len, columns.paths)), list(chain.from_iterable(columns.paths)), columns.children, columns.child_node,
+                columns.child_action, columns.child_prior, columns.child_terminal, columns.child_visits, columns.child_value,
+                columns.rules, update_counts, update_node, columns.rewards, self.terms,
+            )  # fmt: skip
+        except (ValueError, KeyError, TypeError, ArithmeticError):
+            return False
+        return extra.same_as(derived)
 
 
 class BlockColumns:
@@ -223,9 +259,10 @@ class BlockColumns:
         """Empty every column, in place (a writer's columns stay the object their appender holds)."""
         self.__init__(self.players)  # type: ignore[misc]
 
-    def block(self, first: int, count: int, full: FullColumns | None = None) -> Block:
+    def block(self, first: int, count: int, full: FullColumns | None = None, snapshot: Snapshot | None = None) -> Block:
         """The block of the first ``count`` iterations held (later ones may be incomplete), with
-        their full-level values when given (``mctsviz.trace.fullblocks``).
+        their full-level values when given (``mctsviz.trace.fullblocks``): derived from
+        ``snapshot`` when given (``mctsviz.trace.derived``), else explicit.
 
         Raises:
             OverflowError: a number does not fit its column (a node id past 2**31, ...).
@@ -244,7 +281,12 @@ class BlockColumns:
             raise OverflowError("a negative node id")
         actions = self.child_action[:kids]
         keys = self.child_key[:kids]
-        named = actions if full is None else chain(actions, full.actions())
+        if full is None:
+            named: Any = actions
+        elif snapshot is None:
+            named = chain(actions, full.actions())
+        else:
+            named = chain(actions, snapshot.child_action, () if full.rollouts is None else chain.from_iterable(full.rollouts))
         labels = {label: code for code, label in enumerate(dict.fromkeys(named))}
         returns, return_values = palette_of(self.returns[: count * self.players])
         rewards, reward_values = palette_of(self.rewards[:total])
@@ -276,8 +318,16 @@ class BlockColumns:
             b"" if extra[0] is None else column_bytes(array("q", extra[0][:kids])),
             b"" if extra[1] is None else column_bytes(array("d", extra[1][:kids])),
             b"" if extra[2] is None else column_bytes(array("B", extra[2][:kids])),
-            **({} if full is None else full.fields(labels)),
+            **self._full_fields(labels, full, snapshot),
         )
+
+    @staticmethod
+    def _full_fields(labels: dict[str, int], full: FullColumns | None, snapshot: Snapshot | None) -> dict[str, Any]:
+        if full is None:
+            return {}
+        if snapshot is None:
+            return full.fields(labels)
+        return {"full": True, **full.rollout_fields(labels), **snapshot.fields(labels)}
 
 
 class _Unfit(Exception):
@@ -305,7 +355,7 @@ def _before(backprop: Backprop) -> bool:
     return bool(backprop.updates) and backprop.updates[0].visits_before is not None
 
 
-def block_events(block: Block, players: int) -> Iterator[Event]:
+def block_events(block: Block, players: int, terms: ScoreTerms | None = None) -> Iterator[Event]:
     """The events a block stands for, iteration by iteration.
 
     Every column's size is checked against the counts before the first event is made.
@@ -313,7 +363,7 @@ def block_events(block: Block, players: int) -> Iterator[Event]:
     Raises:
         ValueError: the block's columns do not fit together (the message says which).
     """
-    return read_block(block, players).events()
+    return read_block(block, players, terms).events()
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,7 +398,7 @@ class BlockRead:
     updates: array[Any]
     update_node: array[Any] | None
     update_reward: array[Any]
-    full: FullRead | None = None
+    full: FullRead | DerivedRead | None = None
 
     def events(self) -> Iterator[Event]:
         """The select, expand, simulate and backprop events of each iteration, in order."""
@@ -356,8 +406,11 @@ class BlockRead:
         return compact if self.full is None else self.full.events(compact, self.labels)
 
 
-def read_block(block: Block, players: int) -> BlockRead:
-    """A block's columns, every size checked against the counts (nothing else is allocated first).
+def read_block(block: Block, players: int, terms: ScoreTerms | None = None, trusted: bool = False) -> BlockRead:
+    """A block's columns, every size checked against the counts (nothing else is allocated first);
+    ``terms``, the header's formula, reads a derived full-level block (``mctsviz.trace.derived``),
+    whose iterations are folded to check them unless the block is ``trusted`` (made by this
+    process's own writer: the index built as a trace is written).
 
     Raises:
         ValueError: the block's columns do not fit together (the message says which).
@@ -418,9 +471,32 @@ def read_block(block: Block, players: int) -> BlockRead:
         raise ValueError("a block holds a return or reward that is not a finite number")
     if (visits is not None and min(visits) < 0) or (value is not None and not all(map(math.isfinite, value))):
         raise ValueError("a block holds a negative visit count or a value that is not a finite number")
-    full = read_full(block, path_lengths, block.rule, update_reward, len(labels))
+    full: FullRead | DerivedRead | None
+    if block.derived:
+        if update_node is None:  # the usual order, spelled out for the fold
+            order: Any = list(chain.from_iterable(_usual_order(path, path_lengths, simulate_from)))
+        else:
+            order = update_node
+        compact = {
+            "path_lengths": path_lengths, "path": path, "children": children, "child_node": child_node, "child_action": child_action,
+            "prior": prior, "terminal": terminal, "visits": visits, "value": value, "existing": existing, "rule": rule,
+            "updates": updates, "update_node": order, "update_reward": update_reward,
+        }  # fmt: skip
+        full = read_derived(block, compact, len(labels), terms, trusted)
+    else:
+        full = read_full(block, path_lengths, block.rule, update_reward, len(labels))
     columns = (path_lengths, path, children, child_node, child_action, key_lengths, keys, prior, mover, terminal, visits, value, existing)
     return BlockRead(block, players, labels, *columns, simulate_from, rule, method, returns, updates, update_node, update_reward, full)
+
+
+def _usual_order(path: array[Any], path_lengths: array[Any], simulate_from: array[Any]) -> Iterator[tuple[int, ...]]:
+    """Each iteration's updated nodes in the usual order: the simulated node unless it ends the
+    path, then the path upwards."""
+    at = 0
+    for length, sim in zip(path_lengths, simulate_from):
+        nodes = path[at : at + length]
+        at += length
+        yield tuple(nodes[::-1]) if sim == nodes[-1] else (sim, *nodes[::-1])
 
 
 def _iterations(  # noqa: PLR0913 - the columns of one block, checked by block_events

@@ -54,7 +54,7 @@ __all__ = [
     "event_kind",
 ]
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 FORMAT_NAME = "mctsviz-trace"
 
 #: A finite number: decoding rejects NaN and the infinities (MessagePack can carry them; JSON
@@ -302,6 +302,17 @@ class Block(msgspec.Struct, frozen=True, tag="block", tag_field="kind", omit_def
     (f64), per update, the before values of a full-level backpropagation (empty: None), whose
     after values are N + 1 and W + reward. ``labels`` numbers the new children's actions
     first, then the scores', then the rollouts', each in order of first use.
+
+    A full-level block with ``derived`` set (since schema version 11; ``mctsviz.trace.derived``)
+    leaves the step, score and update columns above empty and holds instead a snapshot of the
+    nodes its iterations read, as they stood when the block began: ``start_node`` (i32),
+    ``start_visits`` (i64), ``start_value`` (f64); ``start_parent`` (i32, the nodes whose
+    children it scores) with ``start_children`` (u32 each) and, per such child,
+    ``start_child_node`` (i32), ``start_child_action`` (index into ``labels``),
+    ``start_child_prior`` (f64, or ``u8`` indices into ``start_prior_values``) and
+    ``start_child_terminal`` (u8, left empty when all 0). The reader folds the iterations from
+    it under the header's options; ``labels`` then numbers the new children's actions, then the
+    start children's, then the rollouts'.
     """
 
     iteration: int
@@ -346,6 +357,17 @@ class Block(msgspec.Struct, frozen=True, tag="block", tag_field="kind", omit_def
     rollout_action: bytes = b""
     update_visits: bytes = b""
     update_value: bytes = b""
+    derived: bool = False
+    start_node: bytes = b""
+    start_visits: bytes = b""
+    start_value: bytes = b""
+    start_parent: bytes = b""
+    start_children: bytes = b""
+    start_child_node: bytes = b""
+    start_child_action: bytes = b""
+    start_child_prior: bytes = b""
+    start_prior_values: bytes = b""
+    start_child_terminal: bytes = b""
 
 
 #: A block's expansion rules and simulation methods, by code (the order is part of the format).

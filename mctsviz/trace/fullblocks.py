@@ -28,9 +28,10 @@ from operator import add, attrgetter
 from typing import Any
 
 from .columnbytes import column_bytes, palette_of, read_column, unpalette
+from .derived import START_FIELDS, Derived, ScoreTerms, StartRead, derive, read_start
 from .events import Backprop, Event, Expand, Score, Select, Simulate, Step, Update
 
-__all__ = ["FULL_FIELDS", "FullColumns", "FullRead", "NotFull", "gather", "read_full"]
+__all__ = ["EXPLICIT_FIELDS", "FULL_FIELDS", "DerivedRead", "FullColumns", "FullRead", "NotFull", "gather", "read_derived", "read_full"]
 
 #: A block's full-level fields (all empty in a compact block).
 FULL_FIELDS = (
@@ -51,6 +52,9 @@ FULL_FIELDS = (
     "update_visits",
     "update_value",
 )
+
+#: The full-level fields a derived block leaves empty (it keeps the rollouts').
+EXPLICIT_FIELDS = tuple(name for name in FULL_FIELDS if not name.startswith("rollout_"))
 
 _INF = math.inf
 # One attrgetter per field, mapped over all records (in C): zip(*rows) of a block's hundred
@@ -140,13 +144,37 @@ class FullColumns:
         total = list(map(add, exploit, explore))
         if any(map(math.isnan, total)) or not _same_bits(total, score):
             out["score_score"] = column_bytes(array("d", score))
-        if self.rollouts is not None:
-            out["rollout_lengths"] = column_bytes(array("I", list(map(len, self.rollouts))))
-            out["rollout_action"] = column_bytes(array("I", list(map(labels.__getitem__, chain.from_iterable(self.rollouts)))))
+        out.update(self.rollout_fields(labels))
         if self.update_visits is not None and self.update_value is not None:
             out["update_visits"] = column_bytes(array("q", self.update_visits))
             out["update_value"] = column_bytes(array("d", self.update_value))
         return out
+
+    def rollout_fields(self, labels: dict[str, int]) -> dict[str, Any]:
+        """The rollout columns alone (a derived block's only explicit full-level columns)."""
+        if self.rollouts is None:
+            return {}
+        return {
+            "rollout_lengths": column_bytes(array("I", list(map(len, self.rollouts)))),
+            "rollout_action": column_bytes(array("I", list(map(labels.__getitem__, chain.from_iterable(self.rollouts))))),
+        }
+
+    def same_as(self, derived: Derived) -> bool:
+        """Whether ``derived`` (labels as text) gives back every one of these numbers, to the bit."""
+        if self.update_visits is None or self.update_value is None:
+            return False  # a derived block always gives the before values
+        if (self.step_visits, self.step_candidates, self.expand_candidates) != (derived.step_visits, derived.step_candidates, derived.expand_candidates):
+            return False
+        nodes, actions, visits, values, priors, exploits, explores, scores = _columns(self.scores, _SCORE_FIELDS)
+        if _INF in exploits or _INF in explores or _INF in scores:
+            return False  # a recorded +infinity would read back as None
+        if (nodes, actions, visits) != (derived.score_node, derived.score_action, derived.score_visits) or self.update_visits != derived.update_visits:
+            return False
+        pairs = (
+            (values, derived.score_value), (priors, derived.score_prior), (_infinite(exploits), derived.score_exploit),
+            (_infinite(explores), derived.score_explore), (_infinite(scores), derived.score_score), (self.update_value, derived.update_value),
+        )  # fmt: skip
+        return all(_same_bits(a, b) for a, b in pairs)
 
 
 def gather(
@@ -292,13 +320,34 @@ class FullRead:
             i += 1
 
 
+def _rollouts(block: Any, count: int, labels: int) -> tuple[array[Any] | None, array[Any] | None]:
+    """A full-level block's rollout columns (None, None: not recorded)."""
+    if block.rollout_lengths:
+        lengths = read_column(block.rollout_lengths, "I", "rollout_lengths", count)
+        moves = read_column(block.rollout_action, "I", "rollout_action", sum(lengths))
+        if moves and max(moves) >= labels:
+            raise ValueError(f"block column rollout_action names label {max(moves)} of {labels}")
+        return lengths, moves
+    if block.rollout_action:
+        raise ValueError("block column rollout_action holds moves without rollout_lengths")
+    return None, None
+
+
+def _check_before(value: Sequence[float], rewards: Sequence[float]) -> None:
+    if not all(map(math.isfinite, value)) or not all(map(math.isfinite, map(add, value, rewards))):
+        raise ValueError("a block holds a value before or after an update that is not a finite number")
+
+
 def read_full(block: Any, path_lengths: Sequence[int], rule: bytes, rewards: Sequence[float], labels: int) -> FullRead | None:
     """A block's full-level columns checked against its compact ones (its paths' lengths, its
-    rules' codes, its updates' rewards, its number of labels); None for a compact block.
+    rules' codes, its updates' rewards, its number of labels); None for a compact block. A
+    derived block is read by :func:`read_derived`.
 
     Raises:
         ValueError: the columns do not fit together (the message says which).
     """
+    if any(getattr(block, name) for name in START_FIELDS):
+        raise ValueError("a block that is not derived holds snapshot columns (start_...)")
     if not block.full:
         if any(getattr(block, name) for name in FULL_FIELDS):
             raise ValueError("a compact block holds full-level columns")
@@ -325,23 +374,82 @@ def read_full(block: Any, path_lengths: Sequence[int], rule: bytes, rewards: Seq
     exploit = read_column(block.score_exploit, "d", "score_exploit", total) if block.score_exploit else None
     explore = read_column(block.score_explore, "d", "score_explore", total)
     score = read_column(block.score_score, "d", "score_score", total) if block.score_score else None
-    lengths = moves = None
-    if block.rollout_lengths:
-        lengths = read_column(block.rollout_lengths, "I", "rollout_lengths", count)
-        moves = read_column(block.rollout_action, "I", "rollout_action", sum(lengths))
-        if moves and max(moves) >= labels:
-            raise ValueError(f"block column rollout_action names label {max(moves)} of {labels}")
-    elif block.rollout_action:
-        raise ValueError("block column rollout_action holds moves without rollout_lengths")
+    lengths, moves = _rollouts(block, count, labels)
     if bool(block.update_visits) != bool(block.update_value):
         raise ValueError("block columns update_visits and update_value must both be given or both be empty")
     visits = value = None
     if block.update_visits:
         visits = read_column(block.update_visits, "q", "update_visits", len(rewards))
         value = read_column(block.update_value, "d", "update_value", len(rewards))
-        if not all(map(math.isfinite, value)) or not all(map(math.isfinite, map(add, value, rewards))):
-            raise ValueError("a block holds a value before or after an update that is not a finite number")
+        _check_before(value, rewards)
     return FullRead(
         step_visits, step_candidates, expand_candidates, score_node, score_action, score_visits, score_value, score_prior,
         exploit, explore, score, lengths, moves, visits, value,
     )  # fmt: skip
+
+
+def read_derived(block: Any, compact: dict[str, Any], labels: int, terms: ScoreTerms | None, trusted: bool = False) -> DerivedRead:
+    """A derived block checked against its compact columns (``compact``: ``path_lengths``,
+    ``path``, ``children``, ``child_node``, ``child_action``, ``prior``, ``terminal``,
+    ``visits``, ``value``, ``existing``, ``rule``, ``updates``, ``update_node`` (each update's
+    node, in order), ``update_reward``): its snapshot read and its iterations folded without
+    making a score (:class:`DerivedRead` makes them when its events are asked for); a
+    ``trusted`` block (made by this process's writer) is not folded here.
+
+    Raises:
+        ValueError: the block is not one a derived block can be (the message says which).
+    """
+    if not block.full:
+        raise ValueError("a derived block that is not full-level")
+    if any(getattr(block, name) for name in EXPLICIT_FIELDS):
+        raise ValueError("a derived block holds explicit full-level columns (step_..., score_..., update_...)")
+    if compact["existing"] is not None:
+        raise ValueError("a derived block holds children that existed before (child_existing)")
+    if terms is None:
+        raise ValueError("a derived block in a trace whose header has no search options")
+    start = read_start(block, labels)
+    lengths, moves = _rollouts(block, block.count, labels)
+    if not trusted:
+        checked = _fold(start, compact, None)
+        _check_before(checked.update_value, compact["update_reward"])
+        if checked.update_visits and max(checked.update_visits) >= _I64_MAX:
+            raise ValueError("a derived block's visit counts pass the i64 range")
+    return DerivedRead(start, compact, terms, lengths, moves)
+
+
+_I64_MAX = (1 << 63) - 1
+
+
+def _fold(start: StartRead, compact: dict[str, Any], terms: ScoreTerms | None) -> Derived:
+    c = compact
+    return derive(
+        start, c["path_lengths"], c["path"], c["children"], c["child_node"], c["child_action"], c["prior"], c["terminal"],
+        c["visits"], c["value"], c["rule"], c["updates"], c["update_node"], c["update_reward"], terms,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class DerivedRead:
+    """A derived block, checked (see :func:`read_derived`): its explicit columns are folded when
+    its events are asked for."""
+
+    start: StartRead
+    compact: dict[str, Any]
+    terms: ScoreTerms
+    rollout_lengths: array[Any] | None
+    rollout_action: array[Any] | None
+
+    def explicit(self) -> FullRead:
+        """The explicit full-level columns the block stands for."""
+        derived = _fold(self.start, self.compact, self.terms)
+        return FullRead(
+            array("q", derived.step_visits), array("I", derived.step_candidates), array("I", derived.expand_candidates),
+            array("i", derived.score_node), array("I", derived.score_action), array("q", derived.score_visits),
+            array("d", derived.score_value), array("d", derived.score_prior), array("d", derived.score_exploit),
+            array("d", derived.score_explore), array("d", derived.score_score), self.rollout_lengths, self.rollout_action,
+            array("q", derived.update_visits), array("d", derived.update_value),
+        )  # fmt: skip
+
+    def events(self, compact: Iterator[Event], labels: Sequence[str]) -> Iterator[Event]:
+        """The full-level events of the compact events ``compact`` (the same block's)."""
+        return self.explicit().events(compact, labels)

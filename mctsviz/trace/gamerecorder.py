@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -14,16 +12,18 @@ from ..errors import MctsvizError
 from ..games.chance import chance_outcomes
 from .events import Decision, Header
 from .game import GameEnd, GameTraceWriter, MoveRecord, chance_move, new_header
+from .memorywriter import MemoryTraceWriter
 from .writer import TraceWriter
 
 __all__ = ["GameRecorder"]
 
 
-class _MoveWriter(TraceWriter):
-    """A move's search trace file that keeps its header and decision for the move's record."""
+class _MoveWriter(MemoryTraceWriter):
+    """A move's search trace, kept in memory until the move joins the game's file, that keeps
+    its header and decision for the move's record."""
 
-    def __init__(self, path: Path, game_recorder: GameRecorder) -> None:
-        super().__init__(path)
+    def __init__(self, name: str, game_recorder: GameRecorder) -> None:
+        super().__init__(name)
         self.game_recorder = game_recorder
         self.header: Header | None = None
         self.decision: Decision | None = None
@@ -71,12 +71,12 @@ class GameRecorder:
         self.first = first
         self.index = index
         self.moves = 0
-        self._folder: tempfile.TemporaryDirectory[str] | None = None
+        self._open = False
         self._current: _MoveWriter | None = None
 
     def __enter__(self) -> GameRecorder:
         self.writer.__enter__()
-        self._folder = tempfile.TemporaryDirectory(prefix="mctsviz-record-")
+        self._open = True
         key = self.game.state_key(self.state)
         self.writer.header(new_header(self.game, self.players, first=self.first, seed=self.seed, index=self.index, start=key))
         return self
@@ -92,17 +92,16 @@ class GameRecorder:
                 winner = (self.first + returns.index(best)) % len(self.players) if returns.count(best) == 1 else None
                 self.writer.end(GameEnd(returns=returns, winner=winner, moves=self.moves))
         finally:
+            self._open = False
             self.writer.__exit__(exc_type, exc, tb)
-            if self._folder is not None:
-                self._folder.cleanup()
 
     def next_recorder(self) -> TraceWriter:
         """A trace writer for the search of the move to play now (what a Tracer records into)."""
-        if self._folder is None:
+        if not self._open:
             raise MctsvizError("use the GameRecorder in a with block")
         if self._current is not None:
             raise MctsvizError(f"move {self.moves + 1}'s search is being recorded: play its move first")
-        self._current = _MoveWriter(Path(self._folder.name) / f"move-{self.moves + 1}.msgpack", self)
+        self._current = _MoveWriter(f"move-{self.moves + 1}.msgpack", self)
         self._current.open()
         return self._current
 
@@ -158,7 +157,7 @@ class GameRecorder:
                 carried=current.header.root_visits,
                 reward=current.header.options.reward,
             )
-        self.writer.move(record, None if current is None else current.path)
+        self.writer.move(record, None if current is None else current.chunks)
         self.moves += 1
         self.state = self.game.next_state(self.state, action)
         return None if self.game.is_terminal(self.state) else self.state

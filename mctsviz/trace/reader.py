@@ -14,6 +14,7 @@ from ..gcpause import gc_paused
 from . import limits
 from .blocks import BlockRead, read_block
 from .codecs import ARRAY_HEADS, BIN32, ReadBudget, StreamDamage, chunks, format_of
+from .derived import ScoreTerms
 from .events import (
     Backprop,
     Block,
@@ -31,6 +32,7 @@ from .schema import (
     decode_header_frame,
     describe_decode_error,
     event_decoders,
+    header_terms,
 )
 
 __all__ = ["ResumePoint", "TraceWarning", "gc_paused", "load_trace", "read_trace"]
@@ -195,11 +197,13 @@ def _msgpack_events(source: Path, budget: ReadBudget, start: ResumePoint | None 
     """
     decode: Callable[[bytes | memoryview], Sequence[Event | Block]] = decode_frame
     players = 0
+    terms: ScoreTerms | None = None
     skip = before = 0
     if start is not None:
         skip, before = start.offset, start.number
         decode = event_decoders(start.header.schema_version)[1]
         players = start.header.num_players
+        terms = header_terms(start.header)
         yield before, start.header, skip
     for number, payload, at in _frames(source, budget, skip, before):
         if number == 1 and start is None:
@@ -209,6 +213,7 @@ def _msgpack_events(source: Path, budget: ReadBudget, start: ResumePoint | None 
                 raise MctsvizError(f"{source}: frame 1: {exc}") from None
             decode = event_decoders(header.schema_version)[1]
             players = header.num_players
+            terms = header_terms(header)
             yield 1, header, 0
             continue
         try:
@@ -220,7 +225,7 @@ def _msgpack_events(source: Path, budget: ReadBudget, start: ResumePoint | None 
         for event in events:
             if type(event) is Block:
                 try:
-                    read = read_block(event, players)
+                    read = read_block(event, players, terms)
                 except ValueError as exc:
                     raise _Damage(number, str(exc)) from None
                 if whole:

@@ -14,6 +14,10 @@ from ``MIN_SCHEMA_VERSION`` up to it and refuses newer ones with a message sayin
 the events' shape means bumping ``SCHEMA_VERSION``, adding a migration of the older lines here,
 and keeping an old trace in ``tests/fixtures/traces`` that must still load.
 
+* Version 11: a full-level block may be ``derived`` (``mctsviz.trace.derived``): a snapshot of
+  the statistics and children of the nodes it reads, as they stood when it began, instead of
+  its score tables and before values, which the reader folds back under the header's options
+  (:func:`header_terms`); versions 1-10 read as they did.
 * Version 10: a block may hold full-level iterations (``full``: each step's score table, the
   expansion's, the rollout's moves and the before values of the updates as columns,
   ``mctsviz.trace.fullblocks``), which read back as the same events; events are unchanged,
@@ -51,6 +55,7 @@ an old trace is refused as it is in a new one.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterable, Sequence
 from importlib import resources
@@ -62,6 +67,8 @@ from ..errors import MctsvizError
 from ..escape import terminal as terminal_text
 from ..games import parameter_problem
 from ..options import DEFAULTS, OPTION_NAMES, build_options, option_problems, seed_problem
+from ..scoring import score_rows
+from .derived import ScoreTerms
 from .events import (
     FORMAT_NAME,
     RECORD_LEVELS,
@@ -101,10 +108,17 @@ __all__ = [
     "event_decoders",
     "facts_problems",
     "header_problems",
+    "header_terms",
     "json_schema",
     "json_schema_text",
     "shipped_schema_text",
 ]
+
+
+def header_terms(header: Header) -> ScoreTerms:
+    """The formula a header's search scored children by (it reads derived full-level blocks)."""
+    return functools.partial(score_rows, header.options)
+
 
 #: The oldest schema version this library reads.
 MIN_SCHEMA_VERSION = 1

@@ -37,6 +37,7 @@ from .flushing import DigestingFile, sigint_deferred
 from .schema import (
     MSGPACK_ENCODER,
     encode_lines,
+    header_terms,
 )
 from .sink import BlockStatistics, FoldedBlock, StandIns
 
@@ -349,7 +350,8 @@ class TraceWriter:
         half = len(events) // 8 * 4
         assert self._builder is not None
         for part in (events[:half], events[half:]):
-            builder = BlockBuilder(self._builder.players)
+            builder = BlockBuilder(self._builder.players, self._builder.terms)
+            builder.terminal = self._builder.terminal  # the children known to be over, so far
             for at in range(0, len(part), 4):
                 builder.add(*part[at : at + 4])
             block = builder.build()
@@ -396,6 +398,12 @@ class TraceWriter:
         if not self.blocks:
             return None
         return min(self.block_iterations, FULL_BLOCK_ITERATIONS) if self._full else self.block_iterations
+
+    def derives_full_blocks(self) -> bool:
+        """Whether the full-level blocks written here are derived ones (``mctsviz.trace.derived``):
+        after a full-level header with search options under which no ended child is scored apart."""
+        builder = self._builder
+        return self._full and builder is not None and builder.terms is not None and builder.terminal is None
 
     def record_block(self, block: Block, statistics: BlockStatistics = None) -> None:
         """Record a block made elsewhere (the compiled kernel's): its iterations follow those recorded.
@@ -503,7 +511,7 @@ class TraceWriter:
             self._header_written = True
             self._full = event.record == "full"
             if self.blocks:
-                self._builder = BlockBuilder(event.num_players)
+                self._builder = BlockBuilder(event.num_players, header_terms(event), event.options.terminal == "outcome")
         elif kind is Decision:
             self._flush()
             self._flush_block()
