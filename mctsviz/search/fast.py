@@ -115,6 +115,16 @@ def _labels(game: Game, actions: Sequence[Action], cache: dict[Action, str]) -> 
     return tuple(out)
 
 
+def _moves(game: Game, played: Sequence[Action] | None, cache: dict[Action, str]) -> tuple[str, ...]:
+    """A rollout's moves as labels (none for a simulation that played none)."""
+    if played is None:
+        return ()
+    try:
+        return tuple(map(cache.__getitem__, played))
+    except (KeyError, TypeError):  # an action not seen yet, or unhashable
+        return _labels(game, played, cache)
+
+
 def _label(game: Game, cache: dict[Action, str], action: Action) -> str:
     """The label of ``action``, remembered by action (an unhashable action is labelled each time)."""
     try:
@@ -355,35 +365,14 @@ def run_recorded(start: Start, options: SearchOptions, rng_state: tuple[Any, ...
                     add_untried(legal if type(legal) is tuple else tuple(legal))
                     played, raw = playout(state, rng)
                     method = rollout
-            credited: list[float]
             hit = converted.get(id(raw))
             returns, rewards = convert(raw, method, converted) if hit is None else hit
             # Forwards along the path, each node's mover being its parent's player (the
             # root's is kept apart); the nodes are distinct, so only the records' order is
             # the leaf-first order of the general loop: they are reversed at the end.
             mover = root_mover
-            if derived is not None:
-                derived.read_node(selected[-1])
-                moves = () if played is None else tuple(map(labels, played))
-                credited = []
-                for node in path:
-                    reward = rewards[mover]
-                    n = visits[node] = visits[node] + 1
-                    w = values[node] = values[node] + reward
-                    means[node] = w / n
-                    credited.append(reward)
-                    mover = players[node]
-                credited.reverse()
-                derived.add_full(iteration, selected, new, sim, rule, method, returns, credited, moves)
-            elif full:
-                rollout_labels: tuple[str, ...] | None
-                if played is None:
-                    rollout_labels = ()
-                else:
-                    try:
-                        rollout_labels = tuple(map(label_cache.__getitem__, played))
-                    except (KeyError, TypeError):  # an action not seen yet, or unhashable
-                        rollout_labels = _labels(game, played, label_cache)
+            if full and derived is None:
+                rollout_labels = _moves(game, played, label_cache)
                 updates: list[Update] = []
                 for node in path:
                     reward = rewards[mover]
@@ -400,7 +389,9 @@ def run_recorded(start: Start, options: SearchOptions, rng_state: tuple[Any, ...
                     steps=tuple(steps), rollout=rollout_labels, updates=tuple(updates),
                 )  # fmt: skip
             else:
-                credited = []
+                if derived is not None:
+                    derived.read_node(selected[-1])  # before its update (the path's others were read at their steps)
+                credited: list[float] = []
                 add_credit = credited.append
                 for node in path:
                     reward = rewards[mover]
@@ -410,7 +401,10 @@ def run_recorded(start: Start, options: SearchOptions, rng_state: tuple[Any, ...
                     add_credit(reward)
                     mover = players[node]
                 credited.reverse()
-                add_iteration(iteration, selected, selected[-1], new, sim, rule, sim, method, returns, credited)
+                if derived is None:
+                    add_iteration(iteration, selected, selected[-1], new, sim, rule, sim, method, returns, credited)
+                else:
+                    derived.add_full(iteration, selected, new, sim, rule, method, returns, credited, _moves(game, played, label_cache))
             done = iteration
             if progress is not None and not done & 255:
                 progress(done)
