@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from .blocks import METHOD_CODES, RULE_CODES
 from .derived import Snapshot
 from .events import NewChild
 from .fullblocks import FullColumns
@@ -99,27 +98,10 @@ class DerivedBlockSink(BlockSink):
         rollout: tuple[str, ...],
     ) -> None:
         """Append one full-level iteration (its rewards in the usual order: ``start`` unless it ends the path, then the path upwards)."""
-        columns = self.held
-        if not columns.sims:
-            self.first = iteration
         for child in children:
-            columns.child_node.append(child.node)
-            columns.child_action.append(child.action)
-            columns.child_key.append(child.key)
-            columns.child_prior.append(child.prior)
-            columns.child_mover.append(child.mover)
-            columns.child_terminal.append(child.terminal)
             self.next_node = max(self.next_node, child.node + 1)
-        columns.paths.append(path)
-        columns.children.append(len(children))
-        columns.rules.append(RULE_CODES[rule])
-        columns.methods.append(METHOD_CODES[method])
-        columns.returns.extend(returns)
-        columns.rewards.extend(rewards)
-        self.rollouts.append(rollout)
-        columns.sims.append(start)
-        if not iteration % self.size or len(columns.sims) >= self.size:
-            self.flush()
+        self.rollouts.append(rollout)  # before the compact columns, whose sim comes last
+        self.append(iteration, path, children, start, rule, method, returns, rewards)
 
     def flush(self) -> None:
         """Hand the complete iterations held to the recorder as one derived block."""

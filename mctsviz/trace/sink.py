@@ -379,28 +379,44 @@ class BlockSink(IterationSink):
             for child in children:
                 if child.visits or child.value or child.existing or child.chance:
                     break
-            else:  # it fits: appended (list.append called by name, which CPython runs inline)
-                columns = self.held
-                if not columns.sims:
-                    self.first = iteration
-                for child in children:
-                    columns.child_node.append(child.node)
-                    columns.child_action.append(child.action)
-                    columns.child_key.append(child.key)
-                    columns.child_prior.append(child.prior)
-                    columns.child_mover.append(child.mover)
-                    columns.child_terminal.append(child.terminal)
-                columns.paths.append(path)
-                columns.children.append(len(children))
-                columns.rules.append(RULE_CODES[rule])
-                columns.methods.append(METHOD_CODES[method])
-                columns.returns.extend(returns)
-                columns.rewards.extend(rewards)
-                columns.sims.append(start)  # last: a recorder's lent columns count the iteration once it is there
-                if not iteration % self.size or len(columns.sims) >= self.size:
-                    self.flush()
+            else:  # it fits
+                self.append(iteration, path, children, start, rule, method, returns, rewards)
                 return
         self._as_events(iteration, path, parent, children, start, rule, node, method, returns, rewards, nodes, steps, scores, rollout, priors, updates)
+
+    def append(  # noqa: PLR0913 - one iteration's compact values
+        self,
+        iteration: int,
+        path: tuple[int, ...],
+        children: tuple[NewChild, ...],
+        start: int,
+        rule: str,
+        method: str,
+        returns: tuple[float, ...],
+        rewards: Sequence[float],
+    ) -> None:
+        """Append an iteration the columns hold (its rewards in the usual order), then hand
+        them over as a block where one ends."""
+        columns = self.held
+        if not columns.sims:
+            self.first = iteration
+        # list.append called by name, which CPython runs inline: this runs once an iteration.
+        for child in children:
+            columns.child_node.append(child.node)
+            columns.child_action.append(child.action)
+            columns.child_key.append(child.key)
+            columns.child_prior.append(child.prior)
+            columns.child_mover.append(child.mover)
+            columns.child_terminal.append(child.terminal)
+        columns.paths.append(path)
+        columns.children.append(len(children))
+        columns.rules.append(RULE_CODES[rule])
+        columns.methods.append(METHOD_CODES[method])
+        columns.returns.extend(returns)
+        columns.rewards.extend(rewards)
+        columns.sims.append(start)  # last: a recorder's lent columns count the iteration once it is there
+        if not iteration % self.size or len(columns.sims) >= self.size:
+            self.flush()
 
     def _as_events(  # noqa: PLR0913 - see IterationSink.add_iteration
         self,
