@@ -174,23 +174,7 @@ def test_the_fast_loops_keep_flat_columns_and_derive_no_list_themselves(record):
     tree = result.tree
     assert isinstance(tree, TreeView)
     assert isinstance(tree.columns.state, Computed)  # Connect Four states are packed into typed columns
-    derived = (
-        "state",
-        "keys",
-        "parent",
-        "action",
-        "label",
-        "mover",
-        "player",
-        "terminal",
-        "visits",
-        "value",
-        "prior",
-        "children",
-        "edges",
-        "untried",
-        "by_key",
-    )
+    derived = (*TREE_LISTS, "by_key")
     assert not set(derived) & set(vars(tree))
     computed = [getattr(tree.columns, name) for name in ("state", "parent", "action", "mover", "prior", "legal", "children", "untried")]
     assert all(column.made is None for column in computed)
