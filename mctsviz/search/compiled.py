@@ -205,7 +205,6 @@ class KernelState:
         e = self.edge_columns  # every field, as the columns may be a finished search's
         e["kid"][0], e["visits"][0], e["value"][0], e["mover"][0] = 0, tree.visits[0], tree.value[0], tree.mover[0]
         e["base"][0] = e["kids"][0] = 0
-        e["mean"][0] = tree.value[0] / tree.visits[0] if tree.visits[0] else 0.0
         legal = 0
         for a in self.game.legal_actions(state):
             legal |= 1 << self.index_of[a]

@@ -66,22 +66,22 @@ __all__ = [
 
 #: A tree's node columns, in the order of ``mctsviz.search.compiled``'s ``_COLUMNS``.
 Nodes = tuple[np.ndarray, ...]
-#: A tree's edges: one 40-byte record per slot (:data:`EDGE`), all a selection step reads about a
+#: A tree's edges: one 24-byte record per slot (:data:`EDGE`), all a selection step reads about a
 #: child. A node's children sit in consecutive slots (from its ``base``, ``kids`` of them, in
 #: creation order), reserved for all its legal actions when its first child is made; slot 0 is
 #: the root's and the node column ``slot`` maps a node to its own. So a step sweeps a few
 #: adjacent cache lines, and the chosen child's own ``base``, ``kids`` and ``flags`` arrive with
 #: them, where separate columns cost a cache miss each per child, or per step, on a large tree.
 Edges = np.ndarray
-#: An edge record: the child's mean W/n (kept by backpropagation, so a selection divides once
-#: per visit, not once per look), value W, visits n, node id, first slot and count of its own
+#: An edge record: the child's value W, visits n, node id, first slot and count of its own
 #: children, flags (:data:`F_TERMINAL`, :data:`F_UNTRIED`) and the player who moved into it.
-#: Visits are 32 bits, so a record is 32 bytes, not 40 (16 MB less for a million-node tree's two
-#: million slots): a node's visits stay within ``mctsviz.search.engines.KERNEL_MAX_VISITS``,
-#: which ``engines.kernel_problem`` and the executor make sure of.
+#: Visits are 32 bits and no mean W/n is kept (selection's first sweep estimates without it;
+#: only the one or two children it scores exactly divide), so a record is 24 bytes, not
+#: 40 (32 MB less for a million-node tree's two million slots): a node's visits stay within
+#: ``mctsviz.search.engines.KERNEL_MAX_VISITS``, which ``engines.kernel_problem`` and the
+#: executor make sure of.
 EDGE = np.dtype(
     [
-        ("mean", np.float64),
         ("value", np.float64),
         ("visits", np.int32),
         ("kid", np.int32),
@@ -159,7 +159,6 @@ def _add_child(
     nslot[child] = slot
     edge = e[slot]
     edge.visits = 0
-    edge.mean = 0.0
     edge.value = 0.0
     edge.kid = child
     edge.base = 0
@@ -201,11 +200,12 @@ def _ucb1(mean: float, n: int, c: float, ln_n: float) -> float:
 
 @njit(cache=True, inline="always")
 def _estimate(edge: Any, cs: float, logs: np.ndarray) -> float:
-    """A close estimate of a child's UCB1 score (+infinity unvisited): W/n + cs / sqrt n, with
-    ``cs = C sqrt(ln N)`` and 1/sqrt n from ``logs[1]``; see :func:`_choose`."""
+    """A close estimate of a child's UCB1 score (+infinity unvisited): W/n + cs / sqrt n as
+    (W r + cs) r, with ``cs = C sqrt(ln N)`` and r = 1/sqrt n from ``logs[1]``: one lookup and
+    no division (the record keeps no mean W/n); see :func:`_choose`."""
     n = edge.visits
     r = logs[1, n] if n < logs.shape[1] else 1.0 / math.sqrt(n)
-    estimate = edge.mean + cs * r
+    estimate = (edge.value * r + cs) * r
     return estimate if n else math.inf
 
 
@@ -232,8 +232,8 @@ def _choose(node: int, up: Any, t: Nodes, e: Edges, opts: np.ndarray, logs: np.n
     chosen = base
     ties = 0
     # UCB1 scores only the children that could be chosen, in two sweeps. The first takes the
-    # best of cheap estimates, W/n + (C sqrt L) / sqrt n with 1/sqrt n looked up, by selects
-    # (no jump on the data). An estimate is within a few ulps of the exact score (a relative
+    # best of cheap estimates, (W r + C sqrt L) r with r = 1/sqrt n looked up, by selects (no
+    # division, no jump on the data). An estimate is within a few ulps of the exact score (a relative
     # 1e-14 at most, as |W/n| <= 1), so a child whose exact score is the best, or ties it, has
     # an estimate within 1e-9 (|best| + 1) of the best estimate: the second sweep scores
     # exactly only those (usually one or two), with the same operations in the same order as
@@ -259,7 +259,7 @@ def _choose(node: int, up: Any, t: Nodes, e: Edges, opts: np.ndarray, logs: np.n
             if n == 0:
                 score = math.inf
             else:
-                mean = edge.mean
+                mean = edge.value / n
                 d = best - mean - 1e-9
                 if (d > 0.0) & (d * d * n > c2l):  # one jump, not two
                     continue
@@ -399,7 +399,6 @@ def run_iterations(
             value = edge.value + (r0 if edge.mover == 0 else r1)
             edge.visits = visits
             edge.value = value
-            edge.mean = value / visits
         if record:
             log_iter[i, 0] = counters[C_PATH]
             log_iter[i, 1] = sim
