@@ -49,3 +49,14 @@ def test_the_seconds_getting_the_kernel_ready_are_reported_apart(monkeypatch, ca
     again = search(game, iterations=2000, engine="compiled")
     assert again.kernel_seconds == 0.0 and format_result(again).endswith("(compiled engine)")
     assert search(game, iterations=2000, engine="python").kernel_seconds == 0.0
+
+
+def test_the_printed_result_reads_the_root_alone_not_whole_columns():
+    # A million-node kernel tree's column as a Python list is 8 MB: printing the root's
+    # children must not make one (the traced million-iteration search's peak was there).
+    result = search(games.load("connect4"), iterations=3000, seed=2, engine="compiled")
+    text = format_result(result)
+    made = sorted(name for name in ("visits", "value", "terminal", "children", "state", "action", "parent") if name in vars(result.tree))
+    assert made == [] and "chosen move:" in text
+    python = search(games.load("connect4"), iterations=3000, seed=2, engine="python")
+    assert format_result(python).splitlines()[:-1] == text.splitlines()[:-1]  # the same table from the lists

@@ -105,6 +105,10 @@ class Tree:
         """The visit count of ``node`` (without making every node's, where a tree holds arrays)."""
         return self.visits[node]
 
+    def terminal_of(self, node: int) -> bool:
+        """Whether ``node``'s state ends the game (without making every node's, where a tree holds arrays)."""
+        return self.terminal[node]
+
     def _child_labels_and_priors(self, node: int) -> tuple[list[str], list[float]]:
         """Labels and priors of ``node``'s children."""
         kids = self.child_list(node)

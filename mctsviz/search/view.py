@@ -202,6 +202,9 @@ class TreeView(Tree):
     def visits_of(self, node: int) -> int:
         return int(self.columns.visits[node])
 
+    def terminal_of(self, node: int) -> bool:
+        return bool(self.columns.terminal[node])
+
     def mean(self, node: int) -> float | None:
         n = int(self.columns.visits[node])
         return float(self.columns.value[node]) / n if n else None
