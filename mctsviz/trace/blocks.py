@@ -363,7 +363,7 @@ def block_events(block: Block, players: int, terms: ScoreTerms | None = None) ->
     Raises:
         ValueError: the block's columns do not fit together (the message says which).
     """
-    return read_block(block, players, terms).events()
+    return read_block(block, players, terms, scored=True).events()
 
 
 @dataclass(frozen=True, slots=True)
@@ -406,11 +406,12 @@ class BlockRead:
         return compact if self.full is None else self.full.events(compact, self.labels)
 
 
-def read_block(block: Block, players: int, terms: ScoreTerms | None = None, trusted: bool = False) -> BlockRead:
+def read_block(block: Block, players: int, terms: ScoreTerms | None = None, trusted: bool = False, scored: bool = False) -> BlockRead:
     """A block's columns, every size checked against the counts (nothing else is allocated first);
     ``terms``, the header's formula, reads a derived full-level block (``mctsviz.trace.derived``),
     whose iterations are folded to check them unless the block is ``trusted`` (made by this
-    process's own writer: the index built as a trace is written).
+    process's own writer: the index built as a trace is written). A reader that will ask for
+    the events says ``scored``: a derived block is then folded once, scores and check together.
 
     Raises:
         ValueError: the block's columns do not fit together (the message says which).
@@ -482,7 +483,7 @@ def read_block(block: Block, players: int, terms: ScoreTerms | None = None, trus
             "prior": prior, "terminal": terminal, "visits": visits, "value": value, "existing": existing, "rule": rule,
             "updates": updates, "update_node": order, "update_reward": update_reward,
         }  # fmt: skip
-        full = read_derived(block, compact, len(labels), terms, trusted)
+        full = read_derived(block, compact, len(labels), terms, trusted, scored)
     else:
         full = read_full(block, path_lengths, block.rule, update_reward, len(labels))
     columns = (path_lengths, path, children, child_node, child_action, key_lengths, keys, prior, mover, terminal, visits, value, existing)

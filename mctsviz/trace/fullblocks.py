@@ -388,13 +388,16 @@ def read_full(block: Any, path_lengths: Sequence[int], rule: bytes, rewards: Seq
     )  # fmt: skip
 
 
-def read_derived(block: Any, compact: dict[str, Any], labels: int, terms: ScoreTerms | None, trusted: bool = False) -> DerivedRead:
+def read_derived(  # noqa: PLR0913 - the block, its compact columns and how it is read
+    block: Any, compact: dict[str, Any], labels: int, terms: ScoreTerms | None, trusted: bool = False, scored: bool = False
+) -> DerivedRead:
     """A derived block checked against its compact columns (``compact``: ``path_lengths``,
     ``path``, ``children``, ``child_node``, ``child_action``, ``prior``, ``terminal``,
     ``visits``, ``value``, ``existing``, ``rule``, ``updates``, ``update_node`` (each update's
     node, in order), ``update_reward``): its snapshot read and its iterations folded without
     making a score (:class:`DerivedRead` makes them when its events are asked for); a
-    ``trusted`` block (made by this process's writer) is not folded here.
+    ``trusted`` block (made by this process's writer) is not folded here. A ``scored`` read
+    (its events will be asked for) folds once, with the scores, and checks that fold.
 
     Raises:
         ValueError: the block is not one a derived block can be (the message says which).
@@ -409,12 +412,13 @@ def read_derived(block: Any, compact: dict[str, Any], labels: int, terms: ScoreT
         raise ValueError("a derived block in a trace whose header has no search options")
     start = read_start(block, labels)
     lengths, moves = _rollouts(block, block.count, labels)
-    if not trusted:
-        checked = _fold(start, compact, None)
+    folded = None
+    if scored or not trusted:
+        checked = folded = _fold(start, compact, terms if scored else None)
         _check_before(checked.update_value, compact["update_reward"])
         if checked.update_visits and max(checked.update_visits) >= _I64_MAX:
             raise ValueError("a derived block's visit counts pass the i64 range")
-    return DerivedRead(start, compact, terms, lengths, moves)
+    return DerivedRead(start, compact, terms, lengths, moves, folded if scored else None)
 
 
 _I64_MAX = (1 << 63) - 1
@@ -438,10 +442,11 @@ class DerivedRead:
     terms: ScoreTerms
     rollout_lengths: array[Any] | None
     rollout_action: array[Any] | None
+    scored: Derived | None = None  #: the fold with its scores, where the read made it
 
     def explicit(self) -> FullRead:
         """The explicit full-level columns the block stands for."""
-        derived = _fold(self.start, self.compact, self.terms)
+        derived = self.scored if self.scored is not None else _fold(self.start, self.compact, self.terms)
         return FullRead(
             array("q", derived.step_visits), array("I", derived.step_candidates), array("I", derived.expand_candidates),
             array("i", derived.score_node), array("I", derived.score_action), array("q", derived.score_visits),

@@ -225,7 +225,7 @@ def _msgpack_events(source: Path, budget: ReadBudget, start: ResumePoint | None 
         for event in events:
             if type(event) is Block:
                 try:
-                    read = read_block(event, players, terms)
+                    read = read_block(event, players, terms, scored=not whole)
                 except ValueError as exc:
                     raise _Damage(number, str(exc)) from None
                 if whole:
