@@ -328,6 +328,75 @@ def test_a_derived_block_of_hand_made_iterations_reads_back_exactly():
         list(block_events(block, 2))
 
 
+def test_a_derived_block_whose_parent_gains_a_child_between_its_steps_reads_back_exactly():
+    # mctsviz's own search steps only through a node with no untried action, so a node's
+    # children are known by its first step; an engine that widens (a child added to a node
+    # selection already went through) must still read back: node 0 is stepped through with
+    # one child, gains a second, and is stepped through again.
+    from functools import partial
+
+    from mctsviz.options import SearchOptions
+    from mctsviz.search.policies import score_rows
+    from mctsviz.search.records import score_records
+
+    options = SearchOptions()
+    terms = partial(score_rows, options)
+    labels, priors = ["", "a", "c", "b", "d"], [1.0, 0.5, 1.0, 0.25, 1.0]
+    visits, values = [4, 3, 0, 0, 0], [0.0, 1.0, 0.0, 0.0, 0.0]
+
+    def backprop(iteration: int, path: tuple[int, ...], rewards: tuple[float, ...]) -> Backprop:
+        updates = []
+        for node, reward in zip(reversed(path), rewards):
+            n, w = visits[node], values[node]
+            visits[node], values[node] = n + 1, w + reward
+            updates.append(Update(node, reward, n, w, n + 1, w + reward))
+        return Backprop(iteration, tuple(updates))
+
+    first = score_records(options, [1], 4, visits, values, priors, labels)
+    events = [
+        Select(1, (0, 1), (Step(0, 1, 4, first),)),
+        Expand(
+            1,
+            1,
+            (NewChild(2, "c", "k2", 1.0, 1, False),),
+            2,
+            "new",
+        ),
+        Simulate(1, 2, "random", (1.0, -1.0), ("e",)),
+        backprop(1, (0, 1, 2), (-1.0, 1.0, -1.0)),
+        Select(2, (0,), ()),
+        Expand(
+            2,
+            0,
+            (NewChild(3, "b", "k3", 0.25, 0, False),),
+            3,
+            "new",
+        ),
+        Simulate(2, 3, "random", (-1.0, 1.0), ("e",)),
+        backprop(2, (0, 3), (-1.0, 1.0)),
+    ]
+    second = score_records(options, [1, 3], 6, visits, values, priors, labels)  # node 3 is in the table now
+    events += [
+        Select(3, (0, 3), (Step(0, 3, 6, second),)),
+        Expand(
+            3,
+            3,
+            (NewChild(4, "d", "k4", 1.0, 1, False),),
+            4,
+            "new",
+        ),
+        Simulate(3, 4, "random", (0.0, 0.0), ()),
+        backprop(3, (0, 3, 4), (0.0, 0.0, 0.0)),
+    ]
+    builder = BlockBuilder(2, terms)
+    for at in range(0, len(events), 4):
+        assert builder.add(*events[at : at + 4])
+    block = builder.build()
+    assert block is not None and block.derived and not block.score_node  # the writer's own fold agreed
+    assert [step.scores for event in events if isinstance(event, Select) for step in event.steps] == [first, second]
+    assert list(block_events(block, 2, terms)) == events
+
+
 @pytest.fixture(scope="module")
 def derived_trace(tmp_path_factory):
     events = full_search("tictactoe", iterations=40, seed=2, policy="puct", expand="all")

