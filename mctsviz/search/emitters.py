@@ -430,22 +430,10 @@ class BlockMaker:
         if after - self.last_checkpoint < self.watch_every:
             self.record_block(block, "later")
             return
-        # The checkpoint the watcher takes before the next frame: visits and value by node id,
-        # the kernel's (a node's edge slot holds its own; the root's is slot 0), the numbers
-        # the additions give, added in the same order.
-        slots = n["slot"][:end]
-        edges = self.state.edges
-
-        def pieces() -> Iterator[tuple[memoryview, memoryview]]:
-            # A piece at a time, as the arrays' memory (no copies to bytes): the watcher deflates
-            # each as it comes, so neither holds a million nodes' 16 MB at once.
-            for start in range(0, end, STATISTICS_PIECE):
-                part = slots[start : start + STATISTICS_PIECE]
-                visits = np.ascontiguousarray(edges["visits"][part], dtype="<i8")
-                value = np.ascontiguousarray(edges["value"][part], dtype="<f8")
-                yield visits.data.cast("B"), value.data.cast("B")
-
-        self.record_block(block, pieces)
+        # The checkpoint the watcher takes before the next frame: the kernel's own statistics,
+        # a piece at a time as the arrays' memory (the watcher deflates each as it comes, so
+        # neither holds a million nodes' 16 MB at once).
+        self.record_block(block, kernel_statistics(self.state, end))
         self.last_checkpoint = after
 
 
