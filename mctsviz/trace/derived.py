@@ -214,7 +214,7 @@ def derive(  # noqa: PLR0913, PLR0915 - a block's compact columns, its snapshot 
 
     # Each parent's children's actions, priors and terminal flags, which never change, as
     # tuples made once (until a child is added): a step copies them whole, looking up only
-    # the statistics (a third less time in the step tables).
+    # the statistics (reading a 100k Tic-Tac-Toe full trace: 7.45 -> 7.1 s).
     fixed: dict[int, tuple[tuple[Any, ...], tuple[float, ...], tuple[int, ...]]] = {}
 
     def table(p: int, into: list[list[Any]]) -> int:
