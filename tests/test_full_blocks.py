@@ -237,8 +237,13 @@ DAMAGE = {
 
 @pytest.mark.parametrize("name", list(DAMAGE))
 def test_a_damaged_full_level_block_keeps_the_iterations_before_it(tmp_path, full_trace, name):
-    path, events = full_trace
-    change, reason = DAMAGE[name]
+    assert_second_block_damage_is_refused(tmp_path, *full_trace, *DAMAGE[name])
+
+
+def assert_second_block_damage_is_refused(tmp_path, path, events, change, reason) -> None:
+    """The trace with its second block (iterations 17-32) changed keeps the 16 iterations
+    before it, with one note naming frame 3 and ``reason``; a strict read and every command
+    refuse it cleanly."""
     damaged = rewrite_second_block(path, tmp_path / "d.msgpack", change)
     notes: list[str] = []
     kept = list(read_trace(damaged, on_warning=notes.append))
@@ -436,14 +441,7 @@ DERIVED_DAMAGE = {
 
 @pytest.mark.parametrize("name", list(DERIVED_DAMAGE))
 def test_a_damaged_derived_block_keeps_the_iterations_before_it(tmp_path, derived_trace, name):
-    path, events = derived_trace
-    change, reason = DERIVED_DAMAGE[name]
-    damaged = rewrite_second_block(path, tmp_path / "d.msgpack", change)
-    notes: list[str] = []
-    kept = list(read_trace(damaged, on_warning=notes.append))
-    assert kept == events[: 1 + 4 * 16]
-    assert len(notes) == 1 and "frame 3" in notes[0] and reason in notes[0], notes
-    assert_commands_fail_cleanly(damaged)
+    assert_second_block_damage_is_refused(tmp_path, *derived_trace, *DERIVED_DAMAGE[name])
 
 
 def test_verify_finds_a_derived_block_whose_snapshot_lies(tmp_path, derived_trace):
